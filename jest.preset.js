@@ -1,0 +1,30 @@
+// Shared jest settings for every project: swc compiles TypeScript (with the legacy decorators
+// and metadata tsoa and TypeORM need), and workspace libraries resolve to their sources so a
+// test never runs against a stale dist/.
+const path = require('node:path');
+
+const libs = path.join(__dirname, 'libs');
+
+module.exports = {
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/src/**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: {
+          target: 'es2022',
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+        },
+        module: { type: 'commonjs' },
+        sourceMaps: 'inline',
+      },
+    ],
+  },
+  moduleNameMapper: {
+    '^@pipeline/([a-z-]+)$': `${libs}/$1/src/index.ts`,
+  },
+  // Integration tests talk to real Kafka, PostgreSQL and Redis.
+  testTimeout: 30000,
+};

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { ConfigError, envBool, envEnum, envInt, envList, envPort, envUrl, loadConfig } from './index';
+
+const schema = z.object({
+  PORT: envPort(3000),
+  WORKERS: envInt({ min: 1, max: 64 }),
+  DEMO_MODE: envBool(false),
+  DATABASE_URL: envUrl(['postgres', 'postgresql'], 'postgres://127.0.0.1:5432/app'),
+  KAFKA_BROKERS: envList(['127.0.0.1:9092']),
+  LOG_FORMAT: envEnum(['json', 'pretty'], 'json'),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+});
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(schema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('parses values and applies defaults', () => {
+    const config = loadConfig(schema, { WORKERS: '4', DEMO_MODE: 'true', KAFKA_BROKERS: 'a:1, b:2,' });
+    expect(config).toEqual({
+      PORT: 3000,
+      WORKERS: 4,
+      DEMO_MODE: true,
+      DATABASE_URL: 'postgres://127.0.0.1:5432/app',
+      KAFKA_BROKERS: ['a:1', 'b:2'],
+      LOG_FORMAT: 'json',
+    });
+  });
+
+  it('names a missing required variable', () => {
+    expect(problemsOf({})).toEqual([expect.stringMatching(/^WORKERS is required/)]);
+  });
+
+  it('treats an empty value as unset', () => {
+    expect(problemsOf({ WORKERS: '  ' })).toEqual([expect.stringMatching(/^WORKERS is required/)]);
+    expect(loadConfig(schema, { WORKERS: '1', PORT: '' }).PORT).toBe(3000);
+  });
+
+  it('rejects malformed values, naming each variable and what it expected', () => {
+    const problems = problemsOf({
+      WORKERS: '12abc',
+      PORT: '70000',
+      DEMO_MODE: 'yes',
+      DATABASE_URL: 'mysql://x',
+      LOG_FORMAT: 'xml',
+    });
+    expect(problems).toHaveLength(5);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^WORKERS=12abc: expected an integer/),
+        expect.stringMatching(/^PORT=70000: /),
+        expect.stringMatching(/^DEMO_MODE=yes: expected true or false/),
+        expect.stringMatching(/^DATABASE_URL=mysql:\/\/x: expected a URL with scheme postgres or postgresql/),
+        expect.stringMatching(/^LOG_FORMAT=xml: expected one of json, pretty/),
+      ]),
+    );
+  });
+
+  it('never echoes secret values or URL passwords', () => {
+    const problems = problemsOf({ WORKERS: '1', ADMIN_TOKEN: 'short', DATABASE_URL: 'mysql://u:hunter2@h/db' });
+    expect(problems.join('\n')).not.toContain('hunter2');
+    expect(problems.join('\n')).not.toContain('short');
+    expect(problems).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^ADMIN_TOKEN=\[redacted\]/)]),
+    );
+  });
+
+  it('ignores variables the schema does not name', () => {
+    expect(loadConfig(schema, { WORKERS: '2', UNRELATED: 'x' })).not.toHaveProperty('UNRELATED');
+  });
+});

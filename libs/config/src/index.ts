@@ -1,0 +1,2 @@
+export { ConfigError, loadConfig, loadConfigOrExit, type Env } from './config-loader';
+export { envBool, envEnum, envInt, envList, envPort, envString, envUrl } from './env-fields';

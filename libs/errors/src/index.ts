@@ -1,0 +1,1 @@
+export { AppError, isAppError, notFound } from './app-error';

@@ -1,0 +1,3 @@
+export { createKafka, createProducer, kafkaReachable } from './kafka-client';
+export { kafkaConfigSchema, type KafkaConfig } from './kafka-config';
+export { ensureTopics, pipelineTopics, type TopicSpec } from './topics';

@@ -1,0 +1,63 @@
+import type { Kafka } from 'kafkajs';
+import type { Logger } from '@pipeline/logger';
+
+export interface TopicSpec {
+  topic: string;
+  numPartitions: number;
+  /** Topic-level settings, e.g. retention.ms. */
+  configEntries?: Record<string, string>;
+}
+
+/**
+ * The topics of the pipeline, with explicit partition counts. Partitions bound how many
+ * consumers of one group work in parallel; raising the count later remaps keys to partitions,
+ * so it is set generously up front.
+ */
+export const pipelineTopics = {
+  /** The durable outbox: every accepted tracking event, keyed by write key's account. */
+  trackingEvents: { topic: 'tracking.events.v1', numPartitions: 12, configEntries: { 'retention.ms': String(7 * 24 * 3600 * 1000) } },
+} as const satisfies Record<string, TopicSpec>;
+
+/**
+ * Creates the topics that do not exist yet and checks the partition counts of those that do.
+ * Safe to run from several processes at once: a topic created meanwhile is not an error.
+ */
+export async function ensureTopics(
+  kafka: Kafka,
+  specs: readonly TopicSpec[],
+  options: { replicationFactor: number; logger: Logger },
+): Promise<{ created: string[] }> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = specs.filter((spec) => !existing.has(spec.topic));
+    if (missing.length > 0) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((spec) => ({
+          topic: spec.topic,
+          numPartitions: spec.numPartitions,
+          replicationFactor: options.replicationFactor,
+          configEntries: Object.entries(spec.configEntries ?? {}).map(([name, value]) => ({ name, value })),
+        })),
+      });
+      options.logger.info('kafka topics created', { topics: missing.map((s) => s.topic) });
+    }
+    const metadata = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+    for (const topic of metadata.topics) {
+      const wanted = specs.find((s) => s.topic === topic.name)?.numPartitions ?? 0;
+      if (topic.partitions.length < wanted) {
+        // Not grown automatically: that would move keys to other partitions and break ordering.
+        options.logger.warn('kafka topic has fewer partitions than configured', {
+          topic: topic.name,
+          partitions: topic.partitions.length,
+          wanted,
+        });
+      }
+    }
+    return { created: missing.map((s) => s.topic) };
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,88 @@
+import type { Logger } from '@pipeline/logger';
+
+export type ShutdownHook = () => Promise<void> | void;
+
+export interface ShutdownOptions {
+  logger: Logger;
+  /** Upper bound for all hooks together; past it the process exits with code 1. */
+  timeoutMs: number;
+  /** Injected by tests; the real one ends the process. */
+  exit?: (code: number) => void;
+}
+
+/**
+ * Ordered, bounded shutdown. Hooks run last-registered first, like `defer`: a service
+ * registers its pools, then its producer, then its HTTP server, and shutdown stops accepting
+ * requests, drains them, flushes the producer and only then closes the pools.
+ */
+export class Shutdown {
+  private readonly hooks: { name: string; run: ShutdownHook }[] = [];
+  private running: Promise<void> | undefined;
+  private readonly exit: (code: number) => void;
+
+  constructor(private readonly options: ShutdownOptions) {
+    this.exit = options.exit ?? ((code) => process.exit(code));
+  }
+
+  get isShuttingDown(): boolean {
+    return this.running !== undefined;
+  }
+
+  add(name: string, run: ShutdownHook): this {
+    this.hooks.push({ name, run });
+    return this;
+  }
+
+  /** SIGTERM (Kubernetes) and SIGINT (Ctrl-C) start shutdown; a second signal forces exit. */
+  listen(signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): this {
+    for (const signal of signals) {
+      process.on(signal, () => {
+        if (this.isShuttingDown) {
+          this.options.logger.warn('second signal during shutdown; exiting now', { signal });
+          this.exit(1);
+          return;
+        }
+        void this.run(signal);
+      });
+    }
+    return this;
+  }
+
+  /** Runs every hook once, then exits: 0 when all finished in time, 1 otherwise. */
+  run(reason: string): Promise<void> {
+    this.running ??= this.runHooks(reason);
+    return this.running;
+  }
+
+  private async runHooks(reason: string): Promise<void> {
+    const { logger, timeoutMs } = this.options;
+    logger.info('shutting down', { reason, timeoutMs });
+    const started = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      timer.unref();
+    });
+    let failed = false;
+    const all = (async () => {
+      for (const hook of [...this.hooks].reverse()) {
+        try {
+          await hook.run();
+          logger.info('shutdown step done', { step: hook.name });
+        } catch (error) {
+          failed = true;
+          logger.error('shutdown step failed', { step: hook.name, error });
+        }
+      }
+    })();
+    const outcome = await Promise.race([all.then(() => 'done' as const), deadline]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      logger.error('shutdown did not finish in time; exiting anyway', { timeoutMs });
+      this.exit(1);
+      return;
+    }
+    logger.info('shutdown complete', { durationMs: Date.now() - started });
+    this.exit(failed ? 1 : 0);
+  }
+}
