@@ -4,7 +4,9 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/generated/**', '.cache/**', '.nx/**'] },
+  {
+    ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/generated/**', '.cache/**', '.nx/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.strict,
   prettier,

@@ -5,26 +5,32 @@ const path = require('node:path');
 
 const libs = path.join(__dirname, 'libs');
 
-module.exports = {
-  testEnvironment: 'node',
-  testMatch: ['<rootDir>/src/**/*.test.ts'],
-  transform: {
-    '^.+\\.ts$': [
-      '@swc/jest',
-      {
-        jsc: {
-          target: 'es2022',
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true },
+/** Jest settings for the project whose package.json is in `projectDir`. */
+module.exports = (projectDir) => {
+  const name = require(path.join(projectDir, 'package.json')).name;
+  return {
+    displayName: name,
+    testEnvironment: 'node',
+    testMatch: ['<rootDir>/src/**/*.test.ts'],
+    transform: {
+      '^.+\\.ts$': [
+        '@swc/jest',
+        {
+          jsc: {
+            target: 'es2022',
+            parser: { syntax: 'typescript', decorators: true },
+            transform: { legacyDecorator: true, decoratorMetadata: true },
+          },
+          module: { type: 'commonjs' },
+          sourceMaps: 'inline',
         },
-        module: { type: 'commonjs' },
-        sourceMaps: 'inline',
-      },
-    ],
-  },
-  moduleNameMapper: {
-    '^@pipeline/([a-z-]+)$': `${libs}/$1/src/index.ts`,
-  },
-  // Integration tests talk to real Kafka, PostgreSQL and Redis.
-  testTimeout: 30000,
+      ],
+    },
+    moduleNameMapper: {
+      '^@pipeline/([a-z-]+)$': `${libs}/$1/src/index.ts`,
+    },
+    // Integration tests talk to real Kafka, PostgreSQL and Redis.
+    testTimeout: 30000,
+    reporters: ['default', [path.join(__dirname, 'tools/test-report/jest-summary-reporter.js'), { name }]],
+  };
 };

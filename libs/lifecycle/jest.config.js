@@ -1,1 +1,1 @@
-module.exports = { ...require('../../jest.preset.js'), displayName: require('./package.json').name };
+module.exports = require('../../jest.preset.js')(__dirname);

@@ -33,3 +33,36 @@ install_dependencies() {
   (cd "$REPO" && "$PNPM" install $frozen --reporter=append-only | grep -vE '^(Progress|Packages):' || true)
   [[ -d "$REPO/node_modules/.pnpm" ]] || { log "pnpm install failed"; exit 1; }
 }
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# PostgreSQL and Redis are the machine's own servers (127.0.0.1:5432 and :6379, or
+# DATABASE_URL / REDIS_URL); say plainly when one is missing instead of failing later.
+require_services() {
+  local pg_url="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/pipeline}"
+  local redis_url="${REDIS_URL:-redis://127.0.0.1:6379}"
+  local pg_host pg_port redis_host redis_port
+  pg_host="$(node -p "new URL('$pg_url').hostname || '127.0.0.1'")"
+  pg_port="$(node -p "new URL('$pg_url').port || 5432")"
+  redis_host="$(node -p "new URL('$redis_url').hostname || '127.0.0.1'")"
+  redis_port="$(node -p "new URL('$redis_url').port || 6379")"
+  port_open "$pg_host" "$pg_port" || { log "PostgreSQL does not answer on $pg_host:$pg_port (set DATABASE_URL)"; exit 1; }
+  port_open "$redis_host" "$redis_port" || { log "Redis does not answer on $redis_host:$redis_port (set REDIS_URL)"; exit 1; }
+}
+
+# Starts the local Kafka broker unless one answers; sets KAFKA_STARTED_HERE=1 when this
+# script started it, so the script stops only what it started.
+start_kafka() {
+  KAFKA_STARTED_HERE=0
+  if ! "$REPO/tools/kafka/kafka.sh" status >/dev/null 2>&1; then
+    "$REPO/tools/kafka/kafka.sh" start
+    KAFKA_STARTED_HERE=1
+  else
+    log "reusing the Kafka broker already running on 127.0.0.1:${KAFKA_PORT:-9092}"
+  fi
+  export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-9092}}"
+}
+
+stop_kafka_if_started_here() {
+  if [[ "${KAFKA_STARTED_HERE:-0}" == 1 ]]; then "$REPO/tools/kafka/kafka.sh" stop; fi
+}

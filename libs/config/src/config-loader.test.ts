@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { ConfigError, envBool, envEnum, envInt, envList, envPort, envUrl, loadConfig } from './index';
+import {
+  ConfigError,
+  envBool,
+  envEnum,
+  envInt,
+  envList,
+  envPort,
+  envUrl,
+  loadConfig,
+  loadConfigOrExit,
+} from './index';
 
 const schema = z.object({
   PORT: envPort(3000),
@@ -64,15 +74,36 @@ describe('loadConfig', () => {
   });
 
   it('never echoes secret values or URL passwords', () => {
-    const problems = problemsOf({ WORKERS: '1', ADMIN_TOKEN: 'short', DATABASE_URL: 'mysql://u:hunter2@h/db' });
+    const problems = problemsOf({
+      WORKERS: '1',
+      ADMIN_TOKEN: 'short',
+      DATABASE_URL: 'mysql://u:hunter2@h/db',
+    });
     expect(problems.join('\n')).not.toContain('hunter2');
     expect(problems.join('\n')).not.toContain('short');
-    expect(problems).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^ADMIN_TOKEN=\[redacted\]/)]),
-    );
+    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^ADMIN_TOKEN=\[redacted\]/)]));
   });
 
   it('ignores variables the schema does not name', () => {
     expect(loadConfig(schema, { WORKERS: '2', UNRELATED: 'x' })).not.toHaveProperty('UNRELATED');
+  });
+});
+
+describe('loadConfigOrExit', () => {
+  it('stops the process with a message naming the variable', () => {
+    const exit = jest.spyOn(process, 'exit').mockImplementation((() => {
+      throw new Error('exited');
+    }) as never);
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(() => loadConfigOrExit('ingestion', schema, { WORKERS: 'many' })).toThrow('exited');
+      expect(exit).toHaveBeenCalledWith(78);
+      expect(String(stderr.mock.calls[0]?.[0])).toMatch(
+        /^ingestion: Invalid configuration:\n {2}- WORKERS=many: expected an integer/,
+      );
+    } finally {
+      exit.mockRestore();
+      stderr.mockRestore();
+    }
   });
 });

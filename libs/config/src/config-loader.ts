@@ -27,7 +27,9 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Env = process.
     const name = issue.path.map(String).join('.') || '(environment)';
     const given = typeof issue.path[0] === 'string' ? input[issue.path[0]] : undefined;
     const missing = given === undefined;
-    return missing ? `${name} is required: ${issue.message}` : `${name}=${redact(name, given)}: ${issue.message}`;
+    return missing
+      ? `${name} is required: ${issue.message}`
+      : `${name}=${redact(name, given)}: ${issue.message}`;
   });
   throw new ConfigError(problems);
 }
@@ -36,7 +38,11 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Env = process.
  * Loads configuration or stops the process: a service must never start half-configured.
  * Exit code 78 is EX_CONFIG from sysexits.h.
  */
-export function loadConfigOrExit<S extends z.ZodObject>(service: string, schema: S, env: Env = process.env): z.infer<S> {
+export function loadConfigOrExit<S extends z.ZodObject>(
+  service: string,
+  schema: S,
+  env: Env = process.env,
+): z.infer<S> {
   try {
     return loadConfig(schema, env);
   } catch (error) {

@@ -8,7 +8,10 @@ import { runConsumer, type DeliveryMessage, type Destination } from './index';
 // Against the real broker: at-least-once delivery, with offsets committed only after a batch
 // was delivered.
 const logger = createLogger({ service: 'destinations-test', stream: new PassThrough() });
-const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'destinations-test', logger });
+const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), {
+  clientId: 'destinations-test',
+  logger,
+});
 
 class RecordingDestination implements Destination {
   readonly kind = 'recording';
@@ -52,7 +55,11 @@ describe('runConsumer (real broker)', () => {
     await ensureTopics(kafka, [{ topic, numPartitions: 2 }], { replicationFactor: 1, logger });
     const producer = createProducer(kafka);
     await producer.connect();
-    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i % 3}`, value })) });
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: values.map((value, i) => ({ key: `k${i % 3}`, value })),
+    });
     await producer.disconnect();
   });
 
@@ -71,20 +78,41 @@ describe('runConsumer (real broker)', () => {
   it('never commits what it did not deliver: a restarted group resumes where delivery stopped', async () => {
     const groupId = `test-${randomUUID()}`;
     const failing = new RecordingDestination(Number.MAX_SAFE_INTEGER);
-    const first = await runConsumer({ kafka, destination: failing, topic, groupId, logger, maxWaitTimeInMs: 100 });
+    const first = await runConsumer({
+      kafka,
+      destination: failing,
+      topic,
+      groupId,
+      logger,
+      maxWaitTimeInMs: 100,
+    });
     await waitFor(() => failing.attempts >= 1, 20000, 'a delivery attempt');
     await first.stop(); // a "crash" while every delivery fails
     expect(await committedOffsets(groupId, topic)).toBe(0);
 
     const healthy = new RecordingDestination(0);
-    const second = await runConsumer({ kafka, destination: healthy, topic, groupId, logger, maxWaitTimeInMs: 100 });
+    const second = await runConsumer({
+      kafka,
+      destination: healthy,
+      topic,
+      groupId,
+      logger,
+      maxWaitTimeInMs: 100,
+    });
     await waitFor(() => healthy.delivered.length >= values.length, 30000, 'redelivery after restart');
     await second.stop();
     expect([...healthy.delivered].sort()).toEqual([...values].sort());
 
     // Everything is committed now: a third consumer of the group has nothing left to read.
     const third = new RecordingDestination(0);
-    const last = await runConsumer({ kafka, destination: third, topic, groupId, logger, maxWaitTimeInMs: 100 });
+    const last = await runConsumer({
+      kafka,
+      destination: third,
+      topic,
+      groupId,
+      logger,
+      maxWaitTimeInMs: 100,
+    });
     await last.joined;
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await last.stop();

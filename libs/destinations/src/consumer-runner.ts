@@ -12,6 +12,8 @@ export interface ConsumerRunnerOptions {
   /** Where a new group starts; the outbox is read from its beginning by default. */
   fromBeginning?: boolean;
   maxWaitTimeInMs?: number;
+  /** Called when the consumer crashed and kafkajs will not restart it. */
+  onFatal?: (error: Error) => void;
 }
 
 export interface RunningConsumer {
@@ -42,7 +44,12 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     });
   });
   consumer.on(consumer.events.CRASH, (event) => {
-    logger.error('consumer crashed', { groupId, error: event.payload.error.message, restart: event.payload.restart });
+    logger.error('consumer crashed', {
+      groupId,
+      error: event.payload.error.message,
+      restart: event.payload.restart,
+    });
+    if (!event.payload.restart) options.onFatal?.(event.payload.error);
   });
 
   await consumer.connect();

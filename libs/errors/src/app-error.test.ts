@@ -5,7 +5,12 @@ describe('AppError', () => {
     const error = new AppError(409, 'app_in_use', 'An active source uses this app', { sourceIds: ['s1'] });
     expect(error).toBeInstanceOf(Error);
     expect(isAppError(error)).toBe(true);
-    expect({ status: error.status, code: error.code, message: error.message, details: error.details }).toEqual({
+    expect({
+      status: error.status,
+      code: error.code,
+      message: error.message,
+      details: error.details,
+    }).toEqual({
       status: 409,
       code: 'app_in_use',
       message: 'An active source uses this app',

@@ -1,4 +1,12 @@
-import { Kafka, logLevel, Partitioners, type KafkaConfig as KafkaJsConfig, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  Partitioners,
+  type KafkaConfig as KafkaJsConfig,
+  type LogEntry,
+  type Producer,
+  type SASLOptions,
+} from 'kafkajs';
 import type { Logger } from '@pipeline/logger';
 import type { KafkaConfig } from './kafka-config';
 
@@ -19,7 +27,11 @@ function logCreator(logger: Logger) {
 }
 
 function sasl(config: KafkaConfig): SASLOptions | undefined {
-  const { KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: username, KAFKA_SASL_PASSWORD: password } = config;
+  const {
+    KAFKA_SASL_MECHANISM: mechanism,
+    KAFKA_SASL_USERNAME: username,
+    KAFKA_SASL_PASSWORD: password,
+  } = config;
   if (!mechanism || !username || !password) return undefined;
   return { mechanism, username, password } as SASLOptions;
 }

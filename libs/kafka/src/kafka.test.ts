@@ -3,7 +3,14 @@ import { PassThrough } from 'node:stream';
 import type { Consumer, Kafka } from 'kafkajs';
 import { loadConfig } from '@pipeline/config';
 import { createLogger } from '@pipeline/logger';
-import { createKafka, createProducer, ensureTopics, kafkaConfigSchema, kafkaReachable } from './index';
+import {
+  createKafka,
+  createProducer,
+  ensureTopics,
+  KafkaHealthProbe,
+  kafkaConfigSchema,
+  kafkaReachable,
+} from './index';
 
 // Smoke test against the real broker that tools/kafka/kafka.sh starts (tools/test.sh does).
 const logger = createLogger({ service: 'kafka-test', stream: new PassThrough() });
@@ -16,7 +23,9 @@ describe('Kafka (real broker)', () => {
 
   beforeAll(async () => {
     if (!(await kafkaReachable(kafka, 5000))) {
-      throw new Error(`No Kafka broker at ${config.KAFKA_BROKERS.join(',')}: start one with tools/kafka/kafka.sh start`);
+      throw new Error(
+        `No Kafka broker at ${config.KAFKA_BROKERS.join(',')}: start one with tools/kafka/kafka.sh start`,
+      );
     }
   });
 
@@ -40,7 +49,9 @@ describe('Kafka (real broker)', () => {
   it('tolerates concurrent creation of the same topic from several processes', async () => {
     const shared = `test.race.${randomUUID()}`;
     const results = await Promise.all(
-      [1, 2, 3].map(() => ensureTopics(kafka, [{ topic: shared, numPartitions: 2 }], { replicationFactor: 1, logger })),
+      [1, 2, 3].map(() =>
+        ensureTopics(kafka, [{ topic: shared, numPartitions: 2 }], { replicationFactor: 1, logger }),
+      ),
     );
     expect(results.flatMap((r) => r.created).length).toBeGreaterThanOrEqual(1);
   });
@@ -48,7 +59,10 @@ describe('Kafka (real broker)', () => {
   it('produces with the idempotent producer and consumes every message back', async () => {
     const producer = createProducer(kafka);
     await producer.connect();
-    const sent = Array.from({ length: 30 }, (_, i) => ({ key: `account-${i % 4}`, value: JSON.stringify({ n: i }) }));
+    const sent = Array.from({ length: 30 }, (_, i) => ({
+      key: `account-${i % 4}`,
+      value: JSON.stringify({ n: i }),
+    }));
     const acks = await producer.send({ topic, acks: -1, messages: sent });
     await producer.disconnect();
     expect(acks.every((ack) => ack.errorCode === 0)).toBe(true);
@@ -58,7 +72,10 @@ describe('Kafka (real broker)', () => {
     await consumer.subscribe({ topic, fromBeginning: true });
     const received: { key: string; value: string; partition: number }[] = [];
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`received ${received.length} of ${sent.length}`)), 20000);
+      const timer = setTimeout(
+        () => reject(new Error(`received ${received.length} of ${sent.length}`)),
+        20000,
+      );
       void consumer!.run({
         eachMessage: async ({ message, partition }) => {
           received.push({ key: message.key!.toString(), value: message.value!.toString(), partition });
@@ -77,10 +94,13 @@ describe('Kafka (real broker)', () => {
   });
 
   it('reports an unreachable broker as unreachable, quickly', async () => {
-    const nowhere = createKafka(loadConfig(kafkaConfigSchema, { KAFKA_BROKERS: '127.0.0.1:1', KAFKA_CONNECTION_TIMEOUT_MS: '200' }), {
-      clientId: 'nowhere',
-      logger,
-    });
+    const nowhere = createKafka(
+      loadConfig(kafkaConfigSchema, { KAFKA_BROKERS: '127.0.0.1:1', KAFKA_CONNECTION_TIMEOUT_MS: '200' }),
+      {
+        clientId: 'nowhere',
+        logger,
+      },
+    );
     const started = Date.now();
     expect(await kafkaReachable(nowhere, 1000)).toBe(false);
     expect(Date.now() - started).toBeLessThan(3000);
@@ -89,6 +109,31 @@ describe('Kafka (real broker)', () => {
 
 describe('kafkaConfigSchema', () => {
   it('requires SASL credentials when a mechanism is set', () => {
-    expect(() => loadConfig(kafkaConfigSchema, { KAFKA_SASL_MECHANISM: 'plain' })).toThrow(/KAFKA_SASL_USERNAME/);
+    expect(() => loadConfig(kafkaConfigSchema, { KAFKA_SASL_MECHANISM: 'plain' })).toThrow(
+      /KAFKA_SASL_USERNAME/,
+    );
+  });
+});
+
+describe('KafkaHealthProbe', () => {
+  it('reports the real broker up and shares one check between concurrent probes', async () => {
+    const probe = new KafkaHealthProbe(kafka, { cacheMs: 60_000 });
+    const admin = jest.spyOn(kafka, 'admin');
+    const results = await Promise.all([probe.reachable(), probe.reachable(), probe.reachable()]);
+    expect(results).toEqual([true, true, true]);
+    expect(await probe.reachable()).toBe(true);
+    expect(admin).toHaveBeenCalledTimes(1);
+    admin.mockRestore();
+  });
+
+  it('reports an unreachable broker down', async () => {
+    const nowhere = createKafka(
+      loadConfig(kafkaConfigSchema, { KAFKA_BROKERS: '127.0.0.1:1', KAFKA_CONNECTION_TIMEOUT_MS: '200' }),
+      {
+        clientId: 'nowhere',
+        logger,
+      },
+    );
+    expect(await new KafkaHealthProbe(nowhere, { timeoutMs: 500 }).reachable()).toBe(false);
   });
 });

@@ -15,7 +15,11 @@ export interface TopicSpec {
  */
 export const pipelineTopics = {
   /** The durable outbox: every accepted tracking event, keyed by write key's account. */
-  trackingEvents: { topic: 'tracking.events.v1', numPartitions: 12, configEntries: { 'retention.ms': String(7 * 24 * 3600 * 1000) } },
+  trackingEvents: {
+    topic: 'tracking.events.v1',
+    numPartitions: 12,
+    configEntries: { 'retention.ms': String(7 * 24 * 3600 * 1000) },
+  },
 } as const satisfies Record<string, TopicSpec>;
 
 /**

@@ -1,2 +1,4 @@
 export { drainHttpServer } from './http-drain';
+export { serveHttp, type ServeHttpOptions } from './http-serve';
+export { lifecycleConfigSchema } from './lifecycle-config';
 export { Shutdown, type ShutdownHook, type ShutdownOptions } from './shutdown';

@@ -36,10 +36,35 @@ describe('Shutdown', () => {
     expect(exit).toHaveBeenCalledWith(1);
   });
 
+  it('treats signals within two seconds as one request and a later one as force', async () => {
+    const exit = jest.fn();
+    let release: () => void = () => undefined;
+    const shutdown = new Shutdown({ logger, timeoutMs: 10_000, exit }).add(
+      'slow',
+      () => new Promise<void>((resolve) => (release = resolve)),
+    );
+    shutdown.onSignal('SIGINT', 1_000);
+    shutdown.onSignal('SIGINT', 1_500); // the same Ctrl-C, forwarded by a supervisor
+    expect(exit).not.toHaveBeenCalled();
+    shutdown.onSignal('SIGINT', 4_000); // pressed again: force
+    expect(exit).toHaveBeenCalledWith(1);
+    release();
+  });
+
+  it('exits with the code of a shutdown caused by a failure', async () => {
+    const exit = jest.fn();
+    await new Shutdown({ logger, timeoutMs: 1000, exit })
+      .add('consumer', () => undefined)
+      .run('consumer crashed', 1);
+    expect(exit).toHaveBeenCalledWith(1);
+  });
+
   it('exits 1 when the hooks overrun the bound', async () => {
     const exit = jest.fn();
     const started = Date.now();
-    await new Shutdown({ logger, timeoutMs: 100, exit }).add('stuck', () => new Promise(() => undefined)).run('SIGTERM');
+    await new Shutdown({ logger, timeoutMs: 100, exit })
+      .add('stuck', () => new Promise(() => undefined))
+      .run('SIGTERM');
     expect(exit).toHaveBeenCalledWith(1);
     expect(Date.now() - started).toBeLessThan(1000);
   });
@@ -67,7 +92,9 @@ describe('drainHttpServer', () => {
       const req = httpRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, connection: res.headers.connection }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body, connection: res.headers.connection }),
+        );
       });
       req.on('error', reject);
       req.end();

@@ -33,28 +33,41 @@ export class Shutdown {
     return this;
   }
 
-  /** SIGTERM (Kubernetes) and SIGINT (Ctrl-C) start shutdown; a second signal forces exit. */
+  /**
+   * SIGTERM (Kubernetes) and SIGINT (Ctrl-C) start shutdown; another signal at least
+   * `FORCE_AFTER_MS` later forces exit. Signals closer together are one request: Ctrl-C reaches
+   * every process of the terminal's group and a supervisor such as concurrently forwards it again.
+   */
   listen(signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): this {
-    for (const signal of signals) {
-      process.on(signal, () => {
-        if (this.isShuttingDown) {
-          this.options.logger.warn('second signal during shutdown; exiting now', { signal });
-          this.exit(1);
-          return;
-        }
-        void this.run(signal);
-      });
-    }
+    for (const signal of signals) process.on(signal, () => this.onSignal(signal));
     return this;
   }
 
-  /** Runs every hook once, then exits: 0 when all finished in time, 1 otherwise. */
-  run(reason: string): Promise<void> {
-    this.running ??= this.runHooks(reason);
+  static readonly FORCE_AFTER_MS = 2000;
+  private firstSignalAt = 0;
+
+  /** Exposed for tests: what a received signal does. */
+  onSignal(signal: string, now = Date.now()): void {
+    if (!this.isShuttingDown) {
+      this.firstSignalAt = now;
+      void this.run(signal);
+      return;
+    }
+    if (now - this.firstSignalAt < Shutdown.FORCE_AFTER_MS) return;
+    this.options.logger.warn('another signal during shutdown; exiting now', { signal });
+    this.exit(1);
+  }
+
+  /**
+   * Runs every hook once, then exits: `exitCode` when all finished in time (0 unless the
+   * shutdown itself is the consequence of a failure), 1 otherwise.
+   */
+  run(reason: string, exitCode = 0): Promise<void> {
+    this.running ??= this.runHooks(reason, exitCode);
     return this.running;
   }
 
-  private async runHooks(reason: string): Promise<void> {
+  private async runHooks(reason: string, exitCode: number): Promise<void> {
     const { logger, timeoutMs } = this.options;
     logger.info('shutting down', { reason, timeoutMs });
     const started = Date.now();
@@ -83,6 +96,6 @@ export class Shutdown {
       return;
     }
     logger.info('shutdown complete', { durationMs: Date.now() - started });
-    this.exit(failed ? 1 : 0);
+    this.exit(failed ? 1 : exitCode);
   }
 }

@@ -21,7 +21,13 @@ describe('createLogger', () => {
     logger.info('hello', { count: 2 });
     await flush();
     expect(lines).toEqual([
-      expect.objectContaining({ level: 'info', message: 'hello', service: 'svc', count: 2, timestamp: expect.any(String) }),
+      expect.objectContaining({
+        level: 'info',
+        message: 'hello',
+        service: 'svc',
+        count: 2,
+        timestamp: expect.any(String),
+      }),
     ]);
   });
 
@@ -49,7 +55,10 @@ describe('createLogger', () => {
     await flush();
     const text = JSON.stringify(lines[0]);
     for (const secret of ['sk_live_123', 'wk_abc', 'wk_def', '"k"']) expect(text).not.toContain(secret);
-    expect(lines[0]).toMatchObject({ app: { name: 'Stripe', credentials: '[redacted]' }, writeKey: '[redacted]' });
+    expect(lines[0]).toMatchObject({
+      app: { name: 'Stripe', credentials: '[redacted]' },
+      writeKey: '[redacted]',
+    });
   });
 
   it('respects the level', async () => {
@@ -85,7 +94,13 @@ describe('requestLogging', () => {
     expect(response.headers['x-request-id']).toBe('abc-123');
     expect(lines).toEqual([
       expect.objectContaining({ message: 'handling', requestId: 'abc-123' }),
-      expect.objectContaining({ message: 'request completed', requestId: 'abc-123', path: '/collect', status: 200, method: 'GET' }),
+      expect.objectContaining({
+        message: 'request completed',
+        requestId: 'abc-123',
+        path: '/collect',
+        status: 200,
+        method: 'GET',
+      }),
     ]);
     expect(JSON.stringify(lines)).not.toContain('secret');
   });

@@ -15,7 +15,8 @@ export interface LoggerOptions {
 export type Logger = winston.Logger;
 
 // Field names whose values are secrets wherever they appear in a log line's metadata.
-const secretField = /^(authorization|cookie|set-cookie|password|secret|token|api[_-]?key|write[_-]?key|credentials|x-write-key|x-admin-token|client[_-]?secret)$/i;
+const secretField =
+  /^(authorization|cookie|set-cookie|password|secret|token|api[_-]?key|write[_-]?key|credentials|x-write-key|x-admin-token|client[_-]?secret)$/i;
 const REDACTED = '[redacted]';
 
 function redactSecrets(value: unknown, depth = 0): unknown {

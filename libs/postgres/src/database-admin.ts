@@ -55,7 +55,10 @@ export interface ScratchDatabase {
  * share state, and `drop()` removes it even while connections are still open.
  */
 export async function createScratchDatabase(baseUrl: string, label: string): Promise<ScratchDatabase> {
-  const name = `t_${label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 40)}_${randomBytes(4).toString('hex')}`;
+  const name = `t_${label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 40)}_${randomBytes(4).toString('hex')}`;
   await withMaintenanceClient(baseUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(name)}`));
   return {
     name,

@@ -1,6 +1,12 @@
 import { Client } from 'pg';
 import { loadConfig } from '@pipeline/config';
-import { createScratchDatabase, databaseName, ensureDatabase, postgresConfigSchema, withDatabase } from './index';
+import {
+  createScratchDatabase,
+  databaseName,
+  ensureDatabase,
+  postgresConfigSchema,
+  withDatabase,
+} from './index';
 
 // Runs against the real PostgreSQL server (127.0.0.1:5432 or DATABASE_URL).
 const { DATABASE_URL } = loadConfig(postgresConfigSchema, process.env);
@@ -55,7 +61,9 @@ describe('PostgreSQL (real server)', () => {
 
   it('parses and rewrites database names in URLs', () => {
     expect(databaseName('postgres://u:p@h:5432/my%20db?sslmode=disable')).toBe('my db');
-    expect(withDatabase('postgres://u:p@h:5432/a?sslmode=disable', 'b')).toBe('postgres://u:p@h:5432/b?sslmode=disable');
+    expect(withDatabase('postgres://u:p@h:5432/a?sslmode=disable', 'b')).toBe(
+      'postgres://u:p@h:5432/b?sslmode=disable',
+    );
     expect(() => databaseName('postgres://h:5432')).toThrow(/names no database/);
   });
 });

@@ -23,7 +23,9 @@ describe('Redis (real server)', () => {
   });
 
   it('fails fast instead of queueing when the server is unreachable', async () => {
-    const redis = createRedis(loadConfig(redisConfigSchema, { REDIS_URL: 'redis://127.0.0.1:1' }), { logger });
+    const redis = createRedis(loadConfig(redisConfigSchema, { REDIS_URL: 'redis://127.0.0.1:1' }), {
+      logger,
+    });
     const started = Date.now();
     await expect(redis.connect()).rejects.toThrow();
     await expect(redis.incr('x')).rejects.toThrow();

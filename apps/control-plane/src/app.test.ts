@@ -1,0 +1,79 @@
+import { PassThrough } from 'node:stream';
+import request from 'supertest';
+import { createLogger } from '@pipeline/logger';
+import { createApp } from './app';
+import { createMigratedScratchDatabase, type MigratedScratchDatabase } from './database/scratch-data-source';
+
+describe('control plane HTTP (real PostgreSQL)', () => {
+  let db: MigratedScratchDatabase;
+  const logger = createLogger({ service: 'control-plane-test', stream: new PassThrough() });
+
+  beforeAll(async () => {
+    db = await createMigratedScratchDatabase('control plane app');
+  });
+  afterAll(() => db.drop());
+
+  it('GET /health answers 200 while the database answers', async () => {
+    const response = await request(createApp({ dataSource: db.dataSource, logger })).get('/health');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ ok: true, database: 'up' });
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('serves the tsoa-generated OpenAPI 3 document', async () => {
+    const response = await request(createApp({ dataSource: db.dataSource, logger })).get(
+      '/api/v1/openapi.json',
+    );
+    expect(response.status).toBe(200);
+    expect(response.body.openapi).toMatch(/^3\./);
+    expect(response.body.paths['/health'].get).toBeDefined();
+    expect(response.body.components.securitySchemes.api_key).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
+  });
+
+  it('answers unknown routes with a 404 problem document carrying the request id', async () => {
+    const response = await request(createApp({ dataSource: db.dataSource, logger }))
+      .get('/api/v1/nothing-here')
+      .set('X-Request-Id', 'req-404');
+    expect(response.status).toBe(404);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(response.body).toEqual({
+      type: 'urn:pipeline:problem:not_found',
+      title: 'Not Found',
+      status: 404,
+      detail: 'No route for GET /api/v1/nothing-here',
+      code: 'not_found',
+      requestId: 'req-404',
+    });
+  });
+
+  it('answers a malformed JSON body with 400 invalid_json, not 500', async () => {
+    const response = await request(createApp({ dataSource: db.dataSource, logger }))
+      .post('/api/v1/apps')
+      .set('Content-Type', 'application/json')
+      .send('{"displayName": ');
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'invalid_json', status: 400 });
+    expect(JSON.stringify(response.body)).not.toMatch(/at .*\.js|stack/i);
+  });
+
+  it('answers a body over 1 MB with 413', async () => {
+    const response = await request(createApp({ dataSource: db.dataSource, logger }))
+      .post('/api/v1/apps')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ pad: 'x'.repeat(1_100_000) }));
+    expect(response.status).toBe(413);
+    expect(response.body).toMatchObject({ code: 'payload_too_large' });
+  });
+
+  it('GET /health answers 503 when the database is gone', async () => {
+    const own = await createMigratedScratchDatabase('control plane down');
+    const app = createApp({ dataSource: own.dataSource, logger });
+    await own.drop();
+    const response = await request(app).get('/health');
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({ ok: false, database: 'down' });
+  });
+});

@@ -1,0 +1,25 @@
+import { loadConfigOrExit } from '@pipeline/config';
+import { createLogger } from '@pipeline/logger';
+import { ensureDatabase } from '@pipeline/postgres';
+import { controlPlaneConfigSchema } from '../config';
+import { createDataSource, migrate } from './data-source';
+
+/** `migrate`: creates the database when missing and applies pending migrations (the pre-deploy Job). */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit('migrate', controlPlaneConfigSchema);
+  const logger = createLogger({ service: 'migrate', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  if (await ensureDatabase(config.DATABASE_URL)) logger.info('database created');
+  const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: 1 });
+  await dataSource.initialize();
+  try {
+    const applied = await migrate(dataSource);
+    logger.info('migrations applied', { applied, count: applied.length });
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`migrate: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,37 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * The one error body of the management API: RFC 9457 problem details plus a stable,
+ * machine-readable `code`, and the request id to quote to support.
+ */
+export interface Problem {
+  /** `urn:pipeline:problem:<code>`. */
+  type: string;
+  /** The HTTP status phrase. */
+  title: string;
+  status: number;
+  /** What went wrong, for people. */
+  detail: string;
+  /** Stable, machine-readable error code, e.g. `not_found`, `validation_failed`. */
+  code: string;
+  /** Per-field problems of a request that failed validation. */
+  errors?: ProblemFieldError[];
+  requestId?: string;
+}
+
+export interface ProblemFieldError {
+  /** Where the problem is, e.g. `body.schedule.frequencyValue` or `query.limit`. */
+  path: string;
+  message: string;
+}
+
+export function problem(status: number, code: string, detail: string, extra: Partial<Problem> = {}): Problem {
+  return {
+    type: `urn:pipeline:problem:${code}`,
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    detail,
+    code,
+    ...extra,
+  };
+}

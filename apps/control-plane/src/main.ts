@@ -1,0 +1,35 @@
+import { loadConfigOrExit } from '@pipeline/config';
+import { serveHttp, Shutdown } from '@pipeline/lifecycle';
+import { createLogger } from '@pipeline/logger';
+import { createApp } from './app';
+import { controlPlaneConfigSchema } from './config';
+import { createDataSource } from './database/data-source';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit('control-plane', controlPlaneConfigSchema);
+  const logger = createLogger({
+    service: 'control-plane',
+    level: config.LOG_LEVEL,
+    format: config.LOG_FORMAT,
+  });
+  const shutdown = new Shutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).listen();
+
+  const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+  await dataSource.initialize();
+  shutdown.add('database pool', () => dataSource.destroy());
+
+  await serveHttp(createApp({ dataSource, logger }), {
+    host: config.HOST,
+    port: config.PORT,
+    logger,
+    shutdown,
+    drainMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6),
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `control-plane: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Quick start, command two: installs everything and runs every check and test: formatting,
+# lint, build (type-check and OpenAPI generation), the unit and integration suites against a
+# real Kafka broker, PostgreSQL and Redis, and the stack smoke test of tools/dev.sh.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
+cd "$REPO"
+
+started=$SECONDS
+install_dependencies
+require_services
+start_kafka
+trap stop_kafka_if_started_here EXIT
+
+export TEST_REPORT_DIR="$REPO/.reports/jest"
+rm -rf "$REPO/.reports"
+mkdir -p "$TEST_REPORT_DIR"
+
+status=0
+log "format check"
+"$PNPM" exec prettier --check . --log-level warn || status=1
+log "lint and build"
+"$PNPM" exec nx run-many -t lint build --output-style=stream || status=1
+log "tests"
+"$PNPM" exec nx run-many -t test --output-style=stream || status=1
+log "stack smoke test"
+bash tools/stack-smoke.sh || status=1
+
+# Stopped before the summary, so the summary's closing line is the run's last line.
+stop_kafka_if_started_here
+trap - EXIT
+log "summary (took $((SECONDS - started))s)"
+node tools/test-report/summarize.js "$TEST_REPORT_DIR" || status=1
+exit "$status"
