@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '@pipeline/config';
-import { serveHttp, Shutdown } from '@pipeline/lifecycle';
+import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
 import { controlPlaneConfigSchema } from './config';
@@ -23,13 +23,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     logger,
     shutdown,
-    drainMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6),
   });
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `control-plane: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+startService('control-plane', main);

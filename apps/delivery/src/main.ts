@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 import { CommanderError } from 'commander';
 import { loadConfigOrExit } from '@pipeline/config';
-import { consumerGroupFor, destinationKinds, runConsumer } from '@pipeline/destinations';
+import {
+  consumerGroupFor,
+  destinationKinds,
+  runConsumer,
+  type DestinationKind,
+} from '@pipeline/destinations';
 import { createKafka, ensureTopics, pipelineTopics } from '@pipeline/kafka';
-import { Shutdown } from '@pipeline/lifecycle';
+import { Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { parseDeliveryArgs } from './cli';
 import { deliveryConfigSchema } from './config';
 
-async function main(): Promise<void> {
-  const { destination: kind } = parseDeliveryArgs(process.argv.slice(2));
+async function main(kind: DestinationKind): Promise<void> {
   const service = `delivery-${kind}`;
   const config = loadConfigOrExit(service, deliveryConfigSchema);
   const logger = createLogger({ service, level: config.LOG_LEVEL, format: config.LOG_FORMAT });
@@ -33,10 +37,11 @@ async function main(): Promise<void> {
   logger.info('delivering', { destination: kind, topic: topic.topic, groupId });
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof CommanderError) process.exit(error.exitCode);
-  process.stderr.write(
-    `delivery: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+let kind: DestinationKind;
+try {
+  kind = parseDeliveryArgs(process.argv.slice(2)).destination;
+} catch (error) {
+  // commander has printed the usage problem already.
+  process.exit(error instanceof CommanderError ? error.exitCode : 2);
+}
+startService(`delivery-${kind}`, () => main(kind));

@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '@pipeline/config';
 import { createKafka, createProducer, ensureTopics, KafkaHealthProbe, pipelineTopics } from '@pipeline/kafka';
-import { serveHttp, Shutdown } from '@pipeline/lifecycle';
+import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
 import { ingestionConfigSchema } from './config';
@@ -25,13 +25,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     logger,
     shutdown,
-    drainMs: Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.6),
   });
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `ingestion: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+startService('ingestion', main);

@@ -9,8 +9,11 @@ export interface ServeHttpOptions {
   port: number;
   logger: Logger;
   shutdown: Shutdown;
-  /** How long in-flight requests may take to finish once shutdown starts. */
-  drainMs: number;
+  /**
+   * How long in-flight requests may take to finish once shutdown starts; by default 60% of
+   * the shutdown budget, leaving the rest for the steps after the drain.
+   */
+  drainMs?: number;
 }
 
 /**
@@ -31,6 +34,7 @@ export async function serveHttp(handler: RequestListener, options: ServeHttpOpti
   });
   const address = server.address() as AddressInfo;
   options.logger.info('listening', { url: `http://${address.address}:${address.port}` });
-  options.shutdown.add('http server', () => drainHttpServer(server, options.drainMs));
+  const drainMs = options.drainMs ?? Math.floor(options.shutdown.timeoutMs * 0.6);
+  options.shutdown.add('http server', () => drainHttpServer(server, drainMs));
   return server;
 }

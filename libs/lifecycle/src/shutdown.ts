@@ -24,6 +24,10 @@ export class Shutdown {
     this.exit = options.exit ?? ((code) => process.exit(code));
   }
 
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
   get isShuttingDown(): boolean {
     return this.running !== undefined;
   }

@@ -1,15 +1,16 @@
 import { loadConfigOrExit } from '@pipeline/config';
+import { startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
 import { controlPlaneConfigSchema } from '../config';
-import { createDataSource, migrate } from './data-source';
+import { createDataSource, migrate, MIGRATOR_POOL_SIZE } from './data-source';
 
 /** `migrate`: creates the database when missing and applies pending migrations (the pre-deploy Job). */
 async function main(): Promise<void> {
   const config = loadConfigOrExit('migrate', controlPlaneConfigSchema);
   const logger = createLogger({ service: 'migrate', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   if (await ensureDatabase(config.DATABASE_URL)) logger.info('database created');
-  const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: 1 });
+  const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: MIGRATOR_POOL_SIZE });
   await dataSource.initialize();
   try {
     const applied = await migrate(dataSource);
@@ -19,7 +20,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`migrate: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+startService('migrate', main);

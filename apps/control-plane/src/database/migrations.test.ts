@@ -1,5 +1,6 @@
+import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
+import { createDataSource, migrate, migrations, MIGRATOR_POOL_SIZE } from './data-source';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from './scratch-data-source';
-import { migrate, migrations } from './data-source';
 
 describe('migrations (real PostgreSQL)', () => {
   let db: MigratedScratchDatabase;
@@ -35,5 +36,25 @@ describe('migrations (real PostgreSQL)', () => {
     );
     expect(exists).toBe(false);
     expect(await migrate(db.dataSource)).toHaveLength(migrations.length);
+  });
+});
+
+describe('concurrent migrators (real PostgreSQL)', () => {
+  it('serializes them: every migration is applied exactly once', async () => {
+    const scratch = await createScratchDatabase(
+      process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+      'migrate race',
+    );
+    const sources = [1, 2, 3].map(() => createDataSource({ url: scratch.url, poolMax: MIGRATOR_POOL_SIZE }));
+    try {
+      await Promise.all(sources.map((source) => source.initialize()));
+      const results = await Promise.all(sources.map((source) => migrate(source)));
+      expect(results.flat()).toEqual(migrations.map((m) => m.name));
+      const rows: { name: string }[] = await sources[0]!.query('SELECT name FROM schema_migrations');
+      expect(rows).toHaveLength(migrations.length);
+    } finally {
+      await Promise.all(sources.map((source) => (source.isInitialized ? source.destroy() : undefined)));
+      await scratch.drop();
+    }
   });
 });
