@@ -44,15 +44,16 @@ trap 'exit 143' TERM
 log "applying migrations"
 node apps/control-plane/dist/database/migrate.js
 
+# `exec`: concurrently then supervises and signals the service itself, not a shell around it.
 names=(control-plane ingestion)
 commands=(
-  "PORT=$cp_port node apps/control-plane/dist/main.js"
-  "PORT=$ing_port node apps/ingestion/dist/main.js"
+  "PORT=$cp_port exec node apps/control-plane/dist/main.js"
+  "PORT=$ing_port exec node apps/ingestion/dist/main.js"
 )
 IFS=',' read -ra kinds <<<"$destinations"
 for kind in "${kinds[@]}"; do
   names+=("delivery-$kind")
-  commands+=("node apps/delivery/dist/main.js --destination $kind")
+  commands+=("exec node apps/delivery/dist/main.js --destination $kind")
 done
 
 (

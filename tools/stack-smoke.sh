@@ -42,12 +42,15 @@ for _ in $(seq 1 60); do kill -0 "$leader" 2>/dev/null || break; sleep 0.5; done
 leftovers() { ps -eo sid=,stat=,pid=,args= | awk -v sid="$leader" '$1 == sid && $2 !~ /^Z/'; }
 stopped() { ! kill -0 "$leader" 2>/dev/null; }
 nothing_left() { local left; left="$(leftovers)"; [[ -z "$left" ]] || { echo "$left" >&2; return 1; }; }
-all_shut_down() { [[ "$(grep -c '"message":"shutdown complete"' "$out")" -ge 3 ]]; }
+all_shut_down() {
+  [[ "$(grep -c '"message":"shutdown complete"' "$out")" -ge 3 ]] &&
+    [[ "$(grep -c 'exited with code 0$' "$out")" -ge 3 ]] && ! grep -q 'exited with code [1-9]' "$out"
+}
 ports_free() { ! port_open 127.0.0.1 "$cp_port" && ! port_open 127.0.0.1 "$ing_port"; }
 
 check "Ctrl-C stopped the stack in $((SECONDS - stop_started))s" stopped
 check "no process of the stack is left" nothing_left
-check "every service shut down gracefully" all_shut_down
+check "every service shut down gracefully and exited 0" all_shut_down
 check "ports are free again" ports_free
 
 if (( failures > 0 )); then

@@ -22,7 +22,10 @@ function logCreator(logger: Logger) {
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, logger: _logger, ...rest } = log;
-      logger.log(levels[level] ?? 'info', `kafka: ${message}`, rest);
+      // kafkajs logs every error response of a request ("Response Fetch(...)") at ERROR and
+      // then retries it; a request that finally fails reaches its caller, which logs it.
+      const effective = level === logLevel.ERROR && message.startsWith('Response ') ? logLevel.WARN : level;
+      logger.log(levels[effective] ?? 'info', `kafka: ${message}`, rest);
     };
 }
 
