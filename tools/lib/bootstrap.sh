@@ -30,8 +30,13 @@ install_dependencies() {
   log "installing dependencies (pnpm $("$PNPM" --version))"
   local frozen=--frozen-lockfile
   [[ -f "$REPO/pnpm-lock.yaml" ]] || frozen=
-  (cd "$REPO" && "$PNPM" install $frozen --reporter=append-only | grep -vE '^(Progress|Packages):' || true)
-  [[ -d "$REPO/node_modules/.pnpm" ]] || { log "pnpm install failed"; exit 1; }
+  local out="$REPO/.cache/pnpm-install.log"
+  mkdir -p "$REPO/.cache"
+  if ! (cd "$REPO" && "$PNPM" install $frozen --reporter=append-only >"$out" 2>&1); then
+    tail -n 40 "$out" >&2
+    log "pnpm install failed (full output in $out)"
+    exit 1
+  fi
 }
 
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
