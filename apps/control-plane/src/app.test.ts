@@ -2,28 +2,26 @@ import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
-import { createMigratedScratchDatabase, type MigratedScratchDatabase } from './database/scratch-data-source';
+import { createMigratedScratchDatabase } from './database/scratch-data-source';
+import { startHarness, TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKEN, type Harness } from './testing/harness';
 
 describe('control plane HTTP (real PostgreSQL)', () => {
-  let db: MigratedScratchDatabase;
-  const logger = createLogger({ service: 'control-plane-test', stream: new PassThrough() });
+  let harness: Harness;
 
   beforeAll(async () => {
-    db = await createMigratedScratchDatabase('control plane app');
+    harness = await startHarness('control plane app');
   });
-  afterAll(() => db.drop());
+  afterAll(() => harness.close());
 
   it('GET /health answers 200 while the database answers', async () => {
-    const response = await request(createApp({ dataSource: db.dataSource, logger })).get('/health');
+    const response = await request(harness.app).get('/health');
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ ok: true, database: 'up' });
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('serves the tsoa-generated OpenAPI 3 document', async () => {
-    const response = await request(createApp({ dataSource: db.dataSource, logger })).get(
-      '/api/v1/openapi.json',
-    );
+    const response = await request(harness.app).get('/api/v1/openapi.json');
     expect(response.status).toBe(200);
     expect(response.body.openapi).toMatch(/^3\./);
     expect(response.body.paths['/health'].get).toBeDefined();
@@ -34,9 +32,7 @@ describe('control plane HTTP (real PostgreSQL)', () => {
   });
 
   it('answers unknown routes with a 404 problem document carrying the request id', async () => {
-    const response = await request(createApp({ dataSource: db.dataSource, logger }))
-      .get('/api/v1/nothing-here')
-      .set('X-Request-Id', 'req-404');
+    const response = await request(harness.app).get('/api/v1/nothing-here').set('X-Request-Id', 'req-404');
     expect(response.status).toBe(404);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(response.body).toEqual({
@@ -50,7 +46,7 @@ describe('control plane HTTP (real PostgreSQL)', () => {
   });
 
   it('answers a malformed JSON body with 400 invalid_json, not 500', async () => {
-    const response = await request(createApp({ dataSource: db.dataSource, logger }))
+    const response = await request(harness.app)
       .post('/api/v1/apps')
       .set('Content-Type', 'application/json')
       .send('{"displayName": ');
@@ -60,7 +56,7 @@ describe('control plane HTTP (real PostgreSQL)', () => {
   });
 
   it('answers a body over 1 MB with 413', async () => {
-    const response = await request(createApp({ dataSource: db.dataSource, logger }))
+    const response = await request(harness.app)
       .post('/api/v1/apps')
       .set('Content-Type', 'application/json')
       .send(JSON.stringify({ pad: 'x'.repeat(1_100_000) }));
@@ -70,7 +66,12 @@ describe('control plane HTTP (real PostgreSQL)', () => {
 
   it('GET /health answers 503 when the database is gone', async () => {
     const own = await createMigratedScratchDatabase('control plane down');
-    const app = createApp({ dataSource: own.dataSource, logger });
+    const app = createApp({
+      dataSource: own.dataSource,
+      logger: createLogger({ service: 'test', stream: new PassThrough() }),
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      internalServiceToken: TEST_INTERNAL_TOKEN,
+    });
     await own.drop();
     const response = await request(app).get('/health');
     expect(response.status).toBe(503);

@@ -2,6 +2,11 @@ import 'reflect-metadata';
 import express, { type Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { requestLogging, type Logger } from '@pipeline/logger';
+import { AppsController } from './apps/app.controller';
+import { AppService } from './apps/app.service';
+import { CredentialCipher } from './apps/credential-cipher';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { AUTHENTICATOR } from './auth/authentication';
 import { HealthController } from './health/health.controller';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
@@ -11,14 +16,33 @@ import openApiDocument from './generated/openapi.json';
 export interface AppDependencies {
   dataSource: DataSource;
   logger: Logger;
+  /** CREDENTIALS_ENCRYPTION_KEYS */
+  credentialKeys: string;
+  /** INTERNAL_SERVICE_TOKEN */
+  internalServiceToken: string;
 }
 
-export function createApp({ dataSource, logger }: AppDependencies): Express {
+/** The services of the control plane, shared by the HTTP API and the operator CLI. */
+export function createServices({
+  dataSource,
+  credentialKeys,
+}: Pick<AppDependencies, 'dataSource' | 'credentialKeys'>) {
+  const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
+  return { apps };
+}
+
+export function createApp(deps: AppDependencies): Express {
+  const { dataSource, logger } = deps;
+  const services = createServices(deps);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  const controllers: ControllerRegistry = new Map([[HealthController, new HealthController(dataSource)]]);
+  const controllers: ControllerRegistry = new Map<abstract new (...args: never[]) => unknown, unknown>([
+    [HealthController, new HealthController(dataSource)],
+    [AppsController, new AppsController(services.apps)],
+  ]);
   app.locals[CONTROLLERS] = controllers;
+  app.locals[AUTHENTICATOR] = new ApiKeyAuthenticator(dataSource);
 
   app.use(requestLogging(logger));
   app.use(express.json({ limit: '1mb', strict: true }));

@@ -18,12 +18,20 @@ async function main(): Promise<void> {
   await dataSource.initialize();
   shutdown.add('database pool', () => dataSource.destroy());
 
-  await serveHttp(createApp({ dataSource, logger }), {
-    host: config.HOST,
-    port: config.PORT,
-    logger,
-    shutdown,
-  });
+  await serveHttp(
+    createApp({
+      dataSource,
+      logger,
+      credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
+      internalServiceToken: config.INTERNAL_SERVICE_TOKEN,
+    }),
+    {
+      host: config.HOST,
+      port: config.PORT,
+      logger,
+      shutdown,
+    },
+  );
 }
 
 startService('control-plane', main);

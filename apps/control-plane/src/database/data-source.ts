@@ -1,11 +1,26 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { AccountEntity } from '../accounts/account.entity';
-import { CreateAccounts1795316766691 } from '../database/migrations/1795316766691-create-accounts';
+import { AppEntity } from '../apps/app.entity';
+import { ApiKeyEntity } from '../auth/api-key.entity';
+import { IntegrationEntity } from '../integrations/integration.entity';
+import { JobEntity } from '../jobs/job.entity';
+import { SourceEntity } from '../sources/source.entity';
+import { WriteKeyEntity } from '../write-keys/write-key.entity';
+import { CreateAccounts1795316766691 } from './migrations/1795316766691-create-accounts';
+import { CreateManagementResources1795317946270 } from './migrations/1795317946270-create-management-resources';
 
 /** Entities and migrations are listed explicitly: no globs that differ between src/ and dist/. */
-export const entities = [AccountEntity];
-export const migrations = [CreateAccounts1795316766691];
+export const entities = [
+  AccountEntity,
+  ApiKeyEntity,
+  WriteKeyEntity,
+  AppEntity,
+  SourceEntity,
+  IntegrationEntity,
+  JobEntity,
+];
+export const migrations = [CreateAccounts1795316766691, CreateManagementResources1795317946270];
 
 export function createDataSource(options: { url: string; poolMax: number }): DataSource {
   return new DataSource({

@@ -1,19 +1,35 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { ValidateError } from '@tsoa/runtime';
 import { isAppError } from '@pipeline/errors';
 import { currentRequestId, type Logger } from '@pipeline/logger';
 import { problem, type Problem, type ProblemFieldError } from './problem';
 
-function fieldErrors(error: ValidateError): ProblemFieldError[] {
-  return Object.entries(error.fields).map(([path, field]) => ({ path, message: field.message }));
+/**
+ * tsoa names body fields `body.x` but array items without the prefix (`role.$0`) and query
+ * parameters by bare name; normalize to `body.role[0]` / `query.limit`.
+ */
+function fieldErrors(error: ValidateError, req: Request): ProblemFieldError[] {
+  return Object.entries(error.fields).map(([raw, field]) => {
+    const path = raw.replace(/\.\$(\d+)/g, '[$1]');
+    const head = path.split(/[.[]/)[0] ?? '';
+    const located = /^(body|query|path)$/.test(head)
+      ? path
+      : Object.hasOwn(req.query ?? {}, head)
+        ? `query.${path}`
+        : `body.${path}`;
+    return { path: located, message: field.message };
+  });
 }
 
-function toProblem(error: unknown): Problem {
-  if (isAppError(error)) return problem(error.status, error.code, error.message);
-  if (error instanceof ValidateError) {
-    return problem(400, 'validation_failed', 'The request is not valid', { errors: fieldErrors(error) });
+function toProblem(error: unknown, req: Request): Problem {
+  if (isAppError(error)) {
+    const errors = error.details?.errors as ProblemFieldError[] | undefined;
+    return problem(error.status, error.code, error.message, errors ? { errors } : {});
   }
-  const { type, status } = (error ?? {}) as { type?: string; status?: number };
+  if (error instanceof ValidateError) {
+    return problem(400, 'validation_failed', 'The request is not valid', { errors: fieldErrors(error, req) });
+  }
+  const { type } = (error ?? {}) as { type?: string };
   // body-parser's errors carry a `type`.
   if (type === 'entity.parse.failed')
     return problem(400, 'invalid_json', 'The request body is not valid JSON');
@@ -21,18 +37,17 @@ function toProblem(error: unknown): Problem {
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
     return problem(415, 'unsupported_encoding', 'The request body encoding is not supported');
   }
-  if (status === 401) return problem(401, 'unauthenticated', 'Missing or invalid API key');
   return problem(500, 'internal_error', 'An internal error occurred');
 }
 
 /** Renders every error as problem details; never a stack trace. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (error: unknown, _req, res, next) => {
+  return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
       return;
     }
-    const body = toProblem(error);
+    const body = toProblem(error, req);
     const requestId = currentRequestId();
     if (requestId) body.requestId = requestId;
     if (body.status >= 500) logger.error('request failed', { error });

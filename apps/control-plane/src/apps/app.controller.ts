@@ -1,0 +1,111 @@
+import type { Request as ExpressRequest } from 'express';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Patch,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
+import { principalOf } from '../auth/principal';
+import { pageRequest, type ListResponse, type SortOrder } from '../http/pagination';
+import type { Problem } from '../http/problem';
+import type { ResourceState } from '../http/resource-state';
+import type { AppDetail, AppListItem, CreateAppBody, UpdateAppBody } from './app.dto';
+import type { AppRole } from './app.entity';
+import type { AppService, AppSort } from './app.service';
+
+/** Authenticated connections to external platforms. */
+@Route('api/v1/apps')
+@Tags('Apps')
+@Response<Problem>(400, 'Invalid request: unknown body fields, wrong types, invalid query values')
+@Response<Problem>(401, 'Missing or invalid API key')
+@Response<Problem>(403, 'The API key lacks the required scope')
+export class AppsController extends Controller {
+  constructor(private readonly apps: AppService) {
+    super();
+  }
+
+  /**
+   * Lists the account's apps. Deleted apps are listed only with `state=deleted`.
+   * @param limit Items per page, 1-100 (default 20).
+   * @param offset Items to skip (default 0).
+   * @param sort Sort key (default `created_at`).
+   * @param order Sort direction (default `desc`).
+   * @param app_type Only apps of this type.
+   * @isInt limit
+   * @isInt offset
+   */
+  @Get()
+  @Security('api_key', ['apps.read'])
+  async listApps(
+    @Request() request: ExpressRequest,
+    @Query() limit?: number,
+    @Query() offset?: number,
+    @Query() sort?: AppSort,
+    @Query() order?: SortOrder,
+    @Query() state?: ResourceState,
+    @Query() role?: AppRole,
+    @Query() app_type?: string,
+  ): Promise<ListResponse<AppListItem>> {
+    return this.apps.list(
+      principalOf(request).accountId,
+      { sort, order, state, role, appType: app_type },
+      pageRequest(limit, offset),
+    );
+  }
+
+  /** An app with its permissions, masked configuration and masked credential fields. */
+  @Get('{appId}')
+  @Security('api_key', ['apps.read'])
+  @Response<Problem>(404, 'No such app in this account')
+  async getApp(@Request() request: ExpressRequest, @Path() appId: string): Promise<{ data: AppDetail }> {
+    return { data: await this.apps.get(principalOf(request).accountId, appId) };
+  }
+
+  /** Creates an app: `active` when credentials are given, `inactive` otherwise. */
+  @Post()
+  @Security('api_key', ['apps.write'])
+  @SuccessResponse(201, 'Created')
+  @Response<Problem>(409, 'app_name_taken: another app has this displayName')
+  @Response<Problem>(422, 'unknown_app_type, role_not_supported')
+  async createApp(
+    @Request() request: ExpressRequest,
+    @Body() body: CreateAppBody,
+  ): Promise<{ data: AppDetail }> {
+    const data = await this.apps.create(principalOf(request).accountId, body);
+    this.setStatus(201);
+    return { data };
+  }
+
+  /** Updates displayName, credentials, config or role; other fields are rejected. */
+  @Patch('{appId}')
+  @Security('api_key', ['apps.write'])
+  @Response<Problem>(404, 'No such app in this account')
+  @Response<Problem>(409, 'app_name_taken, resource_deleted')
+  @Response<Problem>(422, 'role_not_supported')
+  async updateApp(
+    @Request() request: ExpressRequest,
+    @Path() appId: string,
+    @Body() body: UpdateAppBody,
+  ): Promise<{ data: AppDetail }> {
+    return { data: await this.apps.update(principalOf(request).accountId, appId, body) };
+  }
+
+  /** Soft-deletes the app (`state: deleted`). Refused while an active source uses it. */
+  @Delete('{appId}')
+  @Security('api_key', ['apps.write'])
+  @Response<Problem>(404, 'No such app in this account')
+  @Response<Problem>(409, 'app_in_use: an active source still uses the app')
+  async deleteApp(@Request() request: ExpressRequest, @Path() appId: string): Promise<{ data: AppDetail }> {
+    return { data: await this.apps.delete(principalOf(request).accountId, appId) };
+  }
+}

@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { conflict, invalidField, notFound, unprocessable } from '../http/api-errors';
+import { isUuid, requireId } from '../http/ids';
+import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
+import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
+import type { ResourceState } from '../http/resource-state';
+import { SourceEntity } from '../sources/source.entity';
+import { appTypeDefinition, appTypes } from './app-catalog';
+import type { AppDetail, AppListItem, CreateAppBody, UpdateAppBody } from './app.dto';
+import { AppEntity, type AppRole } from './app.entity';
+import type { CredentialCipher } from './credential-cipher';
+import { maskAll, maskSecretFields } from './secret-masking';
+
+export type AppSort = 'created_at' | 'updated_at' | 'display_name';
+
+export interface AppListQuery {
+  state?: ResourceState;
+  role?: AppRole;
+  appType?: string;
+  sort?: AppSort;
+  order?: SortOrder;
+}
+
+const sortProperty: Record<AppSort, keyof AppEntity> = {
+  created_at: 'createdAt',
+  updated_at: 'updatedAt',
+  display_name: 'displayName',
+};
+
+const UNIQUE_VIOLATION = '23505';
+
+export class AppService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cipher: CredentialCipher,
+  ) {}
+
+  private get repository() {
+    return this.dataSource.getRepository(AppEntity);
+  }
+
+  async list(accountId: string, query: AppListQuery, page: PageRequest): Promise<ListResponse<AppListItem>> {
+    const qb = this.repository.createQueryBuilder('app').where('app.accountId = :accountId', { accountId });
+    whereState(qb, query.state);
+    if (query.role) qb.andWhere(':role = ANY(app.role)', { role: query.role });
+    if (query.appType) qb.andWhere('app.appType = :appType', { appType: query.appType });
+    return pageOf(qb, sortProperty[query.sort ?? 'created_at'], query.order, page, toListItem);
+  }
+
+  async get(accountId: string, appId: string): Promise<AppDetail> {
+    return this.toDetail(await this.find(accountId, appId));
+  }
+
+  /** The app, scoped to the account; another account's app is as unknown as a missing one. */
+  async find(accountId: string, appId: string): Promise<AppEntity> {
+    const app = await this.repository.findOneBy({ id: requireId('app', appId), accountId });
+    if (!app) throw notFound('app', appId);
+    return app;
+  }
+
+  /**
+   * An app a source or integration may reference: of this account, not deleted, with `role`.
+   * `field` names the body field in the 422 answer.
+   */
+  async requireUsable(accountId: string, appId: string, role: AppRole, field: string): Promise<AppEntity> {
+    const app = isUuid(appId) ? await this.repository.findOneBy({ id: appId, accountId }) : null;
+    if (!app || app.state === 'deleted') {
+      throw unprocessable('invalid_reference', `${field} does not name an app of this account`, [
+        { path: `body.${field}`, message: 'no such app' },
+      ]);
+    }
+    if (!app.role.includes(role)) {
+      throw unprocessable('app_role_mismatch', `App ${app.id} does not have the ${role} role`, [
+        { path: `body.${field}`, message: `must be a ${role}-role app` },
+      ]);
+    }
+    return app;
+  }
+
+  async create(accountId: string, body: CreateAppBody): Promise<AppDetail> {
+    const definition = appTypeDefinition(body.appType);
+    if (!definition) {
+      throw unprocessable(
+        'unknown_app_type',
+        `Unknown appType ${body.appType}; known: ${appTypes.join(', ')}`,
+        [{ path: 'body.appType', message: 'unknown app type' }],
+      );
+    }
+    const role = this.checkRoles(body.appType, body.role ?? [...definition.roles]);
+    const id = randomUUID();
+    const app = this.repository.create({
+      id,
+      accountId,
+      appType: body.appType,
+      displayName: this.checkName(body.displayName),
+      role,
+      config: body.config ?? {},
+      permissions: [],
+      errorMessage: null,
+      lastSyncAt: null,
+      consecutiveFailureCount: 0,
+      deletedAt: null,
+      ...this.sealed(id, body.credentials ?? null),
+    });
+    await this.saveUnique(app);
+    return this.toDetail(app);
+  }
+
+  async update(accountId: string, appId: string, body: UpdateAppBody): Promise<AppDetail> {
+    const app = await this.find(accountId, appId);
+    if (app.state === 'deleted') throw conflict('resource_deleted', `App ${app.id} is deleted`);
+    if (body.displayName !== undefined) app.displayName = this.checkName(body.displayName);
+    if (body.role !== undefined) app.role = this.checkRoles(app.appType, body.role);
+    if (body.config !== undefined) app.config = body.config;
+    if (body.credentials !== undefined) Object.assign(app, this.sealed(app.id, body.credentials));
+    await this.saveUnique(app);
+    return this.toDetail(app);
+  }
+
+  /** Soft delete; refused while an active source imports through the app. Idempotent. */
+  async delete(accountId: string, appId: string): Promise<AppDetail> {
+    const app = await this.find(accountId, appId);
+    if (app.state === 'deleted') return this.toDetail(app);
+    const activeSources = await this.dataSource
+      .getRepository(SourceEntity)
+      .find({ select: { id: true }, where: { appId: app.id, accountId, state: 'active' } });
+    if (activeSources.length > 0) {
+      throw conflict(
+        'app_in_use',
+        `App ${app.id} is used by active source ${activeSources.map((s) => s.id).join(', ')}; pause or delete it first`,
+      );
+    }
+    app.state = 'deleted';
+    app.deletedAt = new Date();
+    await this.repository.save(app);
+    return this.toDetail(app);
+  }
+
+  /** Decrypted credentials, for the internal write-key resolution only; never for API responses. */
+  openCredentials(app: AppEntity): Record<string, unknown> | null {
+    if (!app.credentialsCiphertext || !app.credentialsKeyId) return null;
+    return this.cipher.open(
+      { ciphertext: app.credentialsCiphertext, keyId: app.credentialsKeyId },
+      `app:${app.id}`,
+    );
+  }
+
+  private sealed(id: string, credentials: Record<string, unknown> | null) {
+    if (credentials !== null && Object.keys(credentials).length === 0) {
+      throw invalidField('body.credentials', 'must have at least one field, or be omitted');
+    }
+    if (credentials === null) {
+      return { credentialsCiphertext: null, credentialsKeyId: null, state: 'inactive' as const };
+    }
+    const { ciphertext, keyId } = this.cipher.seal(credentials, `app:${id}`);
+    return { credentialsCiphertext: ciphertext, credentialsKeyId: keyId, state: 'active' as const };
+  }
+
+  private checkName(name: string): string {
+    const trimmed = name.trim();
+    if (trimmed.length === 0) throw invalidField('body.displayName', 'must not be blank');
+    return trimmed;
+  }
+
+  private checkRoles(appType: string, roles: AppRole[]): AppRole[] {
+    const supported = appTypeDefinition(appType)?.roles ?? [];
+    const unique = [...new Set(roles)];
+    const unsupported = unique.filter((r) => !supported.includes(r));
+    if (unsupported.length > 0) {
+      throw unprocessable(
+        'role_not_supported',
+        `${appType} apps cannot have the role ${unsupported.join(', ')}`,
+        [{ path: 'body.role', message: `supported: ${supported.join(', ')}` }],
+      );
+    }
+    return unique;
+  }
+
+  private async saveUnique(app: AppEntity): Promise<void> {
+    try {
+      await this.repository.save(app);
+    } catch (error) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+        throw conflict('app_name_taken', `An app named "${app.displayName}" already exists`);
+      }
+      throw error;
+    }
+  }
+
+  private toDetail(app: AppEntity): AppDetail {
+    const credentials = this.openCredentials(app);
+    return {
+      ...toListItem(app),
+      permissions: app.permissions,
+      config: maskSecretFields(app.config) as Record<string, unknown>,
+      consecutiveFailureCount: app.consecutiveFailureCount,
+      credentials: credentials ? maskAll(credentials) : null,
+    };
+  }
+}
+
+export function toListItem(app: AppEntity): AppListItem {
+  return {
+    id: app.id,
+    accountId: app.accountId,
+    appType: app.appType,
+    displayName: app.displayName,
+    role: app.role,
+    state: app.state,
+    errorMessage: app.errorMessage,
+    lastSyncAt: isoOrNull(app.lastSyncAt),
+    createdAt: iso(app.createdAt),
+    updatedAt: iso(app.updatedAt),
+  };
+}

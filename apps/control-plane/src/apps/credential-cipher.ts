@@ -1,0 +1,67 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+export interface SealedCredentials {
+  /** base64 of iv (12 bytes) | tag (16 bytes) | ciphertext. */
+  ciphertext: string;
+  /** Which key sealed it, so keys can rotate: new writes use the first key, reads any. */
+  keyId: string;
+}
+
+/**
+ * AES-256-GCM for app credentials at rest. The app id is bound in as associated data, so a
+ * ciphertext copied onto another row does not decrypt.
+ */
+export class CredentialCipher {
+  private readonly keys: Map<string, Buffer>;
+  private readonly activeKeyId: string;
+  private readonly activeKey: Buffer;
+
+  /** `spec`: `keyId:base64key[,keyId:base64key...]`, 32-byte keys, the first one active. */
+  static parseKeys(spec: string): Map<string, Buffer> {
+    const keys = new Map<string, Buffer>();
+    for (const entry of spec
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean)) {
+      const separator = entry.indexOf(':');
+      const id = entry.slice(0, separator);
+      const key = Buffer.from(entry.slice(separator + 1), 'base64');
+      if (separator < 1 || !/^[A-Za-z0-9_.-]{1,32}$/.test(id))
+        throw new Error('each key must be keyId:base64key');
+      if (key.length !== 32) throw new Error(`key ${id} must be 32 bytes (base64 of 32 random bytes)`);
+      if (keys.has(id)) throw new Error(`key id ${id} appears twice`);
+      keys.set(id, key);
+    }
+    if (keys.size === 0) throw new Error('at least one key is required');
+    return keys;
+  }
+
+  constructor(spec: string) {
+    this.keys = CredentialCipher.parseKeys(spec);
+    const [active] = this.keys;
+    if (!active) throw new Error('at least one key is required');
+    [this.activeKeyId, this.activeKey] = active;
+  }
+
+  seal(credentials: Record<string, unknown>, associatedData: string): SealedCredentials {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.activeKey, iv);
+    cipher.setAAD(Buffer.from(associatedData, 'utf8'));
+    const body = Buffer.concat([cipher.update(JSON.stringify(credentials), 'utf8'), cipher.final()]);
+    return {
+      ciphertext: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64'),
+      keyId: this.activeKeyId,
+    };
+  }
+
+  open(sealed: SealedCredentials, associatedData: string): Record<string, unknown> {
+    const key = this.keys.get(sealed.keyId);
+    if (!key) throw new Error(`credentials were sealed with key ${sealed.keyId}, which is not configured`);
+    const raw = Buffer.from(sealed.ciphertext, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+    decipher.setAAD(Buffer.from(associatedData, 'utf8'));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    return JSON.parse(plain) as Record<string, unknown>;
+  }
+}
