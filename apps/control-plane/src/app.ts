@@ -8,6 +8,9 @@ import { CredentialCipher } from './apps/credential-cipher';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { AUTHENTICATOR } from './auth/authentication';
 import { HealthController } from './health/health.controller';
+import { JobService } from './jobs/job.service';
+import { SourcesController } from './sources/source.controller';
+import { SourceService } from './sources/source.service';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { RegisterRoutes } from './generated/routes';
@@ -28,7 +31,9 @@ export function createServices({
   credentialKeys,
 }: Pick<AppDependencies, 'dataSource' | 'credentialKeys'>) {
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
-  return { apps };
+  const jobs = new JobService(dataSource);
+  const sources = new SourceService(dataSource, apps, jobs);
+  return { apps, jobs, sources };
 }
 
 export function createApp(deps: AppDependencies): Express {
@@ -40,6 +45,7 @@ export function createApp(deps: AppDependencies): Express {
   const controllers: ControllerRegistry = new Map<abstract new (...args: never[]) => unknown, unknown>([
     [HealthController, new HealthController(dataSource)],
     [AppsController, new AppsController(services.apps)],
+    [SourcesController, new SourcesController(services.sources)],
   ]);
   app.locals[CONTROLLERS] = controllers;
   app.locals[AUTHENTICATOR] = new ApiKeyAuthenticator(dataSource);

@@ -4,6 +4,8 @@ export interface AppTypeDefinition {
   name: string;
   /** The roles a connection of this type can take. */
   roles: readonly AppRole[];
+  /** What a source of this type can import (one warehouse table each). */
+  importTasks?: readonly string[];
 }
 
 /**
@@ -11,14 +13,34 @@ export interface AppTypeDefinition {
  * keys of this catalog.
  */
 export const appCatalog = {
-  web_tracking: { name: 'Web tracking (browser SDK)', roles: ['source'] },
-  shopify: { name: 'Shopify', roles: ['source'] },
-  stripe: { name: 'Stripe', roles: ['source'] },
-  hubspot: { name: 'HubSpot', roles: ['source', 'destination'] },
-  amplitude: { name: 'Amplitude', roles: ['source', 'destination'] },
-  mixpanel: { name: 'Mixpanel', roles: ['source', 'destination'] },
-  google_ads: { name: 'Google Ads', roles: ['source', 'destination'] },
-  facebook_ads: { name: 'Meta Ads', roles: ['source', 'destination'] },
+  web_tracking: { name: 'Web tracking (browser SDK)', roles: ['source'], importTasks: [] },
+  shopify: {
+    name: 'Shopify',
+    roles: ['source'],
+    importTasks: ['orders', 'customers', 'products', 'refunds'],
+  },
+  stripe: {
+    name: 'Stripe',
+    roles: ['source'],
+    importTasks: ['customers', 'charges', 'invoices', 'subscriptions'],
+  },
+  hubspot: {
+    name: 'HubSpot',
+    roles: ['source', 'destination'],
+    importTasks: ['contacts', 'companies', 'deals'],
+  },
+  amplitude: { name: 'Amplitude', roles: ['source', 'destination'], importTasks: ['events', 'cohorts'] },
+  mixpanel: { name: 'Mixpanel', roles: ['source', 'destination'], importTasks: ['events', 'cohorts'] },
+  google_ads: {
+    name: 'Google Ads',
+    roles: ['source', 'destination'],
+    importTasks: ['campaigns', 'ad_groups', 'ad_performance'],
+  },
+  facebook_ads: {
+    name: 'Meta Ads',
+    roles: ['source', 'destination'],
+    importTasks: ['campaigns', 'ad_sets', 'ad_insights'],
+  },
   braze: { name: 'Braze', roles: ['destination'] },
   customer_io: { name: 'Customer.io', roles: ['destination'] },
   onesignal: { name: 'OneSignal', roles: ['destination'] },

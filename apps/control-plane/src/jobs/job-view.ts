@@ -1,0 +1,20 @@
+import { iso, isoOrNull } from '../http/list-query';
+import type { JobView } from './job.dto';
+import type { JobEntity } from './job.entity';
+
+export function toJobView(job: JobEntity): JobView {
+  return {
+    id: job.id,
+    kind: job.kind,
+    status: job.status,
+    trigger: job.trigger,
+    sourceId: job.sourceId,
+    integrationId: job.integrationId,
+    rowsRead: job.rowsRead,
+    rowsWritten: job.rowsWritten,
+    error: job.error,
+    createdAt: iso(job.createdAt),
+    startedAt: isoOrNull(job.startedAt),
+    finishedAt: isoOrNull(job.finishedAt),
+  };
+}

@@ -1,0 +1,22 @@
+import type { JobKind, JobStatus, JobTrigger } from './job.entity';
+
+/** A dispatched unit of sync work, as `POST /sources/{id}/sync` returns it. */
+export interface JobView {
+  /** @format uuid */
+  id: string;
+  kind: JobKind;
+  /** `queued` -> `running` -> `succeeded` / `failed` / `cancelled`. */
+  status: JobStatus;
+  trigger: JobTrigger;
+  sourceId: string | null;
+  integrationId: string | null;
+  rowsRead: number;
+  rowsWritten: number;
+  error: { message: string; code?: string } | null;
+  /** @format date-time */
+  createdAt: string;
+  /** @format date-time */
+  startedAt: string | null;
+  /** @format date-time */
+  finishedAt: string | null;
+}

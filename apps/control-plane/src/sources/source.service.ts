@@ -1,0 +1,249 @@
+import type { DataSource } from 'typeorm';
+import { In } from 'typeorm';
+import { appTypeDefinition } from '../apps/app-catalog';
+import { AppEntity } from '../apps/app.entity';
+import type { AppService } from '../apps/app.service';
+import { maskSecretFields } from '../apps/secret-masking';
+import { conflict, invalidField, notFound, unprocessable } from '../http/api-errors';
+import { requireId } from '../http/ids';
+import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
+import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
+import type { ResourceState } from '../http/resource-state';
+import type { JobView } from '../jobs/job.dto';
+import { toJobView } from '../jobs/job-view';
+import type { JobService } from '../jobs/job.service';
+import type {
+  CreateSourceBody,
+  SourceCreated,
+  SourceDetail,
+  SourceListItem,
+  UpdateSourceBody,
+} from './source.dto';
+import { SourceEntity, type IntegrationStatus } from './source.entity';
+import { checkFrequency, describeFrequency, hoursToDays, isIanaTimeZone } from './sync-schedule-format';
+import { warehouseSchemaFor, warehouseTablesFor } from './warehouse-location';
+
+export type SourceSort = 'created_at' | 'updated_at' | 'last_sync_at';
+
+export interface SourceListQuery {
+  state?: ResourceState;
+  syncType?: string;
+  appId?: string;
+  integrationStatus?: IntegrationStatus;
+  sort?: SourceSort;
+  order?: SortOrder;
+}
+
+const sortProperty: Record<SourceSort, keyof SourceEntity> = {
+  created_at: 'createdAt',
+  updated_at: 'updatedAt',
+  last_sync_at: 'lastSyncAt',
+};
+
+export class SourceService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly apps: AppService,
+    private readonly jobs: JobService,
+  ) {}
+
+  private get repository() {
+    return this.dataSource.getRepository(SourceEntity);
+  }
+
+  async list(
+    accountId: string,
+    query: SourceListQuery,
+    page: PageRequest,
+  ): Promise<ListResponse<SourceListItem>> {
+    const qb = this.repository
+      .createQueryBuilder('source')
+      .where('source.accountId = :accountId', { accountId });
+    whereState(qb, query.state);
+    if (query.syncType) qb.andWhere('source.syncType = :syncType', { syncType: query.syncType });
+    if (query.appId) qb.andWhere('source.appId = :appId', { appId: query.appId.toLowerCase() });
+    if (query.integrationStatus) {
+      qb.andWhere('source.integrationStatus = :status', { status: query.integrationStatus });
+    }
+    const result = await pageOf(qb, sortProperty[query.sort ?? 'created_at'], query.order, page, (s) => s);
+    const apps = await this.appsById(result.data.map((s) => s.appId));
+    return { ...result, data: result.data.map((s) => toListItem(s, apps.get(s.appId))) };
+  }
+
+  async get(accountId: string, sourceId: string): Promise<SourceDetail> {
+    return this.toDetail(await this.find(accountId, sourceId));
+  }
+
+  async find(accountId: string, sourceId: string): Promise<SourceEntity> {
+    const source = await this.repository.findOneBy({ id: requireId('source', sourceId), accountId });
+    if (!source) throw notFound('source', sourceId);
+    return source;
+  }
+
+  async create(accountId: string, body: CreateSourceBody): Promise<SourceCreated> {
+    const app = await this.apps.requireUsable(accountId, body.appId, 'source', 'appId');
+    if (body.syncType !== app.appType) {
+      throw unprocessable(
+        'sync_type_mismatch',
+        `syncType must be ${app.appType}, the type of app ${app.id}`,
+        [{ path: 'body.syncType', message: `must equal the app type ${app.appType}` }],
+      );
+    }
+    const offered = appTypeDefinition(app.appType)?.importTasks ?? [];
+    const importTasks = this.checkImportTasks(app.appType, body.importTasks ?? [...offered]);
+    const unit = body.syncFrequencyUnit ?? 'days';
+    const value = body.syncFrequencyValue ?? 1;
+    checkFrequency(value, unit);
+    const timezone = body.syncAnchorTimezone ?? 'UTC';
+    if (!isIanaTimeZone(timezone))
+      throw invalidField('body.syncAnchorTimezone', 'must be an IANA time zone, e.g. Europe/Berlin');
+    if (body.historicalSyncStartDate && body.historicalSyncStartDate.getTime() > Date.now()) {
+      throw invalidField('body.historicalSyncStartDate', 'must not be in the future');
+    }
+    const oneOff = body.oneOff ?? false;
+
+    return this.dataSource.transaction(async (tx) => {
+      const source = await tx.getRepository(SourceEntity).save(
+        tx.getRepository(SourceEntity).create({
+          accountId,
+          appId: app.id,
+          syncType: body.syncType,
+          importTasks,
+          syncFrequencyValue: value,
+          syncFrequencyUnit: unit,
+          syncAnchorTime: body.syncAnchorTime ?? '00:00',
+          syncAnchorTimezone: timezone,
+          rollingPeriodDays: body.rollingPeriodHours === undefined ? 7 : hoursToDays(body.rollingPeriodHours),
+          historicalSyncStartDate: body.historicalSyncStartDate ?? null,
+          oneOff,
+          config: body.config ?? {},
+          state: 'active',
+          integrationStatus: 'pending',
+          lastSyncAt: null,
+          lastError: null,
+          consecutiveFailures: 0,
+          latestJobId: null,
+          activeImportJobId: null,
+          deletedAt: null,
+        }),
+      );
+      const dispatch = oneOff || body.runNow === true;
+      const job = dispatch
+        ? await this.jobs.dispatchSourceSync(source, oneOff ? 'one_off' : 'onboarding', tx)
+        : null;
+      return { ...(await this.toDetail(source, app)), dispatchedJob: job ? toJobView(job) : null };
+    });
+  }
+
+  async update(accountId: string, sourceId: string, body: UpdateSourceBody): Promise<SourceDetail> {
+    const source = await this.find(accountId, sourceId);
+    if (source.state === 'deleted') throw conflict('resource_deleted', `Source ${source.id} is deleted`);
+    if (body.importTasks !== undefined)
+      source.importTasks = this.checkImportTasks(source.syncType, body.importTasks);
+    if (body.config !== undefined) source.config = body.config;
+    if (body.isActive === false && source.state === 'active') {
+      source.state = 'inactive';
+      source.integrationStatus = 'paused';
+    } else if (body.isActive === true && source.state === 'inactive') {
+      source.state = 'active';
+      source.integrationStatus = source.activeImportJobId ? 'queued' : 'pending';
+    }
+    await this.repository.save(source);
+    return this.toDetail(source);
+  }
+
+  /** Soft delete. Idempotent. */
+  async delete(accountId: string, sourceId: string): Promise<SourceDetail> {
+    const source = await this.find(accountId, sourceId);
+    if (source.state !== 'deleted') {
+      source.state = 'deleted';
+      source.deletedAt = new Date();
+      await this.repository.save(source);
+    }
+    return this.toDetail(source);
+  }
+
+  /** `POST /sources/{id}/sync`: queues a job, unless one is queued or running already. */
+  async triggerSync(accountId: string, sourceId: string): Promise<JobView> {
+    const source = await this.find(accountId, sourceId);
+    if (source.state !== 'active') {
+      throw conflict('source_not_active', `Source ${source.id} is ${source.state}; only active sources sync`);
+    }
+    return toJobView(await this.jobs.dispatchSourceSync(source, 'manual'));
+  }
+
+  private checkImportTasks(syncType: string, tasks: string[]): string[] {
+    const offered = appTypeDefinition(syncType)?.importTasks ?? [];
+    const unknown = tasks.filter((t) => !offered.includes(t));
+    if (unknown.length > 0) {
+      throw unprocessable(
+        'unknown_import_task',
+        `${syncType} offers the import tasks: ${offered.join(', ') || 'none'}`,
+        [{ path: 'body.importTasks', message: `unknown: ${unknown.join(', ')}` }],
+      );
+    }
+    return [...new Set(tasks)];
+  }
+
+  private async appsById(ids: string[]): Promise<Map<string, AppEntity>> {
+    if (ids.length === 0) return new Map();
+    const apps = await this.dataSource.getRepository(AppEntity).findBy({ id: In([...new Set(ids)]) });
+    return new Map(apps.map((a) => [a.id, a]));
+  }
+
+  private async toDetail(source: SourceEntity, knownApp?: AppEntity): Promise<SourceDetail> {
+    const app =
+      knownApp ?? (await this.dataSource.getRepository(AppEntity).findOneByOrFail({ id: source.appId }));
+    return {
+      ...toListItem(source, app),
+      isActive: source.state === 'active',
+      syncFrequencyValue: source.syncFrequencyValue,
+      syncFrequencyUnit: source.syncFrequencyUnit,
+      historicalSyncStartDate: isoOrNull(source.historicalSyncStartDate),
+      oneOff: source.oneOff,
+      config: maskSecretFields(source.config) as Record<string, unknown>,
+      app: {
+        id: app.id,
+        appType: app.appType,
+        displayName: app.displayName,
+        role: app.role,
+        state: app.state,
+      },
+      warehouse: {
+        schema: warehouseSchemaFor(source.accountId),
+        tables: warehouseTablesFor(source.syncType, source.importTasks),
+      },
+      onboardingState: source.lastSyncAt
+        ? 'completed'
+        : source.activeImportJobId
+          ? 'first_sync_running'
+          : source.consecutiveFailures > 0
+            ? 'first_sync_failed'
+            : 'awaiting_first_sync',
+      latestJobId: source.latestJobId,
+      activeImportJobId: source.activeImportJobId,
+    };
+  }
+}
+
+function toListItem(source: SourceEntity, app: AppEntity | undefined): SourceListItem {
+  return {
+    id: source.id,
+    accountId: source.accountId,
+    appId: source.appId,
+    appName: app?.displayName ?? '',
+    syncType: source.syncType,
+    importTasks: source.importTasks,
+    syncFrequency: describeFrequency(source.syncFrequencyValue, source.syncFrequencyUnit),
+    syncAnchorTime: source.syncAnchorTime,
+    syncAnchorTimezone: source.syncAnchorTimezone,
+    rollingPeriodDays: source.rollingPeriodDays,
+    state: source.state,
+    integrationStatus: source.integrationStatus,
+    lastSyncAt: isoOrNull(source.lastSyncAt),
+    lastError: source.lastError,
+    consecutiveFailures: source.consecutiveFailures,
+    createdAt: iso(source.createdAt),
+    updatedAt: iso(source.updatedAt),
+  };
+}
