@@ -8,6 +8,8 @@ import { CredentialCipher } from './apps/credential-cipher';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { AUTHENTICATOR } from './auth/authentication';
 import { HealthController } from './health/health.controller';
+import { IntegrationsController } from './integrations/integration.controller';
+import { IntegrationService } from './integrations/integration.service';
 import { JobService } from './jobs/job.service';
 import { SourcesController } from './sources/source.controller';
 import { SourceService } from './sources/source.service';
@@ -33,7 +35,8 @@ export function createServices({
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
   const jobs = new JobService(dataSource);
   const sources = new SourceService(dataSource, apps, jobs);
-  return { apps, jobs, sources };
+  const integrations = new IntegrationService(dataSource, apps);
+  return { apps, jobs, sources, integrations };
 }
 
 export function createApp(deps: AppDependencies): Express {
@@ -46,6 +49,7 @@ export function createApp(deps: AppDependencies): Express {
     [HealthController, new HealthController(dataSource)],
     [AppsController, new AppsController(services.apps)],
     [SourcesController, new SourcesController(services.sources)],
+    [IntegrationsController, new IntegrationsController(services.integrations)],
   ]);
   app.locals[CONTROLLERS] = controllers;
   app.locals[AUTHENTICATOR] = new ApiKeyAuthenticator(dataSource);

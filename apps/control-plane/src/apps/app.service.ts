@@ -10,7 +10,7 @@ import { appTypeDefinition, appTypes } from './app-catalog';
 import type { AppDetail, AppListItem, CreateAppBody, UpdateAppBody } from './app.dto';
 import { AppEntity, type AppRole } from './app.entity';
 import type { CredentialCipher } from './credential-cipher';
-import { maskAll, maskSecretFields } from './secret-masking';
+import { keepMaskedSecrets, maskAll, maskSecretFields } from './secret-masking';
 
 export type AppSort = 'created_at' | 'updated_at' | 'display_name';
 
@@ -112,7 +112,8 @@ export class AppService {
     if (app.state === 'deleted') throw conflict('resource_deleted', `App ${app.id} is deleted`);
     if (body.displayName !== undefined) app.displayName = this.checkName(body.displayName);
     if (body.role !== undefined) app.role = this.checkRoles(app.appType, body.role);
-    if (body.config !== undefined) app.config = body.config;
+    if (body.config !== undefined)
+      app.config = keepMaskedSecrets(body.config, app.config) as Record<string, unknown>;
     if (body.credentials !== undefined) Object.assign(app, this.sealed(app.id, body.credentials));
     await this.saveUnique(app);
     return this.toDetail(app);

@@ -18,3 +18,26 @@ export function maskSecretFields(value: unknown): unknown {
     ]),
   );
 }
+
+/**
+ * A client that read masked config and sends it back must not overwrite the secrets with the
+ * mask: where `next` holds the mask under a secret-looking key, the stored value is kept.
+ */
+export function keepMaskedSecrets(next: unknown, stored: unknown): unknown {
+  if (Array.isArray(next)) {
+    return next.map((item, i) => keepMaskedSecrets(item, Array.isArray(stored) ? stored[i] : undefined));
+  }
+  if (next === null || typeof next !== 'object') return next;
+  const previous =
+    stored !== null && typeof stored === 'object' && !Array.isArray(stored)
+      ? (stored as Record<string, unknown>)
+      : {};
+  return Object.fromEntries(
+    Object.entries(next).map(([key, value]) => [
+      key,
+      value === MASK && secretKey.test(key) && key in previous
+        ? previous[key]
+        : keepMaskedSecrets(value, previous[key]),
+    ]),
+  );
+}

@@ -16,9 +16,22 @@ function fieldErrors(error: ValidateError, req: Request): ProblemFieldError[] {
       ? path
       : Object.hasOwn(req.query ?? {}, head)
         ? `query.${path}`
-        : `body.${path}`;
+        : `body${prefixInBody(req.body, head)}.${path}`;
     return { path: located, message: field.message };
   });
+}
+
+/** Where, shallowest first, the body has a property `key` (tsoa drops the parents of array items). */
+function prefixInBody(body: unknown, key: string): string {
+  const queue: [unknown, string][] = [[body, '']];
+  for (let entry = queue.shift(); entry; entry = queue.shift()) {
+    const [node, prefix] = entry;
+    if (node === null || typeof node !== 'object') continue;
+    if (!Array.isArray(node) && Object.hasOwn(node, key)) return prefix;
+    for (const [k, v] of Object.entries(node))
+      queue.push([v, Array.isArray(node) ? `${prefix}[${k}]` : `${prefix}.${k}`]);
+  }
+  return '';
 }
 
 function toProblem(error: unknown, req: Request): Problem {

@@ -3,7 +3,7 @@ import { In } from 'typeorm';
 import { appTypeDefinition } from '../apps/app-catalog';
 import { AppEntity } from '../apps/app.entity';
 import type { AppService } from '../apps/app.service';
-import { maskSecretFields } from '../apps/secret-masking';
+import { keepMaskedSecrets, maskSecretFields } from '../apps/secret-masking';
 import { conflict, invalidField, notFound, unprocessable } from '../http/api-errors';
 import { requireId } from '../http/ids';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
@@ -140,7 +140,9 @@ export class SourceService {
     if (source.state === 'deleted') throw conflict('resource_deleted', `Source ${source.id} is deleted`);
     if (body.importTasks !== undefined)
       source.importTasks = this.checkImportTasks(source.syncType, body.importTasks);
-    if (body.config !== undefined) source.config = body.config;
+    if (body.config !== undefined) {
+      source.config = keepMaskedSecrets(body.config, source.config) as Record<string, unknown>;
+    }
     if (body.isActive === false && source.state === 'active') {
       source.state = 'inactive';
       source.integrationStatus = 'paused';

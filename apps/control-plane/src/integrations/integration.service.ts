@@ -1,0 +1,263 @@
+import type { DataSource } from 'typeorm';
+import { In } from 'typeorm';
+import { AppEntity } from '../apps/app.entity';
+import type { AppService } from '../apps/app.service';
+import { keepMaskedSecrets, maskSecretFields } from '../apps/secret-masking';
+import { conflict, invalidField, notFound } from '../http/api-errors';
+import { requireId } from '../http/ids';
+import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
+import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
+import type { ResourceState } from '../http/resource-state';
+import { SourceEntity } from '../sources/source.entity';
+import type {
+  CreateIntegrationBody,
+  ImportDependencyStatus,
+  IntegrationAppSummary,
+  IntegrationConfigBody,
+  IntegrationDetail,
+  IntegrationListItem,
+  UpdateIntegrationBody,
+} from './integration.dto';
+import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
+
+export type IntegrationSort = 'created_at' | 'updated_at' | 'last_sync_at';
+
+export interface IntegrationListQuery {
+  state?: ResourceState;
+  status?: IntegrationRunStatus;
+  sourceAppId?: string;
+  destinationAppId?: string;
+  dataType?: string;
+  sort?: IntegrationSort;
+  order?: SortOrder;
+}
+
+const sortProperty: Record<IntegrationSort, keyof IntegrationEntity> = {
+  created_at: 'createdAt',
+  updated_at: 'updatedAt',
+  last_sync_at: 'lastSyncAt',
+};
+
+interface Dependency {
+  status: ImportDependencyStatus;
+  sourceIds: string[];
+  jobIds: string[];
+}
+
+export class IntegrationService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly apps: AppService,
+  ) {}
+
+  private get repository() {
+    return this.dataSource.getRepository(IntegrationEntity);
+  }
+
+  async list(
+    accountId: string,
+    query: IntegrationListQuery,
+    page: PageRequest,
+  ): Promise<ListResponse<IntegrationListItem>> {
+    const qb = this.repository
+      .createQueryBuilder('integration')
+      .where('integration.accountId = :accountId', { accountId });
+    whereState(qb, query.state);
+    if (query.status) qb.andWhere('integration.status = :status', { status: query.status });
+    if (query.sourceAppId)
+      qb.andWhere('integration.sourceAppId = :sourceAppId', { sourceAppId: query.sourceAppId });
+    if (query.destinationAppId) {
+      qb.andWhere('integration.destinationAppId = :destinationAppId', {
+        destinationAppId: query.destinationAppId,
+      });
+    }
+    if (query.dataType) qb.andWhere('integration.dataType = :dataType', { dataType: query.dataType });
+    const result = await pageOf(qb, sortProperty[query.sort ?? 'created_at'], query.order, page, (i) => i);
+    const context = await this.context(accountId, result.data);
+    return {
+      ...result,
+      data: result.data.map((i) => toListItem(i, context.apps, context.dependencyOf(i))),
+    };
+  }
+
+  async get(accountId: string, integrationId: string): Promise<IntegrationDetail> {
+    return this.toDetail(await this.find(accountId, integrationId));
+  }
+
+  async find(accountId: string, integrationId: string): Promise<IntegrationEntity> {
+    const integration = await this.repository.findOneBy({
+      id: requireId('integration', integrationId),
+      accountId,
+    });
+    if (!integration) throw notFound('integration', integrationId);
+    return integration;
+  }
+
+  async create(accountId: string, body: CreateIntegrationBody): Promise<IntegrationDetail> {
+    const destination = await this.apps.requireUsable(
+      accountId,
+      body.destinationAppId,
+      'destination',
+      'destinationAppId',
+    );
+    const source =
+      body.sourceAppId === undefined
+        ? null
+        : await this.apps.requireUsable(accountId, body.sourceAppId, 'source', 'sourceAppId');
+    checkConfig(body.config);
+    if (body.historicalSyncStartDate && body.historicalSyncStartDate.getTime() > Date.now()) {
+      throw invalidField('body.historicalSyncStartDate', 'must not be in the future');
+    }
+    const integration = await this.repository.save(
+      this.repository.create({
+        accountId,
+        sourceAppId: source?.id ?? null,
+        destinationAppId: destination.id,
+        dataType: body.dataType,
+        config: body.config,
+        schedule: body.schedule,
+        state: 'active',
+        status: destination.state === 'active' ? 'pending' : 'draft',
+        lastSyncAt: null,
+        lastError: null,
+        consecutiveFailures: 0,
+        latestJobId: null,
+        historicalSyncStartDate: body.historicalSyncStartDate ?? null,
+        deletedAt: null,
+      }),
+    );
+    return this.toDetail(integration);
+  }
+
+  async update(
+    accountId: string,
+    integrationId: string,
+    body: UpdateIntegrationBody,
+  ): Promise<IntegrationDetail> {
+    const integration = await this.find(accountId, integrationId);
+    if (integration.state === 'deleted')
+      throw conflict('resource_deleted', `Integration ${integration.id} is deleted`);
+    if (body.config !== undefined) {
+      checkConfig(body.config);
+      integration.config = keepMaskedSecrets(body.config, integration.config) as IntegrationEntity['config'];
+    }
+    if (body.schedule !== undefined) integration.schedule = body.schedule;
+    if (body.isActive === false && integration.state === 'active') {
+      integration.state = 'inactive';
+      integration.status = 'paused';
+    } else if (body.isActive === true && integration.state === 'inactive') {
+      // Resuming never restores a stale `running`: the next run decides from here.
+      const destination = await this.dataSource
+        .getRepository(AppEntity)
+        .findOneByOrFail({ id: integration.destinationAppId });
+      integration.state = 'active';
+      integration.status = destination.state === 'active' ? 'pending' : 'draft';
+    }
+    await this.repository.save(integration);
+    return this.toDetail(integration);
+  }
+
+  /** Soft delete. Idempotent. */
+  async delete(accountId: string, integrationId: string): Promise<IntegrationDetail> {
+    const integration = await this.find(accountId, integrationId);
+    if (integration.state !== 'deleted') {
+      integration.state = 'deleted';
+      integration.deletedAt = new Date();
+      await this.repository.save(integration);
+    }
+    return this.toDetail(integration);
+  }
+
+  private async toDetail(integration: IntegrationEntity): Promise<IntegrationDetail> {
+    const context = await this.context(integration.accountId, [integration]);
+    const dependency = context.dependencyOf(integration);
+    const sourceApp = integration.sourceAppId ? context.apps.get(integration.sourceAppId) : undefined;
+    const destinationApp = context.apps.get(integration.destinationAppId);
+    if (!destinationApp) throw new Error(`Integration ${integration.id} references a missing app`);
+    return {
+      ...toListItem(integration, context.apps, dependency),
+      sourceApp: sourceApp ? summary(sourceApp) : null,
+      destinationApp: summary(destinationApp),
+      importDependency: { status: dependency.status, sourceIds: dependency.sourceIds },
+      historicalSyncStartDate: isoOrNull(integration.historicalSyncStartDate),
+      triggeredImportJobIds: dependency.jobIds,
+    };
+  }
+
+  /** The apps and source-app dependencies of a page of integrations, in two queries. */
+  private async context(accountId: string, integrations: IntegrationEntity[]) {
+    const appIds = [
+      ...new Set(integrations.flatMap((i) => [i.destinationAppId, i.sourceAppId ?? []].flat())),
+    ];
+    const apps = new Map<string, AppEntity>();
+    if (appIds.length > 0) {
+      for (const app of await this.dataSource.getRepository(AppEntity).findBy({ id: In(appIds) }))
+        apps.set(app.id, app);
+    }
+    const sourceAppIds = [
+      ...new Set(integrations.map((i) => i.sourceAppId).filter((id): id is string => id !== null)),
+    ];
+    const sources =
+      sourceAppIds.length === 0
+        ? []
+        : await this.dataSource
+            .getRepository(SourceEntity)
+            .findBy({ accountId, appId: In(sourceAppIds), state: 'active' });
+    const dependencyOf = (integration: IntegrationEntity): Dependency => {
+      if (!integration.sourceAppId) return { status: 'not_required', sourceIds: [], jobIds: [] };
+      const own = sources.filter((s) => s.appId === integration.sourceAppId);
+      const status: ImportDependencyStatus =
+        own.length === 0 ? 'missing_source' : own.some((s) => s.lastSyncAt !== null) ? 'ready' : 'waiting';
+      return {
+        status,
+        sourceIds: own.map((s) => s.id),
+        jobIds: own.map((s) => s.latestJobId).filter((id): id is string => id !== null),
+      };
+    };
+    return { apps, dependencyOf };
+  }
+}
+
+function checkConfig(config: IntegrationConfigBody): void {
+  config.tasks.forEach((task, index) => {
+    if (typeof task.task_type !== 'string' || task.task_type.length === 0) {
+      throw invalidField(`body.config.tasks[${index}].task_type`, 'is required');
+    }
+  });
+}
+
+function summary(app: AppEntity): IntegrationAppSummary {
+  return { id: app.id, appType: app.appType, displayName: app.displayName, role: app.role, state: app.state };
+}
+
+function toListItem(
+  integration: IntegrationEntity,
+  apps: Map<string, AppEntity>,
+  dependency: Dependency,
+): IntegrationListItem {
+  const source = integration.sourceAppId ? apps.get(integration.sourceAppId) : undefined;
+  const destination = apps.get(integration.destinationAppId);
+  return {
+    id: integration.id,
+    accountId: integration.accountId,
+    sourceAppId: integration.sourceAppId,
+    sourceAppName: source?.displayName ?? null,
+    sourceAppType: source?.appType ?? null,
+    destinationAppId: integration.destinationAppId,
+    destinationAppName: destination?.displayName ?? '',
+    destinationAppType: destination?.appType ?? '',
+    dataType: integration.dataType,
+    config: maskSecretFields(integration.config) as IntegrationConfigBody,
+    schedule: integration.schedule,
+    state: integration.state,
+    status: integration.status,
+    isActive: integration.state === 'active',
+    lastSyncAt: isoOrNull(integration.lastSyncAt),
+    lastError: integration.lastError,
+    consecutiveFailures: integration.consecutiveFailures,
+    importDependencyStatus: dependency.status,
+    latestJobId: integration.latestJobId,
+    createdAt: iso(integration.createdAt),
+    updatedAt: iso(integration.updatedAt),
+  };
+}
