@@ -6,13 +6,17 @@ import { AppsController } from './apps/app.controller';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
-import { AUTHENTICATOR } from './auth/authentication';
+import { AUTHENTICATOR, INTERNAL_SERVICE_TOKEN } from './auth/authentication';
 import { HealthController } from './health/health.controller';
 import { IntegrationsController } from './integrations/integration.controller';
 import { IntegrationService } from './integrations/integration.service';
+import { WriteKeyResolutionController } from './internal/write-key-resolution.controller';
+import { WriteKeyResolver } from './internal/write-key-resolver';
 import { JobService } from './jobs/job.service';
 import { SourcesController } from './sources/source.controller';
 import { SourceService } from './sources/source.service';
+import { WriteKeysController } from './write-keys/write-key.controller';
+import { WriteKeyService } from './write-keys/write-key.service';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { RegisterRoutes } from './generated/routes';
@@ -36,7 +40,9 @@ export function createServices({
   const jobs = new JobService(dataSource);
   const sources = new SourceService(dataSource, apps, jobs);
   const integrations = new IntegrationService(dataSource, apps);
-  return { apps, jobs, sources, integrations };
+  const writeKeys = new WriteKeyService(dataSource);
+  const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
+  return { apps, jobs, sources, integrations, writeKeys, writeKeyResolver };
 }
 
 export function createApp(deps: AppDependencies): Express {
@@ -50,9 +56,12 @@ export function createApp(deps: AppDependencies): Express {
     [AppsController, new AppsController(services.apps)],
     [SourcesController, new SourcesController(services.sources)],
     [IntegrationsController, new IntegrationsController(services.integrations)],
+    [WriteKeysController, new WriteKeysController(services.writeKeys)],
+    [WriteKeyResolutionController, new WriteKeyResolutionController(services.writeKeyResolver)],
   ]);
   app.locals[CONTROLLERS] = controllers;
   app.locals[AUTHENTICATOR] = new ApiKeyAuthenticator(dataSource);
+  app.locals[INTERNAL_SERVICE_TOKEN] = deps.internalServiceToken;
 
   app.use(requestLogging(logger));
   app.use(express.json({ limit: '1mb', strict: true }));

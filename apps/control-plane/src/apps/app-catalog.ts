@@ -6,7 +6,12 @@ export interface AppTypeDefinition {
   roles: readonly AppRole[];
   /** What a source of this type can import (one warehouse table each). */
   importTasks?: readonly string[];
+  /** The kind of forwarding destination, for destination-role types. */
+  destinationKind?: DestinationKind;
 }
+
+export type DestinationKind =
+  'product_analytics' | 'messaging' | 'customer_data' | 'push' | 'advertising' | 'webhook';
 
 /**
  * The platforms the service connects to. `appType` of an app and `syncType` of a source are
@@ -28,23 +33,36 @@ export const appCatalog = {
     name: 'HubSpot',
     roles: ['source', 'destination'],
     importTasks: ['contacts', 'companies', 'deals'],
+    destinationKind: 'customer_data',
   },
-  amplitude: { name: 'Amplitude', roles: ['source', 'destination'], importTasks: ['events', 'cohorts'] },
-  mixpanel: { name: 'Mixpanel', roles: ['source', 'destination'], importTasks: ['events', 'cohorts'] },
+  amplitude: {
+    name: 'Amplitude',
+    roles: ['source', 'destination'],
+    importTasks: ['events', 'cohorts'],
+    destinationKind: 'product_analytics',
+  },
+  mixpanel: {
+    name: 'Mixpanel',
+    roles: ['source', 'destination'],
+    importTasks: ['events', 'cohorts'],
+    destinationKind: 'product_analytics',
+  },
   google_ads: {
     name: 'Google Ads',
     roles: ['source', 'destination'],
     importTasks: ['campaigns', 'ad_groups', 'ad_performance'],
+    destinationKind: 'advertising',
   },
   facebook_ads: {
     name: 'Meta Ads',
     roles: ['source', 'destination'],
     importTasks: ['campaigns', 'ad_sets', 'ad_insights'],
+    destinationKind: 'advertising',
   },
-  braze: { name: 'Braze', roles: ['destination'] },
-  customer_io: { name: 'Customer.io', roles: ['destination'] },
-  onesignal: { name: 'OneSignal', roles: ['destination'] },
-  webhook: { name: 'Webhook', roles: ['destination'] },
+  braze: { name: 'Braze', roles: ['destination'], destinationKind: 'messaging' },
+  customer_io: { name: 'Customer.io', roles: ['destination'], destinationKind: 'messaging' },
+  onesignal: { name: 'OneSignal', roles: ['destination'], destinationKind: 'push' },
+  webhook: { name: 'Webhook', roles: ['destination'], destinationKind: 'webhook' },
 } as const satisfies Record<string, AppTypeDefinition>;
 
 export type AppType = keyof typeof appCatalog;

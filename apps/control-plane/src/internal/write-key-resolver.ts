@@ -1,0 +1,73 @@
+import type { DataSource } from 'typeorm';
+import { AppError } from '@pipeline/errors';
+import { appTypeDefinition } from '../apps/app-catalog';
+import { AppEntity } from '../apps/app.entity';
+import type { AppService } from '../apps/app.service';
+import { hashToken } from '../auth/secret-token';
+import { IntegrationEntity } from '../integrations/integration.entity';
+import { warehouseSchemaFor } from '../sources/warehouse-location';
+import { WriteKeyEntity } from '../write-keys/write-key.entity';
+import type { ResolvedDestination, TenantRecord } from './tenant-record.dto';
+
+/**
+ * Resolves a write key for the ingestion service. The destinations are the account's active
+ * integrations whose source is a web-tracking app and whose destination app is connected,
+ * plus the account's warehouse.
+ */
+export class WriteKeyResolver {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly apps: AppService,
+  ) {}
+
+  async resolve(writeKey: string): Promise<TenantRecord> {
+    const record = await this.dataSource
+      .getRepository(WriteKeyEntity)
+      .findOneBy({ keyHash: hashToken(writeKey) });
+    if (!record) throw new AppError(404, 'write_key_not_found', 'Unknown write key');
+    const base = {
+      accountId: record.accountId,
+      writeKeyId: record.id,
+      allowedOrigins: record.allowedOrigins,
+      warehouse: { kind: 'warehouse' as const, schema: warehouseSchemaFor(record.accountId) },
+    };
+    if (record.revokedAt) return { ...base, status: 'revoked', destinations: [] };
+
+    const rows = await this.dataSource
+      .getRepository(IntegrationEntity)
+      .createQueryBuilder('integration')
+      .innerJoin(AppEntity, 'source', 'source.id = integration.sourceAppId')
+      .innerJoinAndMapOne(
+        'integration.destinationApp',
+        AppEntity,
+        'destination',
+        'destination.id = integration.destinationAppId',
+      )
+      .where('integration.accountId = :accountId', { accountId: record.accountId })
+      .andWhere("integration.state = 'active'")
+      .andWhere("source.appType = 'web_tracking'")
+      .andWhere("source.state <> 'deleted'")
+      .andWhere("destination.state = 'active'")
+      .orderBy('integration.createdAt', 'ASC')
+      .getMany();
+
+    const destinations: ResolvedDestination[] = [];
+    for (const integration of rows as (IntegrationEntity & { destinationApp: AppEntity })[]) {
+      const app = integration.destinationApp;
+      const kind = appTypeDefinition(app.appType)?.destinationKind;
+      const credentials = this.apps.openCredentials(app);
+      if (!kind || !credentials) continue;
+      destinations.push({
+        integrationId: integration.id,
+        kind,
+        appId: app.id,
+        appType: app.appType,
+        dataType: integration.dataType,
+        config: integration.config,
+        credentials,
+        appConfig: app.config,
+      });
+    }
+    return { ...base, status: 'active', destinations };
+  }
+}

@@ -1,0 +1,47 @@
+import { invalidField } from '../http/api-errors';
+
+const hostname = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * Allowed origins are kept as hostnames: `https://Shop.Example.com:8443` becomes
+ * `shop.example.com`. A request's Origin matches a hostname or any subdomain of it, so
+ * wildcards are neither needed nor accepted.
+ */
+export function normalizeAllowedOrigins(values: readonly string[]): string[] {
+  if (values.length > 50) throw invalidField('body.allowedOrigins', 'at most 50 origins');
+  const normalized = values.map((raw, index) => {
+    const value = raw.trim().toLowerCase();
+    let host = value;
+    if (/^[a-z][a-z0-9+.-]*:\/\//.test(value)) {
+      try {
+        const url = new URL(value);
+        if (url.pathname !== '/' || url.search || url.hash || !['http:', 'https:'].includes(url.protocol))
+          throw new Error('path');
+        host = url.hostname;
+      } catch {
+        throw invalidField(
+          `body.allowedOrigins[${index}]`,
+          'must be a hostname or an http(s) origin without a path',
+        );
+      }
+    }
+    if (host === 'localhost' || hostname.test(host)) return host;
+    throw invalidField(
+      `body.allowedOrigins[${index}]`,
+      'must be a hostname (subdomains match), e.g. example.com',
+    );
+  });
+  return [...new Set(normalized)];
+}
+
+/** True when `origin` (an Origin header) is one of `allowed` or a subdomain of one. */
+export function originAllowed(origin: string, allowed: readonly string[]): boolean {
+  if (allowed.length === 0) return true;
+  let host: string;
+  try {
+    host = new URL(origin).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return allowed.some((a) => host === a || host.endsWith(`.${a}`));
+}

@@ -1,0 +1,105 @@
+import type { Request as ExpressRequest } from 'express';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Patch,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
+import { principalOf } from '../auth/principal';
+import { pageRequest, type ListResponse } from '../http/pagination';
+import type { Problem } from '../http/problem';
+import type {
+  CreateWriteKeyBody,
+  UpdateWriteKeyBody,
+  WriteKeyCreated,
+  WriteKeyState,
+  WriteKeyView,
+} from './write-key.dto';
+import type { WriteKeyService } from './write-key.service';
+
+/** Keys the browser SDK sends to the ingestion service. */
+@Route('api/v1/write-keys')
+@Tags('Write keys')
+@Response<Problem>(400, 'Invalid request')
+@Response<Problem>(401, 'Missing or invalid API key')
+@Response<Problem>(403, 'The API key lacks the required scope')
+export class WriteKeysController extends Controller {
+  constructor(private readonly writeKeys: WriteKeyService) {
+    super();
+  }
+
+  /** Creates a write key. The response holds the key itself; it is never shown again. */
+  @Post()
+  @Security('api_key', ['write_keys.write'])
+  @SuccessResponse(201, 'Created')
+  async createWriteKey(
+    @Request() request: ExpressRequest,
+    @Body() body: CreateWriteKeyBody,
+  ): Promise<{ data: WriteKeyCreated }> {
+    const data = await this.writeKeys.create(principalOf(request).accountId, body);
+    this.setStatus(201);
+    return { data };
+  }
+
+  /**
+   * Lists write keys, masked: active ones by default, revoked ones with `state=revoked`.
+   * @param limit Items per page, 1-100 (default 20).
+   * @param offset Items to skip (default 0).
+   * @isInt limit
+   * @isInt offset
+   */
+  @Get()
+  @Security('api_key', ['write_keys.read'])
+  async listWriteKeys(
+    @Request() request: ExpressRequest,
+    @Query() limit?: number,
+    @Query() offset?: number,
+    @Query() state?: WriteKeyState,
+  ): Promise<ListResponse<WriteKeyView>> {
+    return this.writeKeys.list(principalOf(request).accountId, state, pageRequest(limit, offset));
+  }
+
+  @Get('{writeKeyId}')
+  @Security('api_key', ['write_keys.read'])
+  @Response<Problem>(404, 'No such write key in this account')
+  async getWriteKey(
+    @Request() request: ExpressRequest,
+    @Path() writeKeyId: string,
+  ): Promise<{ data: WriteKeyView }> {
+    return { data: await this.writeKeys.get(principalOf(request).accountId, writeKeyId) };
+  }
+
+  /** Renames the key or sets its allowed origins (replacing the list). */
+  @Patch('{writeKeyId}')
+  @Security('api_key', ['write_keys.write'])
+  @Response<Problem>(404, 'No such write key in this account')
+  @Response<Problem>(409, 'write_key_revoked')
+  async updateWriteKey(
+    @Request() request: ExpressRequest,
+    @Path() writeKeyId: string,
+    @Body() body: UpdateWriteKeyBody,
+  ): Promise<{ data: WriteKeyView }> {
+    return { data: await this.writeKeys.update(principalOf(request).accountId, writeKeyId, body) };
+  }
+
+  /** Revokes the key (`state: revoked`); ingestion refuses it from then on. */
+  @Delete('{writeKeyId}')
+  @Security('api_key', ['write_keys.write'])
+  @Response<Problem>(404, 'No such write key in this account')
+  async revokeWriteKey(
+    @Request() request: ExpressRequest,
+    @Path() writeKeyId: string,
+  ): Promise<{ data: WriteKeyView }> {
+    return { data: await this.writeKeys.revoke(principalOf(request).accountId, writeKeyId) };
+  }
+}

@@ -1,0 +1,103 @@
+import type { DataSource } from 'typeorm';
+import { IsNull, Not } from 'typeorm';
+import { issueToken } from '../auth/secret-token';
+import { conflict, invalidField, notFound } from '../http/api-errors';
+import { requireId } from '../http/ids';
+import { iso, isoOrNull } from '../http/list-query';
+import { listResponse, type ListResponse, type PageRequest } from '../http/pagination';
+import { normalizeAllowedOrigins } from './allowed-origins';
+import type {
+  CreateWriteKeyBody,
+  UpdateWriteKeyBody,
+  WriteKeyCreated,
+  WriteKeyState,
+  WriteKeyView,
+} from './write-key.dto';
+import { WriteKeyEntity } from './write-key.entity';
+
+export class WriteKeyService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private get repository() {
+    return this.dataSource.getRepository(WriteKeyEntity);
+  }
+
+  async create(accountId: string, body: CreateWriteKeyBody): Promise<WriteKeyCreated> {
+    const { token, prefix, hash } = issueToken('wk');
+    const record = await this.repository.save(
+      this.repository.create({
+        accountId,
+        name: checkName(body.name),
+        keyPrefix: prefix,
+        keyHash: hash,
+        allowedOrigins: normalizeAllowedOrigins(body.allowedOrigins ?? []),
+        revokedAt: null,
+      }),
+    );
+    return { ...toView(record), key: token };
+  }
+
+  /** Active keys by default; `state=revoked` lists the revoked ones. Newest first. */
+  async list(
+    accountId: string,
+    state: WriteKeyState | undefined,
+    page: PageRequest,
+  ): Promise<ListResponse<WriteKeyView>> {
+    const [rows, total] = await this.repository.findAndCount({
+      where: { accountId, revokedAt: state === 'revoked' ? Not(IsNull()) : IsNull() },
+      order: { createdAt: 'DESC', id: 'DESC' },
+      skip: page.offset,
+      take: page.limit,
+    });
+    return listResponse(rows.map(toView), total, page);
+  }
+
+  async get(accountId: string, id: string): Promise<WriteKeyView> {
+    return toView(await this.find(accountId, id));
+  }
+
+  async update(accountId: string, id: string, body: UpdateWriteKeyBody): Promise<WriteKeyView> {
+    const record = await this.find(accountId, id);
+    if (record.revokedAt) throw conflict('write_key_revoked', `Write key ${record.id} is revoked`);
+    if (body.name !== undefined) record.name = checkName(body.name);
+    if (body.allowedOrigins !== undefined)
+      record.allowedOrigins = normalizeAllowedOrigins(body.allowedOrigins);
+    return toView(await this.repository.save(record));
+  }
+
+  /** Revokes at once: ingestion refuses the key from its next resolution on. Idempotent. */
+  async revoke(accountId: string, id: string): Promise<WriteKeyView> {
+    const record = await this.find(accountId, id);
+    if (!record.revokedAt) {
+      record.revokedAt = new Date();
+      await this.repository.save(record);
+    }
+    return toView(record);
+  }
+
+  private async find(accountId: string, id: string): Promise<WriteKeyEntity> {
+    const record = await this.repository.findOneBy({ id: requireId('write key', id), accountId });
+    if (!record) throw notFound('write key', id);
+    return record;
+  }
+}
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw invalidField('body.name', 'must not be blank');
+  return trimmed;
+}
+
+function toView(record: WriteKeyEntity): WriteKeyView {
+  return {
+    id: record.id,
+    name: record.name,
+    keyPrefix: record.keyPrefix,
+    maskedKey: `${record.keyPrefix}…`,
+    allowedOrigins: record.allowedOrigins,
+    state: record.revokedAt ? 'revoked' : 'active',
+    createdAt: iso(record.createdAt),
+    updatedAt: iso(record.updatedAt),
+    revokedAt: isoOrNull(record.revokedAt),
+  };
+}

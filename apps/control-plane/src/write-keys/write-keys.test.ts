@@ -1,0 +1,186 @@
+import request from 'supertest';
+import { hashToken } from '../auth/secret-token';
+import { startHarness, TEST_INTERNAL_TOKEN, type Harness, type Tenant } from '../testing/harness';
+import { originAllowed } from './allowed-origins';
+import { WriteKeyEntity } from './write-key.entity';
+
+describe('write keys API and internal resolution (real PostgreSQL)', () => {
+  let h: Harness;
+  let t: Tenant;
+
+  beforeAll(async () => {
+    h = await startHarness('write keys');
+    t = await h.tenant();
+  });
+  afterAll(() => h.close());
+
+  const resolve = (writeKey: string, token = TEST_INTERNAL_TOKEN) =>
+    request(h.app)
+      .post('/internal/v1/write-keys/resolve')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ writeKey });
+
+  it('shows the key once at creation, stores only its hash, and lists it masked', async () => {
+    const created = await h
+      .as(t.key)
+      .post('/api/v1/write-keys')
+      .send({ name: 'Website', allowedOrigins: ['https://Shop.Example.com', 'example.org'] });
+    expect(created.status).toBe(201);
+    const { key, id } = created.body.data;
+    expect(key).toMatch(/^wk_[A-Za-z0-9_-]{43}$/);
+    expect(created.body.data).toMatchObject({
+      name: 'Website',
+      state: 'active',
+      allowedOrigins: ['shop.example.com', 'example.org'],
+      revokedAt: null,
+    });
+    const row = await h.db.dataSource.getRepository(WriteKeyEntity).findOneByOrFail({ id });
+    expect(row.keyHash).toBe(hashToken(key));
+    expect(JSON.stringify(row)).not.toContain(key);
+
+    const listed = await h.as(t.key).get('/api/v1/write-keys');
+    expect(listed.body.data[0]).toMatchObject({
+      id,
+      maskedKey: `${key.slice(0, 9)}…`,
+      keyPrefix: key.slice(0, 9),
+    });
+    expect(JSON.stringify(listed.body)).not.toContain(key);
+    expect(JSON.stringify((await h.as(t.key).get(`/api/v1/write-keys/${id}`)).body)).not.toContain(key);
+  });
+
+  it('sets allowed origins, rejects malformed ones, and revokes', async () => {
+    const { body } = await h.as(t.key).post('/api/v1/write-keys').send({ name: 'App' });
+    const url = `/api/v1/write-keys/${body.data.id}`;
+    expect(
+      (
+        await h
+          .as(t.key)
+          .patch(url)
+          .send({ allowedOrigins: ['app.example.com'] })
+      ).body.data.allowedOrigins,
+    ).toEqual(['app.example.com']);
+    for (const bad of ['*.example.com', 'https://example.com/path', 'ftp://example.com', 'exa mple.com']) {
+      const response = await h
+        .as(t.key)
+        .patch(url)
+        .send({ allowedOrigins: [bad] });
+      expect({ bad, status: response.status }).toEqual({ bad, status: 400 });
+      expect(response.body.errors[0].path).toBe('body.allowedOrigins[0]');
+    }
+    const revoked = await h.as(t.key).delete(url);
+    expect(revoked.body.data).toMatchObject({ state: 'revoked', revokedAt: expect.any(String) });
+    expect((await h.as(t.key).patch(url).send({ name: 'x' })).body.code).toBe('write_key_revoked');
+    const active = await h.as(t.key).get('/api/v1/write-keys?limit=100');
+    expect(active.body.data.map((k: { id: string }) => k.id)).not.toContain(body.data.id);
+    const gone = await h.as(t.key).get('/api/v1/write-keys?state=revoked');
+    expect(gone.body.data.map((k: { id: string }) => k.id)).toContain(body.data.id);
+  });
+
+  it('needs the write_keys scopes and hides other accounts’ keys', async () => {
+    const appsOnly = await t.keyWith(['apps.read', 'apps.write']);
+    expect((await h.as(appsOnly).get('/api/v1/write-keys')).status).toBe(403);
+    expect((await h.as(appsOnly).post('/api/v1/write-keys').send({ name: 'x' })).status).toBe(403);
+    const { body } = await h.as(t.key).post('/api/v1/write-keys').send({ name: 'Mine' });
+    const other = await h.tenant();
+    expect((await h.as(other.key).get(`/api/v1/write-keys/${body.data.id}`)).status).toBe(404);
+    expect((await h.as(other.key).delete(`/api/v1/write-keys/${body.data.id}`)).status).toBe(404);
+  });
+
+  describe('POST /internal/v1/write-keys/resolve', () => {
+    it('is closed to API keys, missing and wrong tokens', async () => {
+      const key = (await h.as(t.key).post('/api/v1/write-keys').send({ name: 'x' })).body.data.key;
+      for (const token of [t.key, 'wrong-token', '']) {
+        const response = await resolve(key, token);
+        expect(response.status).toBe(401);
+        expect(response.body.code).toBe('invalid_service_token');
+      }
+    });
+
+    it('answers 404 write_key_not_found for an unknown key and status revoked for a revoked one', async () => {
+      expect((await resolve('wk_unknown')).body).toMatchObject({ status: 404, code: 'write_key_not_found' });
+      const { body } = await h.as(t.key).post('/api/v1/write-keys').send({ name: 'r' });
+      await h.as(t.key).delete(`/api/v1/write-keys/${body.data.id}`);
+      expect((await resolve(body.data.key)).body.data).toMatchObject({ status: 'revoked', destinations: [] });
+    });
+
+    it('resolves to the tenant: origins, warehouse, and decrypted destinations of web-tracking integrations', async () => {
+      const tenant = await h.tenant();
+      const app = (body: object) =>
+        h
+          .as(tenant.key)
+          .post('/api/v1/apps')
+          .send(body)
+          .then((r) => r.body.data.id as string);
+      const web = await app({ appType: 'web_tracking', displayName: 'Site' });
+      const amplitude = await app({
+        appType: 'amplitude',
+        displayName: 'Amp',
+        credentials: { apiKey: 'amp-key' },
+        config: { region: 'eu' },
+      });
+      const braze = await app({
+        appType: 'braze',
+        displayName: 'Braze',
+        credentials: { restKey: 'braze-key' },
+      });
+      const unconnected = await app({ appType: 'webhook', displayName: 'Hook' });
+      const stripe = await app({ appType: 'stripe', displayName: 'Stripe', credentials: { apiKey: 'sk' } });
+      const integration = (body: object) =>
+        h
+          .as(tenant.key)
+          .post('/api/v1/integrations')
+          .send({
+            dataType: 'events',
+            config: { global: { token: 'g' }, tasks: [{ task_type: 'events' }] },
+            schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
+            ...body,
+          })
+          .then((r) => r.body.data.id as string);
+      const toAmplitude = await integration({ sourceAppId: web, destinationAppId: amplitude });
+      const toBraze = await integration({ sourceAppId: web, destinationAppId: braze });
+      await h.as(tenant.key).patch(`/api/v1/integrations/${toBraze}`).send({ isActive: false });
+      await integration({ sourceAppId: web, destinationAppId: unconnected });
+      await integration({ sourceAppId: stripe, destinationAppId: braze });
+      const { body } = await h
+        .as(tenant.key)
+        .post('/api/v1/write-keys')
+        .send({ name: 'site', allowedOrigins: ['example.com'] });
+
+      const response = await resolve(body.data.key);
+      expect(response.status).toBe(200);
+      expect(response.body.data).toEqual({
+        accountId: tenant.accountId,
+        writeKeyId: body.data.id,
+        status: 'active',
+        allowedOrigins: ['example.com'],
+        warehouse: { kind: 'warehouse', schema: `account_${tenant.accountId.replace(/-/g, '')}` },
+        destinations: [
+          {
+            integrationId: toAmplitude,
+            kind: 'product_analytics',
+            appId: amplitude,
+            appType: 'amplitude',
+            dataType: 'events',
+            config: { global: { token: 'g' }, tasks: [{ task_type: 'events' }] },
+            credentials: { apiKey: 'amp-key' },
+            appConfig: { region: 'eu' },
+          },
+        ],
+      });
+    });
+
+    it('is not in the public OpenAPI document', async () => {
+      const doc = await request(h.app).get('/api/v1/openapi.json');
+      expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/internal'))).toBe(false);
+    });
+  });
+
+  it('matches origins: exact host or subdomain, any origin when none are set', () => {
+    expect(originAllowed('https://example.com', ['example.com'])).toBe(true);
+    expect(originAllowed('https://shop.example.com:8443', ['example.com'])).toBe(true);
+    expect(originAllowed('https://badexample.com', ['example.com'])).toBe(false);
+    expect(originAllowed('https://example.com.evil.io', ['example.com'])).toBe(false);
+    expect(originAllowed('null', ['example.com'])).toBe(false);
+    expect(originAllowed('https://anything.io', [])).toBe(true);
+  });
+});
