@@ -17,6 +17,21 @@ export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
 install_dependencies
 require_services
+
+# Local secrets of the control plane, made once and kept in the ignored .cache (the
+# environment wins when it sets them). Production sets its own; see README.
+secrets="$REPO/.cache/dev-secrets.env"
+if [[ ! -f "$secrets" ]]; then
+  mkdir -p "$REPO/.cache"
+  (umask 077 && {
+    echo "DEV_CREDENTIALS_ENCRYPTION_KEYS=dev1:$(head -c 32 /dev/urandom | base64)"
+    echo "DEV_INTERNAL_SERVICE_TOKEN=$(head -c 32 /dev/urandom | base64 | tr -d '/+=')"
+  } >"$secrets")
+fi
+# shellcheck source=/dev/null
+source "$secrets"
+export CREDENTIALS_ENCRYPTION_KEYS="${CREDENTIALS_ENCRYPTION_KEYS:-$DEV_CREDENTIALS_ENCRYPTION_KEYS}"
+export INTERNAL_SERVICE_TOKEN="${INTERNAL_SERVICE_TOKEN:-$DEV_INTERNAL_SERVICE_TOKEN}"
 for port in "$cp_port" "$ing_port"; do
   if port_open 127.0.0.1 "$port"; then log "port $port is taken: is a stack already running? (set CONTROL_PLANE_PORT / INGESTION_PORT)"; exit 1; fi
 done
@@ -63,13 +78,17 @@ done
       cat >&2 <<BANNER
 
   Stack is up.
-    control plane   http://127.0.0.1:$cp_port        (health: /health, OpenAPI: /api/v1/openapi.json)
+    control plane   http://127.0.0.1:$cp_port        (API reference: /docs, OpenAPI: /api/v1/openapi.json)
     ingestion       http://127.0.0.1:$ing_port        (health: /health)
     kafka           ${KAFKA_BROKERS}   delivery consumers: ${destinations}
     postgres        ${DATABASE_URL}
 
-  API keys and write keys: the management API has no keyed endpoints yet; the operator CLI
-  that creates accounts, API keys and write keys comes with them (README, "Status").
+  First API key and write key (each key is printed once; store it):
+    node apps/control-plane/dist/cli/main.js accounts create --name "My company" --features automations
+    node apps/control-plane/dist/cli/main.js api-keys create --account <account id> --scopes all
+    node apps/control-plane/dist/cli/main.js write-keys create --account <account id> --name website
+  then: curl -H "Authorization: Bearer <API key>" http://127.0.0.1:$cp_port/api/v1/apps
+
   Stop everything with Ctrl-C.
 
 BANNER

@@ -34,6 +34,21 @@ check "control plane /health answers 200" curl -fsS -o /dev/null "http://127.0.0
 check "ingestion /health answers 200" curl -fsS -o /dev/null "http://127.0.0.1:$ing_port/health"
 check "migrations ran" grep -q 'migrations applied' "$out"
 
+# The banner's first-key steps, as a new user follows them.
+cli() { node apps/control-plane/dist/cli/main.js "$@"; }
+field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
+first_key() {
+  local account key status
+  account="$(cli accounts create --name "Smoke $$" --json | field id)" || return 1
+  key="$(cli api-keys create --account "$account" --scopes all --json | field apiKey)" || return 1
+  cli write-keys create --account "$account" --name site --json | field writeKey | grep -q '^wk_' || return 1
+  status="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+    -d '{"appType":"stripe","displayName":"Smoke"}' "http://127.0.0.1:$cp_port/api/v1/apps")"
+  [[ "$status" == 201 ]] || { echo "POST /api/v1/apps answered $status" >&2; return 1; }
+}
+check "the CLI issues a first API key and write key, and the key creates an app" first_key
+check "the API reference answers at /docs" curl -fsS -o /dev/null "http://127.0.0.1:$cp_port/docs/"
+
 stop_started=$SECONDS
 kill -INT -- "-$leader" 2>/dev/null || true
 for _ in $(seq 1 60); do kill -0 "$leader" 2>/dev/null || break; sleep 0.5; done

@@ -16,18 +16,21 @@ rm -rf "$REPO/.reports"
 mkdir -p "$TEST_REPORT_DIR"
 
 status=0
-log "format check"
-"$PNPM" exec prettier --check . --log-level warn || status=1
-log "lint and build"
-"$PNPM" exec nx run-many -t lint build --output-style=stream || status=1
-log "tests"
-"$PNPM" exec nx run-many -t test --output-style=stream || status=1
-log "stack smoke test"
-bash tools/stack-smoke.sh || status=1
+failed_steps=()
+step() { # name, command...
+  local name=$1; shift
+  log "$name"
+  "$@" || { status=1; failed_steps+=("$name"); }
+}
+step "format check" "$PNPM" exec prettier --check . --log-level warn
+step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
+step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
+step "stack smoke test" bash tools/stack-smoke.sh
 
 # Stopped before the summary, so the summary's closing line is the run's last line.
 stop_kafka_if_started_here
 trap - EXIT
 log "summary (took $((SECONDS - started))s)"
+if (( ${#failed_steps[@]} > 0 )); then log "FAILED steps: ${failed_steps[*]}"; fi
 node tools/test-report/summarize.js "$TEST_REPORT_DIR" || status=1
 exit "$status"

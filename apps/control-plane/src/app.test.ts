@@ -31,6 +31,14 @@ describe('control plane HTTP (real PostgreSQL)', () => {
     });
   });
 
+  it('serves a browsable API reference at /docs, with its assets', async () => {
+    const page = await request(harness.app).get('/docs/');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('swagger-ui');
+    expect((await request(harness.app).get('/docs/swagger-ui.css')).status).toBe(200);
+    expect((await request(harness.app).get('/docs/swagger-ui-init.js')).text).toContain('/api/v1/apps');
+  });
+
   it('answers unknown routes with a 404 problem document carrying the request id', async () => {
     const response = await request(harness.app).get('/api/v1/nothing-here').set('X-Request-Id', 'req-404');
     expect(response.status).toBe(404);

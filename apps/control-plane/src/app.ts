@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import express, { type Express } from 'express';
+import swaggerUi from 'swagger-ui-express';
 import type { DataSource } from 'typeorm';
 import { requestLogging, type Logger } from '@pipeline/logger';
 import { AppsController } from './apps/app.controller';
@@ -68,6 +69,12 @@ export function createApp(deps: AppDependencies): Express {
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
+  // The browsable reference, with its assets served from the package: no CDN needed.
+  app.use(
+    '/docs',
+    swaggerUi.serve,
+    swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline control plane API' }),
+  );
   RegisterRoutes(app);
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

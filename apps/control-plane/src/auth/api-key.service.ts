@@ -17,13 +17,14 @@ export interface IssuedApiKey {
 export class ApiKeyService {
   constructor(private readonly dataSource: DataSource) {}
 
+  async requireAccount(accountId: string): Promise<void> {
+    const exists =
+      isUuid(accountId) && (await this.dataSource.getRepository(AccountEntity).existsBy({ id: accountId }));
+    if (!exists) throw notFound('account', accountId);
+  }
+
   async issue(accountId: string, name: string, scopes: readonly string[]): Promise<IssuedApiKey> {
-    if (
-      !isUuid(accountId) ||
-      !(await this.dataSource.getRepository(AccountEntity).existsBy({ id: accountId }))
-    ) {
-      throw notFound('account', accountId);
-    }
+    await this.requireAccount(accountId);
     const unknown = scopes.filter((s) => !isScope(s));
     if (scopes.length === 0 || unknown.length > 0) {
       throw badRequest(

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig } from '@pipeline/config';
+import { controlPlaneConfigSchema } from './config';
+
+const key = () => randomBytes(32).toString('base64');
+const valid = { CREDENTIALS_ENCRYPTION_KEYS: `k1:${key()}`, INTERNAL_SERVICE_TOKEN: 'x'.repeat(32) };
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(controlPlaneConfigSchema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems];
+    throw error;
+  }
+  return [];
+}
+
+describe('control plane configuration', () => {
+  it('accepts rotation lists and applies defaults', () => {
+    const config = loadConfig(controlPlaneConfigSchema, {
+      ...valid,
+      CREDENTIALS_ENCRYPTION_KEYS: `new:${key()},old:${key()}`,
+    });
+    expect(config).toMatchObject({ PORT: 3000, HOST: '0.0.0.0', LOG_FORMAT: 'json' });
+  });
+
+  it('names the missing secrets', () => {
+    expect(problems({})).toEqual([
+      expect.stringMatching(/^CREDENTIALS_ENCRYPTION_KEYS is required/),
+      expect.stringMatching(/^INTERNAL_SERVICE_TOKEN is required/),
+    ]);
+  });
+
+  it.each([
+    ['k1:c2hvcnQ=', /must be 32 bytes/],
+    ['nokeyid', /keyId:base64key/],
+    [`a:${randomBytes(32).toString('base64')},a:${randomBytes(32).toString('base64')}`, /appears twice/],
+  ])('rejects the encryption keys %s without echoing them', (spec, message) => {
+    const [problem] = problems({ ...valid, CREDENTIALS_ENCRYPTION_KEYS: spec });
+    expect(problem).toMatch(message);
+    expect(problem).toMatch(/^CREDENTIALS_ENCRYPTION_KEYS=\[redacted\]/);
+  });
+
+  it('wants a service token of 32 characters or more', () => {
+    expect(problems({ ...valid, INTERNAL_SERVICE_TOKEN: 'short' })).toEqual([
+      expect.stringMatching(/^INTERNAL_SERVICE_TOKEN=\[redacted\]: must have at least 32/),
+    ]);
+  });
+});
