@@ -1,17 +1,11 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import type { ResourceState } from '../http/resource-state';
+import { Column, Entity } from 'typeorm';
+import { AccountResourceEntity } from '../database/account-resource';
 
 export type AppRole = 'source' | 'destination';
 
 /** A connection to an external platform. Credentials are stored encrypted only. */
 @Entity({ name: 'apps' })
-export class AppEntity {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
-  @Column({ name: 'account_id', type: 'uuid' })
-  accountId!: string;
-
+export class AppEntity extends AccountResourceEntity {
   @Column({ name: 'app_type', type: 'text' })
   appType!: string;
 
@@ -20,9 +14,6 @@ export class AppEntity {
 
   @Column({ type: 'text', array: true })
   role!: AppRole[];
-
-  @Column({ type: 'text' })
-  state!: ResourceState;
 
   @Column({ name: 'error_message', type: 'text', nullable: true })
   errorMessage!: string | null;
@@ -45,13 +36,4 @@ export class AppEntity {
 
   @Column({ name: 'consecutive_failure_count', type: 'integer' })
   consecutiveFailureCount!: number;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt!: Date;
-
-  @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
-  deletedAt!: Date | null;
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { conflict, invalidField, notFound, unprocessable } from '../http/api-errors';
-import { isUuid, requireId } from '../http/ids';
+import { conflict, invalidField, unprocessable } from '../http/api-errors';
+import { findInAccount, softDelete } from '../database/account-resource';
+import { isUuid } from '../http/ids';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { ResourceState } from '../http/resource-state';
@@ -53,10 +54,8 @@ export class AppService {
   }
 
   /** The app, scoped to the account; another account's app is as unknown as a missing one. */
-  async find(accountId: string, appId: string): Promise<AppEntity> {
-    const app = await this.repository.findOneBy({ id: requireId('app', appId), accountId });
-    if (!app) throw notFound('app', appId);
-    return app;
+  find(accountId: string, appId: string): Promise<AppEntity> {
+    return findInAccount(this.repository, 'app', accountId, appId);
   }
 
   /**
@@ -132,10 +131,7 @@ export class AppService {
         `App ${app.id} is used by active source ${activeSources.map((s) => s.id).join(', ')}; pause or delete it first`,
       );
     }
-    app.state = 'deleted';
-    app.deletedAt = new Date();
-    await this.repository.save(app);
-    return this.toDetail(app);
+    return this.toDetail(await softDelete(this.repository, app));
   }
 
   /** Decrypted credentials, for the internal write-key resolution only; never for API responses. */

@@ -263,6 +263,19 @@ describe('apps API (real PostgreSQL)', () => {
       expect((await h.as(tenant.key).get('/api/v1/apps?state=active')).body.pagination.total).toBe(0);
     });
 
+    it('sorts by updated_at', async () => {
+      const all = await h.as(tenant.key).get('/api/v1/apps?sort=display_name&order=asc');
+      const braze = all.body.data[0].id;
+      await h
+        .as(tenant.key)
+        .patch(`/api/v1/apps/${braze}`)
+        .send({ config: { touched: true } });
+      const recent = await h.as(tenant.key).get('/api/v1/apps?sort=updated_at&limit=1');
+      expect(recent.body.data[0].id).toBe(braze);
+      const oldest = await h.as(tenant.key).get('/api/v1/apps?sort=updated_at&order=asc&limit=5');
+      expect(oldest.body.data[4].id).toBe(braze);
+    });
+
     it('never shows another account’s apps', async () => {
       const response = await h.as(tenant.key).get('/api/v1/apps?limit=100');
       expect(response.body.data.every((a: { accountId: string }) => a.accountId === tenant.accountId)).toBe(

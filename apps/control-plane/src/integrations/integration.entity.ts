@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import type { ResourceState } from '../http/resource-state';
+import { Column, Entity } from 'typeorm';
+import { AccountResourceEntity } from '../database/account-resource';
 
 export type IntegrationRunStatus = 'pending' | 'running' | 'completed' | 'errored' | 'paused' | 'draft';
 
@@ -29,13 +29,7 @@ export interface IntegrationSchedule {
 }
 
 @Entity({ name: 'integrations' })
-export class IntegrationEntity {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
-  @Column({ name: 'account_id', type: 'uuid' })
-  accountId!: string;
-
+export class IntegrationEntity extends AccountResourceEntity {
   @Column({ name: 'source_app_id', type: 'uuid', nullable: true })
   sourceAppId!: string | null;
 
@@ -50,9 +44,6 @@ export class IntegrationEntity {
 
   @Column({ type: 'jsonb' })
   schedule!: IntegrationSchedule;
-
-  @Column({ type: 'text' })
-  state!: ResourceState;
 
   @Column({ type: 'text' })
   status!: IntegrationRunStatus;
@@ -71,13 +62,4 @@ export class IntegrationEntity {
 
   @Column({ name: 'historical_sync_start_date', type: 'timestamptz', nullable: true })
   historicalSyncStartDate!: Date | null;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt!: Date;
-
-  @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
-  deletedAt!: Date | null;
 }

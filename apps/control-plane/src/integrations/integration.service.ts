@@ -3,8 +3,8 @@ import { In } from 'typeorm';
 import { AppEntity } from '../apps/app.entity';
 import type { AppService } from '../apps/app.service';
 import { keepMaskedSecrets, maskSecretFields } from '../apps/secret-masking';
-import { conflict, invalidField, notFound } from '../http/api-errors';
-import { requireId } from '../http/ids';
+import { conflict, invalidField } from '../http/api-errors';
+import { findInAccount, softDelete } from '../database/account-resource';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { ResourceState } from '../http/resource-state';
@@ -84,13 +84,8 @@ export class IntegrationService {
     return this.toDetail(await this.find(accountId, integrationId));
   }
 
-  async find(accountId: string, integrationId: string): Promise<IntegrationEntity> {
-    const integration = await this.repository.findOneBy({
-      id: requireId('integration', integrationId),
-      accountId,
-    });
-    if (!integration) throw notFound('integration', integrationId);
-    return integration;
+  find(accountId: string, integrationId: string): Promise<IntegrationEntity> {
+    return findInAccount(this.repository, 'integration', accountId, integrationId);
   }
 
   async create(accountId: string, body: CreateIntegrationBody): Promise<IntegrationDetail> {
@@ -159,13 +154,7 @@ export class IntegrationService {
 
   /** Soft delete. Idempotent. */
   async delete(accountId: string, integrationId: string): Promise<IntegrationDetail> {
-    const integration = await this.find(accountId, integrationId);
-    if (integration.state !== 'deleted') {
-      integration.state = 'deleted';
-      integration.deletedAt = new Date();
-      await this.repository.save(integration);
-    }
-    return this.toDetail(integration);
+    return this.toDetail(await softDelete(this.repository, await this.find(accountId, integrationId)));
   }
 
   private async toDetail(integration: IntegrationEntity): Promise<IntegrationDetail> {

@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import type { ResourceState } from '../http/resource-state';
+import { Column, Entity } from 'typeorm';
+import { AccountResourceEntity } from '../database/account-resource';
 
 export type SyncFrequencyUnit = 'hours' | 'days';
 
@@ -20,13 +20,7 @@ export const integrationStatuses: readonly IntegrationStatus[] = [
 ];
 
 @Entity({ name: 'sources' })
-export class SourceEntity {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
-  @Column({ name: 'account_id', type: 'uuid' })
-  accountId!: string;
-
+export class SourceEntity extends AccountResourceEntity {
   @Column({ name: 'app_id', type: 'uuid' })
   appId!: string;
 
@@ -60,9 +54,6 @@ export class SourceEntity {
   @Column({ type: 'jsonb' })
   config!: Record<string, unknown>;
 
-  @Column({ type: 'text' })
-  state!: ResourceState;
-
   @Column({ name: 'integration_status', type: 'text' })
   integrationStatus!: IntegrationStatus;
 
@@ -80,13 +71,4 @@ export class SourceEntity {
 
   @Column({ name: 'active_import_job_id', type: 'uuid', nullable: true })
   activeImportJobId!: string | null;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt!: Date;
-
-  @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
-  deletedAt!: Date | null;
 }

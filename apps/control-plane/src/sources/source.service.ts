@@ -4,8 +4,8 @@ import { appTypeDefinition } from '../apps/app-catalog';
 import { AppEntity } from '../apps/app.entity';
 import type { AppService } from '../apps/app.service';
 import { keepMaskedSecrets, maskSecretFields } from '../apps/secret-masking';
-import { conflict, invalidField, notFound, unprocessable } from '../http/api-errors';
-import { requireId } from '../http/ids';
+import { conflict, invalidField, unprocessable } from '../http/api-errors';
+import { findInAccount, softDelete } from '../database/account-resource';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { ResourceState } from '../http/resource-state';
@@ -74,10 +74,8 @@ export class SourceService {
     return this.toDetail(await this.find(accountId, sourceId));
   }
 
-  async find(accountId: string, sourceId: string): Promise<SourceEntity> {
-    const source = await this.repository.findOneBy({ id: requireId('source', sourceId), accountId });
-    if (!source) throw notFound('source', sourceId);
-    return source;
+  find(accountId: string, sourceId: string): Promise<SourceEntity> {
+    return findInAccount(this.repository, 'source', accountId, sourceId);
   }
 
   async create(accountId: string, body: CreateSourceBody): Promise<SourceCreated> {
@@ -156,13 +154,7 @@ export class SourceService {
 
   /** Soft delete. Idempotent. */
   async delete(accountId: string, sourceId: string): Promise<SourceDetail> {
-    const source = await this.find(accountId, sourceId);
-    if (source.state !== 'deleted') {
-      source.state = 'deleted';
-      source.deletedAt = new Date();
-      await this.repository.save(source);
-    }
-    return this.toDetail(source);
+    return this.toDetail(await softDelete(this.repository, await this.find(accountId, sourceId)));
   }
 
   /** `POST /sources/{id}/sync`: queues a job, unless one is queued or running already. */

@@ -315,6 +315,21 @@ describe('sources API (real PostgreSQL)', () => {
       expect(asc.body.pagination).toEqual({ total: 3, limit: 1, offset: 1, nextOffset: 2 });
     });
 
+    it('sorts by updated_at and created_at', async () => {
+      await h
+        .as(tenant.key)
+        .patch(`/api/v1/sources/${ids.a}`)
+        .send({ config: { touched: true } });
+      expect(names((await h.as(tenant.key).get('/api/v1/sources?sort=updated_at&limit=1')).body)).toEqual([
+        'a',
+      ]);
+      expect(names((await h.as(tenant.key).get('/api/v1/sources?sort=created_at&order=asc')).body)).toEqual([
+        'a',
+        'b',
+        'c',
+      ]);
+    });
+
     it.each(['app_id=abc', 'integration_status=done', 'sort=name', 'limit=0'])(
       'answers 400 for %s',
       async (query) => {
