@@ -1,0 +1,126 @@
+import type { EventContext, TrackingEvent } from './event-schema';
+import { tableForType, type WarehouseRow } from './warehouse-tables';
+
+/** What the server knows about the request an event came in. */
+export interface ReceiptContext {
+  receivedAt: Date;
+  /** The client address (see clientAddress). */
+  ip: string | null;
+  /** The request's User-Agent header. */
+  userAgent: string | null;
+  /** The batch's sentAt, used when the event has none of its own. */
+  batchSentAt?: string;
+}
+
+const typedContextKeys = new Set([
+  'source',
+  'library',
+  'session',
+  'page',
+  'screen',
+  'campaign',
+  'clickId',
+  'consent',
+  'browser',
+  'os',
+  'device',
+  'language',
+  'locale',
+  'userAgent',
+]);
+
+const text = (value: unknown): string | null =>
+  typeof value === 'string' && value.length > 0 ? value : null;
+const int = (value: unknown): number | null => (Number.isInteger(value) ? (value as number) : null);
+const object = (value: unknown): Record<string, unknown> | null =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0
+    ? (value as Record<string, unknown>)
+    : null;
+
+/**
+ * Clock correction (spec 2.7): the client's clock may be off, but the time between the event
+ * and its sending is right, so timestamp = receivedAt - (sentAt - timestamp).
+ */
+export function correctedTimestamp(timestamp: string, sentAt: string | undefined, receivedAt: Date): Date {
+  const original = new Date(timestamp);
+  if (!sentAt) return original;
+  const sent = new Date(sentAt);
+  if (Number.isNaN(sent.getTime())) return original;
+  return new Date(receivedAt.getTime() - (sent.getTime() - original.getTime()));
+}
+
+function contextColumns(context: EventContext | undefined, receipt: ReceiptContext) {
+  const c = context ?? {};
+  const campaign = c.campaign ?? {};
+  const extra = Object.fromEntries(Object.entries(c).filter(([key]) => !typedContextKeys.has(key)));
+  return {
+    context_source: text(c.source),
+    context_library_name: text(c.library?.name),
+    context_library_version: text(c.library?.version),
+    context_page_url: text(c.page?.url),
+    context_page_path: text(c.page?.path),
+    context_page_title: text(c.page?.title),
+    context_page_referrer: text(c.page?.referrer),
+    context_screen_width: int(c.screen?.width),
+    context_screen_height: int(c.screen?.height),
+    context_campaign_source: text(campaign.utm_source ?? campaign.source),
+    context_campaign_medium: text(campaign.utm_medium ?? campaign.medium),
+    context_campaign_name: text(campaign.utm_campaign ?? campaign.name),
+    context_campaign_term: text(campaign.utm_term ?? campaign.term),
+    context_campaign_content: text(campaign.utm_content ?? campaign.content),
+    context_click_ids: object(c.clickId),
+    context_consent: object(c.consent),
+    context_browser: text(c.browser),
+    context_os: text(c.os),
+    context_device: text(c.device),
+    context_language: text(c.language),
+    context_locale: text(c.locale),
+    // The server's view wins: the header is what actually reached us.
+    context_user_agent: receipt.userAgent ?? text(c.userAgent),
+    context_ip: receipt.ip,
+    context_extra: object(extra),
+  };
+}
+
+/** Routes a validated event to its table and maps it onto typed columns (spec 2.7). */
+export function normalizeEvent(event: TrackingEvent, receipt: ReceiptContext): WarehouseRow {
+  const sentAt = event.sentAt ?? receipt.batchSentAt;
+  const common = {
+    message_id: event.messageId,
+    anonymous_id: event.anonymousId,
+    user_id: text(event.userId),
+    session_id: text(event.sessionId ?? event.context?.session?.id),
+    timestamp: correctedTimestamp(event.timestamp, sentAt, receipt.receivedAt).toISOString(),
+    original_timestamp: new Date(event.timestamp).toISOString(),
+    sent_at: sentAt ? new Date(sentAt).toISOString() : null,
+    received_at: receipt.receivedAt.toISOString(),
+    ...contextColumns(event.context, receipt),
+  };
+  switch (event.type) {
+    case 'track':
+      return {
+        table: tableForType.track,
+        row: { ...common, type: 'track', event: event.event, name: null, properties: event.properties ?? {} },
+      };
+    case 'page':
+      return {
+        table: tableForType.page,
+        row: {
+          ...common,
+          type: 'page',
+          event: null,
+          name: text(event.name),
+          properties: event.properties ?? {},
+        },
+      };
+    case 'identify':
+      return { table: tableForType.identify, row: { ...common, traits: event.traits ?? {} } };
+    case 'group':
+      return {
+        table: tableForType.group,
+        row: { ...common, group_id: event.groupId, traits: event.traits ?? {} },
+      };
+    case 'alias':
+      return { table: tableForType.alias, row: { ...common, previous_id: event.previousId } };
+  }
+}

@@ -1,0 +1,152 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+// The tracking event of spec 2.7, defined once: TypeBox yields the JSON Schema that ajv
+// compiles and the TypeScript type the SDK, ingestion and the delivery consumers share.
+
+/** Limits the spec leaves open (README, "Tracking events"). */
+export const eventLimits = {
+  /** Serialized size of one event. */
+  maxEventBytes: 32 * 1024,
+  maxMessageIdLength: 100,
+  maxEventNameLength: 200,
+  /** anonymousId, userId, groupId, previousId, sessionId. */
+  maxIdLength: 200,
+  /** Events per request (spec 8). */
+  maxBatchSize: 100,
+} as const;
+
+const id = (description: string) =>
+  Type.String({ minLength: 1, maxLength: eventLimits.maxIdLength, description });
+const isoTime = (description: string) => Type.String({ format: 'date-time', description });
+const freeObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
+const shortText = Type.String({ maxLength: 2048 });
+
+/** The camelCase context envelope; callers may merge extra keys. */
+export const eventContextSchema = Type.Object(
+  {
+    source: Type.Optional(shortText),
+    library: Type.Optional(
+      Type.Object(
+        { name: Type.Optional(shortText), version: Type.Optional(shortText) },
+        { additionalProperties: true },
+      ),
+    ),
+    session: Type.Optional(Type.Object({ id: Type.Optional(shortText) }, { additionalProperties: true })),
+    page: Type.Optional(
+      Type.Object(
+        {
+          url: Type.Optional(shortText),
+          path: Type.Optional(shortText),
+          title: Type.Optional(shortText),
+          referrer: Type.Optional(shortText),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    screen: Type.Optional(
+      Type.Object(
+        {
+          width: Type.Optional(Type.Integer({ minimum: 0 })),
+          height: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    campaign: Type.Optional(Type.Record(Type.String(), shortText)),
+    clickId: Type.Optional(Type.Record(Type.String(), shortText)),
+    consent: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+    browser: Type.Optional(shortText),
+    os: Type.Optional(shortText),
+    device: Type.Optional(shortText),
+    language: Type.Optional(shortText),
+    locale: Type.Optional(shortText),
+    userAgent: Type.Optional(shortText),
+  },
+  { additionalProperties: true },
+);
+
+const common = {
+  messageId: Type.String({
+    minLength: 1,
+    maxLength: eventLimits.maxMessageIdLength,
+    description: 'Unique event id (UUID recommended)',
+  }),
+  timestamp: isoTime('When the event happened, by the client clock (RFC 3339)'),
+  anonymousId: id('Anonymous visitor id'),
+  userId: Type.Optional(Type.Union([id('Known user id'), Type.Null()])),
+  sessionId: Type.Optional(id('Session id')),
+  writeKey: Type.Optional(Type.String({ maxLength: 200 })),
+  context: Type.Optional(eventContextSchema),
+  sentAt: Type.Optional(isoTime('When the client sent the event, for clock correction')),
+};
+
+const eventName = Type.String({ minLength: 1, maxLength: eventLimits.maxEventNameLength });
+
+export const trackEventSchema = Type.Object(
+  {
+    type: Type.Literal('track'),
+    event: eventName,
+    properties: Type.Optional(freeObject('Event properties')),
+    ...common,
+  },
+  { additionalProperties: true },
+);
+export const pageEventSchema = Type.Object(
+  {
+    type: Type.Literal('page'),
+    name: Type.Optional(Type.String({ maxLength: eventLimits.maxEventNameLength })),
+    properties: Type.Optional(freeObject('Page properties')),
+    ...common,
+  },
+  { additionalProperties: true },
+);
+export const identifyEventSchema = Type.Object(
+  {
+    type: Type.Literal('identify'),
+    ...common,
+    userId: id('Known user id'),
+    traits: Type.Optional(freeObject('User traits')),
+  },
+  { additionalProperties: true },
+);
+export const groupEventSchema = Type.Object(
+  {
+    type: Type.Literal('group'),
+    groupId: id('Group id'),
+    traits: Type.Optional(freeObject('Group traits')),
+    ...common,
+  },
+  { additionalProperties: true },
+);
+export const aliasEventSchema = Type.Object(
+  {
+    type: Type.Literal('alias'),
+    ...common,
+    userId: id('The new user id'),
+    previousId: id('The previous id'),
+  },
+  { additionalProperties: true },
+);
+
+export type TrackEvent = Static<typeof trackEventSchema>;
+export type PageEvent = Static<typeof pageEventSchema>;
+export type IdentifyEvent = Static<typeof identifyEventSchema>;
+export type GroupEvent = Static<typeof groupEventSchema>;
+export type AliasEvent = Static<typeof aliasEventSchema>;
+export type TrackingEvent = TrackEvent | PageEvent | IdentifyEvent | GroupEvent | AliasEvent;
+export type EventType = TrackingEvent['type'];
+export type EventContext = Static<typeof eventContextSchema>;
+
+export const eventTypes: readonly EventType[] = ['track', 'identify', 'page', 'group', 'alias'];
+
+/**
+ * One schema for all five types: ajv's discriminator picks the variant by `type`, so an
+ * invalid event gets the errors of its own type only.
+ */
+export const trackingEventSchema: TSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: { type: 'string', enum: [...eventTypes] } },
+  discriminator: { propertyName: 'type' },
+  oneOf: [trackEventSchema, identifyEventSchema, pageEventSchema, groupEventSchema, aliasEventSchema],
+} as unknown as TSchema;

@@ -1,0 +1,212 @@
+import { correctedTimestamp, eventLimits, normalizeEvent, validateEvent, warehouseTables } from './index';
+
+const base = { messageId: 'm-1', timestamp: '2026-03-01T10:00:00.000Z', anonymousId: 'anon-1' };
+const messages = (input: unknown) => {
+  const result = validateEvent(input);
+  return result.valid ? [] : result.errors.map((e) => e.message);
+};
+
+describe('validateEvent', () => {
+  it.each([
+    [{ ...base, type: 'track', event: 'Order Completed' }],
+    [{ ...base, type: 'page' }],
+    [{ ...base, type: 'identify', userId: 'u1', traits: { plan: 'pro' } }],
+    [{ ...base, type: 'group', groupId: 'g1' }],
+    [{ ...base, type: 'alias', userId: 'u1', previousId: 'anon-1' }],
+    [
+      {
+        ...base,
+        type: 'track',
+        event: 'x',
+        userId: null,
+        extraTopLevel: true,
+        context: { custom: { a: 1 }, consent: { analytics: true } },
+      },
+    ],
+  ])('accepts %j', (event) => {
+    expect(messages(event)).toEqual([]);
+  });
+
+  it.each([
+    [{ ...base, type: 'track' }, 'event is required'],
+    [{ ...base, type: 'identify' }, 'userId is required'],
+    [{ ...base, type: 'identify', userId: null }, 'userId must be string'],
+    [{ ...base, type: 'group' }, 'groupId is required'],
+    [{ ...base, type: 'alias', userId: 'u' }, 'previousId is required'],
+    [{ type: 'page', timestamp: base.timestamp, anonymousId: 'a' }, 'messageId is required'],
+    [{ ...base, type: 'page', anonymousId: undefined }, 'anonymousId is required'],
+    [{ ...base, type: 'page', timestamp: 'yesterday' }, 'timestamp must be an ISO 8601 date-time'],
+    [{ ...base, type: 'page', timestamp: '2026-03-01T10:00:00' }, 'timestamp must be an ISO 8601 date-time'],
+    [{ ...base, type: 'screen' }, 'type must be one of track, identify, page, group, alias'],
+    [{ ...base }, 'type must be one of'],
+    [{ ...base, type: 'track', event: '' }, 'event must not be empty'],
+    [{ ...base, type: 'track', event: 'e'.repeat(201) }, 'event must have at most 200 characters'],
+    [{ ...base, type: 'page', messageId: 'm'.repeat(101) }, 'messageId must have at most 100 characters'],
+    [{ ...base, type: 'track', event: 'e', properties: [1, 2] }, 'properties must be object'],
+    [
+      { ...base, type: 'page', context: { screen: { width: 'wide' } } },
+      'context.screen.width must be integer',
+    ],
+    [
+      { ...base, type: 'page', context: { consent: { analytics: 'yes' } } },
+      'context.consent.analytics must be boolean',
+    ],
+    ['a string', 'event must be an object'],
+    [null, 'event must be an object'],
+  ])('rejects %j with "%s"', (event, expected) => {
+    expect(messages(event).join(' | ')).toContain(expected);
+  });
+
+  it('rejects an event over the size limit, naming both sizes', () => {
+    const big = {
+      ...base,
+      type: 'track',
+      event: 'e',
+      properties: { blob: 'x'.repeat(eventLimits.maxEventBytes) },
+    };
+    expect(messages(big)[0]).toMatch(/^event is \d+ bytes; at most 32768 are accepted$/);
+  });
+
+  it('reports all problems of an event at once', () => {
+    expect(messages({ type: 'alias', timestamp: 'x' }).length).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('normalizeEvent', () => {
+  const receipt = {
+    receivedAt: new Date('2026-03-01T12:00:00.000Z'),
+    ip: '203.0.113.9',
+    userAgent: 'Mozilla/5.0 (server)',
+  };
+  const context = {
+    source: 'web',
+    library: { name: 'pipeline-web-tracking', version: '1.2.3' },
+    session: { id: 's-9' },
+    page: { url: 'https://shop.example/p?q=1', path: '/p', title: 'P', referrer: 'https://google.com' },
+    screen: { width: 1440, height: 900 },
+    campaign: {
+      utm_source: 'newsletter',
+      utm_medium: 'email',
+      utm_campaign: 'spring',
+      utm_term: 't',
+      utm_content: 'c',
+    },
+    clickId: { gclid: 'g-1' },
+    consent: { analytics: true, marketing: false },
+    browser: 'Firefox',
+    os: 'Linux',
+    device: 'desktop',
+    language: 'de',
+    locale: 'de-DE',
+    userAgent: 'Mozilla/5.0 (client)',
+    custom: { experiment: 'b' },
+  };
+
+  it('routes each type to its table', () => {
+    const route = (event: object) => {
+      const result = validateEvent(event);
+      if (!result.valid) throw new Error(JSON.stringify(result.errors));
+      return normalizeEvent(result.event, receipt).table;
+    };
+    expect(route({ ...base, type: 'track', event: 'e' })).toBe('events');
+    expect(route({ ...base, type: 'page' })).toBe('events');
+    expect(route({ ...base, type: 'identify', userId: 'u' })).toBe('users');
+    expect(route({ ...base, type: 'group', groupId: 'g' })).toBe('groups');
+    expect(route({ ...base, type: 'alias', userId: 'u', previousId: 'p' })).toBe('aliases');
+  });
+
+  it('maps the context onto typed columns, with the server’s IP and user agent, and keeps unknown keys', () => {
+    const result = validateEvent({
+      ...base,
+      type: 'track',
+      event: 'Viewed',
+      userId: 'u1',
+      properties: { sku: 'A' },
+      context,
+    });
+    if (!result.valid) throw new Error('invalid');
+    const { table, row } = normalizeEvent(result.event, receipt);
+    expect(table).toBe('events');
+    expect(row).toEqual({
+      message_id: 'm-1',
+      type: 'track',
+      event: 'Viewed',
+      name: null,
+      anonymous_id: 'anon-1',
+      user_id: 'u1',
+      session_id: 's-9',
+      timestamp: '2026-03-01T10:00:00.000Z',
+      original_timestamp: '2026-03-01T10:00:00.000Z',
+      sent_at: null,
+      received_at: '2026-03-01T12:00:00.000Z',
+      properties: { sku: 'A' },
+      context_source: 'web',
+      context_library_name: 'pipeline-web-tracking',
+      context_library_version: '1.2.3',
+      context_page_url: 'https://shop.example/p?q=1',
+      context_page_path: '/p',
+      context_page_title: 'P',
+      context_page_referrer: 'https://google.com',
+      context_screen_width: 1440,
+      context_screen_height: 900,
+      context_campaign_source: 'newsletter',
+      context_campaign_medium: 'email',
+      context_campaign_name: 'spring',
+      context_campaign_term: 't',
+      context_campaign_content: 'c',
+      context_click_ids: { gclid: 'g-1' },
+      context_consent: { analytics: true, marketing: false },
+      context_browser: 'Firefox',
+      context_os: 'Linux',
+      context_device: 'desktop',
+      context_language: 'de',
+      context_locale: 'de-DE',
+      context_user_agent: 'Mozilla/5.0 (server)',
+      context_ip: '203.0.113.9',
+      context_extra: { custom: { experiment: 'b' } },
+    });
+    expect(Object.keys(row).sort()).toEqual(Object.keys(warehouseTables.events).sort());
+  });
+
+  it('gives every table exactly its declared columns', () => {
+    const cases = [
+      { ...base, type: 'identify', userId: 'u', traits: { a: 1 } },
+      { ...base, type: 'group', groupId: 'g' },
+      { ...base, type: 'alias', userId: 'u', previousId: 'p' },
+    ];
+    for (const event of cases) {
+      const result = validateEvent(event);
+      if (!result.valid) throw new Error('invalid');
+      const { table, row } = normalizeEvent(result.event, { ...receipt, ip: null, userAgent: null });
+      expect(Object.keys(row).sort()).toEqual(Object.keys(warehouseTables[table]).sort());
+    }
+  });
+
+  it('corrects the client clock with sentAt: receivedAt - (sentAt - timestamp)', () => {
+    // The client clock is 1 hour behind; the event happened 5 s before sending.
+    const result = validateEvent({
+      ...base,
+      type: 'page',
+      timestamp: '2026-03-01T10:59:55.000Z',
+      sentAt: '2026-03-01T11:00:00.000Z',
+    });
+    if (!result.valid) throw new Error('invalid');
+    const { row } = normalizeEvent(result.event, receipt);
+    expect(row.timestamp).toBe('2026-03-01T11:59:55.000Z');
+    expect(row.original_timestamp).toBe('2026-03-01T10:59:55.000Z');
+    expect(row.sent_at).toBe('2026-03-01T11:00:00.000Z');
+  });
+
+  it('uses the batch sentAt when the event has none', () => {
+    expect(
+      correctedTimestamp(
+        '2026-03-01T10:00:00.000Z',
+        '2026-03-01T10:00:10.000Z',
+        new Date('2026-03-01T12:00:00.000Z'),
+      ).toISOString(),
+    ).toBe('2026-03-01T11:59:50.000Z');
+    expect(correctedTimestamp('2026-03-01T10:00:00.000Z', undefined, new Date()).toISOString()).toBe(
+      '2026-03-01T10:00:00.000Z',
+    );
+  });
+});

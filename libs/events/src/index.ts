@@ -1,0 +1,23 @@
+export { correctedTimestamp, normalizeEvent, type ReceiptContext } from './event-normalizer';
+export {
+  eventLimits,
+  eventTypes,
+  trackingEventSchema,
+  type AliasEvent,
+  type EventContext,
+  type EventType,
+  type GroupEvent,
+  type IdentifyEvent,
+  type PageEvent,
+  type TrackEvent,
+  type TrackingEvent,
+} from './event-schema';
+export { validateEvent, type EventError, type EventValidation } from './event-validator';
+export {
+  tableForType,
+  warehouseTables,
+  type ColumnType,
+  type RowOf,
+  type WarehouseRow,
+  type WarehouseTable,
+} from './warehouse-tables';
