@@ -1,19 +1,44 @@
+import type { IncomingMessage } from 'node:http';
+import cors from 'cors';
 import express, { type Express } from 'express';
 import { requestLogging, type Logger } from '@pipeline/logger';
-import { healthRoutes, type OutboxHealth } from './health/health-routes';
+import { simulateRoutes, type SimulateSettings } from './admin/simulate-routes';
+import { collectRoutes } from './collect/collect-routes';
+import type { CollectService } from './collect/collect-service';
+import type { HealthReporter } from './health/delivery-health';
+import { healthRoutes } from './health/health-routes';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import type { SdkFile } from './sdk/sdk-file';
+import { sdkRoutes } from './sdk/sdk-routes';
 
 export interface AppDependencies {
   logger: Logger;
-  outbox: OutboxHealth;
+  collect: CollectService;
+  health: HealthReporter;
+  sdk: SdkFile | null;
+  simulate: SimulateSettings;
+  clientAddress: (req: IncomingMessage) => string | null;
 }
 
-export function createApp({ logger, outbox }: AppDependencies): Express {
+/** Browsers on any site may send: the write key, not the origin, is the credential. */
+const anySite = cors({
+  origin: '*',
+  methods: ['GET', 'POST', 'OPTIONS'],
+  allowedHeaders: ['Content-Type', 'X-Write-Key', 'Authorization', 'X-Request-Id'],
+  exposedHeaders: ['Retry-After', 'X-Request-Id'],
+  maxAge: 86400,
+});
+
+export function createApp(deps: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(requestLogging(logger));
-  app.use(healthRoutes(outbox));
+  app.use(requestLogging(deps.logger));
+  app.use(anySite);
+  app.use(healthRoutes(deps.health));
+  app.use(collectRoutes(deps.collect, deps.clientAddress));
+  app.use(sdkRoutes(deps.sdk));
+  app.use(simulateRoutes(deps.simulate, deps.collect, deps.clientAddress));
   app.use(notFoundHandler);
-  app.use(errorHandler(logger));
+  app.use(errorHandler(deps.logger));
   return app;
 }

@@ -8,3 +8,5 @@ export {
   type DestinationKind,
 } from './destination-kinds';
 export { LogDestination } from './log-destination';
+export { WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
+export { warehouseMigrations } from './warehouse/warehouse-ddl';

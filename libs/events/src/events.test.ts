@@ -210,3 +210,15 @@ describe('normalizeEvent', () => {
     );
   });
 });
+
+describe('consentAllows', () => {
+  it('gates destinations by their consent group; only an explicit false withholds', () => {
+    const { consentAllows } = jest.requireActual<typeof import('./index')>('./index');
+    expect(consentAllows('product_analytics', { analytics: false })).toBe(false);
+    expect(consentAllows('product_analytics', { marketing: false })).toBe(true);
+    expect(consentAllows('messaging', { marketing: false })).toBe(false);
+    expect(consentAllows('advertising', undefined)).toBe(true);
+    expect(consentAllows('warehouse', { analytics: false, marketing: false })).toBe(true);
+    expect(consentAllows('webhook', { marketing: false })).toBe(true);
+  });
+});

@@ -21,3 +21,5 @@ export {
   type WarehouseRow,
   type WarehouseTable,
 } from './warehouse-tables';
+export { outboxKey, parseOutboxEnvelope, type OutboxEnvelope } from './outbox-envelope';
+export { consentAllows, consentGroupFor } from './consent';

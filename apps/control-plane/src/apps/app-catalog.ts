@@ -1,3 +1,4 @@
+import type { DestinationKind } from '@pipeline/tenancy';
 import type { AppRole } from './app.entity';
 
 export interface AppTypeDefinition {
@@ -9,9 +10,6 @@ export interface AppTypeDefinition {
   /** The kind of forwarding destination, for destination-role types. */
   destinationKind?: DestinationKind;
 }
-
-export type DestinationKind =
-  'product_analytics' | 'messaging' | 'customer_data' | 'push' | 'advertising' | 'webhook';
 
 /**
  * The platforms the service connects to. `appType` of an app and `syncType` of a source are

@@ -1,31 +1,4 @@
-import type { DestinationKind } from '../apps/app-catalog';
-
-/** A forwarding destination of the tenant, with what ingestion needs to deliver to it. */
-export interface ResolvedDestination {
-  integrationId: string;
-  kind: DestinationKind;
-  appId: string;
-  appType: string;
-  dataType: string;
-  /** The integration's config, unmasked. */
-  config: { global: Record<string, unknown>; tasks: { task_type: string; [field: string]: unknown }[] };
-  /** The destination app's decrypted credentials. */
-  credentials: Record<string, unknown>;
-  /** The destination app's config, unmasked. */
-  appConfig: Record<string, unknown>;
-}
-
-/** What a write key resolves to: the tenant record of the ingestion service (spec 5.2, hosted mode). */
-export interface TenantRecord {
-  accountId: string;
-  writeKeyId: string;
-  /** A revoked key resolves with no destinations; ingestion answers it 401 invalid_write_key. */
-  status: 'active' | 'revoked';
-  /** Hostnames; the request Origin must be one of them or a subdomain. Empty: any. */
-  allowedOrigins: string[];
-  destinations: ResolvedDestination[];
-  warehouse: { kind: 'warehouse'; schema: string };
-}
+export type { ResolvedDestination, TenantRecord } from '@pipeline/tenancy';
 
 export interface ResolveWriteKeyBody {
   /**

@@ -33,15 +33,3 @@ export function normalizeAllowedOrigins(values: readonly string[]): string[] {
   });
   return [...new Set(normalized)];
 }
-
-/** True when `origin` (an Origin header) is one of `allowed` or a subdomain of one. */
-export function originAllowed(origin: string, allowed: readonly string[]): boolean {
-  if (allowed.length === 0) return true;
-  let host: string;
-  try {
-    host = new URL(origin).hostname.toLowerCase();
-  } catch {
-    return false;
-  }
-  return allowed.some((a) => host === a || host.endsWith(`.${a}`));
-}

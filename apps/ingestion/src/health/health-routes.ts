@@ -1,16 +1,13 @@
 import { Router } from 'express';
+import type { HealthReporter } from './delivery-health';
 
-export interface OutboxHealth {
-  reachable(): Promise<boolean>;
-}
-
-/** GET /health for load balancers: 503 when the outbox (Kafka) cannot be reached. */
-export function healthRoutes(outbox: OutboxHealth): Router {
+/** GET /health for load balancers: 503 when the outbox cannot be read (spec 4.7). */
+export function healthRoutes(reporter: HealthReporter): Router {
   const router = Router();
   router.get('/health', async (_req, res, next) => {
     try {
-      const up = await outbox.reachable();
-      res.status(up ? 200 : 503).json({ ok: up, outbox: up ? 'up' : 'down' });
+      const { status, body } = await reporter.report();
+      res.status(status).json(body);
     } catch (error) {
       next(error);
     }

@@ -1,0 +1,60 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { eventLimits } from '@pipeline/events';
+import { ingestionErrors } from './ingestion-errors';
+
+export interface CollectRequest {
+  /** The raw events, validated one by one later (partial success). */
+  events: unknown[];
+  /** The batch's (or single event's) body write key. */
+  bodyWriteKey?: string;
+  batchSentAt?: string;
+}
+
+const isoDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Parses a /collect body: a single event object, or `{ writeKey?, sentAt?, batch }`. Any
+ * content type is read as JSON: sendBeacon sends text/plain.
+ */
+export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
+  if (!raw || raw.length === 0) throw ingestionErrors.invalidPayload('body is missing');
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw ingestionErrors.invalidPayload('body is not valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw ingestionErrors.invalidPayload('body must be a JSON object');
+  }
+  const object = body as Record<string, unknown>;
+  if (!('batch' in object)) {
+    const writeKey = typeof object.writeKey === 'string' ? object.writeKey : undefined;
+    return { events: [object], ...(writeKey ? { bodyWriteKey: writeKey } : {}) };
+  }
+  const problems: string[] = [];
+  if (!Array.isArray(object.batch)) problems.push('batch must be an array of events');
+  else if (object.batch.length === 0) problems.push('batch must hold at least one event');
+  if (object.writeKey !== undefined && typeof object.writeKey !== 'string') problems.push('writeKey must be a string');
+  if (object.sentAt !== undefined && (typeof object.sentAt !== 'string' || !isoDateTime.test(object.sentAt))) {
+    problems.push('sentAt must be an ISO 8601 date-time with a time zone');
+  }
+  if (problems.length > 0) throw ingestionErrors.invalidBatch(problems);
+  const batch = object.batch as unknown[];
+  if (batch.length > eventLimits.maxBatchSize) throw ingestionErrors.batchTooLarge(batch.length, eventLimits.maxBatchSize);
+  return {
+    events: batch,
+    ...(typeof object.writeKey === 'string' && object.writeKey ? { bodyWriteKey: object.writeKey } : {}),
+    ...(typeof object.sentAt === 'string' ? { batchSentAt: object.sentAt } : {}),
+  };
+}
+
+/** Write key locations in the spec's order: X-Write-Key, then Authorization: Bearer, then the body. */
+export function findWriteKey(headers: IncomingHttpHeaders, bodyWriteKey: string | undefined): string | undefined {
+  const header = headers['x-write-key'];
+  const fromHeader = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (fromHeader) return fromHeader;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+  if (bearer) return bearer;
+  return bodyWriteKey?.trim() || undefined;
+}

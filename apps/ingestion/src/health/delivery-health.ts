@@ -1,0 +1,84 @@
+import type { Admin, Kafka } from 'kafkajs';
+
+export interface HealthReport {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export interface HealthReporter {
+  report(): Promise<HealthReport>;
+}
+
+/** Static mode has no outbox: spec 4.7's `{ ok: true, durableIngest: false }`. */
+export class StaticHealth implements HealthReporter {
+  async report(): Promise<HealthReport> {
+    return { status: 200, body: { ok: true, durableIngest: false } };
+  }
+}
+
+/**
+ * Hosted mode: the outbox must be readable (else 503), and each delivery consumer group's
+ * lag (messages not yet committed) tells whether delivery keeps up. Probes share one check
+ * every `cacheMs`, on one admin connection.
+ */
+export class OutboxHealth implements HealthReporter {
+  private admin: Admin | undefined;
+  private cached: { at: number; report: HealthReport } | undefined;
+  private inFlight: Promise<HealthReport> | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly topic: string,
+    private readonly groups: Record<string, string>,
+    private readonly options: { lagThreshold: number; cacheMs?: number; timeoutMs?: number },
+  ) {}
+
+  async report(): Promise<HealthReport> {
+    if (this.cached && Date.now() - this.cached.at < (this.options.cacheMs ?? 2000)) return this.cached.report;
+    this.inFlight ??= this.check().finally(() => (this.inFlight = undefined));
+    const report = await this.inFlight;
+    this.cached = { at: Date.now(), report };
+    return report;
+  }
+
+  async close(): Promise<void> {
+    await this.admin?.disconnect();
+  }
+
+  private async check(): Promise<HealthReport> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), this.options.timeoutMs ?? 3000);
+      });
+      return await Promise.race([this.measure(), timeout]);
+    } catch {
+      await this.admin?.disconnect().catch(() => undefined);
+      this.admin = undefined;
+      return { status: 503, body: { ok: false, durableIngest: true, deliveryHealthy: false, delivery: {} } };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async measure(): Promise<HealthReport> {
+    if (!this.admin) {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    const ends = await this.admin.fetchTopicOffsets(this.topic);
+    const delivery: Record<string, { groupId: string; lag: number }> = {};
+    for (const [kind, groupId] of Object.entries(this.groups)) {
+      const [committed] = await this.admin.fetchOffsets({ groupId, topics: [this.topic] });
+      let lag = 0;
+      for (const end of ends) {
+        const offset = Number(committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? -1);
+        lag += Number(end.high) - (offset >= 0 ? offset : Number(end.low));
+      }
+      delivery[kind] = { groupId, lag };
+    }
+    const deliveryHealthy = Object.values(delivery).every((d) => d.lag <= this.options.lagThreshold);
+    return { status: 200, body: { ok: true, durableIngest: true, deliveryHealthy, delivery } };
+  }
+}

@@ -1,0 +1,137 @@
+import type { Logger } from '@pipeline/logger';
+import type { Redis } from '@pipeline/redis';
+import type { LimitType } from '../collect/ingestion-errors';
+
+export type LimitDecision = { allowed: true } | { allowed: false; limitType: LimitType; retryAfter: number };
+
+const ALLOWED: LimitDecision = { allowed: true };
+
+/** A fixed-window counter per key in this process's memory. */
+class LocalWindows {
+  private window = -1;
+  private counts = new Map<string, number>();
+
+  take(key: string, amount: number, limit: number, window: number): boolean {
+    if (window !== this.window) {
+      this.window = window;
+      this.counts = new Map();
+    }
+    const used = this.counts.get(key) ?? 0;
+    if (used + amount > limit) return false;
+    this.counts.set(key, used + amount);
+    return true;
+  }
+}
+
+/** Spec 8: per write key per server instance (RATE_LIMIT_LOCAL_BACKSTOP_EPS); holds without Redis. */
+export class LocalBackstop {
+  private readonly windows = new LocalWindows();
+
+  constructor(
+    private readonly eventsPerSecond: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  take(writeKeyId: string, events: number): LimitDecision {
+    const second = Math.floor(this.now() / 1000);
+    return this.windows.take(writeKeyId, events, this.eventsPerSecond, second)
+      ? ALLOWED
+      : { allowed: false, limitType: 'second', retryAfter: 1 };
+  }
+}
+
+// Checks both windows, then counts the events in both, atomically: a rejected batch is not
+// counted against the day.
+const SHARED_TAKE = `
+local n = tonumber(ARGV[1])
+local second = tonumber(redis.call('GET', KEYS[1]) or '0')
+if second + n > tonumber(ARGV[2]) then return 1 end
+local day = tonumber(redis.call('GET', KEYS[2]) or '0')
+if day + n > tonumber(ARGV[3]) then return 2 end
+redis.call('INCRBY', KEYS[1], n)
+redis.call('EXPIRE', KEYS[1], 2)
+redis.call('INCRBY', KEYS[2], n)
+redis.call('EXPIRE', KEYS[2], 90000)
+return 0`;
+
+export interface SharedLimits {
+  eventsPerSecond: number;
+  eventsPerDay: number;
+}
+
+/**
+ * Spec 8: per write key across all instances, in the shared counter store (defaults 100/s and
+ * 100,000/day, overridable per key). Applied only with a store; while the store is down
+ * requests pass (the local backstop still holds) and it is logged.
+ */
+export class SharedRateLimiter {
+  private lastWarning = 0;
+
+  constructor(
+    private readonly redis: Redis | null,
+    private readonly defaults: SharedLimits,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async take(writeKeyId: string, events: number, overrides?: Partial<SharedLimits>): Promise<LimitDecision> {
+    if (!this.redis) return ALLOWED;
+    const nowMs = this.now();
+    const second = Math.floor(nowMs / 1000);
+    const day = new Date(nowMs).toISOString().slice(0, 10);
+    const limits = { ...this.defaults, ...overrides };
+    try {
+      const result = (await this.redis.eval(
+        SHARED_TAKE,
+        2,
+        `rl:s:${writeKeyId}:${second}`,
+        `rl:d:${writeKeyId}:${day}`,
+        events,
+        limits.eventsPerSecond,
+        limits.eventsPerDay,
+      )) as number;
+      if (result === 1) return { allowed: false, limitType: 'second', retryAfter: 1 };
+      if (result === 2) {
+        const midnight = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate() + 1);
+        return { allowed: false, limitType: 'day', retryAfter: Math.max(1, Math.ceil((midnight - nowMs) / 1000)) };
+      }
+      return ALLOWED;
+    } catch (error) {
+      if (nowMs - this.lastWarning > 10_000) {
+        this.lastWarning = nowMs;
+        this.logger.warn('shared rate limit store unavailable; only the local backstop applies', { error: (error as Error).message });
+      }
+      return ALLOWED;
+    }
+  }
+}
+
+/**
+ * Spec 8: write-key checks per client IP, counting only keys not in the valid-key cache
+ * (AUTH_RESOLUTION_ATTEMPTS_PER_MINUTE). Shared through Redis when there is one; per
+ * instance otherwise, or while it is down.
+ */
+export class AuthAttemptLimiter {
+  private readonly local = new LocalWindows();
+
+  constructor(
+    private readonly redis: Redis | null,
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async take(ip: string): Promise<LimitDecision> {
+    const minute = Math.floor(this.now() / 60_000);
+    const denied: LimitDecision = { allowed: false, limitType: 'auth_resolution', retryAfter: 60 };
+    if (this.redis) {
+      try {
+        const key = `rl:auth:${ip}:${minute}`;
+        const [[, count]] = (await this.redis.multi().incr(key).expire(key, 60).exec()) as [[null, number]];
+        return count > this.perMinute ? denied : ALLOWED;
+      } catch {
+        // Fall through to the per-instance count.
+      }
+    }
+    return this.local.take(ip, 1, this.perMinute, minute) ? ALLOWED : denied;
+  }
+}

@@ -1,0 +1,44 @@
+import type { Logger } from '@pipeline/logger';
+import type { Redis } from '@pipeline/redis';
+
+const WINDOW_SECONDS = 24 * 3600;
+
+/**
+ * Remembers committed batches for 24 hours in the shared store, so a retried batch is
+ * acknowledged again without a second publish. Without the store (or while it is down) every
+ * batch is published: duplicates are possible then, never losses, and consumers are
+ * idempotent on messageId.
+ */
+export class BatchDedupe {
+  private lastWarning = 0;
+
+  constructor(
+    private readonly redis: Redis | null,
+    private readonly logger: Logger,
+  ) {}
+
+  async seen(batchId: string): Promise<boolean> {
+    if (!this.redis) return false;
+    try {
+      return (await this.redis.exists(`dedupe:batch:${batchId}`)) === 1;
+    } catch (error) {
+      this.warn(error);
+      return false;
+    }
+  }
+
+  async remember(batchId: string): Promise<void> {
+    if (!this.redis) return;
+    try {
+      await this.redis.set(`dedupe:batch:${batchId}`, '1', 'EX', WINDOW_SECONDS);
+    } catch (error) {
+      this.warn(error);
+    }
+  }
+
+  private warn(error: unknown): void {
+    if (Date.now() - this.lastWarning < 10_000) return;
+    this.lastWarning = Date.now();
+    this.logger.warn('batch dedupe store unavailable; publishing without dedupe', { error: (error as Error).message });
+  }
+}

@@ -1,0 +1,2 @@
+export { originAllowed } from './origin-match';
+export type { DestinationKind, ResolvedDestination, TenantRecord } from './tenant-record';
