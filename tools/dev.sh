@@ -63,7 +63,7 @@ node apps/control-plane/dist/database/migrate.js
 names=(control-plane ingestion)
 commands=(
   "PORT=$cp_port exec node apps/control-plane/dist/main.js"
-  "PORT=$ing_port exec node apps/ingestion/dist/main.js"
+  "PORT=$ing_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node apps/ingestion/dist/main.js"
 )
 IFS=',' read -ra kinds <<<"$destinations"
 for kind in "${kinds[@]}"; do

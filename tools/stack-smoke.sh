@@ -41,12 +41,28 @@ first_key() {
   local account key status
   account="$(cli accounts create --name "Smoke $$" --json | field id)" || return 1
   key="$(cli api-keys create --account "$account" --scopes all --json | field apiKey)" || return 1
-  cli write-keys create --account "$account" --name site --json | field writeKey | grep -q '^wk_' || return 1
+  write_key="$(cli write-keys create --account "$account" --name site --json | field writeKey)" || return 1
+  [[ "$write_key" == wk_* ]] || return 1
   status="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
     -d '{"appType":"stripe","displayName":"Smoke"}' "http://127.0.0.1:$cp_port/api/v1/apps")"
   [[ "$status" == 201 ]] || { echo "POST /api/v1/apps answered $status" >&2; return 1; }
 }
 check "the CLI issues a first API key and write key, and the key creates an app" first_key
+# One event through the whole pipeline: ingestion commits it to Kafka, the log consumer reads it.
+message_id="smoke-$$-$RANDOM"
+collect_event() {
+  local status
+  status="$(curl -s -o /dev/null -w '%{http_code}' -H "X-Write-Key: $write_key" -H 'Content-Type: text/plain' \
+    -d "{\"type\":\"track\",\"event\":\"Smoke\",\"messageId\":\"$message_id\",\"anonymousId\":\"a\",\"timestamp\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}" \
+    "http://127.0.0.1:$ing_port/collect")"
+  [[ "$status" == 202 ]] || { echo "POST /collect answered $status" >&2; return 1; }
+}
+delivered() {
+  for _ in $(seq 1 40); do grep -q "\"messageId\":\"$message_id\"" "$out" && return 0; sleep 0.25; done
+  return 1
+}
+check "an event sent to /collect is acknowledged with 202" collect_event
+check "the delivery consumer reads that event from Kafka" delivered
 check "the API reference answers at /docs" curl -fsS -o /dev/null "http://127.0.0.1:$cp_port/docs/"
 
 stop_started=$SECONDS

@@ -1,1 +1,12 @@
-module.exports = require('../../jest.preset.js')(__dirname);
+const path = require('node:path');
+const preset = require('../../jest.preset.js')(__dirname);
+
+// Integration tests run a real control plane in-process, from its sources.
+module.exports = {
+  ...preset,
+  moduleNameMapper: {
+    '^@pipeline/control-plane/(.*)$': path.join(__dirname, '../control-plane/src/$1'),
+    ...preset.moduleNameMapper,
+  },
+  testTimeout: 60000,
+};

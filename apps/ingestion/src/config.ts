@@ -25,6 +25,14 @@ export const ingestionConfigSchema = z
     /** Addresses (IPs, CIDRs, or loopback / linklocal / uniquelocal) whose X-Forwarded-For is believed. */
     TRUSTED_PROXIES: envList().optional(),
     SDK_JS_PATH: envString().optional(),
+    /** Static mode: the warehouse events are written to (created when missing). */
+    WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], 'postgres://postgres@127.0.0.1:5432/warehouse'),
+    WAREHOUSE_SCHEMA: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+      .default('tracking'),
+    /** Hosted mode: /health reports delivery unhealthy when a consumer group lags by more messages. */
+    DELIVERY_LAG_UNHEALTHY: envInt({ min: 1, max: 1_000_000_000, default: 10_000 }),
     DEMO_MODE: envBool(false),
     ADMIN_SETUP_ENABLED: envBool(false),
     ADMIN_SETUP_TOKEN: z.string().min(16, 'must have at least 16 characters').optional(),
@@ -40,7 +48,11 @@ export const ingestionConfigSchema = z
       require('CONTROL_PLANE_URL', 'when MANAGED_AUTH_ENABLED=true');
       require('INTERNAL_SERVICE_TOKEN', 'when MANAGED_AUTH_ENABLED=true');
       if (config.WRITE_KEY) {
-        ctx.addIssue({ code: 'custom', path: ['WRITE_KEY'], message: 'must not be set in hosted mode: the control plane is the only write-key source' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['WRITE_KEY'],
+          message: 'must not be set in hosted mode: the control plane is the only write-key source',
+        });
       }
     } else {
       require('WRITE_KEY', 'in static mode (or set MANAGED_AUTH_ENABLED=true)');

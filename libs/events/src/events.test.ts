@@ -1,4 +1,11 @@
-import { consentAllows, correctedTimestamp, eventLimits, normalizeEvent, validateEvent, warehouseTables } from './index';
+import {
+  consentAllows,
+  correctedTimestamp,
+  eventLimits,
+  normalizeEvent,
+  validateEvent,
+  warehouseTables,
+} from './index';
 
 const base = { messageId: 'm-1', timestamp: '2026-03-01T10:00:00.000Z', anonymousId: 'anon-1' };
 const messages = (input: unknown) => {

@@ -173,5 +173,4 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
       expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/internal'))).toBe(false);
     });
   });
-
 });

@@ -25,8 +25,14 @@ const dryRunWarnings = [
 
 function preview(batch: ValidatedBatch, tenant: TenantRecord) {
   const targets = [
-    ...(tenant.warehouse ? [{ kind: 'warehouse', appType: 'postgres', integrationId: null as string | null }] : []),
-    ...tenant.destinations.map((d) => ({ kind: d.kind, appType: d.appType, integrationId: d.integrationId as string | null })),
+    ...(tenant.warehouse
+      ? [{ kind: 'warehouse', appType: 'postgres', integrationId: null as string | null }]
+      : []),
+    ...tenant.destinations.map((d) => ({
+      kind: d.kind,
+      appType: d.appType,
+      integrationId: d.integrationId as string | null,
+    })),
   ];
   return targets.map((target) => {
     const allowed = batch.events.filter((e) => consentAllows(target.kind, e.context?.consent));
@@ -80,7 +86,12 @@ export function simulateRoutes(
         });
         return;
       }
-      const receipt = { receivedAt: facts.receivedAt, ip: facts.ip, userAgent: facts.userAgent, ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}) };
+      const receipt = {
+        receivedAt: facts.receivedAt,
+        ip: facts.ip,
+        userAgent: facts.userAgent,
+        ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}),
+      };
       const { tenant } = batch;
       res.status(200).json({
         simulated: true,
@@ -94,7 +105,11 @@ export function simulateRoutes(
           accountId: tenant.accountId,
           writeKeyId: tenant.writeKeyId,
           allowedOrigins: tenant.allowedOrigins,
-          destinations: tenant.destinations.map((d) => ({ kind: d.kind, appType: d.appType, integrationId: d.integrationId })),
+          destinations: tenant.destinations.map((d) => ({
+            kind: d.kind,
+            appType: d.appType,
+            integrationId: d.integrationId,
+          })),
         },
       });
     } catch (error) {

@@ -54,7 +54,9 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
       if (!(error instanceof ControlPlaneUnavailable)) throw error;
       const staleLimit = (cached?.expiresAt ?? 0) + (this.options.staleIfErrorMs ?? 15 * 60_000);
       if (cached?.tenant && staleLimit > this.now()) {
-        this.logger.warn('control plane unavailable; using a cached tenant past its TTL', { error: error.message });
+        this.logger.warn('control plane unavailable; using a cached tenant past its TTL', {
+          error: error.message,
+        });
         return cached.tenant;
       }
       this.logger.warn('control plane unavailable; cannot check write key', { error: error.message });

@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
  * header from anyone else is ignored.
  */
 export function clientAddressResolver(trustedProxies: readonly string[] | undefined) {
-  const trust = trustedProxies && trustedProxies.length > 0 ? proxyaddr.compile([...trustedProxies]) : () => false;
+  const trust =
+    trustedProxies && trustedProxies.length > 0 ? proxyaddr.compile([...trustedProxies]) : () => false;
   return (req: IncomingMessage): string | null => {
     const socket = req.socket.remoteAddress ?? null;
     if (!socket) return null;

@@ -35,13 +35,18 @@ export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
   const problems: string[] = [];
   if (!Array.isArray(object.batch)) problems.push('batch must be an array of events');
   else if (object.batch.length === 0) problems.push('batch must hold at least one event');
-  if (object.writeKey !== undefined && typeof object.writeKey !== 'string') problems.push('writeKey must be a string');
-  if (object.sentAt !== undefined && (typeof object.sentAt !== 'string' || !isoDateTime.test(object.sentAt))) {
+  if (object.writeKey !== undefined && typeof object.writeKey !== 'string')
+    problems.push('writeKey must be a string');
+  if (
+    object.sentAt !== undefined &&
+    (typeof object.sentAt !== 'string' || !isoDateTime.test(object.sentAt))
+  ) {
     problems.push('sentAt must be an ISO 8601 date-time with a time zone');
   }
   if (problems.length > 0) throw ingestionErrors.invalidBatch(problems);
   const batch = object.batch as unknown[];
-  if (batch.length > eventLimits.maxBatchSize) throw ingestionErrors.batchTooLarge(batch.length, eventLimits.maxBatchSize);
+  if (batch.length > eventLimits.maxBatchSize)
+    throw ingestionErrors.batchTooLarge(batch.length, eventLimits.maxBatchSize);
   return {
     events: batch,
     ...(typeof object.writeKey === 'string' && object.writeKey ? { bodyWriteKey: object.writeKey } : {}),
@@ -50,7 +55,10 @@ export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
 }
 
 /** Write key locations in the spec's order: X-Write-Key, then Authorization: Bearer, then the body. */
-export function findWriteKey(headers: IncomingHttpHeaders, bodyWriteKey: string | undefined): string | undefined {
+export function findWriteKey(
+  headers: IncomingHttpHeaders,
+  bodyWriteKey: string | undefined,
+): string | undefined {
   const header = headers['x-write-key'];
   const fromHeader = (Array.isArray(header) ? header[0] : header)?.trim();
   if (fromHeader) return fromHeader;

@@ -1,4 +1,4 @@
-import express, { Router, type Request } from 'express';
+import express, { Router, type Request, type RequestHandler } from 'express';
 import type { IncomingMessage } from 'node:http';
 import { parseCollectBody } from './collect-request';
 import type { CollectService, RequestFacts } from './collect-service';
@@ -6,9 +6,12 @@ import type { CollectService, RequestFacts } from './collect-service';
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 /** Every content type is read as JSON: sendBeacon posts text/plain without a preflight. */
-export const rawBody = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
+export const rawBody: RequestHandler = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
 
-export function requestFacts(req: Request, clientAddress: (req: IncomingMessage) => string | null): RequestFacts {
+export function requestFacts(
+  req: Request,
+  clientAddress: (req: IncomingMessage) => string | null,
+): RequestFacts {
   return {
     headers: req.headers,
     ip: clientAddress(req),
@@ -18,7 +21,10 @@ export function requestFacts(req: Request, clientAddress: (req: IncomingMessage)
   };
 }
 
-export function collectRoutes(service: CollectService, clientAddress: (req: IncomingMessage) => string | null): Router {
+export function collectRoutes(
+  service: CollectService,
+  clientAddress: (req: IncomingMessage) => string | null,
+): Router {
   const router = Router();
   router.post('/collect', rawBody, async (req, res, next) => {
     try {

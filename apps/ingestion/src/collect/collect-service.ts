@@ -4,7 +4,12 @@ import { outboxKey, validateEvent, type OutboxEnvelope, type TrackingEvent } fro
 import type { Logger } from '@pipeline/logger';
 import { originAllowed, type TenantRecord } from '@pipeline/tenancy';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
-import type { AuthAttemptLimiter, LimitDecision, LocalBackstop, SharedRateLimiter } from '../limits/rate-limits';
+import type {
+  AuthAttemptLimiter,
+  LimitDecision,
+  LocalBackstop,
+  SharedRateLimiter,
+} from '../limits/rate-limits';
 import type { BatchDedupe } from '../outbox/batch-dedupe';
 import type { OutboxPublisher } from '../outbox/outbox-publisher';
 import { findWriteKey, type CollectRequest } from './collect-request';
@@ -60,7 +65,11 @@ export class CollectService {
   constructor(private readonly deps: CollectDependencies) {}
 
   /** Authenticates and validates a request: everything /collect and /admin/simulate share. */
-  async validate(request: CollectRequest, facts: RequestFacts, options: { countAuthAttempts: boolean }): Promise<ValidatedBatch> {
+  async validate(
+    request: CollectRequest,
+    facts: RequestFacts,
+    options: { countAuthAttempts: boolean },
+  ): Promise<ValidatedBatch> {
     const writeKey = findWriteKey(facts.headers, request.bodyWriteKey);
     if (!writeKey) throw ingestionErrors.missingWriteKey();
     const { authenticator, hosted } = this.deps;
@@ -83,25 +92,28 @@ export class CollectService {
       .update(`${tenant.accountId}\n${events.map((e) => e.messageId).join('\n')}`)
       .digest('hex')
       .slice(0, 32);
-    const envelopes = events.map(
-      (event): OutboxEnvelope => ({
-        v: 1,
-        accountId: tenant.accountId,
-        writeKeyId: tenant.writeKeyId,
-        batchId,
-        receivedAt: facts.receivedAt.toISOString(),
-        ip: facts.ip,
-        userAgent: facts.userAgent,
-        ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}),
-        event,
-      }),
-    );
+    const envelopes = events.map((event): OutboxEnvelope => ({
+      v: 1,
+      accountId: tenant.accountId,
+      writeKeyId: tenant.writeKeyId,
+      batchId,
+      receivedAt: facts.receivedAt.toISOString(),
+      ip: facts.ip,
+      userAgent: facts.userAgent,
+      ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}),
+      event,
+    }));
     return { tenant, events, received: request.events.length, errors, envelopes, batchId };
   }
 
   async collect(request: CollectRequest, facts: RequestFacts): Promise<CollectResponse> {
     const batch = await this.validate(request, facts, { countAuthAttempts: true });
-    const summary = { ok: true, received: batch.received, invalid: batch.errors.length, errors: batch.errors };
+    const summary = {
+      ok: true,
+      received: batch.received,
+      invalid: batch.errors.length,
+      errors: batch.errors,
+    };
     const { hosted, staticDelivery } = this.deps;
     if (staticDelivery) {
       // Static mode: no rate limits; delivered before the answer.
@@ -116,16 +128,24 @@ export class CollectService {
     if (deliveryCount === 0) throw ingestionErrors.durableIngressUnavailable('no_enabled_destination', 60);
 
     const accepted = { ...summary, accepted: true, batchId: batch.batchId, deliveryCount };
-    if (await hosted.dedupe.seen(batch.batchId)) return { status: 202, body: { ...accepted, deduplicated: true } };
+    if (await hosted.dedupe.seen(batch.batchId))
+      return { status: 202, body: { ...accepted, deduplicated: true } };
     const messages: Message[] = batch.envelopes.map((envelope) => ({
       key: outboxKey(envelope),
       value: JSON.stringify(envelope),
-      headers: { 'account-id': envelope.accountId, 'batch-id': envelope.batchId, 'event-type': envelope.event.type },
+      headers: {
+        'account-id': envelope.accountId,
+        'batch-id': envelope.batchId,
+        'event-type': envelope.event.type,
+      },
     }));
     try {
       await hosted.publisher.publish(messages);
     } catch (error) {
-      this.deps.logger.error('outbox publish failed', { error: (error as Error).message, batchId: batch.batchId });
+      this.deps.logger.error('outbox publish failed', {
+        error: (error as Error).message,
+        batchId: batch.batchId,
+      });
       throw ingestionErrors.durableIngressUnavailable('outbox_unavailable', 5);
     }
     await hosted.dedupe.remember(batch.batchId);

@@ -11,13 +11,18 @@ export interface EventErrors {
 export type LimitType = 'second' | 'day' | 'auth_resolution';
 
 export const ingestionErrors = {
-  invalidPayload: (message: string) => new AppError(400, 'invalid_payload', message, { details: [{ message }] }),
+  invalidPayload: (message: string) =>
+    new AppError(400, 'invalid_payload', message, { details: [{ message }] }),
   invalidBatch: (messages: string[]) =>
-    new AppError(400, 'invalid_batch', messages.join('; '), { details: messages.map((message) => ({ message })) }),
-  noValidEvents: (errors: EventErrors[]) => new AppError(400, 'no_valid_events', 'No event passed validation', { details: errors }),
+    new AppError(400, 'invalid_batch', messages.join('; '), {
+      details: messages.map((message) => ({ message })),
+    }),
+  noValidEvents: (errors: EventErrors[]) =>
+    new AppError(400, 'no_valid_events', 'No event passed validation', { details: errors }),
   missingWriteKey: () => new AppError(401, 'missing_write_key', 'No write key in header or body'),
   invalidWriteKey: () => new AppError(401, 'invalid_write_key', 'The write key does not match'),
-  originNotAllowed: () => new AppError(403, 'origin_not_allowed', 'The Origin is not allowed for this write key'),
+  originNotAllowed: () =>
+    new AppError(403, 'origin_not_allowed', 'The Origin is not allowed for this write key'),
   batchTooLarge: (size: number, limit: number) =>
     new AppError(413, 'batch_too_large', `A batch holds at most ${limit} events`, {
       details: [{ message: `received ${size} events; at most ${limit} are accepted` }],

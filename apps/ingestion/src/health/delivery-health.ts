@@ -34,7 +34,8 @@ export class OutboxHealth implements HealthReporter {
   ) {}
 
   async report(): Promise<HealthReport> {
-    if (this.cached && Date.now() - this.cached.at < (this.options.cacheMs ?? 2000)) return this.cached.report;
+    if (this.cached && Date.now() - this.cached.at < (this.options.cacheMs ?? 2000))
+      return this.cached.report;
     this.inFlight ??= this.check().finally(() => (this.inFlight = undefined));
     const report = await this.inFlight;
     this.cached = { at: Date.now(), report };

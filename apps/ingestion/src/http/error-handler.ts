@@ -16,7 +16,12 @@ function toAppError(error: unknown) {
   const { type } = (error ?? {}) as { type?: string };
   // body-parser's errors carry a `type`.
   if (type === 'entity.too.large') return ingestionErrors.payloadTooLarge(MAX_BODY_BYTES);
-  if (type === 'request.aborted' || type === 'request.size.invalid' || type === 'encoding.unsupported' || type === 'charset.unsupported') {
+  if (
+    type === 'request.aborted' ||
+    type === 'request.size.invalid' ||
+    type === 'encoding.unsupported' ||
+    type === 'charset.unsupported'
+  ) {
     return ingestionErrors.invalidPayload('the body could not be read');
   }
   return undefined;
@@ -37,7 +42,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const retryAfter = known.details?.retryAfter;
     if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
-    res.status(known.status).json({ ok: false, error: known.code, ...known.details } satisfies IngestionErrorBody);
+    res
+      .status(known.status)
+      .json({ ok: false, error: known.code, ...known.details } satisfies IngestionErrorBody);
   };
 }
 

@@ -92,14 +92,24 @@ export class SharedRateLimiter {
       )) as number;
       if (result === 1) return { allowed: false, limitType: 'second', retryAfter: 1 };
       if (result === 2) {
-        const midnight = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate() + 1);
-        return { allowed: false, limitType: 'day', retryAfter: Math.max(1, Math.ceil((midnight - nowMs) / 1000)) };
+        const midnight = Date.UTC(
+          new Date(nowMs).getUTCFullYear(),
+          new Date(nowMs).getUTCMonth(),
+          new Date(nowMs).getUTCDate() + 1,
+        );
+        return {
+          allowed: false,
+          limitType: 'day',
+          retryAfter: Math.max(1, Math.ceil((midnight - nowMs) / 1000)),
+        };
       }
       return ALLOWED;
     } catch (error) {
       if (nowMs - this.lastWarning > 10_000) {
         this.lastWarning = nowMs;
-        this.logger.warn('shared rate limit store unavailable; only the local backstop applies', { error: (error as Error).message });
+        this.logger.warn('shared rate limit store unavailable; only the local backstop applies', {
+          error: (error as Error).message,
+        });
       }
       return ALLOWED;
     }

@@ -39,6 +39,8 @@ export class BatchDedupe {
   private warn(error: unknown): void {
     if (Date.now() - this.lastWarning < 10_000) return;
     this.lastWarning = Date.now();
-    this.logger.warn('batch dedupe store unavailable; publishing without dedupe', { error: (error as Error).message });
+    this.logger.warn('batch dedupe store unavailable; publishing without dedupe', {
+      error: (error as Error).message,
+    });
   }
 }

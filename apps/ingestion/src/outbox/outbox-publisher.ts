@@ -40,7 +40,10 @@ export class OutboxPublisher {
 
   publish(messages: Message[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`outbox acknowledgement timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`outbox acknowledgement timed out after ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
       this.queue.push({
         messages,
         resolve: () => {
@@ -60,8 +63,9 @@ export class OutboxPublisher {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const group: Pending[] = [];
       let count = 0;
-      while (this.queue.length > 0 && (group.length === 0 || count + this.queue[0]!.messages.length <= this.maxMessages)) {
-        const next = this.queue.shift()!;
+      for (let next = this.queue[0]; next; next = this.queue[0]) {
+        if (group.length > 0 && count + next.messages.length > this.maxMessages) break;
+        this.queue.shift();
         group.push(next);
         count += next.messages.length;
       }

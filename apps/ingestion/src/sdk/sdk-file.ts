@@ -13,7 +13,10 @@ export function loadSdkFile(path: string, logger: Logger): SdkFile | null {
     const body = readFileSync(path);
     return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
   } catch (error) {
-    logger.warn('SDK file not found; /v1/sdk.js answers 404 until it is built', { path, error: (error as Error).message });
+    logger.warn('SDK file not found; /v1/sdk.js answers 404 until it is built', {
+      path,
+      error: (error as Error).message,
+    });
     return null;
   }
 }

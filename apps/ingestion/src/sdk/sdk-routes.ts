@@ -2,11 +2,14 @@ import { Router, type Request } from 'express';
 import type { SdkFile } from './sdk-file';
 import { renderSnippet } from './snippet';
 
-const firstValue = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim();
+const firstValue = (header: string | string[] | undefined) =>
+  (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim();
 
 /** The tracking host as the client sees it, through a CDN or load balancer if any. */
 export function detectHost(req: Request): string {
-  const proto = firstValue(req.headers['x-forwarded-proto']) ?? (req.socket && 'encrypted' in req.socket ? 'https' : 'http');
+  const proto =
+    firstValue(req.headers['x-forwarded-proto']) ??
+    (req.socket && 'encrypted' in req.socket ? 'https' : 'http');
   const host = firstValue(req.headers['x-forwarded-host']) ?? req.headers.host ?? 'localhost';
   return `${proto === 'https' ? 'https' : 'http'}://${host}`;
 }
@@ -36,10 +39,13 @@ export function sdkRoutes(sdk: SdkFile | null): Router {
     res.type('application/javascript; charset=utf-8').send(sdk.body);
   });
   router.get('/v1/snippet', (req, res) => {
-    const writeKey = typeof req.query.writeKey === 'string' && req.query.writeKey ? req.query.writeKey : 'YOUR_WRITE_KEY';
+    const writeKey =
+      typeof req.query.writeKey === 'string' && req.query.writeKey ? req.query.writeKey : 'YOUR_WRITE_KEY';
     const requested = typeof req.query.host === 'string' ? validHost(req.query.host) : null;
     if (typeof req.query.host === 'string' && !requested) {
-      res.status(400).json({ ok: false, error: 'invalid_host', details: [{ message: 'host must be an http(s) URL' }] });
+      res
+        .status(400)
+        .json({ ok: false, error: 'invalid_host', details: [{ message: 'host must be an http(s) URL' }] });
       return;
     }
     res.setHeader('Cache-Control', 'no-store');

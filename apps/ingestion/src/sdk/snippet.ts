@@ -3,11 +3,23 @@
  * script element or the string (`<`, `>`, `&`, U+2028, U+2029 become \u escapes).
  */
 export function scriptLiteral(value: string): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** The methods the stub queues until the SDK loads (spec 4.7: not setConsent, getConsent, debugState). */
-export const queuedMethods = ['track', 'identify', 'page', 'group', 'alias', 'reset', 'flush', 'ready'] as const;
+export const queuedMethods = [
+  'track',
+  'identify',
+  'page',
+  'group',
+  'alias',
+  'reset',
+  'flush',
+  'ready',
+] as const;
 export const afterLoadMethods = ['setConsent', 'getConsent', 'debugState'] as const;
 
 /**

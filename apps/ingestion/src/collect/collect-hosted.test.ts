@@ -1,0 +1,191 @@
+import request from 'supertest';
+import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
+
+describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control plane)', () => {
+  let h: Hosted;
+  beforeAll(async () => {
+    h = await startHosted('collect');
+  });
+  afterAll(() => h.close());
+
+  const origin = 'https://shop.example.com';
+
+  it('answers 202 after committing a single event to the outbox, with the spec fields', async () => {
+    const single = event({ writeKey: h.writeKey, properties: { sku: 'A' } });
+    const response = await collect(h.app).set('Origin', origin).set('User-Agent', 'TestAgent/1').send(single);
+    expect(response.status).toBe(202);
+    expect(response.body).toEqual({
+      ok: true,
+      received: 1,
+      invalid: 0,
+      errors: [],
+      accepted: true,
+      batchId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      deliveryCount: 2,
+      deduplicated: false,
+    });
+    const envelopes = await h.readTopic(1);
+    const committed = envelopes.find((e) => e.event.messageId === single.messageId);
+    expect(committed).toMatchObject({
+      v: 1,
+      accountId: h.accountId,
+      batchId: response.body.batchId,
+      userAgent: 'TestAgent/1',
+      ip: expect.stringMatching(/127\.0\.0\.1/),
+      event: { type: 'track', event: 'Clicked', properties: { sku: 'A' } },
+    });
+  });
+
+  it('accepts a batch with partial success: valid events are committed, invalid ones listed by index', async () => {
+    const good = [event(), event({ type: 'page' })];
+    const response = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .send({
+        sentAt: new Date().toISOString(),
+        batch: [good[0], { ...event(), event: undefined }, good[1], { type: 'identify', messageId: 'x' }],
+      });
+    expect(response.status).toBe(202);
+    expect(response.body).toMatchObject({ ok: true, received: 4, invalid: 2, accepted: true });
+    expect(response.body.errors).toEqual([
+      { index: 1, errors: [{ message: 'event is required' }] },
+      {
+        index: 3,
+        errors: expect.arrayContaining([
+          { message: 'userId is required' },
+          { message: 'anonymousId is required' },
+        ]),
+      },
+    ]);
+    const ids = (await h.readTopic()).map((e) => e.event.messageId);
+    for (const e of good) expect(ids).toContain(e.messageId);
+  });
+
+  it('acknowledges a retried batch again without publishing it twice', async () => {
+    const batch = { batch: [event(), event()] };
+    const first = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batch);
+    const second = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batch);
+    expect(first.body).toMatchObject({ deduplicated: false });
+    expect(second.status).toBe(202);
+    expect(second.body).toMatchObject({ accepted: true, deduplicated: true, batchId: first.body.batchId });
+    const copies = (await h.readTopic()).filter((e) => e.event.messageId === batch.batch[0]!.messageId);
+    expect(copies).toHaveLength(1);
+  });
+
+  it.each([
+    ['an empty body', '', 'invalid_payload'],
+    ['malformed JSON', '{"type":', 'invalid_payload'],
+    ['a JSON array', '[1,2]', 'invalid_payload'],
+    ['a JSON string', '"hello"', 'invalid_payload'],
+    ['batch that is not an array', '{"batch":{}}', 'invalid_batch'],
+    ['an empty batch', '{"batch":[]}', 'invalid_batch'],
+    ['a malformed batch sentAt', '{"sentAt":"now","batch":[{}]}', 'invalid_batch'],
+  ])('answers 400 for %s', async (_name, body, code) => {
+    const response = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .set('Content-Type', 'application/json')
+      .send(body);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ ok: false, error: code, details: expect.any(Array) });
+  });
+
+  it('answers 400 no_valid_events with every event’s errors', async () => {
+    const response = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .send({ batch: [{ type: 'track' }, 'nope'] });
+    expect(response.status).toBe(400);
+    expect(response.body.error).toBe('no_valid_events');
+    expect(response.body.details.map((d: { index: number }) => d.index)).toEqual([0, 1]);
+  });
+
+  it('answers 413 batch_too_large above 100 events and 413 payload_too_large above 2 MB', async () => {
+    const tooMany = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .send({ batch: Array.from({ length: 101 }, () => event()) });
+    expect(tooMany.status).toBe(413);
+    expect(tooMany.body).toMatchObject({ ok: false, error: 'batch_too_large' });
+    const huge = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ pad: 'x'.repeat(2 * 1024 * 1024 + 10) }));
+    expect(huge.status).toBe(413);
+    expect(huge.body).toMatchObject({ ok: false, error: 'payload_too_large' });
+  });
+
+  it('answers 401 missing_write_key and invalid_write_key (unknown and revoked keys)', async () => {
+    expect((await collect(h.app).send(event())).body).toMatchObject({
+      ok: false,
+      error: 'missing_write_key',
+    });
+    const unknown = await collect(h.app).set('X-Write-Key', 'wk_unknown').send(event());
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toEqual({ ok: false, error: 'invalid_write_key' });
+    const api = h.controlPlane.as(h.apiKey);
+    const created = (await api.post('/api/v1/write-keys').send({ name: 'to revoke' })).body.data;
+    await api.delete(`/api/v1/write-keys/${created.id}`);
+    expect((await collect(h.app).set('X-Write-Key', created.key).send(event())).status).toBe(401);
+  });
+
+  it('reads the write key from X-Write-Key, then Authorization: Bearer, then the body', async () => {
+    const send = (headers: Record<string, string>, body: object) => collect(h.app).set(headers).send(body);
+    expect(
+      (
+        await send(
+          { 'X-Write-Key': h.openWriteKey, Authorization: 'Bearer wk_bad' },
+          event({ writeKey: 'wk_bad' }),
+        )
+      ).status,
+    ).toBe(202);
+    expect(
+      (await send({ 'X-Write-Key': 'wk_bad', Authorization: `Bearer ${h.openWriteKey}` }, event())).status,
+    ).toBe(401);
+    expect(
+      (await send({ Authorization: `Bearer ${h.openWriteKey}` }, event({ writeKey: 'wk_bad' }))).status,
+    ).toBe(202);
+    expect((await send({ Authorization: 'Bearer wk_bad' }, event({ writeKey: h.openWriteKey }))).status).toBe(
+      401,
+    );
+    expect((await send({}, { writeKey: h.openWriteKey, batch: [event()] })).status).toBe(202);
+  });
+
+  it('enforces allowed origins: listed host and subdomains pass, others and a missing Origin get 403', async () => {
+    const send = (o?: string) => {
+      const test = collect(h.app).set('X-Write-Key', h.writeKey);
+      return (o ? test.set('Origin', o) : test).send(event());
+    };
+    expect((await send('https://example.com')).status).toBe(202);
+    expect((await send('https://a.b.example.com')).status).toBe(202);
+    expect((await send('https://example.com.evil.io')).body).toEqual({
+      ok: false,
+      error: 'origin_not_allowed',
+    });
+    expect((await send()).status).toBe(403);
+    expect((await send('null')).status).toBe(403);
+  });
+
+  it('takes text/plain bodies (sendBeacon) and answers CORS preflights for any site', async () => {
+    const beacon = await collect(h.app)
+      .set('Content-Type', 'text/plain;charset=UTF-8')
+      .send(JSON.stringify({ writeKey: h.openWriteKey, batch: [event()] }));
+    expect(beacon.status).toBe(202);
+    const preflight = await request(h.app)
+      .options('/collect')
+      .set('Origin', 'https://any-site.example')
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'content-type,x-write-key');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('*');
+    expect(preflight.headers['access-control-allow-headers']).toMatch(/X-Write-Key/i);
+    expect(beacon.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('reports the outbox and per-consumer-group lag on /health', async () => {
+    const response = await request(h.app).get('/health');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      ok: true,
+      durableIngest: true,
+      deliveryHealthy: expect.any(Boolean),
+      delivery: { log: { groupId: expect.any(String), lag: (await h.readTopic()).length } },
+    });
+  });
+});

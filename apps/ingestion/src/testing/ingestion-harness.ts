@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import type { Kafka } from 'kafkajs';
+import request from 'supertest';
+import { loadConfig } from '@pipeline/config';
+import { parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
+import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
+import { createLogger } from '@pipeline/logger';
+import { createRedis, type Redis } from '@pipeline/redis';
+import {
+  startHarness as startControlPlane,
+  TEST_INTERNAL_TOKEN,
+  type Harness as ControlPlane,
+} from '@pipeline/control-plane/testing/harness';
+import { createApp } from '../app';
+import { ControlPlaneClient } from '../auth/control-plane-client';
+import { HostedAuthenticator } from '../auth/hosted-authenticator';
+import { clientAddressResolver } from '../collect/client-address';
+import { CollectService } from '../collect/collect-service';
+import { OutboxHealth } from '../health/delivery-health';
+import { AuthAttemptLimiter, LocalBackstop, SharedRateLimiter } from '../limits/rate-limits';
+import { BatchDedupe } from '../outbox/batch-dedupe';
+import { OutboxPublisher } from '../outbox/outbox-publisher';
+
+export interface HostedOptions {
+  backstopEps?: number;
+  perSecond?: number;
+  perDay?: number;
+  authAttemptsPerMinute?: number;
+  withRedis?: boolean;
+  trustedProxies?: string[];
+  simulate?: { demoMode: boolean; adminSetupEnabled: boolean; adminToken?: string };
+  sdkPath?: string;
+}
+
+export interface Hosted {
+  app: ReturnType<typeof createApp>;
+  controlPlane: ControlPlane;
+  controlPlaneServer: Server;
+  kafka: Kafka;
+  topic: string;
+  logs: string[];
+  /** A write key of a tenant with an Amplitude destination; allowed origins: example.com. */
+  writeKey: string;
+  /** A write key with no origin restriction. */
+  openWriteKey: string;
+  accountId: string;
+  apiKey: string;
+  /** Every envelope in the suite's topic, read from the beginning. */
+  readTopic(expectedAtLeast?: number): Promise<OutboxEnvelope[]>;
+  close(): Promise<void>;
+}
+
+export const event = (overrides: Record<string, unknown> = {}) => ({
+  type: 'track',
+  event: 'Clicked',
+  messageId: randomUUID(),
+  timestamp: new Date().toISOString(),
+  anonymousId: 'anon-1',
+  ...overrides,
+});
+
+export async function startHosted(label: string, options: HostedOptions = {}): Promise<Hosted> {
+  const controlPlane = await startControlPlane(`ingestion ${label}`);
+  const controlPlaneServer = createServer(controlPlane.app);
+  await new Promise<void>((resolve) => controlPlaneServer.listen(0, '127.0.0.1', resolve));
+  const cpUrl = `http://127.0.0.1:${(controlPlaneServer.address() as AddressInfo).port}`;
+
+  const tenant = await controlPlane.tenant();
+  const api = controlPlane.as(tenant.key);
+  const web = (await api.post('/api/v1/apps').send({ appType: 'web_tracking', displayName: 'Site' })).body
+    .data.id;
+  const amplitude = (
+    await api
+      .post('/api/v1/apps')
+      .send({ appType: 'amplitude', displayName: 'Amp', credentials: { apiKey: 'amp' } })
+  ).body.data.id;
+  await api.post('/api/v1/integrations').send({
+    sourceAppId: web,
+    destinationAppId: amplitude,
+    dataType: 'events',
+    config: { global: {}, tasks: [{ task_type: 'events' }] },
+    schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
+  });
+  const writeKey = (
+    await api.post('/api/v1/write-keys').send({ name: 'site', allowedOrigins: ['example.com'] })
+  ).body.data.key;
+  const openWriteKey = (await api.post('/api/v1/write-keys').send({ name: 'open' })).body.data.key;
+
+  const logs: string[] = [];
+  const stream = new PassThrough();
+  stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+  const logger = createLogger({ service: 'ingestion-test', stream, level: 'debug' });
+  const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), {
+    clientId: 'ingestion-test',
+    logger,
+  });
+  const topic = `test.ingest.${randomUUID()}`;
+  await ensureTopics(kafka, [{ topic, numPartitions: 3 }], { replicationFactor: 1, logger });
+  const producer = createProducer(kafka);
+  await producer.connect();
+  let redis: Redis | null = null;
+  if (options.withRedis !== false) {
+    redis = createRedis(
+      { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' },
+      { logger, keyPrefix: `test:${randomUUID()}:` },
+    );
+    await redis.connect();
+  }
+  const health = new OutboxHealth(
+    kafka,
+    topic,
+    { log: `test-group-${randomUUID()}` },
+    { lagThreshold: 1000, cacheMs: 0 },
+  );
+  const collect = new CollectService({
+    authenticator: new HostedAuthenticator(
+      new ControlPlaneClient(cpUrl, TEST_INTERNAL_TOKEN, logger),
+      { validTtlMs: 60_000, invalidTtlMs: 10_000 },
+      logger,
+    ),
+    logger,
+    hosted: {
+      publisher: new OutboxPublisher(producer, { topic, timeoutMs: 8000 }),
+      dedupe: new BatchDedupe(redis, logger),
+      backstop: new LocalBackstop(options.backstopEps ?? 500),
+      shared: new SharedRateLimiter(
+        redis,
+        { eventsPerSecond: options.perSecond ?? 10_000, eventsPerDay: options.perDay ?? 1_000_000 },
+        logger,
+      ),
+      authAttempts: new AuthAttemptLimiter(redis, options.authAttemptsPerMinute ?? 1000),
+    },
+  });
+  const app = createApp({
+    logger,
+    collect,
+    health,
+    sdk: null,
+    simulate: options.simulate ?? { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
+    clientAddress: clientAddressResolver(options.trustedProxies),
+  });
+
+  return {
+    app,
+    controlPlane,
+    controlPlaneServer,
+    kafka,
+    topic,
+    logs,
+    writeKey,
+    openWriteKey,
+    accountId: tenant.accountId,
+    apiKey: tenant.key,
+    async readTopic(expectedAtLeast = 0) {
+      const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}`, maxWaitTimeInMs: 100 });
+      const envelopes: OutboxEnvelope[] = [];
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const admin = kafka.admin();
+      await admin.connect();
+      const total = (await admin.fetchTopicOffsets(topic)).reduce(
+        (sum, p) => sum + Number(p.high) - Number(p.low),
+        0,
+      );
+      await admin.disconnect();
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`read ${envelopes.length} of ${total}`)), 20_000);
+        const done = () => envelopes.length >= Math.max(total, expectedAtLeast);
+        if (done()) {
+          clearTimeout(timer);
+          resolve();
+          return;
+        }
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            const envelope = parseOutboxEnvelope(message.value);
+            if (envelope) envelopes.push(envelope);
+            if (done()) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        });
+      });
+      await consumer.disconnect();
+      return envelopes;
+    },
+    async close() {
+      await health.close();
+      await producer.disconnect();
+      if (redis) await redis.quit();
+      controlPlaneServer.closeAllConnections();
+      await new Promise((resolve) => controlPlaneServer.close(resolve));
+      await controlPlane.close();
+    },
+  };
+}
+
+export const collect = (app: Hosted['app']) => request(app).post('/collect');
