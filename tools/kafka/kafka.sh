@@ -9,14 +9,15 @@
 #   tools/kafka/kafka.sh reset    stop and delete the broker's data
 #
 # Environment: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_HEAP_MAX (512m),
-# KAFKA_STATE_DIR (<repo>/.cache/kafka), KAFKA_START_TIMEOUT (seconds, 90).
+# KAFKA_STATE_DIR (<repo>/.cache/kafka), KAFKA_LIBS_DIR, KAFKA_START_TIMEOUT (seconds, 90).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")"
 state="${KAFKA_STATE_DIR:-$repo/.cache/kafka}"
-libs="$state/libs-$version"
+# Jars are shared by every state dir (a second broker for a fault test fetches nothing).
+libs="${KAFKA_LIBS_DIR:-$repo/.cache/kafka/libs-$version}"
 run="$state/run"
 data="$state/data"
 pidfile="$run/kafka.pid"
@@ -42,6 +43,7 @@ fetch() {
   command -v mvn >/dev/null || { say "Maven (mvn) is required to fetch Kafka $version"; exit 1; }
   command -v java >/dev/null || { say "Java is required to run Kafka"; exit 1; }
   say "fetching Kafka $version jars from Maven Central into $libs"
+  mkdir -p "$(dirname "$libs")"
   rm -rf "$libs.tmp"
   mvn -q -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
     -DoutputDirectory="$libs.tmp" -DincludeScope=runtime

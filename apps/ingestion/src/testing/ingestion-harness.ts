@@ -33,10 +33,14 @@ export interface HostedOptions {
   trustedProxies?: string[];
   simulate?: { demoMode: boolean; adminSetupEnabled: boolean; adminToken?: string };
   sdkPath?: string;
+  /** Another broker than KAFKA_BROKERS (the fault test's own). */
+  kafkaBrokers?: string;
+  publishTimeoutMs?: number;
 }
 
 export interface Hosted {
   app: ReturnType<typeof createApp>;
+  collectService: CollectService;
   controlPlane: ControlPlane;
   controlPlaneServer: Server;
   kafka: Kafka;
@@ -93,7 +97,10 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
   const logger = createLogger({ service: 'ingestion-test', stream, level: 'debug' });
-  const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), {
+  const kafkaEnv = options.kafkaBrokers
+    ? { ...process.env, KAFKA_BROKERS: options.kafkaBrokers }
+    : process.env;
+  const kafka = createKafka(loadConfig(kafkaConfigSchema, kafkaEnv), {
     clientId: 'ingestion-test',
     logger,
   });
@@ -123,7 +130,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     ),
     logger,
     hosted: {
-      publisher: new OutboxPublisher(producer, { topic, timeoutMs: 8000 }),
+      publisher: new OutboxPublisher(producer, { topic, timeoutMs: options.publishTimeoutMs ?? 8000 }),
       dedupe: new BatchDedupe(redis, logger),
       backstop: new LocalBackstop(options.backstopEps ?? 500),
       shared: new SharedRateLimiter(
@@ -145,6 +152,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
 
   return {
     app,
+    collectService: collect,
     controlPlane,
     controlPlaneServer,
     kafka,

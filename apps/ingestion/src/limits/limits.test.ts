@@ -1,0 +1,126 @@
+import { PassThrough } from 'node:stream';
+import { createLogger } from '@pipeline/logger';
+import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
+import { LocalBackstop, SharedRateLimiter } from './rate-limits';
+
+const batchOf = (n: number) => ({ batch: Array.from({ length: n }, () => event()) });
+
+describe('rate limits of spec 8 (real Redis)', () => {
+  describe('shared per-key limits, driven low', () => {
+    let h: Hosted;
+    beforeAll(async () => {
+      h = await startHosted('limits shared', { perSecond: 5, perDay: 12 });
+    });
+    afterAll(() => h.close());
+
+    it('answers 429 second with retryAfter 1 and Retry-After, then 429 day until midnight UTC', async () => {
+      // Counters are per second: start right after a second boundary so the burst stays in one window.
+      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
+      const second = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1));
+      expect(second.status).toBe(429);
+      expect(second.body).toEqual({
+        ok: false,
+        error: 'rate_limit_exceeded',
+        limitType: 'second',
+        retryAfter: 1,
+      });
+      expect(second.headers['retry-after']).toBe('1');
+
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const day = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5));
+      expect(day.status).toBe(429);
+      expect(day.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'day' });
+      const untilMidnight = Math.ceil(
+        (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) -
+          Date.now()) /
+          1000,
+      );
+      expect(Math.abs(day.body.retryAfter - untilMidnight)).toBeLessThanOrEqual(2);
+      expect(day.headers['retry-after']).toBe(String(day.body.retryAfter));
+      // The refused batch was not counted: 2 more events still fit the day.
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(2))).status).toBe(202);
+    });
+
+    it('limits each write key separately', async () => {
+      expect(
+        (
+          await collect(h.app)
+            .set('X-Write-Key', h.writeKey)
+            .set('Origin', 'https://example.com')
+            .send(batchOf(3))
+        ).status,
+      ).toBe(202);
+    });
+  });
+
+  describe('the per-instance backstop, without any shared store', () => {
+    let h: Hosted;
+    beforeAll(async () => {
+      h = await startHosted('limits backstop', { backstopEps: 4, withRedis: false });
+    });
+    afterAll(() => h.close());
+
+    it('holds without Redis', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(4))).status).toBe(202);
+      const over = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1));
+      expect(over.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'second', retryAfter: 1 });
+    });
+  });
+
+  describe('write-key checks per IP', () => {
+    let h: Hosted;
+    beforeAll(async () => {
+      h = await startHosted('limits auth', { authAttemptsPerMinute: 3 });
+    });
+    afterAll(() => h.close());
+
+    it('counts only keys not in the valid-key cache, then answers 429 auth_resolution with Retry-After 60', async () => {
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202); // 1 check, now cached
+      for (let i = 0; i < 5; i += 1) {
+        expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202); // cached: not counted
+      }
+      expect((await collect(h.app).set('X-Write-Key', 'wk_guess_1').send(event())).status).toBe(401);
+      expect((await collect(h.app).set('X-Write-Key', 'wk_guess_2').send(event())).status).toBe(401);
+      const limited = await collect(h.app).set('X-Write-Key', 'wk_guess_3').send(event());
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({
+        ok: false,
+        error: 'rate_limit_exceeded',
+        limitType: 'auth_resolution',
+        retryAfter: 60,
+      });
+      expect(limited.headers['retry-after']).toBe('60');
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202);
+    });
+  });
+});
+
+describe('limiters without a working store', () => {
+  it('let requests through, logged, when Redis is down; the backstop still counts', async () => {
+    const { createRedis } = await import('@pipeline/redis');
+    const lines: string[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (c: Buffer) => lines.push(c.toString()));
+    const redis = createRedis(
+      { REDIS_URL: 'redis://127.0.0.1:1' },
+      { logger: createLogger({ service: 't', stream: new PassThrough() }) },
+    );
+    await redis.connect().catch(() => undefined);
+    const shared = new SharedRateLimiter(
+      redis,
+      { eventsPerSecond: 1, eventsPerDay: 1 },
+      createLogger({ service: 't', stream }),
+    );
+    expect(await shared.take('k', 50)).toEqual({ allowed: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.join('')).toMatch(/shared rate limit store unavailable/);
+    const backstop = new LocalBackstop(10, () => 5_000);
+    expect(backstop.take('k', 10)).toEqual({ allowed: true });
+    expect(backstop.take('k', 1)).toEqual({ allowed: false, limitType: 'second', retryAfter: 1 });
+    redis.disconnect();
+  });
+});

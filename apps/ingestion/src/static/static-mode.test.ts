@@ -1,0 +1,133 @@
+import { PassThrough } from 'node:stream';
+import { Client } from 'pg';
+import request from 'supertest';
+import { WarehouseWriter } from '@pipeline/destinations';
+import { createLogger } from '@pipeline/logger';
+import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
+import { createApp } from '../app';
+import { StaticAuthenticator } from '../auth/static-authenticator';
+import { clientAddressResolver } from '../collect/client-address';
+import { CollectService } from '../collect/collect-service';
+import { StaticHealth } from '../health/delivery-health';
+import { event } from '../testing/ingestion-harness';
+import { WarehouseStaticDelivery } from './warehouse-delivery';
+
+const logger = createLogger({ service: 'test', stream: new PassThrough() });
+const WRITE_KEY = 'static-write-key-1';
+
+function staticApp(writer: WarehouseWriter) {
+  const tenant = {
+    accountId: 'static',
+    writeKeyId: 'static',
+    status: 'active' as const,
+    allowedOrigins: [],
+    destinations: [],
+    warehouse: { kind: 'warehouse' as const, schema: 'tracking' },
+  };
+  return createApp({
+    logger,
+    collect: new CollectService({
+      authenticator: new StaticAuthenticator(WRITE_KEY, tenant),
+      logger,
+      staticDelivery: new WarehouseStaticDelivery(writer, 'tracking', logger),
+    }),
+    health: new StaticHealth(),
+    sdk: null,
+    simulate: { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
+    clientAddress: clientAddressResolver(undefined),
+  });
+}
+
+describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
+  let db: ScratchDatabase;
+  let writer: WarehouseWriter;
+  let client: Client;
+  beforeAll(async () => {
+    db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'static warehouse');
+    writer = new WarehouseWriter(db.url);
+    client = new Client({ connectionString: db.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client.end();
+    await writer.close();
+    await db.drop();
+  });
+
+  it('writes straight to the warehouse and answers 200 with inserted per destination', async () => {
+    const app = staticApp(writer);
+    const batch = [
+      event(),
+      event({ type: 'identify', userId: 'u1', traits: { plan: 'pro' } }),
+      { type: 'track' },
+    ];
+    const response = await request(app).post('/collect').set('X-Write-Key', WRITE_KEY).send({ batch });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      ok: true,
+      received: 3,
+      invalid: 1,
+      errors: [{ index: 2, errors: expect.any(Array) }],
+      inserted: { warehouse: { rows: 2, duplicates: 0 } },
+    });
+    const events = await client.query('SELECT message_id FROM tracking.events');
+    expect(events.rows.map((r) => r.message_id)).toEqual([batch[0]!.messageId]);
+    expect((await client.query('SELECT traits FROM tracking.users')).rows).toEqual([
+      { traits: { plan: 'pro' } },
+    ]);
+    const again = await request(app).post('/collect').set('X-Write-Key', WRITE_KEY).send({ batch });
+    expect(again.body.inserted).toEqual({ warehouse: { rows: 0, duplicates: 2 } });
+  });
+
+  it('applies no rate limits, and refuses a wrong key', async () => {
+    const app = staticApp(writer);
+    for (let i = 0; i < 12; i += 1) {
+      expect(
+        (
+          await request(app)
+            .post('/collect')
+            .set('X-Write-Key', WRITE_KEY)
+            .send({ batch: Array.from({ length: 100 }, () => event()) })
+        ).status,
+      ).toBe(200);
+    }
+    expect((await request(app).post('/collect').set('X-Write-Key', 'wrong').send(event())).body).toEqual({
+      ok: false,
+      error: 'invalid_write_key',
+    });
+    expect((await request(app).get('/health')).body).toEqual({ ok: true, durableIngest: false });
+  });
+
+  it('answers 503 delivery_unavailable no_destination_ready when the warehouse cannot be reached', async () => {
+    const unreachable = new WarehouseWriter('postgres://postgres@127.0.0.1:1/warehouse');
+    const response = await request(staticApp(unreachable))
+      .post('/collect')
+      .set('X-Write-Key', WRITE_KEY)
+      .send(event());
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({
+      ok: false,
+      error: 'delivery_unavailable',
+      reason: 'no_destination_ready',
+      retryAfter: 5,
+    });
+    expect(response.headers['retry-after']).toBe('5');
+    await unreachable.close();
+  });
+
+  it('answers 503 delivery_unavailable destination_incomplete when a write fails part-way', async () => {
+    const app = staticApp(writer);
+    await request(app).post('/collect').set('X-Write-Key', WRITE_KEY).send(event());
+    await client.query('ALTER TABLE tracking.events RENAME COLUMN properties TO props');
+    try {
+      const response = await request(app).post('/collect').set('X-Write-Key', WRITE_KEY).send(event());
+      expect(response.status).toBe(503);
+      expect(response.body).toMatchObject({
+        error: 'delivery_unavailable',
+        reason: 'destination_incomplete',
+      });
+    } finally {
+      await client.query('ALTER TABLE tracking.events RENAME COLUMN props TO properties');
+    }
+  });
+});
