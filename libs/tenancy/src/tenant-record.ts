@@ -27,6 +27,8 @@ export interface TenantRecord {
   status: 'active' | 'revoked';
   /** Hostnames; the request Origin must be one of them or a subdomain. Empty: any. */
   allowedOrigins: string[];
+  /** Per-key overrides of ingestion's shared limits; absent fields keep the defaults. */
+  rateLimits?: { eventsPerSecond?: number; eventsPerDay?: number };
   destinations: ResolvedDestination[];
   warehouse: { kind: 'warehouse'; schema: string } | null;
 }

@@ -8,6 +8,7 @@ import { JobEntity } from '../jobs/job.entity';
 import { SourceEntity } from '../sources/source.entity';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
 import { CreateAccounts1795316766691 } from './migrations/1795316766691-create-accounts';
+import { WriteKeyRateLimits1795320137749 } from './migrations/1795320137749-write-key-rate-limits';
 import { CreateManagementResources1795317946270 } from './migrations/1795317946270-create-management-resources';
 
 /** Entities and migrations are listed explicitly: no globs that differ between src/ and dist/. */
@@ -20,7 +21,11 @@ export const entities = [
   IntegrationEntity,
   JobEntity,
 ];
-export const migrations = [CreateAccounts1795316766691, CreateManagementResources1795317946270];
+export const migrations = [
+  CreateAccounts1795316766691,
+  CreateManagementResources1795317946270,
+  WriteKeyRateLimits1795320137749,
+];
 
 export function createDataSource(options: { url: string; poolMax: number }): DataSource {
   return new DataSource({

@@ -29,6 +29,10 @@ export class WriteKeyResolver {
       accountId: record.accountId,
       writeKeyId: record.id,
       allowedOrigins: record.allowedOrigins,
+      rateLimits: {
+        ...(record.rateLimitEventsPerSecond ? { eventsPerSecond: record.rateLimitEventsPerSecond } : {}),
+        ...(record.rateLimitEventsPerDay ? { eventsPerDay: record.rateLimitEventsPerDay } : {}),
+      },
       warehouse: { kind: 'warehouse' as const, schema: warehouseSchemaFor(record.accountId) },
     };
     if (record.revokedAt) return { ...base, status: 'revoked', destinations: [] };

@@ -1,5 +1,19 @@
 export type WriteKeyState = 'active' | 'revoked';
 
+/** Overrides of ingestion's shared per-key limits (defaults 100 events/s, 100,000 events/day); null keeps the default. */
+export interface WriteKeyRateLimits {
+  /**
+   * @isInt
+   * @minimum 1
+   */
+  eventsPerSecond: number | null;
+  /**
+   * @isInt
+   * @minimum 1
+   */
+  eventsPerDay: number | null;
+}
+
 export interface WriteKeyView {
   /** @format uuid */
   id: string;
@@ -11,6 +25,7 @@ export interface WriteKeyView {
   /** Hostnames; the Origin of a browser request must be one of them or a subdomain. Empty: any origin. */
   allowedOrigins: string[];
   state: WriteKeyState;
+  rateLimits: WriteKeyRateLimits;
   /** @format date-time */
   createdAt: string;
   /** @format date-time */
@@ -32,6 +47,7 @@ export interface CreateWriteKeyBody {
   name: string;
   /** Hostnames or http(s) origins; stored as hostnames. */
   allowedOrigins?: string[];
+  rateLimits?: WriteKeyRateLimits;
 }
 
 export interface UpdateWriteKeyBody {
@@ -41,4 +57,5 @@ export interface UpdateWriteKeyBody {
    */
   name?: string;
   allowedOrigins?: string[];
+  rateLimits?: WriteKeyRateLimits;
 }

@@ -28,6 +28,13 @@ export class WriteKeyEntity {
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt!: Date;
 
+  /** Override of the shared per-key limit of ingestion; null: the service default. */
+  @Column({ name: 'rate_limit_events_per_second', type: 'integer', nullable: true })
+  rateLimitEventsPerSecond!: number | null;
+
+  @Column({ name: 'rate_limit_events_per_day', type: 'integer', nullable: true })
+  rateLimitEventsPerDay!: number | null;
+
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt!: Date | null;
 }

@@ -31,6 +31,8 @@ export class WriteKeyService {
         keyPrefix: prefix,
         keyHash: hash,
         allowedOrigins: normalizeAllowedOrigins(body.allowedOrigins ?? []),
+        rateLimitEventsPerSecond: body.rateLimits?.eventsPerSecond ?? null,
+        rateLimitEventsPerDay: body.rateLimits?.eventsPerDay ?? null,
         revokedAt: null,
       }),
     );
@@ -62,6 +64,10 @@ export class WriteKeyService {
     if (body.name !== undefined) record.name = checkName(body.name);
     if (body.allowedOrigins !== undefined)
       record.allowedOrigins = normalizeAllowedOrigins(body.allowedOrigins);
+    if (body.rateLimits !== undefined) {
+      record.rateLimitEventsPerSecond = body.rateLimits.eventsPerSecond;
+      record.rateLimitEventsPerDay = body.rateLimits.eventsPerDay;
+    }
     return toView(await this.repository.save(record));
   }
 
@@ -96,6 +102,10 @@ function toView(record: WriteKeyEntity): WriteKeyView {
     maskedKey: `${record.keyPrefix}…`,
     allowedOrigins: record.allowedOrigins,
     state: record.revokedAt ? 'revoked' : 'active',
+    rateLimits: {
+      eventsPerSecond: record.rateLimitEventsPerSecond,
+      eventsPerDay: record.rateLimitEventsPerDay,
+    },
     createdAt: iso(record.createdAt),
     updatedAt: iso(record.updatedAt),
     revokedAt: isoOrNull(record.revokedAt),

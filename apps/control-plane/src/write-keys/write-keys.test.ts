@@ -75,6 +75,25 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
     expect(gone.body.data.map((k: { id: string }) => k.id)).toContain(body.data.id);
   });
 
+  it('keeps per-key rate limit overrides and hands them to ingestion', async () => {
+    const created = await h
+      .as(t.key)
+      .post('/api/v1/write-keys')
+      .send({ name: 'limited', rateLimits: { eventsPerSecond: 10, eventsPerDay: null } });
+    expect(created.body.data.rateLimits).toEqual({ eventsPerSecond: 10, eventsPerDay: null });
+    const updated = await h
+      .as(t.key)
+      .patch(`/api/v1/write-keys/${created.body.data.id}`)
+      .send({ rateLimits: { eventsPerSecond: null, eventsPerDay: 5000 } });
+    expect(updated.body.data.rateLimits).toEqual({ eventsPerSecond: null, eventsPerDay: 5000 });
+    expect((await resolve(created.body.data.key)).body.data.rateLimits).toEqual({ eventsPerDay: 5000 });
+    const bad = await h
+      .as(t.key)
+      .patch(`/api/v1/write-keys/${created.body.data.id}`)
+      .send({ rateLimits: { eventsPerSecond: 0, eventsPerDay: null } });
+    expect(bad.status).toBe(400);
+  });
+
   it('needs the write_keys scopes and hides other accounts’ keys', async () => {
     const appsOnly = await t.keyWith(['apps.read', 'apps.write']);
     expect((await h.as(appsOnly).get('/api/v1/write-keys')).status).toBe(403);
@@ -152,6 +171,7 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
         writeKeyId: body.data.id,
         status: 'active',
         allowedOrigins: ['example.com'],
+        rateLimits: {},
         warehouse: { kind: 'warehouse', schema: `account_${tenant.accountId.replace(/-/g, '')}` },
         destinations: [
           {

@@ -123,7 +123,7 @@ export class CollectService {
 
     const { tenant } = batch;
     reject(hosted.backstop.take(tenant.writeKeyId, batch.events.length));
-    reject(await hosted.shared.take(tenant.writeKeyId, batch.events.length));
+    reject(await hosted.shared.take(tenant.writeKeyId, batch.events.length, tenant.rateLimits));
     const deliveryCount = tenant.destinations.length + (tenant.warehouse ? 1 : 0);
     if (deliveryCount === 0) throw ingestionErrors.durableIngressUnavailable('no_enabled_destination', 60);
 

@@ -56,6 +56,29 @@ describe('rate limits of spec 8 (real Redis)', () => {
     });
   });
 
+  describe('per-key overrides from the tenant record', () => {
+    let h: Hosted;
+    beforeAll(async () => {
+      h = await startHosted('limits override');
+    });
+    afterAll(() => h.close());
+
+    it('limits a key by its own eventsPerSecond instead of the default', async () => {
+      const api = h.controlPlane.as(h.apiKey);
+      const key = (
+        await api
+          .post('/api/v1/write-keys')
+          .send({ name: 'slow', rateLimits: { eventsPerSecond: 3, eventsPerDay: null } })
+      ).body.data.key;
+      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+      expect((await collect(h.app).set('X-Write-Key', key).send(batchOf(3))).status).toBe(202);
+      expect((await collect(h.app).set('X-Write-Key', key).send(batchOf(1))).body).toMatchObject({
+        limitType: 'second',
+      });
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(10))).status).toBe(202);
+    });
+  });
+
   describe('the per-instance backstop, without any shared store', () => {
     let h: Hosted;
     beforeAll(async () => {
