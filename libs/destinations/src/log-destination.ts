@@ -1,3 +1,4 @@
+import { parseOutboxEnvelope } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import type { DeliveryMessage, Destination } from './destination';
 
@@ -13,27 +14,25 @@ export class LogDestination implements Destination {
 
   async deliver(messages: readonly DeliveryMessage[]): Promise<void> {
     for (const message of messages) {
-      this.logger.info('event', {
-        partition: message.partition,
-        offset: message.offset,
-        key: message.key,
-        ...summarize(message.value),
-      });
+      const position = { partition: message.partition, offset: message.offset, key: message.key };
+      const envelope = parseOutboxEnvelope(message.value);
+      if (!envelope) {
+        this.logger.warn('record is not an outbox envelope', {
+          ...position,
+          bytes: message.value?.length ?? 0,
+        });
+        continue;
+      }
+      for (const event of envelope.events) {
+        // The identifying fields only; never properties or traits.
+        this.logger.info('event', {
+          ...position,
+          accountId: envelope.accountId,
+          type: event.type,
+          messageId: event.messageId,
+          ...(event.type === 'track' ? { event: event.event } : {}),
+        });
+      }
     }
   }
-}
-
-/** The identifying fields of a tracking event; never its properties or traits. */
-function summarize(value: Buffer | null): Record<string, unknown> {
-  if (!value) return { empty: true };
-  try {
-    const event: unknown = JSON.parse(value.toString('utf8'));
-    if (event && typeof event === 'object') {
-      const { type, messageId, event: name } = event as Record<string, unknown>;
-      return { type, messageId, event: name, bytes: value.length };
-    }
-  } catch {
-    // Not JSON: report its size only.
-  }
-  return { bytes: value.length, json: false };
 }

@@ -3,6 +3,9 @@ import {
   correctedTimestamp,
   eventLimits,
   normalizeEvent,
+  outboxKey,
+  parseOutboxEnvelope,
+  toOutboxEnvelopes,
   validateEvent,
   warehouseTables,
 } from './index';
@@ -226,5 +229,51 @@ describe('consentAllows', () => {
     expect(consentAllows('advertising', undefined)).toBe(true);
     expect(consentAllows('warehouse', { analytics: false, marketing: false })).toBe(true);
     expect(consentAllows('webhook', { marketing: false })).toBe(true);
+  });
+});
+
+describe('toOutboxEnvelopes', () => {
+  const base = {
+    v: 2 as const,
+    accountId: 'a',
+    writeKeyId: 'w',
+    batchId: 'b',
+    receivedAt: '2026-03-01T12:00:00.000Z',
+    ip: null,
+    userAgent: null,
+  };
+  const ev = (i: number, pad = 0) => ({
+    type: 'track' as const,
+    event: 'e',
+    messageId: `m${i}`,
+    timestamp: base.receivedAt,
+    anonymousId: 'anon',
+    properties: { pad: 'x'.repeat(pad) },
+  });
+
+  it('keeps a request in one record when it fits, keyed by account and visitor', () => {
+    const out = toOutboxEnvelopes(base, [ev(1), ev(2)]);
+    expect(out).toHaveLength(1);
+    expect(parseOutboxEnvelope(Buffer.from(out[0]!.json))?.events.map((e) => e.messageId)).toEqual([
+      'm1',
+      'm2',
+    ]);
+    expect(outboxKey(out[0]!.envelope)).toBe('a:anon');
+  });
+
+  it('splits large requests so no record exceeds 512 KB, in order', () => {
+    const events = Array.from({ length: 60 }, (_, i) => ev(i, 30_000));
+    const out = toOutboxEnvelopes(base, events);
+    expect(out.length).toBeGreaterThan(3);
+    for (const { json } of out) expect(Buffer.byteLength(json)).toBeLessThanOrEqual(512 * 1024);
+    expect(out.flatMap((o) => o.envelope.events.map((e) => e.messageId))).toEqual(
+      events.map((e) => e.messageId),
+    );
+  });
+
+  it('rejects records of another version or shape', () => {
+    expect(parseOutboxEnvelope(Buffer.from('{"v":1,"accountId":"a","event":{}}'))).toBeNull();
+    expect(parseOutboxEnvelope(Buffer.from('nope'))).toBeNull();
+    expect(parseOutboxEnvelope(null)).toBeNull();
   });
 });

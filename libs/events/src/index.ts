@@ -21,5 +21,11 @@ export {
   type WarehouseRow,
   type WarehouseTable,
 } from './warehouse-tables';
-export { outboxKey, parseOutboxEnvelope, type OutboxEnvelope } from './outbox-envelope';
+export {
+  MAX_ENVELOPE_BYTES,
+  outboxKey,
+  parseOutboxEnvelope,
+  toOutboxEnvelopes,
+  type OutboxEnvelope,
+} from './outbox-envelope';
 export { consentAllows, consentGroupFor } from './consent';

@@ -1,12 +1,13 @@
 import type { TrackingEvent } from './event-schema';
 
 /**
- * One accepted event as it is committed to the Kafka outbox: the event as the client sent it
- * (validated) and what the server knew on receipt. Consumers normalize it with normalizeEvent,
- * so every destination sees the same rows.
+ * One Kafka record of the outbox: the accepted events of one request (all of them, or a part
+ * when they are large), with what the server knew on receipt. One record per request rather
+ * than per event keeps the producer's per-record cost out of the hot path. Consumers normalize
+ * each event with normalizeEvent, so every destination sees the same rows.
  */
 export interface OutboxEnvelope {
-  v: 1;
+  v: 2;
   accountId: string;
   writeKeyId: string;
   batchId: string;
@@ -16,17 +17,49 @@ export interface OutboxEnvelope {
   userAgent: string | null;
   /** The batch's sentAt, for events without their own. */
   batchSentAt?: string;
-  event: TrackingEvent;
+  events: TrackingEvent[];
 }
 
-/** Per-visitor ordering: all events of one anonymous id land on one partition. */
-export const outboxKey = (envelope: OutboxEnvelope) => `${envelope.accountId}:${envelope.event.anonymousId}`;
+/** Records stay far below Kafka's default 1 MB message limit. */
+export const MAX_ENVELOPE_BYTES = 512 * 1024;
+
+/**
+ * The record key: a browser's batch comes from one visitor, so keying by its first event's
+ * anonymous id puts each visitor's events on one partition, in order.
+ */
+export const outboxKey = (envelope: OutboxEnvelope) =>
+  `${envelope.accountId}:${envelope.events[0]?.anonymousId ?? ''}`;
+
+/** Splits a request's events into envelopes of at most MAX_ENVELOPE_BYTES (an event is at most 32 KB). */
+export function toOutboxEnvelopes(
+  base: Omit<OutboxEnvelope, 'events'>,
+  events: readonly TrackingEvent[],
+): { envelope: OutboxEnvelope; json: string }[] {
+  const out: { envelope: OutboxEnvelope; json: string }[] = [];
+  let current: TrackingEvent[] = [];
+  let size = 0;
+  const flush = () => {
+    if (current.length === 0) return;
+    const envelope: OutboxEnvelope = { ...base, events: current };
+    out.push({ envelope, json: JSON.stringify(envelope) });
+    current = [];
+    size = 0;
+  };
+  for (const event of events) {
+    const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8');
+    if (size + bytes > MAX_ENVELOPE_BYTES - 1024) flush();
+    current.push(event);
+    size += bytes;
+  }
+  flush();
+  return out;
+}
 
 export function parseOutboxEnvelope(value: Buffer | null): OutboxEnvelope | null {
   if (!value) return null;
   try {
     const parsed = JSON.parse(value.toString('utf8')) as Partial<OutboxEnvelope>;
-    return parsed.v === 1 && typeof parsed.accountId === 'string' && parsed.event
+    return parsed.v === 2 && typeof parsed.accountId === 'string' && Array.isArray(parsed.events)
       ? (parsed as OutboxEnvelope)
       : null;
   } catch {

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Message } from 'kafkajs';
-import { outboxKey, validateEvent, type OutboxEnvelope, type TrackingEvent } from '@pipeline/events';
+import {
+  outboxKey,
+  toOutboxEnvelopes,
+  validateEvent,
+  type OutboxEnvelope,
+  type TrackingEvent,
+} from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import { originAllowed, type TenantRecord } from '@pipeline/tenancy';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
@@ -28,7 +34,8 @@ export interface ValidatedBatch {
   events: TrackingEvent[];
   received: number;
   errors: EventErrors[];
-  envelopes: OutboxEnvelope[];
+  /** What the server knew on receipt, shared by every event of the request. */
+  receipt: Omit<OutboxEnvelope, 'events'>;
   batchId: string;
 }
 
@@ -92,8 +99,8 @@ export class CollectService {
       .update(`${tenant.accountId}\n${events.map((e) => e.messageId).join('\n')}`)
       .digest('hex')
       .slice(0, 32);
-    const envelopes = events.map((event): OutboxEnvelope => ({
-      v: 1,
+    const receipt: Omit<OutboxEnvelope, 'events'> = {
+      v: 2,
       accountId: tenant.accountId,
       writeKeyId: tenant.writeKeyId,
       batchId,
@@ -101,9 +108,8 @@ export class CollectService {
       ip: facts.ip,
       userAgent: facts.userAgent,
       ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}),
-      event,
-    }));
-    return { tenant, events, received: request.events.length, errors, envelopes, batchId };
+    };
+    return { tenant, events, received: request.events.length, errors, receipt, batchId };
   }
 
   async collect(request: CollectRequest, facts: RequestFacts): Promise<CollectResponse> {
@@ -130,13 +136,13 @@ export class CollectService {
     const accepted = { ...summary, accepted: true, batchId: batch.batchId, deliveryCount };
     if (await hosted.dedupe.seen(batch.batchId))
       return { status: 202, body: { ...accepted, deduplicated: true } };
-    const messages: Message[] = batch.envelopes.map((envelope) => ({
+    const messages: Message[] = toOutboxEnvelopes(batch.receipt, batch.events).map(({ envelope, json }) => ({
       key: outboxKey(envelope),
-      value: JSON.stringify(envelope),
+      value: json,
       headers: {
         'account-id': envelope.accountId,
         'batch-id': envelope.batchId,
-        'event-type': envelope.event.type,
+        'event-count': String(envelope.events.length),
       },
     }));
     try {

@@ -23,12 +23,13 @@ export class WarehouseStaticDelivery implements StaticDelivery {
       this.logger.error('warehouse not ready', { error: (error as Error).message });
       throw ingestionErrors.deliveryUnavailable('no_destination_ready', 5);
     }
-    const rows = batch.envelopes.map((envelope) =>
-      normalizeEvent(envelope.event, {
-        receivedAt: new Date(envelope.receivedAt),
-        ip: envelope.ip,
-        userAgent: envelope.userAgent,
-        ...(envelope.batchSentAt ? { batchSentAt: envelope.batchSentAt } : {}),
+    const { receipt } = batch;
+    const rows = batch.events.map((event) =>
+      normalizeEvent(event, {
+        receivedAt: new Date(receipt.receivedAt),
+        ip: receipt.ip,
+        userAgent: receipt.userAgent,
+        ...(receipt.batchSentAt ? { batchSentAt: receipt.batchSentAt } : {}),
       }),
     );
     try {

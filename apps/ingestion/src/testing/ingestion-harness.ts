@@ -53,9 +53,12 @@ export interface Hosted {
   accountId: string;
   apiKey: string;
   /** Every envelope in the suite's topic, read from the beginning. */
-  readTopic(expectedAtLeast?: number): Promise<OutboxEnvelope[]>;
+  readTopic(expectedAtLeast?: number): Promise<CommittedEvent[]>;
   close(): Promise<void>;
 }
+
+/** One committed event with its record's receipt facts. */
+export type CommittedEvent = Omit<OutboxEnvelope, 'events'> & { event: OutboxEnvelope['events'][number] };
 
 export const event = (overrides: Record<string, unknown> = {}) => ({
   type: 'track',
@@ -164,19 +167,20 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     apiKey: tenant.key,
     async readTopic(expectedAtLeast = 0) {
       const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}`, maxWaitTimeInMs: 100 });
-      const envelopes: OutboxEnvelope[] = [];
+      const envelopes: CommittedEvent[] = [];
       await consumer.connect();
       await consumer.subscribe({ topic, fromBeginning: true });
       const admin = kafka.admin();
       await admin.connect();
-      const total = (await admin.fetchTopicOffsets(topic)).reduce(
+      const records = (await admin.fetchTopicOffsets(topic)).reduce(
         (sum, p) => sum + Number(p.high) - Number(p.low),
         0,
       );
+      let read = 0;
       await admin.disconnect();
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`read ${envelopes.length} of ${total}`)), 20_000);
-        const done = () => envelopes.length >= Math.max(total, expectedAtLeast);
+        const timer = setTimeout(() => reject(new Error(`read ${read} of ${records} records`)), 20_000);
+        const done = () => read >= records && envelopes.length >= expectedAtLeast;
         if (done()) {
           clearTimeout(timer);
           resolve();
@@ -184,8 +188,12 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
         }
         void consumer.run({
           eachMessage: async ({ message }) => {
+            read += 1;
             const envelope = parseOutboxEnvelope(message.value);
-            if (envelope) envelopes.push(envelope);
+            if (envelope) {
+              const { events, ...receipt } = envelope;
+              for (const committed of events) envelopes.push({ ...receipt, event: committed });
+            }
             if (done()) {
               clearTimeout(timer);
               resolve();
