@@ -13,9 +13,13 @@ const connections = Number(process.argv[3] ?? 32);
 const EVENTS = 20;
 
 function startServer(mode) {
-  const child = spawn(process.execPath, [path.join(__dirname, 'collect-server.js'), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(__dirname, 'collect-server.js'), mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout }).once('line', (line) => resolve({ child, ...JSON.parse(line) }));
+    readline
+      .createInterface({ input: child.stdout })
+      .once('line', (line) => resolve({ child, ...JSON.parse(line) }));
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
 }
@@ -29,7 +33,10 @@ function body() {
     anonymousId: `anon-${i}`,
     timestamp: now,
     properties: { sku: 'SKU-1', price: 12.5, currency: 'EUR' },
-    context: { library: { name: 'bench', version: '1' }, page: { url: 'https://shop.example/p', path: '/p' } },
+    context: {
+      library: { name: 'bench', version: '1' },
+      page: { url: 'https://shop.example/p', path: '/p' },
+    },
   }));
   return JSON.stringify({ sentAt: now, batch });
 }
@@ -61,7 +68,9 @@ const describe = (name, r) => {
 };
 
 async function main() {
-  console.log(`POST /collect, batches of ${EVENTS} events, ${connections} connections, ${seconds}s per run, node ${process.version}`);
+  console.log(
+    `POST /collect, batches of ${EVENTS} events, ${connections} connections, ${seconds}s per run, node ${process.version}`,
+  );
   const base = await startServer('baseline');
   const baselineEps = describe('baseline (node:http + JSON)', await run(base));
   base.child.kill('SIGTERM');

@@ -34,23 +34,38 @@ async function hosted() {
   const { createRedis } = lib('@pipeline/redis');
   const logger = createLogger({ service: 'bench', stream: new PassThrough(), level: 'error' });
 
-  const scratch = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'bench collect');
+  const scratch = await createScratchDatabase(
+    process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    'bench collect',
+  );
   const dataSource = cp('database/data-source').createDataSource({ url: scratch.url, poolMax: 4 });
   await dataSource.initialize();
   await cp('database/data-source').migrate(dataSource);
   const token = randomBytes(24).toString('hex');
-  const cpApp = cp('app').createApp({ dataSource, logger, credentialKeys: `b:${randomBytes(32).toString('base64')}`, internalServiceToken: token });
+  const cpApp = cp('app').createApp({
+    dataSource,
+    logger,
+    credentialKeys: `b:${randomBytes(32).toString('base64')}`,
+    internalServiceToken: token,
+  });
   const cpServer = http.createServer(cpApp);
   await new Promise((r) => cpServer.listen(0, '127.0.0.1', r));
   const account = await new (cp('accounts/account.service').AccountService)(dataSource).create('Bench');
-  const writeKey = (await new (cp('write-keys/write-key.service').WriteKeyService)(dataSource).create(account.id, { name: 'bench' })).key;
+  const writeKey = (
+    await new (cp('write-keys/write-key.service').WriteKeyService)(dataSource).create(account.id, {
+      name: 'bench',
+    })
+  ).key;
 
   const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'bench', logger });
   const topic = `bench.collect.${Date.now()}`;
   await ensureTopics(kafka, [{ topic, numPartitions: 12 }], { replicationFactor: 1, logger });
   const producer = createProducer(kafka);
   await producer.connect();
-  const redis = createRedis({ REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' }, { logger, keyPrefix: `bench:${topic}:` });
+  const redis = createRedis(
+    { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' },
+    { logger, keyPrefix: `bench:${topic}:` },
+  );
   await redis.connect();
 
   const { CollectService } = ing('collect/collect-service');
