@@ -23,6 +23,7 @@ import { AuthAttemptLimiter, LocalBackstop, SharedRateLimiter } from './limits/r
 import { BatchDedupe } from './outbox/batch-dedupe';
 import { OutboxPublisher } from './outbox/outbox-publisher';
 import { loadSdkFile } from './sdk/sdk-file';
+import { staticTenant } from './static/static-tenant';
 import { WarehouseStaticDelivery } from './static/warehouse-delivery';
 
 const DEFAULT_SDK_PATH = path.resolve(__dirname, '../../../libs/sdk/dist/sdk.js');
@@ -105,14 +106,7 @@ async function staticCollect(config: IngestionConfig, logger: Logger, shutdown: 
   const writer = new WarehouseWriter(config.WAREHOUSE_URL);
   shutdown.add('warehouse pool', () => writer.close());
   await writer.ensureSchema(config.WAREHOUSE_SCHEMA);
-  const tenant = {
-    accountId: 'static',
-    writeKeyId: 'static',
-    status: 'active' as const,
-    allowedOrigins: [],
-    destinations: [],
-    warehouse: { kind: 'warehouse' as const, schema: config.WAREHOUSE_SCHEMA },
-  };
+  const tenant = staticTenant(config.WAREHOUSE_SCHEMA);
   const collect = new CollectService({
     authenticator: new StaticAuthenticator(required(config.WRITE_KEY, 'WRITE_KEY'), tenant),
     logger,

@@ -10,20 +10,14 @@ import { clientAddressResolver } from '../collect/client-address';
 import { CollectService } from '../collect/collect-service';
 import { StaticHealth } from '../health/delivery-health';
 import { event } from '../testing/ingestion-harness';
+import { staticTenant } from './static-tenant';
 import { WarehouseStaticDelivery } from './warehouse-delivery';
 
 const logger = createLogger({ service: 'test', stream: new PassThrough() });
 const WRITE_KEY = 'static-write-key-1';
 
 function staticApp(writer: WarehouseWriter) {
-  const tenant = {
-    accountId: 'static',
-    writeKeyId: 'static',
-    status: 'active' as const,
-    allowedOrigins: [],
-    destinations: [],
-    warehouse: { kind: 'warehouse' as const, schema: 'tracking' },
-  };
+  const tenant = staticTenant('tracking');
   return createApp({
     logger,
     collect: new CollectService({
