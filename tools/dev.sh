@@ -4,13 +4,13 @@
 # all of it; the Kafka broker too when this script started it.
 #
 # Environment: CONTROL_PLANE_PORT (3000), INGESTION_PORT (3001), DATABASE_URL, REDIS_URL,
-# KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (log).
+# KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
 cd "$REPO"
 
 cp_port="${CONTROL_PLANE_PORT:-3000}"
 ing_port="${INGESTION_PORT:-3001}"
-destinations="${DELIVERY_DESTINATIONS:-log}"
+destinations="${DELIVERY_DESTINATIONS:-warehouse,log}"
 export LOG_FORMAT="${LOG_FORMAT:-pretty}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/pipeline}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"

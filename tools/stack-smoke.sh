@@ -38,7 +38,7 @@ check "migrations ran" grep -q 'migrations applied' "$out"
 cli() { node apps/control-plane/dist/cli/main.js "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
 first_key() {
-  local account key status
+  local key status
   account="$(cli accounts create --name "Smoke $$" --json | field id)" || return 1
   key="$(cli api-keys create --account "$account" --scopes all --json | field apiKey)" || return 1
   write_key="$(cli write-keys create --account "$account" --name site --json | field writeKey)" || return 1
@@ -62,7 +62,18 @@ delivered() {
   return 1
 }
 check "an event sent to /collect is acknowledged with 202" collect_event
+in_warehouse() {
+  local schema="account_${account//-/}" count
+  for _ in $(seq 1 40); do
+    count="$(psql "${WAREHOUSE_URL:-postgres://postgres@127.0.0.1:5432/warehouse}" -tAc \
+      "SELECT count(*) FROM ${schema}.events WHERE message_id = '$message_id'" 2>/dev/null || true)"
+    [[ "$count" == 1 ]] && return 0
+    sleep 0.25
+  done
+  return 1
+}
 check "the delivery consumer reads that event from Kafka" delivered
+check "the warehouse consumer loads it into the account's events table" in_warehouse
 check "the API reference answers at /docs" curl -fsS -o /dev/null "http://127.0.0.1:$cp_port/docs/"
 
 stop_started=$SECONDS
@@ -74,8 +85,8 @@ leftovers() { ps -eo sid=,stat=,pid=,args= | awk -v sid="$leader" '$1 == sid && 
 stopped() { ! kill -0 "$leader" 2>/dev/null; }
 nothing_left() { local left; left="$(leftovers)"; [[ -z "$left" ]] || { echo "$left" >&2; return 1; }; }
 all_shut_down() {
-  [[ "$(grep -c '"message":"shutdown complete"' "$out")" -ge 3 ]] &&
-    [[ "$(grep -c 'exited with code 0$' "$out")" -ge 3 ]] && ! grep -q 'exited with code [1-9]' "$out"
+  [[ "$(grep -c '"message":"shutdown complete"' "$out")" -ge 4 ]] &&
+    [[ "$(grep -c 'exited with code 0$' "$out")" -ge 4 ]] && ! grep -q 'exited with code [1-9]' "$out"
 }
 ports_free() { ! port_open 127.0.0.1 "$cp_port" && ! port_open 127.0.0.1 "$ing_port"; }
 

@@ -13,7 +13,7 @@ describe('delivery CLI', () => {
     expect(() =>
       parseDeliveryArgs(['--destination', 'nowhere'], { writeErr: (t) => errors.push(t) }),
     ).toThrow();
-    expect(errors.join('')).toMatch(/expected one of log/);
+    expect(errors.join('')).toMatch(/expected one of log, warehouse/);
   });
 
   it('requires --destination', () => {

@@ -10,6 +10,7 @@ import {
 import { createKafka, ensureTopics, pipelineTopics } from '@pipeline/kafka';
 import { Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
+import { ensureDatabase } from '@pipeline/postgres';
 import { parseDeliveryArgs } from './cli';
 import { deliveryConfigSchema } from './config';
 
@@ -19,13 +20,15 @@ async function main(kind: DestinationKind): Promise<void> {
   const logger = createLogger({ service, level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const shutdown = new Shutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).listen();
 
+  if (kind === 'warehouse' && (await ensureDatabase(config.WAREHOUSE_URL)))
+    logger.info('warehouse database created');
   const kafka = createKafka(config, { clientId: service, logger });
   const topic = pipelineTopics.trackingEvents;
   await ensureTopics(kafka, [topic], { replicationFactor: config.KAFKA_REPLICATION_FACTOR, logger });
   const groupId = consumerGroupFor(kind);
   const running = await runConsumer({
     kafka,
-    destination: destinationKinds[kind]({ logger }),
+    destination: destinationKinds[kind]({ logger, warehouseUrl: config.WAREHOUSE_URL }),
     topic: topic.topic,
     groupId,
     logger,

@@ -10,3 +10,4 @@ export {
 export { LogDestination } from './log-destination';
 export { WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
+export { WarehouseDestination } from './warehouse/warehouse-destination';

@@ -1,2 +1,3 @@
 export { originAllowed } from './origin-match';
 export type { DestinationKind, ResolvedDestination, TenantRecord } from './tenant-record';
+export { warehouseSchemaFor } from './warehouse-location';
