@@ -25,6 +25,7 @@ export {
   MAX_ENVELOPE_BYTES,
   outboxKey,
   parseOutboxEnvelope,
+  receiptContextOf,
   toOutboxEnvelopes,
   type OutboxEnvelope,
 } from './outbox-envelope';

@@ -1,3 +1,4 @@
+import type { ReceiptContext } from './event-normalizer';
 import type { TrackingEvent } from './event-schema';
 
 /**
@@ -53,6 +54,16 @@ export function toOutboxEnvelopes(
   }
   flush();
   return out;
+}
+
+/** What normalizeEvent needs from a record's receipt facts. */
+export function receiptContextOf(receipt: Omit<OutboxEnvelope, 'events'>): ReceiptContext {
+  return {
+    receivedAt: new Date(receipt.receivedAt),
+    ip: receipt.ip,
+    userAgent: receipt.userAgent,
+    ...(receipt.batchSentAt ? { batchSentAt: receipt.batchSentAt } : {}),
+  };
 }
 
 export function parseOutboxEnvelope(value: Buffer | null): OutboxEnvelope | null {

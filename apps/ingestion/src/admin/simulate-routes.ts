@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Router } from 'express';
 import { isAppError } from '@pipeline/errors';
-import { consentAllows, normalizeEvent } from '@pipeline/events';
+import { consentAllows, normalizeEvent, receiptContextOf } from '@pipeline/events';
 import type { TenantRecord } from '@pipeline/tenancy';
 import { parseCollectBody } from '../collect/collect-request';
 import { rawBody, requestFacts } from '../collect/collect-routes';
@@ -86,12 +86,7 @@ export function simulateRoutes(
         });
         return;
       }
-      const receipt = {
-        receivedAt: facts.receivedAt,
-        ip: facts.ip,
-        userAgent: facts.userAgent,
-        ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}),
-      };
+      const receipt = receiptContextOf(batch.receipt);
       const { tenant } = batch;
       res.status(200).json({
         simulated: true,

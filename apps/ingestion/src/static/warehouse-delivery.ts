@@ -1,4 +1,4 @@
-import { normalizeEvent } from '@pipeline/events';
+import { normalizeEvent, receiptContextOf } from '@pipeline/events';
 import type { WarehouseWriter } from '@pipeline/destinations';
 import type { Logger } from '@pipeline/logger';
 import type { StaticDelivery, ValidatedBatch } from '../collect/collect-service';
@@ -23,15 +23,8 @@ export class WarehouseStaticDelivery implements StaticDelivery {
       this.logger.error('warehouse not ready', { error: (error as Error).message });
       throw ingestionErrors.deliveryUnavailable('no_destination_ready', 5);
     }
-    const { receipt } = batch;
-    const rows = batch.events.map((event) =>
-      normalizeEvent(event, {
-        receivedAt: new Date(receipt.receivedAt),
-        ip: receipt.ip,
-        userAgent: receipt.userAgent,
-        ...(receipt.batchSentAt ? { batchSentAt: receipt.batchSentAt } : {}),
-      }),
-    );
+    const receipt = receiptContextOf(batch.receipt);
+    const rows = batch.events.map((event) => normalizeEvent(event, receipt));
     try {
       const result = await this.writer.write(this.schema, rows);
       return { warehouse: { rows: result.written, duplicates: result.duplicates } };

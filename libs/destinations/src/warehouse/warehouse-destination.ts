@@ -1,4 +1,4 @@
-import { normalizeEvent, parseOutboxEnvelope, type WarehouseRow } from '@pipeline/events';
+import { normalizeEvent, parseOutboxEnvelope, receiptContextOf, type WarehouseRow } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import type { DeliveryMessage, Destination } from '../destination';
@@ -31,12 +31,7 @@ export class WarehouseDestination implements Destination {
         continue;
       }
       const schema = warehouseSchemaFor(envelope.accountId);
-      const receipt = {
-        receivedAt: new Date(envelope.receivedAt),
-        ip: envelope.ip,
-        userAgent: envelope.userAgent,
-        ...(envelope.batchSentAt ? { batchSentAt: envelope.batchSentAt } : {}),
-      };
+      const receipt = receiptContextOf(envelope);
       const rows = bySchema.get(schema) ?? [];
       for (const event of envelope.events) rows.push(normalizeEvent(event, receipt));
       bySchema.set(schema, rows);
