@@ -17,5 +17,3 @@ export class AppError extends Error {
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
-
-export const notFound = (message = 'Not found') => new AppError(404, 'not_found', message);

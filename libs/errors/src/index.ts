@@ -1,1 +1,1 @@
-export { AppError, isAppError, notFound } from './app-error';
+export { AppError, isAppError } from './app-error';

@@ -1,4 +1,3 @@
 export { createKafka, createProducer, kafkaReachable } from './kafka-client';
 export { kafkaConfigSchema, type KafkaConfig } from './kafka-config';
-export { KafkaHealthProbe } from './health-probe';
 export { ensureTopics, pipelineTopics, type TopicSpec } from './topics';

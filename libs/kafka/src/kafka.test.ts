@@ -3,14 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Consumer, Kafka } from 'kafkajs';
 import { loadConfig } from '@pipeline/config';
 import { createLogger } from '@pipeline/logger';
-import {
-  createKafka,
-  createProducer,
-  ensureTopics,
-  KafkaHealthProbe,
-  kafkaConfigSchema,
-  kafkaReachable,
-} from './index';
+import { createKafka, createProducer, ensureTopics, kafkaConfigSchema, kafkaReachable } from './index';
 
 // Smoke test against the real broker that tools/kafka/kafka.sh starts (tools/test.sh does).
 const logger = createLogger({ service: 'kafka-test', stream: new PassThrough() });
@@ -112,28 +105,5 @@ describe('kafkaConfigSchema', () => {
     expect(() => loadConfig(kafkaConfigSchema, { KAFKA_SASL_MECHANISM: 'plain' })).toThrow(
       /KAFKA_SASL_USERNAME/,
     );
-  });
-});
-
-describe('KafkaHealthProbe', () => {
-  it('reports the real broker up and shares one check between concurrent probes', async () => {
-    const probe = new KafkaHealthProbe(kafka, { cacheMs: 60_000 });
-    const admin = jest.spyOn(kafka, 'admin');
-    const results = await Promise.all([probe.reachable(), probe.reachable(), probe.reachable()]);
-    expect(results).toEqual([true, true, true]);
-    expect(await probe.reachable()).toBe(true);
-    expect(admin).toHaveBeenCalledTimes(1);
-    admin.mockRestore();
-  });
-
-  it('reports an unreachable broker down', async () => {
-    const nowhere = createKafka(
-      loadConfig(kafkaConfigSchema, { KAFKA_BROKERS: '127.0.0.1:1', KAFKA_CONNECTION_TIMEOUT_MS: '200' }),
-      {
-        clientId: 'nowhere',
-        logger,
-      },
-    );
-    expect(await new KafkaHealthProbe(nowhere, { timeoutMs: 500 }).reachable()).toBe(false);
   });
 });
