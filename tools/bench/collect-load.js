@@ -16,10 +16,19 @@ function startServer(mode) {
   const child = spawn(process.execPath, [path.join(__dirname, 'collect-server.js'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const lines = readline.createInterface({ input: child.stdout });
+  const cpuReplies = [];
+  lines.on('line', (line) => {
+    const message = JSON.parse(line);
+    if ('cpuMicros' in message) cpuReplies.shift()?.(message.cpuMicros);
+  });
+  const cpuMicros = () =>
+    new Promise((resolve) => {
+      cpuReplies.push(resolve);
+      child.kill('SIGUSR2');
+    });
   return new Promise((resolve, reject) => {
-    readline
-      .createInterface({ input: child.stdout })
-      .once('line', (line) => resolve({ child, ...JSON.parse(line) }));
+    lines.once('line', (line) => resolve({ child, cpuMicros, ...JSON.parse(line) }));
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
 }
@@ -41,7 +50,14 @@ function body() {
   return JSON.stringify({ sentAt: now, batch });
 }
 
-function run(server, overallRate) {
+async function run(server, overallRate) {
+  const cpuBefore = await server.cpuMicros();
+  const result = await load(server, overallRate);
+  result.cpuMicrosPerRequest = ((await server.cpuMicros()) - cpuBefore) / Math.max(1, result['2xx']);
+  return result;
+}
+
+function load(server, overallRate) {
   return new Promise((resolve, reject) => {
     autocannon(
       {
@@ -62,7 +78,7 @@ const describe = (name, r) => {
   const ok = r['2xx'];
   const eps = (ok * EVENTS) / r.duration;
   console.log(
-    `${name.padEnd(30)} ${String(Math.round(eps)).padStart(7)} events/s  ${String(Math.round(ok / r.duration)).padStart(5)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx} errors ${r.errors}`,
+    `${name.padEnd(30)} ${String(Math.round(eps)).padStart(7)} events/s  ${String(Math.round(ok / r.duration)).padStart(5)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  server CPU ${Math.round(r.cpuMicrosPerRequest)} µs/req  non-2xx ${r.non2xx} errors ${r.errors}`,
   );
   return eps;
 };

@@ -1,7 +1,8 @@
 // Child process of collect-load.js. `hosted`: the built ingestion service in hosted mode
 // (the built control plane in-process on a scratch database, real Kafka with acks=-1, Redis
 // dedupe, limits set out of the way). `baseline`: a bare node:http server that reads the body,
-// parses it as JSON and answers 202. Prints {"port", "writeKey"} when ready; SIGTERM cleans up.
+// parses it as JSON and answers 202. Prints {"port", "writeKey"} when ready, its CPU time on
+// SIGUSR2; SIGTERM cleans up.
 const http = require('node:http');
 const path = require('node:path');
 const { randomBytes } = require('node:crypto');
@@ -116,6 +117,13 @@ async function hosted() {
     process.exit(0);
   });
 }
+
+// The parent asks for this process's CPU time (user + system, microseconds) between runs: CPU
+// per request compares the two servers even when they share the machine with the broker.
+process.on('SIGUSR2', () => {
+  const { user, system } = process.cpuUsage();
+  process.stdout.write(`${JSON.stringify({ cpuMicros: user + system })}\n`);
+});
 
 (process.argv[2] === 'baseline' ? baseline() : hosted()).catch((error) => {
   console.error(error);

@@ -1,9 +1,9 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import cors from 'cors';
-import express, { type Express } from 'express';
+import express from 'express';
 import { requestLogging, type Logger } from '@pipeline/logger';
 import { simulateRoutes, type SimulateSettings } from './admin/simulate-routes';
-import { collectRoutes } from './collect/collect-routes';
+import { collectEndpoint, isCollectRequest } from './collect/collect-endpoint';
 import type { CollectService } from './collect/collect-service';
 import type { HealthReporter } from './health/delivery-health';
 import { healthRoutes } from './health/health-routes';
@@ -29,16 +29,24 @@ const anySite = cors({
   maxAge: 86400,
 });
 
-export function createApp(deps: AppDependencies): Express {
+/** The service's request listener: POST /collect on its own fast path, the rest in express. */
+export function createApp(deps: AppDependencies): RequestListener {
   const app = express();
   app.disable('x-powered-by');
+  // Answers to POSTs are never revalidated; hashing each one for an ETag is wasted work.
+  app.set('etag', false);
   app.use(requestLogging(deps.logger));
   app.use(anySite);
   app.use(healthRoutes(deps.health));
-  app.use(collectRoutes(deps.collect, deps.clientAddress));
   app.use(sdkRoutes(deps.sdk));
   app.use(simulateRoutes(deps.simulate, deps.collect, deps.clientAddress));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
-  return app;
+
+  const logRequest = requestLogging(deps.logger);
+  const collect = collectEndpoint(deps.collect, deps.clientAddress, deps.logger);
+  return (req, res) => {
+    if (isCollectRequest(req)) logRequest(req, res, () => collect(req, res));
+    else app(req, res);
+  };
 }

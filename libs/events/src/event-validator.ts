@@ -25,8 +25,14 @@ function describe(error: ErrorObject): string {
   return `${where} ${error.message ?? 'is invalid'}`;
 }
 
-/** Validates one event of a request: its type, its conditionally required fields, and the limits. */
-export function validateEvent(input: unknown): EventValidation {
+/**
+ * Validates one event of a request: its type, its conditionally required fields, and the limits.
+ * `sourceBytes` is the size of the JSON text the event was parsed from (e.g. the whole body):
+ * re-serialized, an event can grow only by a few characters per number (`1e21` -> `1e+21`), so
+ * when the source is within half the limit the event cannot exceed it and is not serialized
+ * again to be measured.
+ */
+export function validateEvent(input: unknown, sourceBytes = Infinity): EventValidation {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { valid: false, errors: [{ message: 'event must be an object' }] };
   }
@@ -34,7 +40,8 @@ export function validateEvent(input: unknown): EventValidation {
   if (typeof type !== 'string' || !(eventTypes as readonly string[]).includes(type)) {
     return { valid: false, errors: [{ message: `type must be one of ${eventTypes.join(', ')}` }] };
   }
-  const size = Buffer.byteLength(JSON.stringify(input), 'utf8');
+  const size =
+    sourceBytes <= eventLimits.maxEventBytes / 2 ? 0 : Buffer.byteLength(JSON.stringify(input), 'utf8');
   if (size > eventLimits.maxEventBytes) {
     return {
       valid: false,

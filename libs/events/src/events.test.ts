@@ -75,6 +75,10 @@ describe('validateEvent', () => {
       properties: { blob: 'x'.repeat(eventLimits.maxEventBytes) },
     };
     expect(messages(big)[0]).toMatch(/^event is \d+ bytes; at most 32768 are accepted$/);
+    // Measured whenever the body it came from could hold an event over the limit.
+    const source = Buffer.byteLength(JSON.stringify({ batch: [big] }));
+    expect(validateEvent(big, source)).toMatchObject({ valid: false });
+    expect(validateEvent(big, eventLimits.maxEventBytes / 2 + 1)).toMatchObject({ valid: false });
   });
 
   it('reports all problems of an event at once', () => {
@@ -259,6 +263,14 @@ describe('toOutboxEnvelopes', () => {
       'm2',
     ]);
     expect(outboxKey(out[0]!.envelope)).toBe('a:anon');
+  });
+
+  it('skips measuring events when the body they came from fits half a record, with the same result', () => {
+    const events = [ev(1), ev(2, 100)];
+    const small = toOutboxEnvelopes(base, events, 10_000);
+    expect(small).toEqual(toOutboxEnvelopes(base, events));
+    const large = Array.from({ length: 60 }, (_, i) => ev(i, 30_000));
+    expect(toOutboxEnvelopes(base, large, 60 * 30_100).length).toBeGreaterThan(3);
   });
 
   it('splits large requests so no record exceeds 512 KB, in order', () => {

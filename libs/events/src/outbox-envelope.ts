@@ -31,11 +31,20 @@ export const MAX_ENVELOPE_BYTES = 512 * 1024;
 export const outboxKey = (envelope: OutboxEnvelope) =>
   `${envelope.accountId}:${envelope.events[0]?.anonymousId ?? ''}`;
 
-/** Splits a request's events into envelopes of at most MAX_ENVELOPE_BYTES (an event is at most 32 KB). */
+/**
+ * Splits a request's events into envelopes of at most MAX_ENVELOPE_BYTES (an event is at most
+ * 32 KB). `sourceBytes` is the size of the body the events were parsed from: when it is within
+ * half the limit (see validateEvent), they all fit one envelope without measuring each.
+ */
 export function toOutboxEnvelopes(
   base: Omit<OutboxEnvelope, 'events'>,
   events: readonly TrackingEvent[],
+  sourceBytes = Infinity,
 ): { envelope: OutboxEnvelope; json: string }[] {
+  if (sourceBytes <= MAX_ENVELOPE_BYTES / 2) {
+    const envelope: OutboxEnvelope = { ...base, events: [...events] };
+    return events.length === 0 ? [] : [{ envelope, json: JSON.stringify(envelope) }];
+  }
   const out: { envelope: OutboxEnvelope; json: string }[] = [];
   let current: TrackingEvent[] = [];
   let size = 0;

@@ -16,6 +16,8 @@ export function createRedis(config: RedisConfig, options: { logger: Logger; keyP
     enableOfflineQueue: false,
     connectTimeout: 2000,
     keyPrefix: options.keyPrefix ?? '',
+    // Commands issued in the same tick by concurrent requests leave in one write.
+    enableAutoPipelining: true,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
   let lastError = '';

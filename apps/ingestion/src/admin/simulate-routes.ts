@@ -5,7 +5,8 @@ import { isAppError } from '@pipeline/errors';
 import { consentAllows, normalizeEvent, receiptContextOf } from '@pipeline/events';
 import type { TenantRecord } from '@pipeline/tenancy';
 import { parseCollectBody } from '../collect/collect-request';
-import { rawBody, requestFacts } from '../collect/collect-routes';
+import { requestFacts } from '../collect/collect-endpoint';
+import { readRequestBody } from '../http/request-body';
 import type { CollectService, ValidatedBatch } from '../collect/collect-service';
 
 export interface SimulateSettings {
@@ -58,7 +59,7 @@ export function simulateRoutes(
   const router = Router();
   const enabled = settings.demoMode && settings.adminSetupEnabled && Boolean(settings.adminToken);
   const expected = settings.adminToken ? digest(settings.adminToken) : undefined;
-  router.post('/admin/simulate', rawBody, async (req, res, next) => {
+  router.post('/admin/simulate', async (req, res, next) => {
     if (!enabled || !expected) {
       res.status(404).json({ ok: false, error: 'not_found' });
       return;
@@ -70,7 +71,7 @@ export function simulateRoutes(
     }
     try {
       const facts = requestFacts(req, clientAddress);
-      const request = parseCollectBody(Buffer.isBuffer(req.body) ? req.body : undefined);
+      const request = parseCollectBody(await readRequestBody(req));
       let batch: ValidatedBatch;
       try {
         batch = await service.validate(request, facts, { countAuthAttempts: false });

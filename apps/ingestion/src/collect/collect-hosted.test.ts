@@ -1,3 +1,4 @@
+import { deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
 
@@ -176,6 +177,37 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
     expect(preflight.headers['access-control-allow-headers']).toMatch(/X-Write-Key/i);
     expect(beacon.headers['access-control-allow-origin']).toBe('*');
+    expect(beacon.headers['access-control-expose-headers']).toMatch(/Retry-After/);
+    expect(beacon.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('decodes gzip and deflate bodies, refuses other encodings with 400 invalid_payload, and a bomb with 413', async () => {
+    const body = JSON.stringify({ writeKey: h.openWriteKey, batch: [event()] });
+    for (const [encoding, encode] of [
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+    ] as const) {
+      const response = await collect(h.app)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .serialize((raw: Buffer) => raw)
+        .send(encode(body));
+      expect(response.status).toBe(202);
+    }
+    const unknown = await collect(h.app)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'compress')
+      .send(body);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ ok: false, error: 'invalid_payload' });
+    // Small on the wire, over 2 MB once decoded: the limit applies to the decoded body.
+    const bomb = await collect(h.app)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .serialize((raw: Buffer) => raw)
+      .send(gzipSync(JSON.stringify({ pad: 'x'.repeat(3 * 1024 * 1024) })));
+    expect(bomb.status).toBe(413);
+    expect(bomb.body).toMatchObject({ ok: false, error: 'payload_too_large' });
   });
 
   async function recordsInTopic(): Promise<number> {

@@ -8,6 +8,8 @@ export interface CollectRequest {
   /** The batch's (or single event's) body write key. */
   bodyWriteKey?: string;
   batchSentAt?: string;
+  /** The body's size, an upper bound for any event's (see validateEvent). */
+  bodyBytes: number;
 }
 
 const isoDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -30,7 +32,7 @@ export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
   const object = body as Record<string, unknown>;
   if (!('batch' in object)) {
     const writeKey = typeof object.writeKey === 'string' ? object.writeKey : undefined;
-    return { events: [object], ...(writeKey ? { bodyWriteKey: writeKey } : {}) };
+    return { events: [object], bodyBytes: raw.length, ...(writeKey ? { bodyWriteKey: writeKey } : {}) };
   }
   const problems: string[] = [];
   if (!Array.isArray(object.batch)) problems.push('batch must be an array of events');
@@ -49,6 +51,7 @@ export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
     throw ingestionErrors.batchTooLarge(batch.length, eventLimits.maxBatchSize);
   return {
     events: batch,
+    bodyBytes: raw.length,
     ...(typeof object.writeKey === 'string' && object.writeKey ? { bodyWriteKey: object.writeKey } : {}),
     ...(typeof object.sentAt === 'string' ? { batchSentAt: object.sentAt } : {}),
   };

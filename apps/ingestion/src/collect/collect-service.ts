@@ -37,6 +37,8 @@ export interface ValidatedBatch {
   /** What the server knew on receipt, shared by every event of the request. */
   receipt: Omit<OutboxEnvelope, 'events'>;
   batchId: string;
+  /** The body's size (see toOutboxEnvelopes). */
+  bodyBytes: number;
 }
 
 /** Static mode's synchronous delivery: the result per destination, or delivery_unavailable. */
@@ -89,7 +91,7 @@ export class CollectService {
     const events: TrackingEvent[] = [];
     const errors: EventErrors[] = [];
     request.events.forEach((input, index) => {
-      const result = validateEvent(input);
+      const result = validateEvent(input, request.bodyBytes);
       if (result.valid) events.push(result.event);
       else errors.push({ index, errors: result.errors });
     });
@@ -109,7 +111,15 @@ export class CollectService {
       userAgent: facts.userAgent,
       ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}),
     };
-    return { tenant, events, received: request.events.length, errors, receipt, batchId };
+    return {
+      tenant,
+      events,
+      received: request.events.length,
+      errors,
+      receipt,
+      batchId,
+      bodyBytes: request.bodyBytes,
+    };
   }
 
   async collect(request: CollectRequest, facts: RequestFacts): Promise<CollectResponse> {
@@ -136,15 +146,17 @@ export class CollectService {
     const accepted = { ...summary, accepted: true, batchId: batch.batchId, deliveryCount };
     if (await hosted.dedupe.seen(batch.batchId))
       return { status: 202, body: { ...accepted, deduplicated: true } };
-    const messages: Message[] = toOutboxEnvelopes(batch.receipt, batch.events).map(({ envelope, json }) => ({
-      key: outboxKey(envelope),
-      value: json,
-      headers: {
-        'account-id': envelope.accountId,
-        'batch-id': envelope.batchId,
-        'event-count': String(envelope.events.length),
-      },
-    }));
+    const messages: Message[] = toOutboxEnvelopes(batch.receipt, batch.events, batch.bodyBytes).map(
+      ({ envelope, json }) => ({
+        key: outboxKey(envelope),
+        value: json,
+        headers: {
+          'account-id': envelope.accountId,
+          'batch-id': envelope.batchId,
+          'event-count': String(envelope.events.length),
+        },
+      }),
+    );
     try {
       await hosted.publisher.publish(messages);
     } catch (error) {

@@ -1,8 +1,7 @@
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isAppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
-import { ingestionErrors } from '../collect/ingestion-errors';
-import { MAX_BODY_BYTES } from '../collect/collect-routes';
 
 /** The ingestion API's error body (spec 7.1): `{ ok: false, error: <code>, ...details }`. */
 export interface IngestionErrorBody {
@@ -11,43 +10,42 @@ export interface IngestionErrorBody {
   [field: string]: unknown;
 }
 
-function toAppError(error: unknown) {
-  if (isAppError(error)) return error;
-  const { type } = (error ?? {}) as { type?: string };
-  // body-parser's errors carry a `type`.
-  if (type === 'entity.too.large') return ingestionErrors.payloadTooLarge(MAX_BODY_BYTES);
-  if (
-    type === 'request.aborted' ||
-    type === 'request.size.invalid' ||
-    type === 'encoding.unsupported' ||
-    type === 'charset.unsupported'
-  ) {
-    return ingestionErrors.invalidPayload('the body could not be read');
-  }
-  return undefined;
+/** Writes a JSON answer on a bare response, as express's res.json would. */
+export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
-/** One handler for the service: documented errors with their fields and Retry-After; 500 otherwise. */
+/** The documented answer for an error: its status, body and Retry-After; 500 otherwise. */
+export function writeError(res: ServerResponse, error: unknown, logger: Logger): void {
+  if (!isAppError(error)) {
+    logger.error('request failed', { error });
+    writeJson(res, 500, { ok: false, error: 'server_error' } satisfies IngestionErrorBody);
+    return;
+  }
+  const retryAfter = error.details?.retryAfter;
+  if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
+  writeJson(res, error.status, {
+    ok: false,
+    error: error.code,
+    ...error.details,
+  } satisfies IngestionErrorBody);
+}
+
+/** One handler for the service's express routes; /collect's own path uses writeError too. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, _req, res, next) => {
     if (res.headersSent) {
       next(error);
       return;
     }
-    const known = toAppError(error);
-    if (!known) {
-      logger.error('request failed', { error });
-      res.status(500).json({ ok: false, error: 'server_error' } satisfies IngestionErrorBody);
-      return;
-    }
-    const retryAfter = known.details?.retryAfter;
-    if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
-    res
-      .status(known.status)
-      .json({ ok: false, error: known.code, ...known.details } satisfies IngestionErrorBody);
+    writeError(res, error, logger);
   };
 }
 
 export const notFoundHandler: RequestHandler = (_req, res) => {
-  res.status(404).json({ ok: false, error: 'not_found' } satisfies IngestionErrorBody);
+  writeJson(res, 404, { ok: false, error: 'not_found' } satisfies IngestionErrorBody);
 };

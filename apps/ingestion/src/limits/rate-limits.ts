@@ -54,6 +54,14 @@ redis.call('INCRBY', KEYS[2], n)
 redis.call('EXPIRE', KEYS[2], 90000)
 return 0`;
 
+type SharedTakeCommand = (
+  secondKey: string,
+  dayKey: string,
+  events: number,
+  eventsPerSecond: number,
+  eventsPerDay: number,
+) => Promise<number>;
+
 export interface SharedLimits {
   eventsPerSecond: number;
   eventsPerDay: number;
@@ -66,30 +74,35 @@ export interface SharedLimits {
  */
 export class SharedRateLimiter {
   private lastWarning = 0;
+  private readonly sharedTake: SharedTakeCommand | null;
 
   constructor(
-    private readonly redis: Redis | null,
+    redis: Redis | null,
     private readonly defaults: SharedLimits,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    // A defined command is sent by its SHA (EVALSHA), not as the whole script on every request.
+    redis?.defineCommand('ingestionSharedTake', { numberOfKeys: 2, lua: SHARED_TAKE });
+    this.sharedTake = redis
+      ? (redis as unknown as Record<'ingestionSharedTake', SharedTakeCommand>).ingestionSharedTake.bind(redis)
+      : null;
+  }
 
   async take(writeKeyId: string, events: number, overrides?: Partial<SharedLimits>): Promise<LimitDecision> {
-    if (!this.redis) return ALLOWED;
+    if (!this.sharedTake) return ALLOWED;
     const nowMs = this.now();
     const second = Math.floor(nowMs / 1000);
     const day = new Date(nowMs).toISOString().slice(0, 10);
     const limits = { ...this.defaults, ...overrides };
     try {
-      const result = (await this.redis.eval(
-        SHARED_TAKE,
-        2,
+      const result = await this.sharedTake(
         `rl:s:${writeKeyId}:${second}`,
         `rl:d:${writeKeyId}:${day}`,
         events,
         limits.eventsPerSecond,
         limits.eventsPerDay,
-      )) as number;
+      );
       if (result === 1) return { allowed: false, limitType: 'second', retryAfter: 1 };
       if (result === 2) {
         const midnight = Date.UTC(
