@@ -21,6 +21,9 @@ import {
 const vendors: { vendor: LookAlikeVendor; perRequest?: number; authStatus: number }[] = [
   { vendor: 'amplitude', perRequest: 2000, authStatus: 400 },
   { vendor: 'mixpanel', perRequest: 2000, authStatus: 401 },
+  { vendor: 'braze', perRequest: 75, authStatus: 401 },
+  { vendor: 'customer_io', perRequest: 1000, authStatus: 401 },
+  { vendor: 'onesignal', perRequest: 1000, authStatus: 401 },
 ];
 const countLimited = vendors.flatMap(({ vendor, perRequest }) =>
   perRequest ? [{ vendor, perRequest }] : [],

@@ -1,7 +1,10 @@
 import type { ReceiptContext, TrackingEvent } from '@pipeline/events';
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import { AmplitudeForwarder } from './amplitude-forwarder';
+import { BrazeForwarder } from './braze-forwarder';
+import { CustomerIoForwarder } from './customer-io-forwarder';
 import { MixpanelForwarder } from './mixpanel-forwarder';
+import { OneSignalForwarder } from './onesignal-forwarder';
 
 export { DeliveryFailure, type SkippedEvent, type UndeliveredEvent } from './delivery-failure';
 import type { SkippedEvent } from './delivery-failure';
@@ -55,6 +58,9 @@ export interface VendorClientOptions {
 const forwarders = {
   amplitude: (options: VendorClientOptions) => new AmplitudeForwarder(options),
   mixpanel: (options: VendorClientOptions) => new MixpanelForwarder(options),
+  braze: (options: VendorClientOptions) => new BrazeForwarder(options),
+  customer_io: (options: VendorClientOptions) => new CustomerIoForwarder(options),
+  onesignal: (options: VendorClientOptions) => new OneSignalForwarder(options),
 } as const satisfies Record<string, (options: VendorClientOptions) => Forwarder>;
 
 /** The app types events can be forwarded to. */
