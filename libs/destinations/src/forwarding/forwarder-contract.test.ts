@@ -23,7 +23,9 @@ const vendors: { vendor: LookAlikeVendor; perRequest?: number; authStatus: numbe
   { vendor: 'mixpanel', perRequest: 2000, authStatus: 401 },
   { vendor: 'braze', perRequest: 75, authStatus: 401 },
   { vendor: 'customer_io', perRequest: 1000, authStatus: 401 },
+  { vendor: 'segment', authStatus: 401 },
   { vendor: 'onesignal', perRequest: 1000, authStatus: 401 },
+  { vendor: 'webhook', perRequest: 100, authStatus: 401 },
 ];
 const countLimited = vendors.flatMap(({ vendor, perRequest }) =>
   perRequest ? [{ vendor, perRequest }] : [],

@@ -5,6 +5,8 @@ import { BrazeForwarder } from './braze-forwarder';
 import { CustomerIoForwarder } from './customer-io-forwarder';
 import { MixpanelForwarder } from './mixpanel-forwarder';
 import { OneSignalForwarder } from './onesignal-forwarder';
+import { SegmentForwarder } from './segment-forwarder';
+import { WebhookForwarder } from './webhook-forwarder';
 
 export { DeliveryFailure, type SkippedEvent, type UndeliveredEvent } from './delivery-failure';
 import type { SkippedEvent } from './delivery-failure';
@@ -60,7 +62,9 @@ const forwarders = {
   mixpanel: (options: VendorClientOptions) => new MixpanelForwarder(options),
   braze: (options: VendorClientOptions) => new BrazeForwarder(options),
   customer_io: (options: VendorClientOptions) => new CustomerIoForwarder(options),
+  segment: (options: VendorClientOptions) => new SegmentForwarder(options),
   onesignal: (options: VendorClientOptions) => new OneSignalForwarder(options),
+  webhook: (options: VendorClientOptions) => new WebhookForwarder(options),
 } as const satisfies Record<string, (options: VendorClientOptions) => Forwarder>;
 
 /** The app types events can be forwarded to. */
