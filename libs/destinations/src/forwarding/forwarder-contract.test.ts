@@ -1,0 +1,194 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DeliveryFailure, forwarderFor, type OutboundEvent } from './forwarder';
+import { rawSampleEvent } from './testing/sample-events';
+import {
+  lookAlikeDestination,
+  startLookAlikeVendor,
+  type LookAlikeServer,
+  type LookAlikeVendor,
+} from './testing/vendor-server';
+
+// The contract every forwarder keeps, checked against each vendor's look-alike: batching at the
+// vendor's count limit, retryable and permanent failures, and a failure part-way through a
+// send reporting exactly what went.
+
+/**
+ * Each vendor's events per request, and how it answers a wrong key. Segment's 2500 messages
+ * per batch is out of reach (500 KB comes first for messages of 225 bytes or more), so its
+ * splitting is tested by bytes in segment-forwarder.test.ts.
+ */
+const vendors: { vendor: LookAlikeVendor; perRequest?: number; authStatus: number }[] = [
+  { vendor: 'amplitude', perRequest: 2000, authStatus: 400 },
+  { vendor: 'mixpanel', perRequest: 2000, authStatus: 401 },
+  { vendor: 'braze', perRequest: 75, authStatus: 401 },
+  { vendor: 'customer_io', perRequest: 1000, authStatus: 401 },
+  { vendor: 'segment', authStatus: 401 },
+  { vendor: 'onesignal', perRequest: 1000, authStatus: 401 },
+  { vendor: 'webhook', perRequest: 100, authStatus: 401 },
+];
+const countLimited = vendors.flatMap(({ vendor, perRequest }) =>
+  perRequest ? [{ vendor, perRequest }] : [],
+);
+
+/** Small track events by a known user: every vendor maps each to exactly one item. */
+const trackEvents = (count: number): OutboundEvent[] =>
+  Array.from({ length: count }, (_, i) =>
+    rawSampleEvent({ type: 'track', userId: `u-${i % 50}`, event: 'Clicked' }),
+  );
+
+async function failureOf(promise: Promise<unknown>): Promise<DeliveryFailure> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DeliveryFailure) return error;
+    throw error;
+  }
+  throw new Error('expected a DeliveryFailure');
+}
+
+/** Items per request the look-alike accepted, from the request bodies. */
+function itemsPerRequest(server: LookAlikeServer): number[] {
+  return server.requests.map((request) => {
+    const body = JSON.parse(request.body) as unknown;
+    if (Array.isArray(body)) return body.length;
+    const record = body as Record<string, unknown[] | undefined>;
+    return ['events', 'batch', 'attributes', 'purchases'].reduce(
+      (sum, key) => sum + (record[key]?.length ?? 0),
+      0,
+    );
+  });
+}
+
+describe.each(countLimited)('$vendor forwarder batching', ({ vendor, perRequest }) => {
+  let server: LookAlikeServer;
+  const forwarder = () => forwarderFor(vendor, { baseUrls: { [vendor]: server.url }, timeoutMs: 2000 })!;
+
+  beforeEach(async () => {
+    server = await startLookAlikeVendor(vendor);
+  });
+  afterEach(() => server.close());
+
+  it(`splits a send at ${perRequest} events per request`, async () => {
+    const events = trackEvents(2 * perRequest + 1);
+    const outcome = await forwarder().send(lookAlikeDestination(server), events);
+    expect(outcome).toEqual({ sent: events.length, requests: 3, skipped: [] });
+    expect(itemsPerRequest(server)).toEqual([perRequest, perRequest, 1]);
+    expect(server.accepted).toHaveLength(events.length);
+  });
+
+  it('reports what went when the third request fails, and never the events already accepted', async () => {
+    server.passNext(2);
+    server.failNext({ status: 503 });
+    const events = trackEvents(2 * perRequest + 1);
+    const failure = await failureOf(forwarder().send(lookAlikeDestination(server), events));
+    expect(failure.retryable).toBe(true);
+    expect(failure.status).toBe(503);
+    expect(failure.sent).toBe(2 * perRequest);
+    expect(failure.requests).toBe(3);
+    expect(failure.undelivered.map((u) => u.event)).toEqual([events[2 * perRequest]]);
+    expect(server.accepted).toHaveLength(2 * perRequest);
+  });
+});
+
+describe.each(vendors)('$vendor forwarder contract', ({ vendor, perRequest = 100, authStatus }) => {
+  let server: LookAlikeServer;
+  const forwarder = () => forwarderFor(vendor, { baseUrls: { [vendor]: server.url }, timeoutMs: 2000 })!;
+
+  beforeEach(async () => {
+    server = await startLookAlikeVendor(vendor);
+  });
+  afterEach(() => server.close());
+
+  it('429: retryable, waiting what Retry-After says', async () => {
+    server.failNext({ status: 429, retryAfter: '7' });
+    const events = trackEvents(3);
+    const failure = await failureOf(forwarder().send(lookAlikeDestination(server), events));
+    expect(failure).toMatchObject({ retryable: true, status: 429, retryAfterMs: 7000, sent: 0 });
+    expect(failure.undelivered).toHaveLength(3);
+    expect(failure.undelivered.every((u) => u.retryable)).toBe(true);
+  });
+
+  it('500: retryable, the whole send stopped', async () => {
+    server.failNext({ status: 500 });
+    const events = trackEvents(perRequest + 1);
+    const failure = await failureOf(forwarder().send(lookAlikeDestination(server), events));
+    expect(failure).toMatchObject({ retryable: true, status: 500, sent: 0, requests: 1 });
+    expect(failure.undelivered).toHaveLength(events.length);
+  });
+
+  it('400: permanent, with the vendor’s reason', async () => {
+    server.failNext({ status: 400, body: { message: 'malformed', error: 'malformed' } });
+    const failure = await failureOf(forwarder().send(lookAlikeDestination(server), trackEvents(2)));
+    expect(failure.retryable).toBe(false);
+    expect(failure.status).toBe(400);
+    expect(failure.reason).toBe(`${vendor}: http_400: malformed`);
+    expect(failure.undelivered.every((u) => !u.retryable && u.reason === 'http_400: malformed')).toBe(true);
+  });
+
+  it('wrong credentials: permanent, and no further request is made', async () => {
+    const destination = lookAlikeDestination(server);
+    destination.credentials = Object.fromEntries(
+      Object.keys(destination.credentials).map((key) => [key, `wrong-${key}`]),
+    );
+    const failure = await failureOf(forwarder().send(destination, trackEvents(2 * perRequest + 1)));
+    expect(failure.retryable).toBe(false);
+    expect(failure.status).toBe(authStatus);
+    expect(failure.requests).toBe(1);
+    expect(failure.sent).toBe(0);
+    expect(server.accepted).toHaveLength(0);
+  });
+
+  it('missing credentials: permanent invalid_config, nothing sent', async () => {
+    const destination = { ...lookAlikeDestination(server), credentials: {} };
+    const failure = await failureOf(forwarder().send(destination, trackEvents(2)));
+    expect(failure.retryable).toBe(false);
+    expect(failure.reason).toMatch(
+      new RegExp(`^${vendor}: invalid_config: credentials\\.\\w+ .*is required$`),
+    );
+    expect(failure.requests).toBe(0);
+    expect(failure.undelivered).toHaveLength(2);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('connection refused: retryable', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = forwarderFor(vendor, { baseUrls: { [vendor]: `http://127.0.0.1:${port}` } })!;
+    const destination = lookAlikeDestination(server, {
+      config: { global: { url: `http://127.0.0.1:${port}/hook` }, tasks: [] },
+    });
+    const failure = await failureOf(refused.send(destination, trackEvents(2)));
+    expect(failure.retryable).toBe(true);
+    expect(failure.reason).toBe(`${vendor}: network_error: ECONNREFUSED`);
+    expect(failure.status).toBeUndefined();
+  });
+
+  it('no answer within timeoutMs: retryable', async () => {
+    server.delayNext(1500);
+    const slow = forwarderFor(vendor, { baseUrls: { [vendor]: server.url }, timeoutMs: 100 })!;
+    const failure = await failureOf(slow.send(lookAlikeDestination(server), trackEvents(1)));
+    expect(failure.retryable).toBe(true);
+    expect(failure.reason).toBe(`${vendor}: timeout: no answer within 100 ms`);
+  });
+
+  it('an aborted send stops before the next request, retryable', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const failure = await failureOf(
+      forwarder().send(lookAlikeDestination(server), trackEvents(2), controller.signal),
+    );
+    expect(failure).toMatchObject({ retryable: true, reason: `${vendor}: aborted`, requests: 0 });
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('forwarderFor', () => {
+  it('knows the vendors events can be forwarded to, and no others', () => {
+    for (const { vendor } of vendors) expect(forwarderFor(vendor)?.appType).toBe(vendor);
+    expect(forwarderFor('hubspot')).toBeUndefined();
+    expect(forwarderFor('toString')).toBeUndefined();
+  });
+});

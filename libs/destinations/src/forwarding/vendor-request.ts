@@ -1,0 +1,166 @@
+/** One HTTP call to a vendor, fully built. */
+export interface VendorRequest {
+  method: 'POST' | 'PUT' | 'PATCH';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface VendorResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+}
+
+/** Why a request did not go through, and whether trying again later may work. */
+export interface RequestFailure {
+  reason: string;
+  retryable: boolean;
+  status?: number;
+  retryAfterMs?: number;
+  /**
+   * Every other request would fail the same way (a wrong or revoked key): the rest of the send
+   * is abandoned instead of being tried request by request.
+   */
+  fatal?: boolean;
+}
+
+export interface VendorHttp {
+  fetch: typeof fetch;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Webhooks do not follow redirects: the customer's URL is the only place their data may go. */
+  redirect?: 'follow' | 'manual';
+}
+
+/** HTTP Basic credentials; an empty password still keeps its colon. */
+export const basicAuth = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** Vendor answers are small; a receiver that streams more is cut off rather than buffered. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const MAX_REASON_CHARS = 300;
+
+async function readCapped(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size >= MAX_RESPONSE_BYTES) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+}
+
+/** fetch rejects with "fetch failed"; the socket's error code is in its cause. */
+function networkCause(error: unknown): string {
+  const { cause, message } = (error ?? {}) as { cause?: { code?: unknown }; message?: unknown };
+  if (cause && typeof cause.code === 'string') return cause.code;
+  return typeof message === 'string' ? message : String(error);
+}
+
+/**
+ * Sends one request. A failure to get an answer (refused, reset, DNS, timeout, aborted) comes
+ * back as a retryable RequestFailure; any HTTP answer comes back as a VendorResponse for the
+ * vendor client to judge.
+ */
+export async function callVendor(
+  http: VendorHttp,
+  request: VendorRequest,
+): Promise<VendorResponse | RequestFailure> {
+  const timeout = AbortSignal.timeout(http.timeoutMs);
+  const signal = http.signal ? AbortSignal.any([http.signal, timeout]) : timeout;
+  try {
+    const response = await http.fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      signal,
+      redirect: http.redirect ?? 'follow',
+    });
+    const text = await readCapped(response);
+    let json: unknown;
+    try {
+      json = text.length > 0 ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, json };
+  } catch (error) {
+    if (http.signal?.aborted) return { reason: 'aborted', retryable: true };
+    if (timeout.aborted) return { reason: `timeout: no answer within ${http.timeoutMs} ms`, retryable: true };
+    return { reason: `network_error: ${networkCause(error)}`, retryable: true };
+  }
+}
+
+export function isRequestFailure(value: VendorResponse | RequestFailure): value is RequestFailure {
+  return 'reason' in value;
+}
+
+/** Retry-After is either delta-seconds (some vendors send "2.0") or an HTTP date. */
+export function parseRetryAfter(value: string | null, now: Date = new Date()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  // An HTTP date names its day and month; Date.parse would also take "-5" as a year.
+  if (!/[a-z]/i.test(trimmed)) return undefined;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now.getTime());
+}
+
+/** The shortest useful description of a vendor's error answer, for logs and dead letters. */
+export function describeAnswer(response: VendorResponse): string {
+  const body = response.json;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const fields = body as Record<string, unknown>;
+    for (const key of ['error', 'message', 'title']) {
+      const value = fields[key];
+      if (typeof value === 'string' && value.length > 0) return value.slice(0, MAX_REASON_CHARS);
+    }
+  }
+  const text = response.text.trim();
+  return text.length > 0 ? text.slice(0, MAX_REASON_CHARS) : 'no body';
+}
+
+export interface StatusPolicy {
+  /** Statuses meaning every request would fail (bad key): 401 and 403 unless a vendor adds more. */
+  fatalStatuses?: readonly number[];
+  /** What to wait after a 429 that came without Retry-After (a vendor's documented pause). */
+  defaultRetryAfterMs?: number;
+  /** A vendor-specific hint when Retry-After is absent (Braze's X-RateLimit-Reset). */
+  retryAfterFallback?: (response: VendorResponse) => number | undefined;
+}
+
+/**
+ * The common reading of a non-success status: 408, 429 and 5xx may pass later; any other 4xx
+ * will fail the same way again.
+ */
+export function failureOfStatus(response: VendorResponse, policy: StatusPolicy = {}): RequestFailure {
+  const { status } = response;
+  const retryable = status === 408 || status === 429 || status >= 500;
+  const fatal = (policy.fatalStatuses ?? [401, 403]).includes(status);
+  const failure: RequestFailure = {
+    reason: `http_${status}: ${describeAnswer(response)}`,
+    retryable,
+    status,
+    ...(fatal ? { fatal } : {}),
+  };
+  if (retryable) {
+    const retryAfterMs =
+      parseRetryAfter(response.headers.get('retry-after')) ??
+      policy.retryAfterFallback?.(response) ??
+      (status === 429 ? policy.defaultRetryAfterMs : undefined);
+    if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
+  }
+  return failure;
+}
