@@ -71,7 +71,7 @@ async function hosted() {
 
   const { CollectService } = ing('collect/collect-service');
   const { HostedAuthenticator } = ing('auth/hosted-authenticator');
-  const { ControlPlaneClient } = ing('auth/control-plane-client');
+  const { ControlPlaneClient } = lib('@pipeline/tenancy');
   const { OutboxPublisher } = ing('outbox/outbox-publisher');
   const { BatchDedupe } = ing('outbox/batch-dedupe');
   const { LocalBackstop, SharedRateLimiter, AuthAttemptLimiter } = ing('limits/rate-limits');

@@ -10,7 +10,7 @@ export function parseDeliveryArgs(
   argv: readonly string[],
   io?: { writeErr(text: string): void },
 ): DeliveryOptions {
-  const kinds = Object.keys(destinationKinds).join(', ');
+  const kinds = destinationKinds.join(', ');
   const program = new Command('delivery')
     .description('Reads the tracking outbox from Kafka and delivers it to one kind of destination.')
     .requiredOption('-d, --destination <kind>', `destination kind: ${kinds}`, (value: string) => {

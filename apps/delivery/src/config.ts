@@ -1,15 +1,53 @@
 import { z } from 'zod';
-import { envUrl } from '@pipeline/config';
+import { envInt, envPort, envString, envUrl } from '@pipeline/config';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 
+/** Vendor base URLs (VENDOR_BASE_URL_<APP TYPE>), for proxies, vendor sandboxes and tests. */
+const vendorBaseUrls = {
+  VENDOR_BASE_URL_AMPLITUDE: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_MIXPANEL: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_BRAZE: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_CUSTOMER_IO: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_SEGMENT: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_ONESIGNAL: envUrl(['http', 'https']).optional(),
+};
+
 export const deliveryConfigSchema = z.object({
   /** The PostgreSQL warehouse of `--destination warehouse` (created when missing). */
   WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], 'postgres://postgres@127.0.0.1:5432/warehouse'),
+  /** Forwarding kinds look each record's tenant up here (by write key id). */
+  CONTROL_PLANE_URL: envUrl(['http', 'https']).optional(),
+  INTERNAL_SERVICE_TOKEN: z.string().min(32, 'must have at least 32 characters').optional(),
+  /** How long a looked-up tenant (destinations, credentials) is cached. */
+  TENANT_CACHE_TTL_SECONDS: envInt({ min: 1, max: 3600, default: 60 }),
+  /** GET /metrics (Prometheus) and GET /health of this consumer process. */
+  DELIVERY_HTTP_PORT: envPort(9400),
+  DELIVERY_HTTP_HOST: envString('0.0.0.0'),
+  /** Attempts in all before a retryable failure is dead-lettered. */
+  DELIVERY_MAX_ATTEMPTS: envInt({ min: 1, max: 50, default: 6 }),
+  /** The wait before the second attempt; doubled for each further one, with jitter. */
+  DELIVERY_RETRY_BASE_MS: envInt({ min: 10, max: 3_600_000, default: 2000 }),
+  DELIVERY_RETRY_MAX_MS: envInt({ min: 10, max: 86_400_000, default: 600_000 }),
+  /** One vendor request's time limit. */
+  VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }),
+  ...vendorBaseUrls,
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...kafkaConfigSchema.shape,
 });
 
 export type DeliveryConfig = z.infer<typeof deliveryConfigSchema>;
+
+/** The base URLs the forwarders take, by app type. */
+export function vendorBaseUrlsOf(config: DeliveryConfig): Record<string, string> {
+  return Object.fromEntries(
+    Object.keys(vendorBaseUrls)
+      .map((name) => [
+        name.slice('VENDOR_BASE_URL_'.length).toLowerCase(),
+        config[name as keyof typeof vendorBaseUrls],
+      ])
+      .filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+}

@@ -3,41 +3,98 @@ import { CommanderError } from 'commander';
 import { loadConfigOrExit } from '@pipeline/config';
 import {
   consumerGroupFor,
-  destinationKinds,
+  createDestination,
+  DeliveryMetrics,
+  deliveryTopicsFor,
+  isForwardingKind,
+  retryGroupFor,
   runConsumer,
+  TenantDirectory,
   type DestinationKind,
 } from '@pipeline/destinations';
 import { createKafka, ensureTopics, pipelineTopics } from '@pipeline/kafka';
-import { Shutdown, startService } from '@pipeline/lifecycle';
+import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
+import { ControlPlaneClient } from '@pipeline/tenancy';
 import { parseDeliveryArgs } from './cli';
-import { deliveryConfigSchema } from './config';
+import { deliveryConfigSchema, vendorBaseUrlsOf } from './config';
+import { deliveryHttp } from './http/delivery-http';
 
 async function main(kind: DestinationKind): Promise<void> {
   const service = `delivery-${kind}`;
   const config = loadConfigOrExit(service, deliveryConfigSchema);
   const logger = createLogger({ service, level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  if (isForwardingKind(kind) && (!config.CONTROL_PLANE_URL || !config.INTERNAL_SERVICE_TOKEN)) {
+    process.stderr.write(
+      `${service}: CONTROL_PLANE_URL and INTERNAL_SERVICE_TOKEN are required to forward\n`,
+    );
+    process.exit(78);
+  }
   const shutdown = new Shutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).listen();
 
   if (kind === 'warehouse' && (await ensureDatabase(config.WAREHOUSE_URL)))
     logger.info('warehouse database created');
   const kafka = createKafka(config, { clientId: service, logger });
-  const topic = pipelineTopics.trackingEvents;
-  await ensureTopics(kafka, [topic], { replicationFactor: config.KAFKA_REPLICATION_FACTOR, logger });
+  const outbox = pipelineTopics.trackingEvents;
+  const { retry, deadLetter } = deliveryTopicsFor(kind);
+  await ensureTopics(kafka, [outbox, retry, deadLetter], {
+    replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+    logger,
+  });
   const groupId = consumerGroupFor(kind);
+  const admin = kafka.admin();
+  await admin.connect();
+  shutdown.add('kafka admin', () => admin.disconnect());
+  const metrics = new DeliveryMetrics({
+    admin,
+    groups: { [groupId]: outbox.topic, [retryGroupFor(groupId)]: retry.topic },
+  });
+  const tenants =
+    config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
+      ? new TenantDirectory(
+          new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger),
+          { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000 },
+          logger,
+        )
+      : undefined;
   const running = await runConsumer({
     kafka,
-    destination: destinationKinds[kind]({ logger, warehouseUrl: config.WAREHOUSE_URL }),
-    topic: topic.topic,
+    destination: createDestination(kind, {
+      logger,
+      warehouseUrl: config.WAREHOUSE_URL,
+      ...(tenants ? { tenants } : {}),
+      forwarding: { baseUrls: vendorBaseUrlsOf(config), timeoutMs: config.VENDOR_TIMEOUT_MS },
+    }),
+    topics: { source: outbox.topic, retry: retry.topic, deadLetter: deadLetter.topic },
     groupId,
     logger,
+    metrics,
+    policy: {
+      maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+      baseDelayMs: config.DELIVERY_RETRY_BASE_MS,
+      maxDelayMs: config.DELIVERY_RETRY_MAX_MS,
+    },
     // A consumer that kafkajs will not restart must not linger as a zombie: exit, and let
     // the orchestrator start a fresh one from the last committed offset.
     onFatal: () => void shutdown.run('consumer crashed', 1),
   });
-  shutdown.add('kafka consumer', () => running.stop());
-  logger.info('delivering', { destination: kind, topic: topic.topic, groupId });
+  shutdown.add('kafka consumers', () => running.stop());
+  let joined = false;
+  void running.joined.then(() => (joined = true));
+  await serveHttp(deliveryHttp(metrics, { destination: kind, joined: () => joined }), {
+    host: config.DELIVERY_HTTP_HOST,
+    port: config.DELIVERY_HTTP_PORT,
+    logger,
+    shutdown,
+  });
+  logger.info('delivering', {
+    destination: kind,
+    topic: outbox.topic,
+    groupId,
+    retry: retry.topic,
+    deadLetter: deadLetter.topic,
+  });
 }
 
 let kind: DestinationKind;

@@ -1,18 +1,13 @@
 import path from 'node:path';
 import { loadConfigOrExit } from '@pipeline/config';
-import {
-  consumerGroupFor,
-  destinationKinds,
-  WarehouseWriter,
-  type DestinationKind,
-} from '@pipeline/destinations';
+import { ControlPlaneClient } from '@pipeline/tenancy';
+import { consumerGroupFor, destinationKinds, WarehouseWriter } from '@pipeline/destinations';
 import { createKafka, createProducer, ensureTopics, pipelineTopics } from '@pipeline/kafka';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger, type Logger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { createApp } from './app';
-import { ControlPlaneClient } from './auth/control-plane-client';
 import { HostedAuthenticator } from './auth/hosted-authenticator';
 import { StaticAuthenticator } from './auth/static-authenticator';
 import { clientAddressResolver } from './collect/client-address';
@@ -73,9 +68,7 @@ async function hostedCollect(config: IngestionConfig, logger: Logger, shutdown: 
     },
     logger,
   );
-  const groups = Object.fromEntries(
-    (Object.keys(destinationKinds) as DestinationKind[]).map((kind) => [kind, consumerGroupFor(kind)]),
-  );
+  const groups = Object.fromEntries(destinationKinds.map((kind) => [kind, consumerGroupFor(kind)]));
   const health = new OutboxHealth(kafka, topic.topic, groups, {
     lagThreshold: config.DELIVERY_LAG_UNHEALTHY,
   });

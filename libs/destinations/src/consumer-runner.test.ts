@@ -3,7 +3,16 @@ import { PassThrough } from 'node:stream';
 import { loadConfig } from '@pipeline/config';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
-import { runConsumer, type DeliveryMessage, type Destination } from './index';
+import {
+  headerText,
+  retryDelayMs,
+  runConsumer,
+  type DeliveryMessage,
+  type DeliveryReport,
+  type Destination,
+  type FailedDelivery,
+} from './index';
+import { topicRecords, waitFor } from './testing/topic-records';
 
 // Against the real broker: at-least-once delivery, with offsets committed only after a batch
 // was delivered.
@@ -21,23 +30,60 @@ class RecordingDestination implements Destination {
   constructor(failures: number) {
     this.failuresLeft = failures;
   }
-  async deliver(messages: readonly DeliveryMessage[]): Promise<void> {
+  async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
     this.attempts += 1;
     if (this.failuresLeft > 0) {
       this.failuresLeft -= 1;
       throw new Error('destination unavailable');
     }
     this.delivered.push(...messages.map((m) => m.value!.toString()));
+    return { delivered: messages.length, consentSkipped: 0, failed: [] };
   }
 }
 
-async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const started = Date.now();
-  while (!predicate()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+/** Fails records by their value: `retry:<n>` n times (retryable), `permanent` always, `always` retryably forever. */
+class ScriptedDestination implements Destination {
+  readonly kind = 'scripted';
+  readonly delivered: { value: string; at: number; attempt: string | undefined }[] = [];
+  readonly failedAt = new Map<string, number[]>();
+  async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
+    const failed: FailedDelivery[] = [];
+    for (const message of messages) {
+      const value = message.value!.toString();
+      const times = this.failedAt.get(value) ?? [];
+      const retryTimes = Number(/^retry:(\d+)/.exec(value)?.[1] ?? 0);
+      const fail = (retryable: boolean, reason: string, retryAfterMs?: number) => {
+        times.push(Date.now());
+        this.failedAt.set(value, times);
+        failed.push({
+          message,
+          value: message.value!,
+          target: 'only',
+          reason,
+          retryable,
+          ...(retryAfterMs ? { retryAfterMs } : {}),
+        });
+      };
+      if (value === 'permanent') fail(false, 'vendor answered 400: bad event');
+      else if (value === 'always') fail(true, 'vendor answered 503');
+      else if (times.length < retryTimes)
+        fail(true, 'vendor answered 429', value.endsWith(':wait') ? 1500 : undefined);
+      else
+        this.delivered.push({
+          value,
+          at: Date.now(),
+          attempt: headerText(message.headers, 'x-delivery-attempt'),
+        });
+    }
+    return { delivered: messages.length - failed.length, consentSkipped: 0, failed };
   }
 }
+
+const topicsFor = (topic: string) => ({
+  source: topic,
+  retry: `${topic}.retry`,
+  deadLetter: `${topic}.dead-letter`,
+});
 
 async function committedOffsets(groupId: string, topic: string): Promise<number> {
   const admin = kafka.admin();
@@ -52,7 +98,12 @@ describe('runConsumer (real broker)', () => {
   const values = Array.from({ length: 10 }, (_, i) => `event-${i}`);
 
   beforeAll(async () => {
-    await ensureTopics(kafka, [{ topic, numPartitions: 2 }], { replicationFactor: 1, logger });
+    const { source, retry, deadLetter } = topicsFor(topic);
+    await ensureTopics(
+      kafka,
+      [source, retry, deadLetter].map((t) => ({ topic: t, numPartitions: 2 })),
+      { replicationFactor: 1, logger },
+    );
     const producer = createProducer(kafka);
     await producer.connect();
     await producer.send({
@@ -66,7 +117,14 @@ describe('runConsumer (real broker)', () => {
   it('redelivers a batch whose delivery failed and commits only after success', async () => {
     const groupId = `test-${randomUUID()}`;
     const destination = new RecordingDestination(1);
-    const running = await runConsumer({ kafka, destination, topic, groupId, logger, maxWaitTimeInMs: 100 });
+    const running = await runConsumer({
+      kafka,
+      destination,
+      topics: topicsFor(topic),
+      groupId,
+      logger,
+      maxWaitTimeInMs: 100,
+    });
     await waitFor(() => destination.delivered.length >= values.length, 30000, 'all events delivered');
     await running.stop();
 
@@ -81,7 +139,7 @@ describe('runConsumer (real broker)', () => {
     const first = await runConsumer({
       kafka,
       destination: failing,
-      topic,
+      topics: topicsFor(topic),
       groupId,
       logger,
       maxWaitTimeInMs: 100,
@@ -94,7 +152,7 @@ describe('runConsumer (real broker)', () => {
     const second = await runConsumer({
       kafka,
       destination: healthy,
-      topic,
+      topics: topicsFor(topic),
       groupId,
       logger,
       maxWaitTimeInMs: 100,
@@ -108,7 +166,7 @@ describe('runConsumer (real broker)', () => {
     const last = await runConsumer({
       kafka,
       destination: third,
-      topic,
+      topics: topicsFor(topic),
       groupId,
       logger,
       maxWaitTimeInMs: 100,
@@ -117,5 +175,93 @@ describe('runConsumer (real broker)', () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await last.stop();
     expect(third.delivered).toEqual([]);
+  });
+});
+
+describe('retries and dead letters (real broker)', () => {
+  const topic = `test.parking.${randomUUID()}`;
+  const topics = topicsFor(topic);
+  const policy = { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 400 };
+
+  beforeAll(async () => {
+    await ensureTopics(
+      kafka,
+      [topics.source, topics.retry, topics.deadLetter].map((t) => ({ topic: t, numPartitions: 2 })),
+      { replicationFactor: 1, logger },
+    );
+    const producer = createProducer(kafka);
+    await producer.connect();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: ['ok-1', 'retry:2', 'retry:1:wait', 'permanent', 'always', 'ok-2'].map((value, i) => ({
+        key: `k${i}`,
+        value,
+      })),
+    });
+    await producer.disconnect();
+  });
+
+  it('retries retryable failures with backoff and Retry-After, and dead-letters permanent and exhausted ones with the reason', async () => {
+    const destination = new ScriptedDestination();
+    const running = await runConsumer({
+      kafka,
+      destination,
+      topics,
+      groupId: `test-${randomUUID()}`,
+      logger,
+      policy,
+      maxWaitTimeInMs: 100,
+    });
+    await waitFor(() => destination.delivered.length >= 4, 30000, 'the deliverable records');
+    await waitFor(
+      async () => (await topicRecords(kafka, topics.deadLetter)).length >= 2,
+      30000,
+      'two dead letters',
+    );
+    await running.stop();
+
+    expect(destination.delivered.map((d) => d.value).sort()).toEqual([
+      'ok-1',
+      'ok-2',
+      'retry:1:wait',
+      'retry:2',
+    ]);
+    // Delivered from the retry topic on the attempt after the failures.
+    expect(destination.delivered.find((d) => d.value === 'retry:2')?.attempt).toBe('2');
+    const waited = destination.delivered.find((d) => d.value === 'retry:1:wait')!;
+    expect(waited.at - destination.failedAt.get('retry:1:wait')![0]!).toBeGreaterThanOrEqual(1400);
+
+    const deadLetters = await topicRecords(kafka, topics.deadLetter);
+    const byValue = Object.fromEntries(deadLetters.map((r) => [r.value, r.headers]));
+    expect(Object.keys(byValue).sort()).toEqual(['always', 'permanent']);
+    expect(byValue.permanent).toMatchObject({
+      'x-delivery-attempt': '1',
+      'x-delivery-permanent': 'true',
+      'x-delivery-reason': 'vendor answered 400: bad event',
+      'x-delivery-target': 'only',
+      'x-delivery-destination': 'scripted',
+    });
+    expect(byValue.always).toMatchObject({ 'x-delivery-attempt': '3', 'x-delivery-permanent': 'false' });
+    expect(destination.failedAt.get('always')).toHaveLength(3);
+    expect(destination.failedAt.get('permanent')).toHaveLength(1);
+    // Retry records carry the attempt count and when the next attempt is due.
+    const retries = await topicRecords(kafka, topics.retry);
+    expect(retries.length).toBe(5); // retry:2 twice, retry:1:wait once, always twice
+    for (const r of retries) {
+      expect(Number(r.headers['x-delivery-next-attempt-at'])).toBeGreaterThan(0);
+      expect(r.headers['x-delivery-origin']).toMatch(new RegExp(`^${topic}/\\d+/\\d+$`));
+    }
+  });
+});
+
+describe('retryDelayMs', () => {
+  const policy = { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 10_000 };
+  it('doubles per attempt with jitter between half and all of the step, capped, and never under Retry-After', () => {
+    expect(retryDelayMs(policy, 1, 0, () => 1)).toBe(1000);
+    expect(retryDelayMs(policy, 1, 0, () => 0)).toBe(500);
+    expect(retryDelayMs(policy, 3, 0, () => 1)).toBe(4000);
+    expect(retryDelayMs(policy, 10, 0, () => 1)).toBe(10_000);
+    expect(retryDelayMs(policy, 1, 30_000, () => 1)).toBe(30_000);
   });
 });

@@ -1,6 +1,10 @@
+import type { TopicSpec } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
 import type { Destination } from './destination';
+import { forwarderFor, forwardingAppTypes, type ForwarderOptions } from './forwarding/forwarder';
+import { ForwardingDestination } from './forwarding/forwarding-destination';
 import { LogDestination } from './log-destination';
+import type { TenantDirectory } from './tenant-directory';
 import { WarehouseDestination } from './warehouse/warehouse-destination';
 import { WarehouseWriter } from './warehouse/warehouse-writer';
 
@@ -8,19 +12,49 @@ export interface DestinationDependencies {
   logger: Logger;
   /** The PostgreSQL warehouse (WAREHOUSE_URL). */
   warehouseUrl: string;
+  /** Where forwarding kinds find each record's destinations (the control plane, cached). */
+  tenants?: TenantDirectory;
+  /** Vendor base URLs and HTTP settings for the forwarding kinds. */
+  forwarding?: ForwarderOptions;
 }
 
-/** Every kind `delivery --destination <kind>` can run, each in its own consumer group. */
-export const destinationKinds = {
-  log: (deps: DestinationDependencies): Destination => new LogDestination(deps.logger),
-  warehouse: (deps: DestinationDependencies): Destination =>
-    new WarehouseDestination(new WarehouseWriter(deps.warehouseUrl), deps.logger),
-} as const satisfies Record<string, (deps: DestinationDependencies) => Destination>;
+/** Every kind `delivery --destination <kind>` can run, each in its own consumer groups. */
+export const destinationKinds = ['log', 'warehouse', ...forwardingAppTypes] as const;
 
-export type DestinationKind = keyof typeof destinationKinds;
+export type DestinationKind = (typeof destinationKinds)[number];
 
 export function isDestinationKind(value: string): value is DestinationKind {
-  return Object.hasOwn(destinationKinds, value);
+  return (destinationKinds as readonly string[]).includes(value);
+}
+
+/** True for the kinds that forward to vendors: they need the control plane for tenants. */
+export const isForwardingKind = (kind: DestinationKind) => kind !== 'log' && kind !== 'warehouse';
+
+export function createDestination(kind: DestinationKind, deps: DestinationDependencies): Destination {
+  if (kind === 'log') return new LogDestination(deps.logger);
+  if (kind === 'warehouse')
+    return new WarehouseDestination(new WarehouseWriter(deps.warehouseUrl), deps.logger);
+  const forwarder = forwarderFor(kind, deps.forwarding);
+  if (!forwarder || !deps.tenants)
+    throw new Error(`destination ${kind} needs a forwarder and a tenant directory`);
+  return new ForwardingDestination(forwarder, deps.tenants, deps.logger);
 }
 
 export const consumerGroupFor = (kind: DestinationKind) => `delivery.${kind}`;
+
+/** Each kind's own retry and dead-letter topics: one kind's failures never hold back another. */
+export function deliveryTopicsFor(kind: DestinationKind): { retry: TopicSpec; deadLetter: TopicSpec } {
+  return {
+    retry: {
+      topic: `delivery.${kind}.retry.v1`,
+      numPartitions: 6,
+      configEntries: { 'retention.ms': String(7 * 24 * 3600 * 1000) },
+    },
+    deadLetter: {
+      topic: `delivery.${kind}.dead-letter.v1`,
+      numPartitions: 1,
+      // Kept a month, for an operator to look into and replay.
+      configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000) },
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import type { IHeaders } from 'kafkajs';
 
-/** One record read from the outbox, as a destination receives it. */
+/** One record read from the outbox (or the retry topic), as a destination receives it. */
 export interface DeliveryMessage {
   topic: string;
   partition: number;
@@ -11,12 +11,66 @@ export interface DeliveryMessage {
   timestamp: string;
 }
 
+/** A record, or part of one, that a target did not take: the runner parks it for a retry or dead-letters it. */
+export interface FailedDelivery {
+  message: DeliveryMessage;
+  /** What to park: the record's value, or an envelope of only the events that failed. */
+  value: Buffer;
+  /** The target that failed: an integration id, or the destination kind when it has one target. */
+  target: string;
+  reason: string;
+  /** Network errors, 5xx, 408 and 429 are worth another attempt; other 4xx and bad config are not. */
+  retryable: boolean;
+  /** The vendor's Retry-After, a lower bound for the next attempt. */
+  retryAfterMs?: number;
+}
+
+export interface DeliveryReport {
+  /** Events the targets accepted. */
+  delivered: number;
+  /** Events withheld by consent (context.consent denied the target's category). */
+  consentSkipped: number;
+  failed: FailedDelivery[];
+}
+
 /**
- * A delivery target. `deliver` resolves once every message of the batch is delivered (or
- * durably parked); throwing leaves the batch uncommitted, so it is read again.
+ * A delivery target. `deliver` reports what it could not deliver record by record, for the
+ * runner to park; it throws only when nothing can be delivered now (its own store is down, the
+ * control plane cannot be asked), which leaves the batch uncommitted to be read again.
  */
 export interface Destination {
   readonly kind: string;
-  deliver(messages: readonly DeliveryMessage[]): Promise<void>;
+  deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport>;
   close?(): Promise<void>;
 }
+
+/** Headers of a parked record (retry and dead-letter topics). */
+export const deliveryHeaders = {
+  target: 'x-delivery-target',
+  attempt: 'x-delivery-attempt',
+  nextAttemptAt: 'x-delivery-next-attempt-at',
+  reason: 'x-delivery-reason',
+  destination: 'x-delivery-destination',
+  permanent: 'x-delivery-permanent',
+  deadLetteredAt: 'x-delivery-dead-lettered-at',
+  origin: 'x-delivery-origin',
+} as const;
+
+export function headerText(headers: IHeaders, name: string): string | undefined {
+  const value = headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? undefined : first.toString();
+}
+
+/** The one target a retried record is for; undefined for a record of the outbox (every target). */
+export const retryTargetOf = (message: DeliveryMessage): string | undefined =>
+  headerText(message.headers, deliveryHeaders.target);
+
+/** A record that is not an outbox envelope: no attempt can deliver it. */
+export const notAnEnvelope = (message: DeliveryMessage, target: string): FailedDelivery => ({
+  message,
+  value: message.value ?? Buffer.alloc(0),
+  target,
+  reason: 'not_an_outbox_envelope: the record is not a v2 outbox envelope',
+  retryable: false,
+});

@@ -1,16 +1,33 @@
-export { runConsumer, type ConsumerRunnerOptions, type RunningConsumer } from './consumer-runner';
-export type { DeliveryMessage, Destination } from './destination';
+export {
+  defaultRetryPolicy,
+  retryDelayMs,
+  retryGroupFor,
+  runConsumer,
+  type ConsumerRunnerOptions,
+  type DeliveryTopics,
+  type RetryPolicy,
+  type RunningConsumer,
+} from './consumer-runner';
+export {
+  deliveryHeaders,
+  headerText,
+  retryTargetOf,
+  type DeliveryMessage,
+  type DeliveryReport,
+  type Destination,
+  type FailedDelivery,
+} from './destination';
 export {
   consumerGroupFor,
+  createDestination,
+  deliveryTopicsFor,
   destinationKinds,
   isDestinationKind,
+  isForwardingKind,
   type DestinationDependencies,
   type DestinationKind,
 } from './destination-kinds';
-export { LogDestination } from './log-destination';
-export { WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
-export { warehouseMigrations } from './warehouse/warehouse-ddl';
-export { WarehouseDestination } from './warehouse/warehouse-destination';
+export { DeliveryMetrics, type LagSource } from './delivery-metrics';
 export {
   DeliveryFailure,
   forwarderFor,
@@ -39,3 +56,9 @@ export {
   type RecordedRequest,
   type ScriptedAnswer,
 } from './forwarding/testing/vendor-server';
+export { ForwardingDestination } from './forwarding/forwarding-destination';
+export { LogDestination } from './log-destination';
+export { TenantDirectory, type TenantDirectoryOptions } from './tenant-directory';
+export { WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
+export { warehouseMigrations } from './warehouse/warehouse-ddl';
+export { WarehouseDestination } from './warehouse/warehouse-destination';

@@ -1,6 +1,6 @@
 import { parseOutboxEnvelope } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
-import type { DeliveryMessage, Destination } from './destination';
+import type { DeliveryMessage, DeliveryReport, Destination } from './destination';
 
 /**
  * Writes one log line per event: what reached the outbox, with its position. For operators
@@ -12,7 +12,8 @@ export class LogDestination implements Destination {
 
   constructor(private readonly logger: Logger) {}
 
-  async deliver(messages: readonly DeliveryMessage[]): Promise<void> {
+  async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
+    let delivered = 0;
     for (const message of messages) {
       const position = { partition: message.partition, offset: message.offset, key: message.key };
       const envelope = parseOutboxEnvelope(message.value);
@@ -23,6 +24,7 @@ export class LogDestination implements Destination {
         });
         continue;
       }
+      delivered += envelope.events.length;
       for (const event of envelope.events) {
         // The identifying fields only; never properties or traits.
         this.logger.info('event', {
@@ -34,5 +36,7 @@ export class LogDestination implements Destination {
         });
       }
     }
+    // A log line cannot fail to be written; records that are not envelopes are only reported.
+    return { delivered, consentSkipped: 0, failed: [] };
   }
 }

@@ -59,6 +59,7 @@ export const appCatalog = {
   },
   braze: { name: 'Braze', roles: ['destination'], destinationKind: 'messaging' },
   customer_io: { name: 'Customer.io', roles: ['destination'], destinationKind: 'messaging' },
+  segment: { name: 'Segment-compatible HTTP API', roles: ['destination'], destinationKind: 'customer_data' },
   onesignal: { name: 'OneSignal', roles: ['destination'], destinationKind: 'push' },
   webhook: { name: 'Webhook', roles: ['destination'], destinationKind: 'webhook' },
 } as const satisfies Record<string, AppTypeDefinition>;

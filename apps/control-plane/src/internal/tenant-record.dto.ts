@@ -7,3 +7,12 @@ export interface ResolveWriteKeyBody {
    */
   writeKey: string;
 }
+
+export interface LookupWriteKeyBody {
+  /**
+   * The id a write key's events carry in the outbox.
+   * @minLength 1
+   * @maxLength 64
+   */
+  writeKeyId: string;
+}

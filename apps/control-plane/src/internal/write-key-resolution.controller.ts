@@ -1,6 +1,6 @@
 import { Body, Controller, Hidden, Post, Response, Route, Security, Tags } from '@tsoa/runtime';
 import type { Problem } from '../http/problem';
-import type { ResolveWriteKeyBody, TenantRecord } from './tenant-record.dto';
+import type { LookupWriteKeyBody, ResolveWriteKeyBody, TenantRecord } from './tenant-record.dto';
 import type { WriteKeyResolver } from './write-key-resolver';
 
 /**
@@ -22,5 +22,14 @@ export class WriteKeyResolutionController extends Controller {
   @Response<Problem>(404, 'write_key_not_found')
   async resolveWriteKey(@Body() body: ResolveWriteKeyBody): Promise<{ data: TenantRecord }> {
     return { data: await this.resolver.resolve(body.writeKey) };
+  }
+
+  /** The delivery consumers look tenants up by the write key id an outbox record carries. */
+  @Post('lookup')
+  @Security('internal_token')
+  @Response<Problem>(401, 'invalid_service_token')
+  @Response<Problem>(404, 'write_key_not_found')
+  async lookupWriteKey(@Body() body: LookupWriteKeyBody): Promise<{ data: TenantRecord }> {
+    return { data: await this.resolver.lookup(body.writeKeyId) };
   }
 }

@@ -4,6 +4,7 @@ import { appTypeDefinition } from '../apps/app-catalog';
 import { AppEntity } from '../apps/app.entity';
 import type { AppService } from '../apps/app.service';
 import { hashToken } from '../auth/secret-token';
+import { isUuid } from '../http/ids';
 import { IntegrationEntity } from '../integrations/integration.entity';
 import { warehouseSchemaFor } from '../sources/warehouse-location';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
@@ -14,6 +15,8 @@ import type { ResolvedDestination, TenantRecord } from './tenant-record.dto';
  * integrations whose source is a web-tracking app and whose destination app is connected,
  * plus the account's warehouse.
  */
+const notFound = () => new AppError(404, 'write_key_not_found', 'Unknown write key');
+
 export class WriteKeyResolver {
   constructor(
     private readonly dataSource: DataSource,
@@ -24,7 +27,25 @@ export class WriteKeyResolver {
     const record = await this.dataSource
       .getRepository(WriteKeyEntity)
       .findOneBy({ keyHash: hashToken(writeKey) });
-    if (!record) throw new AppError(404, 'write_key_not_found', 'Unknown write key');
+    if (!record) throw notFound();
+    return this.tenantOf(record, { revokedHasDestinations: false });
+  }
+
+  /**
+   * For the delivery consumers, by the id the outbox carries. A revoked key still resolves to
+   * the account's destinations: the events it sent before were accepted and are delivered.
+   */
+  async lookup(writeKeyId: string): Promise<TenantRecord> {
+    if (!isUuid(writeKeyId)) throw notFound();
+    const record = await this.dataSource.getRepository(WriteKeyEntity).findOneBy({ id: writeKeyId });
+    if (!record) throw notFound();
+    return this.tenantOf(record, { revokedHasDestinations: true });
+  }
+
+  private async tenantOf(
+    record: WriteKeyEntity,
+    options: { revokedHasDestinations: boolean },
+  ): Promise<TenantRecord> {
     const base = {
       accountId: record.accountId,
       writeKeyId: record.id,
@@ -35,7 +56,8 @@ export class WriteKeyResolver {
       },
       warehouse: { kind: 'warehouse' as const, schema: warehouseSchemaFor(record.accountId) },
     };
-    if (record.revokedAt) return { ...base, status: 'revoked', destinations: [] };
+    const status = record.revokedAt ? ('revoked' as const) : ('active' as const);
+    if (record.revokedAt && !options.revokedHasDestinations) return { ...base, status, destinations: [] };
 
     const rows = await this.dataSource
       .getRepository(IntegrationEntity)
@@ -72,6 +94,6 @@ export class WriteKeyResolver {
         appConfig: app.config,
       });
     }
-    return { ...base, status: 'active', destinations };
+    return { ...base, status, destinations };
   }
 }

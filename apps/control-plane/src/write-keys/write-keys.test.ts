@@ -188,6 +188,49 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
       });
     });
 
+    it('looks a tenant up by write key id for delivery, with its destinations even once the key is revoked', async () => {
+      const tenant = await h.tenant();
+      const web = (
+        await h.as(tenant.key).post('/api/v1/apps').send({ appType: 'web_tracking', displayName: 'W' })
+      ).body.data.id;
+      const hook = (
+        await h
+          .as(tenant.key)
+          .post('/api/v1/apps')
+          .send({ appType: 'webhook', displayName: 'H', credentials: { signingSecret: 's' }, config: {} })
+      ).body.data.id;
+      const integration = await h
+        .as(tenant.key)
+        .post('/api/v1/integrations')
+        .send({
+          sourceAppId: web,
+          destinationAppId: hook,
+          dataType: 'events',
+          config: { global: {}, tasks: [{ task_type: 'events' }] },
+          schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
+        });
+      expect(integration.status).toBe(201);
+      const { body } = await h.as(tenant.key).post('/api/v1/write-keys').send({ name: 'site' });
+      const lookup = (writeKeyId: string, token = TEST_INTERNAL_TOKEN) =>
+        request(h.app)
+          .post('/internal/v1/write-keys/lookup')
+          .set('Authorization', `Bearer ${token}`)
+          .send({ writeKeyId });
+      expect((await lookup(body.data.id)).body.data).toMatchObject({
+        accountId: tenant.accountId,
+        status: 'active',
+        destinations: [{ integrationId: integration.body.data.id, appType: 'webhook' }],
+      });
+      await h.as(tenant.key).delete(`/api/v1/write-keys/${body.data.id}`);
+      expect((await lookup(body.data.id)).body.data).toMatchObject({
+        status: 'revoked',
+        destinations: [{ integrationId: integration.body.data.id }],
+      });
+      expect((await lookup('not-a-uuid')).status).toBe(404);
+      expect((await lookup('00000000-0000-4000-8000-000000000000')).body.code).toBe('write_key_not_found');
+      expect((await lookup(body.data.id, t.key)).status).toBe(401);
+    });
+
     it('is not in the public OpenAPI document', async () => {
       const doc = await request(h.app).get('/api/v1/openapi.json');
       expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/internal'))).toBe(false);

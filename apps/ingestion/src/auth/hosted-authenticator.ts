@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
-import type { TenantRecord } from '@pipeline/tenancy';
+import { ControlPlaneUnavailable, type ControlPlaneClient, type TenantRecord } from '@pipeline/tenancy';
 import { ingestionErrors } from '../collect/ingestion-errors';
-import { ControlPlaneUnavailable, type ControlPlaneClient } from './control-plane-client';
 import type { WriteKeyAuthenticator } from './write-key-authenticator';
 
 interface CacheEntry {

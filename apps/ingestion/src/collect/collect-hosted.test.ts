@@ -219,6 +219,17 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
   }
 
   it('reports the outbox and per-consumer-group lag on /health', async () => {
+    // A kind no consumer has run yet has no group at the broker: not reported.
+    expect((await request(h.app).get('/health')).body.delivery).toEqual({});
+    const admin = h.kafka.admin();
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(h.topic);
+    await admin.setOffsets({
+      groupId: h.healthGroup,
+      topic: h.topic,
+      partitions: offsets.map((p) => ({ partition: p.partition, offset: p.low })),
+    });
+    await admin.disconnect();
     const response = await request(h.app).get('/health');
     expect(response.status).toBe(200);
     expect(response.body).toEqual({

@@ -1,4 +1,5 @@
 import type { Admin, Kafka } from 'kafkajs';
+import { consumerGroupLag } from '@pipeline/kafka';
 
 export interface HealthReport {
   status: number;
@@ -68,16 +69,12 @@ export class OutboxHealth implements HealthReporter {
       await admin.connect();
       this.admin = admin;
     }
-    const ends = await this.admin.fetchTopicOffsets(this.topic);
     const delivery: Record<string, { groupId: string; lag: number }> = {};
+    // Kinds nobody runs have no group at the broker and are not reported.
+    const known = new Set((await this.admin.listGroups()).groups.map((g) => g.groupId));
     for (const [kind, groupId] of Object.entries(this.groups)) {
-      const [committed] = await this.admin.fetchOffsets({ groupId, topics: [this.topic] });
-      let lag = 0;
-      for (const end of ends) {
-        const offset = Number(committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? -1);
-        lag += Number(end.high) - (offset >= 0 ? offset : Number(end.low));
-      }
-      delivery[kind] = { groupId, lag };
+      if (!known.has(groupId)) continue;
+      delivery[kind] = { groupId, lag: (await consumerGroupLag(this.admin, groupId, this.topic)).total };
     }
     const deliveryHealthy = Object.values(delivery).every((d) => d.lag <= this.options.lagThreshold);
     return { status: 200, body: { ok: true, durableIngest: true, deliveryHealthy, delivery } };

@@ -9,13 +9,13 @@ import { parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import { createRedis, type Redis } from '@pipeline/redis';
+import { ControlPlaneClient } from '@pipeline/tenancy';
 import {
   startHarness as startControlPlane,
   TEST_INTERNAL_TOKEN,
   type Harness as ControlPlane,
 } from '@pipeline/control-plane/testing/harness';
 import { createApp } from '../app';
-import { ControlPlaneClient } from '../auth/control-plane-client';
 import { HostedAuthenticator } from '../auth/hosted-authenticator';
 import { clientAddressResolver } from '../collect/client-address';
 import { CollectService } from '../collect/collect-service';
@@ -45,6 +45,8 @@ export interface Hosted {
   controlPlaneServer: Server;
   kafka: Kafka;
   topic: string;
+  /** The consumer group /health reports as the `log` kind's. */
+  healthGroup: string;
   logs: string[];
   /** A write key of a tenant with an Amplitude destination; allowed origins: example.com. */
   writeKey: string;
@@ -119,12 +121,8 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     );
     await redis.connect();
   }
-  const health = new OutboxHealth(
-    kafka,
-    topic,
-    { log: `test-group-${randomUUID()}` },
-    { lagThreshold: 1000, cacheMs: 0 },
-  );
+  const healthGroup = `test-group-${randomUUID()}`;
+  const health = new OutboxHealth(kafka, topic, { log: healthGroup }, { lagThreshold: 1000, cacheMs: 0 });
   const collect = new CollectService({
     authenticator: new HostedAuthenticator(
       new ControlPlaneClient(cpUrl, TEST_INTERNAL_TOKEN, logger),
@@ -160,6 +158,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     controlPlaneServer,
     kafka,
     topic,
+    healthGroup,
     logs,
     writeKey,
     openWriteKey,

@@ -8,6 +8,7 @@ import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { runConsumer } from '../consumer-runner';
+import { topicRecords } from '../testing/topic-records';
 import { WarehouseDestination } from './warehouse-destination';
 import { WarehouseWriter } from './warehouse-writer';
 
@@ -18,6 +19,7 @@ describe('delivery --destination warehouse (real Kafka and PostgreSQL)', () => {
   let db: ScratchDatabase;
   let client: Client;
   const topic = `test.warehouse.${randomUUID()}`;
+  const topics = { source: topic, retry: `${topic}.retry`, deadLetter: `${topic}.dead-letter` };
   const accountId = randomUUID();
   const schema = warehouseSchemaFor(accountId);
   const events: TrackingEvent[] = [
@@ -53,7 +55,11 @@ describe('delivery --destination warehouse (real Kafka and PostgreSQL)', () => {
     );
     client = new Client({ connectionString: db.url });
     await client.connect();
-    await ensureTopics(kafka, [{ topic, numPartitions: 2 }], { replicationFactor: 1, logger });
+    await ensureTopics(
+      kafka,
+      [topic, topics.retry, topics.deadLetter].map((t) => ({ topic: t, numPartitions: 2 })),
+      { replicationFactor: 1, logger },
+    );
     const producer = createProducer(kafka);
     await producer.connect();
     const receipt = {
@@ -83,7 +89,7 @@ describe('delivery --destination warehouse (real Kafka and PostgreSQL)', () => {
 
   async function consumeAll(groupId: string): Promise<void> {
     const destination = new WarehouseDestination(new WarehouseWriter(db.url), logger);
-    const running = await runConsumer({ kafka, destination, topic, groupId, logger, maxWaitTimeInMs: 100 });
+    const running = await runConsumer({ kafka, destination, topics, groupId, logger, maxWaitTimeInMs: 100 });
     const started = Date.now();
     for (;;) {
       const admin = kafka.admin();
@@ -105,7 +111,7 @@ describe('delivery --destination warehouse (real Kafka and PostgreSQL)', () => {
     await running.stop();
   }
 
-  it('loads every event into the account’s schema and commits, passing over a record that is not an envelope', async () => {
+  it('loads every event into the account’s schema and commits, dead-lettering a record that is not an envelope', async () => {
     await consumeAll(`delivery.warehouse.${randomUUID()}`);
     const tracked = await client.query(
       `SELECT type, event, name, properties, context_ip FROM ${schema}.events ORDER BY timestamp`,
@@ -123,6 +129,18 @@ describe('delivery --destination warehouse (real Kafka and PostgreSQL)', () => {
     expect((await client.query(`SELECT user_id, traits FROM ${schema}.users`)).rows).toEqual([
       { user_id: 'u1', traits: { plan: 'pro' } },
     ]);
+    const deadLetters = await topicRecords(kafka, topics.deadLetter);
+    expect(deadLetters).toHaveLength(1);
+    expect(deadLetters[0]).toMatchObject({
+      value: 'not an envelope',
+      headers: {
+        'x-delivery-target': 'warehouse',
+        'x-delivery-permanent': 'true',
+        'x-delivery-attempt': '1',
+        'x-delivery-reason': expect.stringMatching(/^not_an_outbox_envelope/),
+        'x-delivery-origin': expect.stringMatching(new RegExp(`^${topic}/\\d+/\\d+$`)),
+      },
+    });
   });
 
   it('adds nothing when the same records are delivered again (another group reads them all)', async () => {

@@ -1,7 +1,13 @@
 import { normalizeEvent, parseOutboxEnvelope, receiptContextOf, type WarehouseRow } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
-import type { DeliveryMessage, Destination } from '../destination';
+import {
+  notAnEnvelope,
+  type DeliveryMessage,
+  type DeliveryReport,
+  type Destination,
+  type FailedDelivery,
+} from '../destination';
 import type { WarehouseWriter } from './warehouse-writer';
 
 /**
@@ -17,17 +23,15 @@ export class WarehouseDestination implements Destination {
     private readonly logger: Logger,
   ) {}
 
-  async deliver(messages: readonly DeliveryMessage[]): Promise<void> {
+  async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
     const bySchema = new Map<string, WarehouseRow[]>();
+    const failed: FailedDelivery[] = [];
+    let delivered = 0;
     for (const message of messages) {
       const envelope = parseOutboxEnvelope(message.value);
       if (!envelope) {
-        // Retrying cannot fix a record that is not an envelope; the dead-letter topic is the
-        // place for it once it exists (issue 5), until then it is logged and passed over.
-        this.logger.error('skipping a record that is not an outbox envelope', {
-          partition: message.partition,
-          offset: message.offset,
-        });
+        // Retrying cannot fix a record that is not an envelope: straight to the dead letters.
+        failed.push(notAnEnvelope(message, this.kind));
         continue;
       }
       const schema = warehouseSchemaFor(envelope.accountId);
@@ -36,10 +40,14 @@ export class WarehouseDestination implements Destination {
       for (const event of envelope.events) rows.push(normalizeEvent(event, receipt));
       bySchema.set(schema, rows);
     }
+    // A database error throws: the batch is read again once the warehouse is back, rather than
+    // every record being parked while it is down.
     for (const [schema, rows] of bySchema) {
       const result = await this.writer.write(schema, rows);
+      delivered += rows.length;
       this.logger.debug('warehouse batch loaded', { schema, ...result });
     }
+    return { delivered, consentSkipped: 0, failed };
   }
 
   close(): Promise<void> {

@@ -1,9 +1,13 @@
 import type { Logger } from '@pipeline/logger';
-import type { TenantRecord } from '@pipeline/tenancy';
+import type { TenantRecord } from './tenant-record';
 
 export class ControlPlaneUnavailable extends Error {}
 
-/** The control plane's internal write-key resolution (the only write-key source in hosted mode). */
+/**
+ * The control plane's internal tenant lookups: by write key for ingestion (the only write-key
+ * source in hosted mode), by write key id for the delivery consumers (the outbox carries the
+ * id, never the key or a destination's secrets).
+ */
 export class ControlPlaneClient {
   constructor(
     private readonly baseUrl: string,
@@ -13,13 +17,22 @@ export class ControlPlaneClient {
   ) {}
 
   /** The tenant record, null for an unknown key; throws ControlPlaneUnavailable when it cannot be asked. */
-  async resolve(writeKey: string): Promise<TenantRecord | null> {
+  resolve(writeKey: string): Promise<TenantRecord | null> {
+    return this.post('/internal/v1/write-keys/resolve', { writeKey });
+  }
+
+  /** The tenant of a write key by its id, revoked or not: what it accepted is still delivered. */
+  lookup(writeKeyId: string): Promise<TenantRecord | null> {
+    return this.post('/internal/v1/write-keys/lookup', { writeKeyId });
+  }
+
+  private async post(path: string, body: Record<string, string>): Promise<TenantRecord | null> {
     let response: Response;
     try {
-      response = await fetch(new URL('/internal/v1/write-keys/resolve', this.baseUrl), {
+      response = await fetch(new URL(path, this.baseUrl), {
         method: 'POST',
         headers: { authorization: `Bearer ${this.serviceToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ writeKey }),
+        body: JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
