@@ -4,13 +4,16 @@
 # all of it; the Kafka broker too when this script started it.
 #
 # Environment: CONTROL_PLANE_PORT (3000), INGESTION_PORT (3001), DATABASE_URL, REDIS_URL,
-# KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log).
+# KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log;
+# any kind of `delivery --destination`, e.g. warehouse,log,amplitude,webhook), DELIVERY_HTTP_PORT_BASE
+# (9400: each consumer's /metrics and /health, on consecutive ports).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
 cd "$REPO"
 
 cp_port="${CONTROL_PLANE_PORT:-3000}"
 ing_port="${INGESTION_PORT:-3001}"
 destinations="${DELIVERY_DESTINATIONS:-warehouse,log}"
+delivery_port_base="${DELIVERY_HTTP_PORT_BASE:-9400}"
 export LOG_FORMAT="${LOG_FORMAT:-pretty}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/pipeline}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
@@ -66,9 +69,12 @@ commands=(
   "PORT=$ing_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node apps/ingestion/dist/main.js"
 )
 IFS=',' read -ra kinds <<<"$destinations"
-for kind in "${kinds[@]}"; do
+delivery_ports=()
+for i in "${!kinds[@]}"; do
+  kind=${kinds[$i]}
+  delivery_ports+=("$kind :$((delivery_port_base + i))")
   names+=("delivery-$kind")
-  commands+=("exec node apps/delivery/dist/main.js --destination $kind")
+  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node apps/delivery/dist/main.js --destination $kind")
 done
 
 (
@@ -80,7 +86,8 @@ done
   Stack is up.
     control plane   http://127.0.0.1:$cp_port        (API reference: /docs, OpenAPI: /api/v1/openapi.json)
     ingestion       http://127.0.0.1:$ing_port        (health: /health)
-    kafka           ${KAFKA_BROKERS}   delivery consumers: ${destinations}
+    kafka           ${KAFKA_BROKERS}
+    delivery        ${delivery_ports[*]}   (each: /metrics, /health)
     postgres        ${DATABASE_URL}
 
   First API key and write key (each key is printed once; store it):

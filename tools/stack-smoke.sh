@@ -7,6 +7,7 @@ cd "$REPO"
 
 cp_port="${SMOKE_CONTROL_PLANE_PORT:-13000}"
 ing_port="${SMOKE_INGESTION_PORT:-13001}"
+delivery_port="${SMOKE_DELIVERY_PORT:-13400}"
 out="$REPO/.reports/stack-smoke.log"
 mkdir -p "$(dirname "$out")"
 failures=0
@@ -20,7 +21,7 @@ check() { # description, command...
 started=$SECONDS
 # Its own session and process group, as a terminal would give it: the group is what Ctrl-C
 # signals, and the session is how leftovers are found afterwards.
-CONTROL_PLANE_PORT=$cp_port INGESTION_PORT=$ing_port LOG_FORMAT=json setsid bash tools/dev.sh >"$out" 2>&1 </dev/null &
+CONTROL_PLANE_PORT=$cp_port INGESTION_PORT=$ing_port DELIVERY_HTTP_PORT_BASE=$delivery_port LOG_FORMAT=json setsid bash tools/dev.sh >"$out" 2>&1 </dev/null &
 leader=$!
 
 up=0
@@ -74,6 +75,11 @@ in_warehouse() {
 }
 check "the delivery consumer reads that event from Kafka" delivered
 check "the warehouse consumer loads it into the account's events table" in_warehouse
+delivery_metrics() {
+  curl -fsS "http://127.0.0.1:$delivery_port/metrics" | grep -q 'pipeline_delivery_events_delivered_total{destination="warehouse"}'
+}
+check "the warehouse consumer counts it on /metrics" delivery_metrics
+check "the delivery consumers answer /health" curl -fsS -o /dev/null "http://127.0.0.1:$((delivery_port + 1))/health"
 check "the API reference answers at /docs" curl -fsS -o /dev/null "http://127.0.0.1:$cp_port/docs/"
 
 stop_started=$SECONDS
@@ -88,7 +94,7 @@ all_shut_down() {
   [[ "$(grep -c '"message":"shutdown complete"' "$out")" -ge 4 ]] &&
     [[ "$(grep -c 'exited with code 0$' "$out")" -ge 4 ]] && ! grep -q 'exited with code [1-9]' "$out"
 }
-ports_free() { ! port_open 127.0.0.1 "$cp_port" && ! port_open 127.0.0.1 "$ing_port"; }
+ports_free() { ! port_open 127.0.0.1 "$cp_port" && ! port_open 127.0.0.1 "$ing_port" && ! port_open 127.0.0.1 "$delivery_port"; }
 
 check "Ctrl-C stopped the stack in $((SECONDS - stop_started))s" stopped
 check "no process of the stack is left" nothing_left
@@ -100,5 +106,6 @@ if (( failures > 0 )); then
   log "stack output (last 60 lines of $out):"
   tail -n 60 "$out" >&2
 fi
+mkdir -p "$REPO/.reports/jest"
 echo "{\"project\":\"stack-smoke (tools/dev.sh)\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" >"$REPO/.reports/jest/stack-smoke.json"
 exit $(( failures > 0 ))

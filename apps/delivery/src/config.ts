@@ -30,6 +30,8 @@ export const deliveryConfigSchema = z.object({
   /** The wait before the second attempt; doubled for each further one, with jitter. */
   DELIVERY_RETRY_BASE_MS: envInt({ min: 10, max: 3_600_000, default: 2000 }),
   DELIVERY_RETRY_MAX_MS: envInt({ min: 10, max: 86_400_000, default: 600_000 }),
+  /** How long the group waits for a consumer that stopped heartbeating before it rebalances. */
+  DELIVERY_SESSION_TIMEOUT_MS: envInt({ min: 6000, max: 300_000, default: 30_000 }),
   /** One vendor request's time limit. */
   VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }),
   ...vendorBaseUrls,

@@ -12,7 +12,7 @@ import {
   TenantDirectory,
   type DestinationKind,
 } from '@pipeline/destinations';
-import { createKafka, ensureTopics, pipelineTopics } from '@pipeline/kafka';
+import { createKafka, ensureTopics, pipelineTopics, prefixedTopic } from '@pipeline/kafka';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
@@ -36,13 +36,15 @@ async function main(kind: DestinationKind): Promise<void> {
   if (kind === 'warehouse' && (await ensureDatabase(config.WAREHOUSE_URL)))
     logger.info('warehouse database created');
   const kafka = createKafka(config, { clientId: service, logger });
-  const outbox = pipelineTopics.trackingEvents;
-  const { retry, deadLetter } = deliveryTopicsFor(kind);
+  const prefix = config.KAFKA_TOPIC_PREFIX;
+  const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix);
+  const retry = prefixedTopic(deliveryTopicsFor(kind).retry, prefix);
+  const deadLetter = prefixedTopic(deliveryTopicsFor(kind).deadLetter, prefix);
   await ensureTopics(kafka, [outbox, retry, deadLetter], {
     replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     logger,
   });
-  const groupId = consumerGroupFor(kind);
+  const groupId = `${prefix}${consumerGroupFor(kind)}`;
   const admin = kafka.admin();
   await admin.connect();
   shutdown.add('kafka admin', () => admin.disconnect());
@@ -70,6 +72,7 @@ async function main(kind: DestinationKind): Promise<void> {
     groupId,
     logger,
     metrics,
+    sessionTimeoutMs: config.DELIVERY_SESSION_TIMEOUT_MS,
     policy: {
       maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
       baseDelayMs: config.DELIVERY_RETRY_BASE_MS,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { loadConfigOrExit } from '@pipeline/config';
 import { ControlPlaneClient } from '@pipeline/tenancy';
 import { consumerGroupFor, destinationKinds, WarehouseWriter } from '@pipeline/destinations';
-import { createKafka, createProducer, ensureTopics, pipelineTopics } from '@pipeline/kafka';
+import { createKafka, createProducer, ensureTopics, pipelineTopics, prefixedTopic } from '@pipeline/kafka';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger, type Logger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
@@ -49,7 +49,7 @@ function required(value: string | undefined, name: string): string {
 
 async function hostedCollect(config: IngestionConfig, logger: Logger, shutdown: Shutdown) {
   const kafka = createKafka(config, { clientId: 'ingestion', logger });
-  const topic = pipelineTopics.trackingEvents;
+  const topic = prefixedTopic(pipelineTopics.trackingEvents, config.KAFKA_TOPIC_PREFIX);
   await ensureTopics(kafka, [topic], { replicationFactor: config.KAFKA_REPLICATION_FACTOR, logger });
   const producer = createProducer(kafka);
   await producer.connect();
@@ -68,7 +68,9 @@ async function hostedCollect(config: IngestionConfig, logger: Logger, shutdown: 
     },
     logger,
   );
-  const groups = Object.fromEntries(destinationKinds.map((kind) => [kind, consumerGroupFor(kind)]));
+  const groups = Object.fromEntries(
+    destinationKinds.map((kind) => [kind, `${config.KAFKA_TOPIC_PREFIX}${consumerGroupFor(kind)}`]),
+  );
   const health = new OutboxHealth(kafka, topic.topic, groups, {
     lagThreshold: config.DELIVERY_LAG_UNHEALTHY,
   });

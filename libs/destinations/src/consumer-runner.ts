@@ -41,6 +41,8 @@ export interface ConsumerRunnerOptions {
   /** Where a new group starts; the outbox is read from its beginning by default. */
   fromBeginning?: boolean;
   maxWaitTimeInMs?: number;
+  /** How long the group waits for a member that stopped heartbeating (a killed process). */
+  sessionTimeoutMs?: number;
   /** Called when a consumer crashed and kafkajs will not restart it. */
   onFatal?: (error: Error) => void;
   random?: () => number;
@@ -176,6 +178,8 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     const consumer = kafka.consumer({
       groupId: group,
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
+      sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: Math.min(3000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
       // A batch that throws is retried with backoff up to ~30 s, then the consumer restarts and
       // re-reads from the last committed offset.
       retry: { initialRetryTime: 300, maxRetryTime: 30000, retries: 8 },

@@ -1,4 +1,4 @@
 export { createKafka, createProducer, kafkaReachable } from './kafka-client';
 export { kafkaConfigSchema, type KafkaConfig } from './kafka-config';
-export { ensureTopics, pipelineTopics, type TopicSpec } from './topics';
+export { ensureTopics, pipelineTopics, prefixedTopic, type TopicSpec } from './topics';
 export { consumerGroupLag, type ConsumerLag } from './consumer-lag';

@@ -15,6 +15,14 @@ export const kafkaConfigSchema = z
     KAFKA_SASL_PASSWORD: envString().optional(),
     KAFKA_CONNECTION_TIMEOUT_MS: envInt({ min: 100, max: 60000, default: 3000 }),
     KAFKA_REQUEST_TIMEOUT_MS: envInt({ min: 1000, max: 300000, default: 30000 }),
+    /**
+     * Put before every topic and consumer group name of the pipeline, so that several pipelines
+     * (staging and production, or test runs) can share one cluster.
+     */
+    KAFKA_TOPIC_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{0,100}$/, 'letters, digits, ".", "_" and "-" only')
+      .default(''),
   })
   .superRefine((config, ctx) => {
     if (config.KAFKA_SASL_MECHANISM && (!config.KAFKA_SASL_USERNAME || !config.KAFKA_SASL_PASSWORD)) {

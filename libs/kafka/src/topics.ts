@@ -1,4 +1,4 @@
-import type { Kafka } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '@pipeline/logger';
 
 export interface TopicSpec {
@@ -21,6 +21,30 @@ export const pipelineTopics = {
     configEntries: { 'retention.ms': String(7 * 24 * 3600 * 1000) },
   },
 } as const satisfies Record<string, TopicSpec>;
+
+/** A topic of the pipeline under KAFKA_TOPIC_PREFIX. */
+export const prefixedTopic = (spec: TopicSpec, prefix: string): TopicSpec =>
+  prefix ? { ...spec, topic: `${prefix}${spec.topic}` } : spec;
+
+/**
+ * The topics' metadata once every partition has a leader. A topic another process created a
+ * moment ago may have none yet (the broker answers "does not host this topic-partition"), and
+ * a producer or consumer started then would fail: wait for the election, up to `timeoutMs`.
+ */
+async function leadersElected(admin: Admin, specs: readonly TopicSpec[], timeoutMs = 20_000) {
+  const started = Date.now();
+  for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+      if (metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)))
+        return metadata;
+    } catch (error) {
+      if (Date.now() - started > timeoutMs) throw error;
+    }
+    if (Date.now() - started > timeoutMs) throw new Error('kafka topics have no partition leaders yet');
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
 
 /**
  * Creates the topics that do not exist yet and checks the partition counts of those that do.
@@ -48,7 +72,7 @@ export async function ensureTopics(
       });
       options.logger.info('kafka topics created', { topics: missing.map((s) => s.topic) });
     }
-    const metadata = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+    const metadata = await leadersElected(admin, specs);
     for (const topic of metadata.topics) {
       const wanted = specs.find((s) => s.topic === topic.name)?.numPartitions ?? 0;
       if (topic.partitions.length < wanted) {

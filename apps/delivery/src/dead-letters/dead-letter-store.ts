@@ -33,8 +33,9 @@ export async function readDeadLetters(
   kafka: Kafka,
   kind: DestinationKind,
   range: OffsetRange = {},
+  topicPrefix = '',
 ): Promise<DeadLetter[]> {
-  const topic = deliveryTopicsFor(kind).deadLetter.topic;
+  const topic = `${topicPrefix}${deliveryTopicsFor(kind).deadLetter.topic}`;
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -103,9 +104,10 @@ export async function replayDeadLetters(
   producer: Producer,
   kind: DestinationKind,
   letters: readonly DeadLetter[],
+  topicPrefix = '',
 ): Promise<number> {
   if (letters.length === 0) return 0;
-  const topic = deliveryTopicsFor(kind).retry.topic;
+  const topic = `${topicPrefix}${deliveryTopicsFor(kind).retry.topic}`;
   const now = String(Date.now());
   await producer.send({
     topic,
@@ -120,7 +122,8 @@ export async function replayDeadLetters(
         [deliveryHeaders.nextAttemptAt]: now,
         [deliveryHeaders.reason]: `replayed from dead letter ${letter.partition}/${letter.offset}: ${letter.reason ?? ''}`,
         [deliveryHeaders.origin]:
-          letter.origin ?? `${deliveryTopicsFor(kind).deadLetter.topic}/${letter.partition}/${letter.offset}`,
+          letter.origin ??
+          `${topicPrefix}${deliveryTopicsFor(kind).deadLetter.topic}/${letter.partition}/${letter.offset}`,
       },
     })),
   });

@@ -31,7 +31,10 @@ function kafkaClient() {
   const config = loadConfigOrExit('dead-letters', kafkaConfigSchema.extend(loggingConfigSchema.shape));
   // Warnings only: the command's output is its answer.
   const logger = createLogger({ service: 'dead-letters', level: 'warn', format: config.LOG_FORMAT });
-  return createKafka(config, { clientId: 'dead-letters-cli', logger });
+  return {
+    kafka: createKafka(config, { clientId: 'dead-letters-cli', logger }),
+    prefix: config.KAFKA_TOPIC_PREFIX,
+  };
 }
 
 const summary = (letter: DeadLetter) => ({
@@ -57,7 +60,8 @@ program
   .option('--from <offset>', 'first offset (inclusive)', offsetOption)
   .option('--to <offset>', 'last offset (inclusive)', offsetOption)
   .action(async (options: RangeOptions) => {
-    const letters = await readDeadLetters(kafkaClient(), options.destination, rangeOf(options));
+    const { kafka, prefix } = kafkaClient();
+    const letters = await readDeadLetters(kafka, options.destination, rangeOf(options), prefix);
     for (const letter of letters) process.stdout.write(`${JSON.stringify(summary(letter))}\n`);
     process.stderr.write(`${letters.length} dead letter(s)\n`);
   });
@@ -71,12 +75,12 @@ program
   .option('--from <offset>', 'first offset (inclusive)', offsetOption)
   .option('--to <offset>', 'last offset (inclusive)', offsetOption)
   .action(async (options: RangeOptions) => {
-    const kafka = kafkaClient();
-    const letters = await readDeadLetters(kafka, options.destination, rangeOf(options));
+    const { kafka, prefix } = kafkaClient();
+    const letters = await readDeadLetters(kafka, options.destination, rangeOf(options), prefix);
     const producer = createProducer(kafka);
     await producer.connect();
     try {
-      const replayed = await replayDeadLetters(producer, options.destination, letters);
+      const replayed = await replayDeadLetters(producer, options.destination, letters, prefix);
       process.stdout.write(
         `${JSON.stringify({ replayed, offsets: letters.map((l) => `${l.partition}/${l.offset}`) })}\n`,
       );

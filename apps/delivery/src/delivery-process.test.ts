@@ -1,0 +1,200 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { loadConfig } from '@pipeline/config';
+import { outboxKey, toOutboxEnvelopes, type TrackingEvent } from '@pipeline/events';
+import {
+  createKafka,
+  createProducer,
+  ensureTopics,
+  kafkaConfigSchema,
+  pipelineTopics,
+  prefixedTopic,
+} from '@pipeline/kafka';
+import { createLogger } from '@pipeline/logger';
+import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
+import { warehouseSchemaFor } from '@pipeline/tenancy';
+
+// The built consumer process, as operators run it: killed with SIGKILL mid-load and restarted,
+// it leaves the warehouse holding every acknowledged event exactly once. Its dead letters are
+// listed and replayed with the documented CLI.
+const dist = path.join(__dirname, '../dist');
+const logger = createLogger({ service: 'delivery-process-test', stream: new PassThrough() });
+const kafkaConfig = loadConfig(kafkaConfigSchema, process.env);
+const kafka = createKafka(kafkaConfig, { clientId: 'delivery-process-test', logger });
+const run = promisify(execFile);
+
+describe('delivery --destination warehouse (the process, real Kafka and PostgreSQL)', () => {
+  const prefix = `test-${randomUUID().slice(0, 8)}.`;
+  const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix).topic;
+  const accountId = randomUUID();
+  const schema = warehouseSchemaFor(accountId);
+  const httpPort = 20000 + Math.floor(Math.random() * 20000);
+  let db: ScratchDatabase;
+  let client: Client;
+  let consumer: ChildProcess | undefined;
+  const env = () => ({
+    ...process.env,
+    KAFKA_TOPIC_PREFIX: prefix,
+    WAREHOUSE_URL: db.url,
+    DELIVERY_HTTP_PORT: String(httpPort),
+    DELIVERY_HTTP_HOST: '127.0.0.1',
+    // The killed consumer's partitions go to the restarted one after this long.
+    DELIVERY_SESSION_TIMEOUT_MS: '6000',
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+  });
+  const startConsumer = () => {
+    consumer = spawn(process.execPath, [path.join(dist, 'main.js'), '--destination', 'warehouse'], {
+      env: env(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    return consumer;
+  };
+  const rows = async (): Promise<{ total: number; distinct: number }> => {
+    try {
+      const result = await client.query(
+        `SELECT count(*)::int AS total, count(DISTINCT message_id)::int AS distinct FROM ${schema}.events`,
+      );
+      return result.rows[0];
+    } catch {
+      return { total: 0, distinct: 0 }; // the schema is created by the first load
+    }
+  };
+  const until = async (predicate: () => Promise<boolean>, timeoutMs: number, what: string) => {
+    const started = Date.now();
+    while (!(await predicate())) {
+      if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(path.join(dist, 'main.js')))
+      throw new Error('build apps/delivery first: pnpm exec nx build delivery');
+    db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'delivery process');
+    client = new Client({ connectionString: db.url });
+    await client.connect();
+    await ensureTopics(kafka, [prefixedTopic(pipelineTopics.trackingEvents, prefix)], {
+      replicationFactor: 1,
+      logger,
+    });
+  });
+  afterAll(async () => {
+    consumer?.kill('SIGKILL');
+    await client.end();
+    await db.drop();
+  });
+
+  it('survives SIGKILL mid-load: after a restart the warehouse holds every acknowledged messageId exactly once', async () => {
+    const producer = createProducer(kafka);
+    await producer.connect();
+    const acknowledged: string[] = [];
+    const publish = async (records: number) => {
+      for (let r = 0; r < records; r += 1) {
+        const events: TrackingEvent[] = Array.from({ length: 20 }, (_, i) => ({
+          type: 'track',
+          event: 'Crash Test',
+          messageId: randomUUID(),
+          anonymousId: `anon-${i}`,
+          timestamp: new Date().toISOString(),
+          properties: { i },
+        }));
+        const envelopes = toOutboxEnvelopes(
+          {
+            v: 2,
+            accountId,
+            writeKeyId: randomUUID(),
+            batchId: randomUUID(),
+            receivedAt: new Date().toISOString(),
+            ip: '203.0.113.9',
+            userAgent: 'crash-test',
+          },
+          events,
+        );
+        await producer.send({
+          topic: outbox,
+          acks: -1,
+          messages: envelopes.map(({ envelope, json }) => ({ key: outboxKey(envelope), value: json })),
+        });
+        acknowledged.push(...events.map((e) => e.messageId));
+      }
+    };
+
+    await publish(100);
+    const first = startConsumer();
+    const loading = publish(300);
+    // Killed while it is loading: some rows are in, not all of them.
+    await until(async () => (await rows()).total >= 200, 60_000, 'the first rows');
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    await loading;
+    await producer.disconnect();
+    expect((await rows()).total).toBeLessThan(acknowledged.length);
+
+    startConsumer();
+    await until(async () => (await rows()).total >= acknowledged.length, 90_000, 'every acknowledged event');
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // nothing more arrives later
+    const loaded = await client.query<{ message_id: string }>(`SELECT message_id FROM ${schema}.events`);
+    expect(loaded.rows.length).toBe(acknowledged.length);
+    expect(new Set(loaded.rows.map((r) => r.message_id))).toEqual(new Set(acknowledged));
+  }, 180_000);
+
+  it('serves /health and Prometheus /metrics with delivered counts and lag per group', async () => {
+    const health = await fetch(`http://127.0.0.1:${httpPort}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true, destination: 'warehouse' });
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    expect(metrics).toMatch(/pipeline_delivery_events_delivered_total\{destination="warehouse"\} \d+/);
+    expect(metrics).toMatch(
+      new RegExp(
+        `pipeline_delivery_consumer_lag\\{group="${prefix.replace('.', '\\.')}delivery\\.warehouse",topic="[^"]+",partition="0"\\} \\d+`,
+      ),
+    );
+  });
+
+  it('lists a dead letter with its reason and replays it through the retry topic (dead-letters CLI)', async () => {
+    const producer = createProducer(kafka);
+    await producer.connect();
+    await producer.send({ topic: outbox, acks: -1, messages: [{ key: 'poison', value: 'not json at all' }] });
+    await producer.disconnect();
+    const cli = (...args: string[]) =>
+      run(process.execPath, [path.join(dist, 'dead-letters/main.js'), ...args], { env: env() });
+    const list = async () =>
+      (await cli('list', '--destination', 'warehouse')).stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+    await until(async () => (await list()).length === 1, 30_000, 'the dead letter');
+    const [letter] = await list();
+    expect(letter).toMatchObject({
+      offset: '0/0',
+      target: 'warehouse',
+      attempts: 1,
+      permanent: true,
+      reason: expect.stringMatching(/^not_an_outbox_envelope/),
+      events: 0,
+      origin: expect.stringMatching(new RegExp(`^${outbox.replace(/\./g, '\\.')}/\\d+/\\d+$`)),
+    });
+
+    const replay = JSON.parse((await cli('replay', '--destination', 'warehouse', '--from', '0')).stdout);
+    expect(replay).toEqual({ replayed: 1, offsets: ['0/0'] });
+    // Still not an envelope: the consumer takes it from the retry topic and dead-letters it again,
+    // keeping where it first came from.
+    await until(async () => (await list()).length === 2, 30_000, 'the replayed letter back');
+    const second = (await list())[1];
+    expect(second.origin).toBe(letter.origin);
+    expect(
+      (await cli('list', '--destination', 'warehouse', '--from', '1')).stdout.trim().split('\n'),
+    ).toHaveLength(1);
+    const usage = await cli('list', '--destination', 'nowhere').catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(usage).toMatchObject({ code: 1, stderr: expect.stringMatching(/expected one of log, warehouse/) });
+  }, 90_000);
+});
