@@ -59,7 +59,8 @@ async function hosted() {
   ).key;
 
   const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'bench', logger });
-  const topic = `bench.collect.${Date.now()}`;
+  // BENCH_TOPIC: another benchmark's outbox (warehouse-load.js runs delivery behind this server).
+  const topic = process.env.BENCH_TOPIC || `bench.collect.${Date.now()}`;
   await ensureTopics(kafka, [{ topic, numPartitions: 12 }], { replicationFactor: 1, logger });
   const producer = createProducer(kafka);
   await producer.connect();
@@ -102,7 +103,9 @@ async function hosted() {
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  process.stdout.write(`${JSON.stringify({ port: server.address().port, writeKey, topic })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ port: server.address().port, writeKey, topic, accountId: account.id })}\n`,
+  );
   process.on('SIGTERM', async () => {
     server.close();
     cpServer.close();
@@ -110,7 +113,7 @@ async function hosted() {
     await redis.quit();
     const admin = kafka.admin();
     await admin.connect();
-    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    if (!process.env.BENCH_TOPIC) await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
     await admin.disconnect();
     await dataSource.destroy();
     await scratch.drop();

@@ -45,7 +45,11 @@ export class WarehouseWriter {
     await this.ensureSchema(schema);
     const result: WriteResult = { written: 0, duplicates: 0 };
     const byTable = new Map<WarehouseTable, Record<string, unknown>[]>();
-    for (const { table, row } of rows) byTable.set(table, [...(byTable.get(table) ?? []), row]);
+    for (const { table, row } of rows) {
+      const tableRows = byTable.get(table);
+      if (tableRows) tableRows.push(row);
+      else byTable.set(table, [row]);
+    }
     for (const [table, tableRows] of byTable) {
       const prepared =
         conflictKey[table] === 'message_id' ? tableRows : mergeById(tableRows, conflictKey[table]);
