@@ -1,0 +1,44 @@
+import { ConnectorError, type Connector } from './connector';
+import type { HttpReaderOptions } from './http-reader';
+import { ShopifyConnector } from './shopify/shopify-connector';
+import { StripeConnector } from './stripe/stripe-connector';
+
+export interface SourceApp {
+  appType: string;
+  /** The app's decrypted credentials. */
+  credentials: Record<string, unknown>;
+  config: Record<string, unknown>;
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+/**
+ * The connector of a source app, built from its credentials and config (fields: README,
+ * "Source connectors"); undefined for app types with no connector.
+ */
+export function connectorFor(
+  app: SourceApp,
+  options: HttpReaderOptions & { baseUrls?: Partial<Record<string, string>> } = {},
+): Connector | undefined {
+  const baseUrl = options.baseUrls?.[app.appType];
+  const common = { ...options, ...(baseUrl ? { baseUrl } : {}) };
+  if (app.appType === 'stripe') {
+    return new StripeConnector({
+      ...common,
+      secretKey: text(app.credentials.secretKey) || text(app.credentials.apiKey),
+      ...(text(app.config.apiVersion) ? { apiVersion: text(app.config.apiVersion) } : {}),
+    });
+  }
+  if (app.appType === 'shopify') {
+    const shop = text(app.config.shop) || text(app.credentials.shop);
+    if (!shop && !baseUrl)
+      throw new ConnectorError('invalid_config', 'shopify: config.shop is required', false);
+    return new ShopifyConnector({
+      ...common,
+      shop,
+      accessToken: text(app.credentials.accessToken),
+      ...(text(app.config.apiVersion) ? { apiVersion: text(app.config.apiVersion) } : {}),
+    });
+  }
+  return undefined;
+}

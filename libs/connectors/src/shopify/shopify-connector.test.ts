@@ -1,0 +1,102 @@
+import type { StreamPage } from '../connector';
+import { connectorFor } from '../connector-registry';
+import { shopifyRecords, startShopifyLookAlike, type SourceLookAlike } from '../testing/source-look-alikes';
+import { nextPageUrl, ShopifyConnector } from './shopify-connector';
+
+async function readAll(pages: AsyncIterable<StreamPage>) {
+  const records: Record<string, unknown>[] = [];
+  const cursors: (string | null)[] = [];
+  for await (const page of pages) {
+    records.push(...page.records);
+    cursors.push(page.cursor);
+  }
+  return { records, cursors, cursor: cursors.at(-1) ?? null };
+}
+
+describe('ShopifyConnector against a Shopify look-alike', () => {
+  let shop: SourceLookAlike & { bucketUsed(): number };
+  const t0 = new Date('2026-05-01T10:00:00.000Z');
+  const later = new Date('2026-05-02T10:00:00.000Z');
+  beforeEach(async () => {
+    shop = await startShopifyLookAlike({ bucketSize: 40 });
+    shop.data.set('orders', shopifyRecords('orders', 600, t0));
+    shop.data.set('customers', shopifyRecords('customers', 30, t0));
+  });
+  afterEach(() => shop.close());
+  const connector = (over: Partial<ConstructorParameters<typeof ShopifyConnector>[0]> = {}) =>
+    new ShopifyConnector({
+      shop: 'lookalike',
+      accessToken: shop.secret,
+      baseUrl: shop.url,
+      minDelayMs: 5,
+      ...over,
+    });
+
+  it('follows Link-header cursors with only limit (the cursor carries the filters), all orders with status=any', async () => {
+    const { records, cursors } = await readAll(connector().read('orders', { cursor: null }));
+    expect(records).toHaveLength(600);
+    expect(shop.requests.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(shop.requests[0]?.path).toMatch(/status=any/);
+    for (const request of shop.requests.slice(1))
+      expect(request.path).toMatch(/^[^?]+\?limit=250&page_info=[\w-]+$/);
+    // The cursor moves only when the read is complete.
+    expect(cursors).toEqual([null, null, t0.toISOString()]);
+  });
+
+  it('reads only what changed since the cursor (updated_at_min), minus the rolling window', async () => {
+    shop.data.get('customers')!.push(...shopifyRecords('customers', 3, later, 100));
+    const incremental = await readAll(
+      connector().read('customers', { cursor: t0.toISOString(), rollingPeriodHours: 0 }),
+    );
+    expect(incremental.records).toHaveLength(33); // updated_at_min is inclusive of the cursor
+    const next = await readAll(connector().read('customers', { cursor: incremental.cursor }));
+    expect(next.records.map((r) => r.id)).toEqual([100, 101, 102]);
+    expect(next.cursor).toBe(later.toISOString());
+    expect(decodeURIComponent(shop.requests.at(-1)!.path)).toContain(`updated_at_min=${later.toISOString()}`);
+  });
+
+  it('pauses when the call-limit bucket is nearly full instead of running into 429s', async () => {
+    await shop.close();
+    shop = await startShopifyLookAlike({ bucketSize: 4, leakPerSecond: 2 });
+    shop.data.set('customers', shopifyRecords('customers', 30, t0));
+    const { records } = await readAll(
+      connector({ pageSize: 3, throttlePauseMs: 600 }).read('customers', { cursor: null }),
+    );
+    expect(records).toHaveLength(30);
+    expect(shop.requests.every((r) => r.status === 200)).toBe(true);
+  });
+
+  it('waits Retry-After (seconds, "2.0") on a 429 and retries a 5xx', async () => {
+    shop.failNext(429, 1, '1.0');
+    shop.failAfter(1, 502);
+    const started = Date.now();
+    const { records } = await readAll(connector().read('orders', { cursor: null }));
+    expect(records).toHaveLength(600);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(shop.requests.map((r) => r.status)).toEqual([429, 200, 502, 200, 200]);
+  });
+
+  it('fails permanently on a bad token and on a bad shop name', async () => {
+    await expect(connector({ accessToken: 'shpat_wrong' }).check()).rejects.toMatchObject({
+      code: 'invalid_credentials',
+      retryable: false,
+      status: 401,
+    });
+    expect(() => new ShopifyConnector({ shop: 'evil.example.com/x', accessToken: 't' })).toThrow(
+      /config.shop/,
+    );
+    expect(() => connectorFor({ appType: 'shopify', credentials: { accessToken: 't' }, config: {} })).toThrow(
+      /config.shop is required/,
+    );
+  });
+
+  it('parses Link headers as Shopify’s client does', () => {
+    expect(
+      nextPageUrl(
+        '<https://s/o.json?page_info=a>; rel="previous", <https://s/o.json?page_info=b>; rel="next"',
+      ),
+    ).toBe('https://s/o.json?page_info=b');
+    expect(nextPageUrl('<https://s/o.json?page_info=a>; rel="previous"')).toBeUndefined();
+    expect(nextPageUrl(null)).toBeUndefined();
+  });
+});

@@ -1,0 +1,125 @@
+import {
+  ConnectorError,
+  effectiveStart,
+  type Connector,
+  type ReadOptions,
+  type StreamPage,
+  type StreamSpec,
+} from '../connector';
+import { getJson, type HttpReaderOptions } from '../http-reader';
+
+export interface ShopifyConnectorOptions extends HttpReaderOptions {
+  /** The shop's subdomain (`{shop}.myshopify.com`) or its full myshopify.com host. */
+  shop: string;
+  /** The Admin API access token (`shpat_…`). */
+  accessToken: string;
+  /** Admin API version, YYYY-MM. */
+  apiVersion?: string;
+  /** In place of https://{shop}.myshopify.com (tests, proxies). */
+  baseUrl?: string;
+  /** Page size, 1-250. */
+  pageSize?: number;
+  /** How long to pause when the call-limit bucket is nearly full (the standard plan leaks 2 calls/s). */
+  throttlePauseMs?: number;
+}
+
+const streamNames = ['orders', 'customers', 'products'] as const;
+
+/** The `rel="next"` URL of a Link header, as Shopify's own client parses it. */
+export function nextPageUrl(link: string | null): string | undefined {
+  if (!link) return undefined;
+  for (const match of link.matchAll(/<([^<]+)>; rel="([^"]+)"/g)) if (match[2] === 'next') return match[1];
+  return undefined;
+}
+
+/**
+ * Shopify Admin REST (legacy since 2024-10, still served to custom apps): `updated_at_min`
+ * for incremental reads, Link-header cursor pagination (a `page_info` request carries only
+ * `limit`: the cursor holds the first request's filters), and the leaky-bucket call limit read
+ * from X-Shopify-Shop-Api-Call-Limit, paused on before it overflows into 429s.
+ */
+export class ShopifyConnector implements Connector {
+  readonly appType = 'shopify';
+  readonly streams: readonly StreamSpec[] = streamNames.map((name) => ({
+    name,
+    primaryKey: 'id',
+    cursorField: 'updated_at',
+  }));
+  private readonly baseUrl: string;
+  private readonly version: string;
+
+  constructor(private readonly options: ShopifyConnectorOptions) {
+    if (!options.accessToken)
+      throw new ConnectorError('invalid_config', 'shopify: credentials.accessToken is required', false);
+    const shop = options.shop.replace(/\.myshopify\.com$/, '');
+    if (!options.baseUrl && !/^[a-z0-9][a-z0-9-]*$/i.test(shop))
+      throw new ConnectorError(
+        'invalid_config',
+        'shopify: config.shop must be the shop’s myshopify.com name',
+        false,
+      );
+    this.baseUrl = options.baseUrl ?? `https://${shop}.myshopify.com`;
+    this.version = options.apiVersion ?? '2024-10';
+  }
+
+  private get headers(): Record<string, string> {
+    return { 'x-shopify-access-token': this.options.accessToken };
+  }
+
+  async check(signal?: AbortSignal): Promise<void> {
+    await getJson('shopify', new URL(`/admin/api/${this.version}/shop.json`, this.baseUrl), this.headers, {
+      ...this.options,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  async *read(stream: string, options: ReadOptions): AsyncIterable<StreamPage> {
+    if (!(streamNames as readonly string[]).includes(stream))
+      throw new ConnectorError('unknown_stream', `shopify has no stream ${stream}`, false);
+    const start = effectiveStart(options, (cursor) => new Date(cursor));
+    let url: URL | undefined = new URL(`/admin/api/${this.version}/${stream}.json`, this.baseUrl);
+    url.searchParams.set('limit', String(this.options.pageSize ?? 250));
+    if (stream === 'orders') url.searchParams.set('status', 'any');
+    if (start) url.searchParams.set('updated_at_min', start.toISOString());
+    let newest = options.cursor ? new Date(options.cursor).getTime() : 0;
+    while (url) {
+      const { body, headers } = await getJson<Record<string, unknown>>('shopify', url, this.headers, {
+        ...this.options,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      const records = body[stream];
+      if (!Array.isArray(records))
+        throw new ConnectorError(
+          'invalid_response',
+          `shopify ${stream}.json did not answer a list of ${stream}`,
+          true,
+        );
+      for (const record of records as Record<string, unknown>[]) {
+        const updated = Date.parse(String(record.updated_at ?? ''));
+        if (!Number.isNaN(updated)) newest = Math.max(newest, updated);
+      }
+      const next = nextPageUrl(headers.get('link'));
+      url = next ? new URL(next) : undefined;
+      // The cursor moves only at the end: pages are not in updated_at order.
+      yield {
+        records: records as Record<string, unknown>[],
+        cursor: url ? options.cursor : newest > 0 ? new Date(newest).toISOString() : options.cursor,
+      };
+      await this.pace(headers.get('x-shopify-shop-api-call-limit'), options.signal);
+    }
+  }
+
+  /** Waits for the bucket to leak when it is nearly full, rather than running into a 429. */
+  private async pace(callLimit: string | null, signal?: AbortSignal): Promise<void> {
+    const [used, size] = (callLimit ?? '').split('/').map(Number);
+    if (used === undefined || size === undefined || !Number.isFinite(used) || !Number.isFinite(size)) return;
+    if (size - used > 2) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.options.throttlePauseMs ?? 1000);
+      signal?.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
