@@ -1,0 +1,1 @@
+export { nextRunAt, ScheduleError, wallTimeOn, type FrequencyUnit, type Schedule } from './next-run';
