@@ -62,3 +62,4 @@ export { TenantDirectory, type TenantDirectoryOptions } from './tenant-directory
 export { WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export { WarehouseDestination } from './warehouse/warehouse-destination';
+export { StreamTableWriter, type StreamWriteResult } from './warehouse/stream-table-writer';
