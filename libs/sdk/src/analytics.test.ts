@@ -200,13 +200,15 @@ describe('Analytics', () => {
     analytics.replay('track', ['Queued', { n: 1 }], t0 - 1000);
     analytics.replay('reset', [], undefined);
     analytics.replay('setConsent', [{ analytics: false }], t0);
+    analytics.replay('loaded', [], t0);
     analytics.track('Live');
     expect(events.map((e) => e.timestamp)).toEqual([
       new Date(t0 - 1500).toISOString(),
       new Date(t0 - 1000).toISOString(),
       new Date(t0).toISOString(),
     ]);
-    expect(log.warnings).toEqual(['the snippet queued an unknown call: setConsent']);
+    expect(analytics.getConsent()).toEqual({ analytics: false });
+    expect(log.warnings).toEqual(['the snippet queued an unknown call: loaded']);
   });
 
   it('never throws into the site: a misuse is logged and nothing is queued', () => {

@@ -259,7 +259,7 @@ export class Analytics {
    */
   replay(method: string, args: unknown[], calledAt: number | undefined): void {
     const target = (this as unknown as Record<string, unknown>)[method];
-    if (typeof target !== 'function' || !stubMethods.has(method)) {
+    if (typeof target !== 'function' || !publicMethods.has(method)) {
       this.deps.log.warn(`the snippet queued an unknown call: ${method}`);
       return;
     }
@@ -343,14 +343,20 @@ export class Analytics {
   }
 }
 
-/** The calls the snippet's stub queues (apps/ingestion/src/sdk/snippet.ts). */
-export const stubMethods: ReadonlySet<string> = new Set([
+/**
+ * The public calls, the only ones a queued call may name: the snippet's stub queues some of
+ * them (apps/ingestion/src/sdk/snippet.ts), a site's own stub may queue any.
+ */
+const publicMethods: ReadonlySet<string> = new Set([
   'track',
-  'identify',
   'page',
+  'identify',
   'group',
   'alias',
   'reset',
   'flush',
   'ready',
+  'setConsent',
+  'getConsent',
+  'debugState',
 ]);
