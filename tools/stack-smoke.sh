@@ -81,6 +81,11 @@ delivery_metrics() {
 check "the warehouse consumer counts it on /metrics" delivery_metrics
 check "the delivery consumers answer /health" curl -fsS -o /dev/null "http://127.0.0.1:$((delivery_port + 1))/health"
 check "the API reference answers at /docs" curl -fsS -o /dev/null "http://127.0.0.1:$cp_port/docs/"
+sdk_served() {
+  local body
+  body="$(curl -fsS "http://127.0.0.1:$ing_port/v1/sdk.js")" && [[ "$body" == *pipeline-web-tracking* ]]
+}
+check "ingestion serves the built browser SDK at /v1/sdk.js" sdk_served
 
 stop_started=$SECONDS
 kill -INT -- "-$leader" 2>/dev/null || true

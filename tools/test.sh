@@ -8,6 +8,7 @@ cd "$REPO"
 started=$SECONDS
 install_dependencies
 require_services
+ensure_chromium
 start_kafka
 trap stop_kafka_if_started_here EXIT
 

@@ -39,6 +39,23 @@ install_dependencies() {
   fi
 }
 
+# Headless Chromium for the browser SDK's end-to-end tests: Debian's package (a browser build
+# that Playwright would download is not reachable from here). Installed only when missing;
+# CHROMIUM_PATH points the tests at another binary.
+ensure_chromium() {
+  local binary="${CHROMIUM_PATH:-/usr/bin/chromium}"
+  [[ -x "$binary" ]] && return 0
+  local sudo="" out="$REPO/.cache/apt-chromium.log"
+  [[ "$(id -u)" == 0 ]] || sudo=sudo
+  mkdir -p "$REPO/.cache"
+  log "installing chromium with apt-get (for the browser SDK tests)"
+  if ! ($sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) >"$out" 2>&1; then
+    tail -n 20 "$out" >&2
+    log "installing chromium failed (full output in $out)"
+    exit 1
+  fi
+}
+
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 # PostgreSQL and Redis are the machine's own servers (127.0.0.1:5432 and :6379, or

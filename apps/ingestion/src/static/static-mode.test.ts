@@ -1,36 +1,10 @@
-import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
 import request from 'supertest';
 import { WarehouseWriter } from '@pipeline/destinations';
-import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { createApp } from '../app';
-import { StaticAuthenticator } from '../auth/static-authenticator';
-import { clientAddressResolver } from '../collect/client-address';
-import { CollectService } from '../collect/collect-service';
-import { StaticHealth } from '../health/delivery-health';
-import { event } from '../testing/ingestion-harness';
-import { staticTenant } from './static-tenant';
-import { WarehouseStaticDelivery } from './warehouse-delivery';
+import { event, staticApp } from '../testing/ingestion-harness';
 
-const logger = createLogger({ service: 'test', stream: new PassThrough() });
 const WRITE_KEY = 'static-write-key-1';
-
-function staticApp(writer: WarehouseWriter) {
-  const tenant = staticTenant('tracking');
-  return createApp({
-    logger,
-    collect: new CollectService({
-      authenticator: new StaticAuthenticator(WRITE_KEY, tenant),
-      logger,
-      staticDelivery: new WarehouseStaticDelivery(writer, 'tracking', logger),
-    }),
-    health: new StaticHealth(),
-    sdk: null,
-    simulate: { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
-    clientAddress: clientAddressResolver(undefined),
-  });
-}
 
 describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
   let db: ScratchDatabase;
@@ -49,7 +23,7 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
   });
 
   it('writes straight to the warehouse and answers 200 with inserted per destination', async () => {
-    const app = staticApp(writer);
+    const app = staticApp(writer, { writeKey: WRITE_KEY });
     const batch = [
       event(),
       event({ type: 'identify', userId: 'u1', traits: { plan: 'pro' } }),
@@ -74,7 +48,7 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
   });
 
   it('applies no rate limits, and refuses a wrong key', async () => {
-    const app = staticApp(writer);
+    const app = staticApp(writer, { writeKey: WRITE_KEY });
     for (let i = 0; i < 12; i += 1) {
       expect(
         (
@@ -94,7 +68,7 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
 
   it('answers 503 delivery_unavailable no_destination_ready when the warehouse cannot be reached', async () => {
     const unreachable = new WarehouseWriter('postgres://postgres@127.0.0.1:1/warehouse');
-    const response = await request(staticApp(unreachable))
+    const response = await request(staticApp(unreachable, { writeKey: WRITE_KEY }))
       .post('/collect')
       .set('X-Write-Key', WRITE_KEY)
       .send(event());
@@ -110,7 +84,7 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
   });
 
   it('answers 503 delivery_unavailable destination_incomplete when a write fails part-way', async () => {
-    const app = staticApp(writer);
+    const app = staticApp(writer, { writeKey: WRITE_KEY });
     await request(app).post('/collect').set('X-Write-Key', WRITE_KEY).send(event());
     await client.query('ALTER TABLE tracking.events RENAME COLUMN properties TO props');
     try {

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { loadConfig } from '@pipeline/config';
 import { parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
+import type { WarehouseWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { createRedis, type Redis } from '@pipeline/redis';
 import { ControlPlaneClient } from '@pipeline/tenancy';
@@ -17,12 +18,16 @@ import {
 } from '@pipeline/control-plane/testing/harness';
 import { createApp } from '../app';
 import { HostedAuthenticator } from '../auth/hosted-authenticator';
+import { StaticAuthenticator } from '../auth/static-authenticator';
 import { clientAddressResolver } from '../collect/client-address';
 import { CollectService } from '../collect/collect-service';
-import { OutboxHealth } from '../health/delivery-health';
+import { OutboxHealth, StaticHealth } from '../health/delivery-health';
 import { AuthAttemptLimiter, LocalBackstop, SharedRateLimiter } from '../limits/rate-limits';
 import { BatchDedupe } from '../outbox/batch-dedupe';
 import { OutboxPublisher } from '../outbox/outbox-publisher';
+import type { SdkFile } from '../sdk/sdk-file';
+import { staticTenant } from '../static/static-tenant';
+import { WarehouseStaticDelivery } from '../static/warehouse-delivery';
 
 export interface HostedOptions {
   backstopEps?: number;
@@ -215,3 +220,24 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
 }
 
 export const collect = (app: Hosted['app']) => request(app).post('/collect');
+
+/** Ingestion in static mode (one write key, straight into the warehouse schema), as main.ts wires it. */
+export function staticApp(
+  writer: WarehouseWriter,
+  options: { writeKey: string; schema?: string; sdk?: SdkFile | null },
+): ReturnType<typeof createApp> {
+  const logger = createLogger({ service: 'ingestion-test', stream: new PassThrough() });
+  const schema = options.schema ?? 'tracking';
+  return createApp({
+    logger,
+    collect: new CollectService({
+      authenticator: new StaticAuthenticator(options.writeKey, staticTenant(schema)),
+      logger,
+      staticDelivery: new WarehouseStaticDelivery(writer, schema, logger),
+    }),
+    health: new StaticHealth(),
+    sdk: options.sdk ?? null,
+    simulate: { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
+    clientAddress: clientAddressResolver(undefined),
+  });
+}
