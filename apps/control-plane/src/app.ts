@@ -16,6 +16,7 @@ import { WriteKeyResolver } from './internal/write-key-resolver';
 import { JobService } from './jobs/job.service';
 import { SourcesController } from './sources/source.controller';
 import { SourceService } from './sources/source.service';
+import { mcpRouter } from './tasks/mcp-server';
 import { TasksController } from './tasks/task.controller';
 import { TaskService } from './tasks/task.service';
 import { TemplatesController } from './tasks/template.controller';
@@ -78,7 +79,8 @@ export function createApp(deps: AppDependencies): Express {
     [WriteKeyResolutionController, new WriteKeyResolutionController(services.writeKeyResolver)],
   ]);
   app.locals[CONTROLLERS] = controllers;
-  app.locals[AUTHENTICATOR] = new ApiKeyAuthenticator(dataSource);
+  const authenticator = new ApiKeyAuthenticator(dataSource);
+  app.locals[AUTHENTICATOR] = authenticator;
   app.locals[INTERNAL_SERVICE_TOKEN] = deps.internalServiceToken;
 
   app.use(requestLogging(logger));
@@ -93,6 +95,7 @@ export function createApp(deps: AppDependencies): Express {
     swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline control plane API' }),
   );
   RegisterRoutes(app);
+  app.use(mcpRouter(authenticator, services.tasks));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

@@ -35,8 +35,10 @@ export async function startScratchWarehouse(label: string): Promise<ScratchWareh
 
 let sequence = 0;
 
-function emptyRow<T extends keyof typeof warehouseTables>(table: T): RowOf<T> {
-  return Object.fromEntries(Object.keys(warehouseTables[table]).map((c) => [c, null])) as RowOf<T>;
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function emptyRow<T extends keyof typeof warehouseTables>(table: T): Mutable<RowOf<T>> {
+  return Object.fromEntries(Object.keys(warehouseTables[table]).map((c) => [c, null])) as Mutable<RowOf<T>>;
 }
 
 /** A track (or page) row of the events table. */
