@@ -1,5 +1,7 @@
 import { PassThrough } from 'node:stream';
+import { Client } from 'pg';
 import { createLogger } from '@pipeline/logger';
+import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { createDataSource } from '../database/data-source';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, trackRow, userRow, type ScratchWarehouse } from '../testing/warehouse';
@@ -355,6 +357,42 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
         worker_id: null,
         error: { code: 'cancelled' },
       });
+    });
+
+    it('cancels the warehouse query of a cancelled run on the server', async () => {
+      await warehouse.seed(t.accountId, [trackRow({ name: 'signed_up', at: new Date() })]);
+      const lock = new Client({ connectionString: warehouse.url });
+      await lock.connect();
+      try {
+        await lock.query('BEGIN');
+        await lock.query(`LOCK TABLE "${warehouseSchemaFor(t.accountId)}".events IN ACCESS EXCLUSIVE MODE`);
+        worker();
+        const runId = await startTask('warehouse_freshness_check');
+        await waitFor(
+          runId,
+          (r) => (r.progress as { currentStep?: string }).currentStep === 'measure_tables',
+        );
+        const waiting = async () =>
+          Number(
+            (
+              await lock.query(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+              )
+            ).rows[0].n,
+          );
+        expect(await waiting()).toBe(1);
+        const taskId = (
+          await h.db.dataSource.query('SELECT task_id FROM task_runs WHERE id = $1', [runId])
+        )[0].task_id;
+        await h.as(t.key).post(`/api/v1/tasks/${taskId}/cancel`).expect(200);
+        const deadline = Date.now() + 2000;
+        while ((await waiting()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(await waiting()).toBe(0);
+        expect(await run(runId)).toMatchObject({ status: 'cancelled', result: null });
+      } finally {
+        await lock.query('ROLLBACK');
+        await lock.end();
+      }
     });
 
     it('never gives one run to two workers', async () => {

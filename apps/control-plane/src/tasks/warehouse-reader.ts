@@ -59,8 +59,29 @@ export class WarehouseReader {
     return `"${this.schemaOf(accountId)}"."${table}"`;
   }
 
-  query<R extends QueryResultRow>(sql: string, values: unknown[] = []) {
-    return this.pool.query<R>(sql, values);
+  /**
+   * Runs a query; with a signal, an abort cancels it on the server (pg_cancel_backend), so a
+   * cancelled run or a shutting-down worker does not wait for a long scan.
+   */
+  async query<R extends QueryResultRow>(sql: string, values: unknown[] = [], signal?: AbortSignal) {
+    if (!signal) return this.pool.query<R>(sql, values);
+    signal.throwIfAborted();
+    const client = await this.pool.connect();
+    try {
+      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const pid = rows[0]?.pid;
+      const cancel = () => {
+        void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+      };
+      signal.addEventListener('abort', cancel, { once: true });
+      try {
+        return await client.query<R>(sql, values);
+      } finally {
+        signal.removeEventListener('abort', cancel);
+      }
+    } finally {
+      client.release();
+    }
   }
 
   async close(): Promise<void> {

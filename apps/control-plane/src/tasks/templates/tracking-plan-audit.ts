@@ -72,7 +72,7 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
     {
       id: 'collect_events',
       name: 'Collect the event names seen in the window',
-      async run({ warehouse, accountId, params, now }): Promise<EventSeen[] | null> {
+      async run({ warehouse, accountId, params, now, signal }): Promise<EventSeen[] | null> {
         if (!(await warehouse.existingTables(accountId)).includes('events')) return null;
         const { rows } = await warehouse.query<{
           type: string;
@@ -88,6 +88,7 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
             WHERE COALESCE(timestamp, received_at) > $1::timestamptz - make_interval(days => $2)
             GROUP BY 1, 2 ORDER BY count(*) DESC, 2`,
           [now.toISOString(), params.days],
+          signal,
         );
         return rows.map((r) => ({
           type: r.type,
@@ -101,7 +102,7 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
     {
       id: 'collect_property_types',
       name: 'Collect the property types of each event',
-      async run({ warehouse, accountId, params, now, state }): Promise<PropertySeen[]> {
+      async run({ warehouse, accountId, params, now, state, signal }): Promise<PropertySeen[]> {
         if (state.collect_events === null) return [];
         const { rows } = await warehouse.query<{
           type: string;
@@ -117,6 +118,7 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
             WHERE COALESCE(e.timestamp, e.received_at) > $1::timestamptz - make_interval(days => $2)
             GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
           [now.toISOString(), params.days],
+          signal,
         );
         const byKey = new Map<string, PropertySeen>();
         for (const row of rows) {

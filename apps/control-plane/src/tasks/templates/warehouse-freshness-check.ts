@@ -66,7 +66,7 @@ export const warehouseFreshnessCheck: TaskTemplate<WarehouseFreshnessParams> = {
     {
       id: 'measure_tables',
       name: 'Measure row counts and the newest rows',
-      async run({ warehouse, accountId, params, state, now, checkpoint }): Promise<TableMeasure[]> {
+      async run({ warehouse, accountId, params, state, now, checkpoint, signal }): Promise<TableMeasure[]> {
         const existing = state.inspect_schema as WarehouseTableName[];
         const measures: TableMeasure[] = [];
         for (const table of params.tables) {
@@ -92,6 +92,7 @@ export const warehouseFreshnessCheck: TaskTemplate<WarehouseFreshnessParams> = {
                     count(*) FILTER (WHERE received_at > $1::timestamptz - interval '24 hours') AS rows_last_24h
                FROM ${warehouse.table(accountId, table)}`,
             [now.toISOString()],
+            signal,
           );
           const [row] = rows;
           if (!row) throw new Error('count(*) returned no row');
