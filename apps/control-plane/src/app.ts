@@ -16,6 +16,11 @@ import { WriteKeyResolver } from './internal/write-key-resolver';
 import { JobService } from './jobs/job.service';
 import { SourcesController } from './sources/source.controller';
 import { SourceService } from './sources/source.service';
+import { mcpRouter } from './tasks/mcp-server';
+import { TasksController } from './tasks/task.controller';
+import { TaskService } from './tasks/task.service';
+import { TemplatesController } from './tasks/template.controller';
+import { DEFAULT_WAREHOUSE_URL, WarehouseReader } from './tasks/warehouse-reader';
 import { WriteKeysController } from './write-keys/write-key.controller';
 import { WriteKeyService } from './write-keys/write-key.service';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
@@ -30,20 +35,31 @@ export interface AppDependencies {
   credentialKeys: string;
   /** INTERNAL_SERVICE_TOKEN */
   internalServiceToken: string;
+  /** Read access to the warehouse, for the task templates (default: WAREHOUSE_URL's default). */
+  warehouse?: WarehouseReader;
+  /** Called when a task run is queued (wakes an in-process worker). */
+  onTaskRunQueued?: () => void;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
 export function createServices({
   dataSource,
   credentialKeys,
-}: Pick<AppDependencies, 'dataSource' | 'credentialKeys'>) {
+  warehouse,
+  onTaskRunQueued,
+}: Pick<AppDependencies, 'dataSource' | 'credentialKeys' | 'warehouse' | 'onTaskRunQueued'>) {
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
   const jobs = new JobService(dataSource);
   const sources = new SourceService(dataSource, apps, jobs);
   const integrations = new IntegrationService(dataSource, apps);
   const writeKeys = new WriteKeyService(dataSource);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
-  return { apps, jobs, sources, integrations, writeKeys, writeKeyResolver };
+  const tasks = new TaskService(
+    dataSource,
+    warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL),
+    onTaskRunQueued,
+  );
+  return { apps, jobs, sources, integrations, writeKeys, writeKeyResolver, tasks };
 }
 
 export function createApp(deps: AppDependencies): Express {
@@ -58,10 +74,13 @@ export function createApp(deps: AppDependencies): Express {
     [SourcesController, new SourcesController(services.sources)],
     [IntegrationsController, new IntegrationsController(services.integrations)],
     [WriteKeysController, new WriteKeysController(services.writeKeys)],
+    [TasksController, new TasksController(services.tasks)],
+    [TemplatesController, new TemplatesController(services.tasks)],
     [WriteKeyResolutionController, new WriteKeyResolutionController(services.writeKeyResolver)],
   ]);
   app.locals[CONTROLLERS] = controllers;
-  app.locals[AUTHENTICATOR] = new ApiKeyAuthenticator(dataSource);
+  const authenticator = new ApiKeyAuthenticator(dataSource);
+  app.locals[AUTHENTICATOR] = authenticator;
   app.locals[INTERNAL_SERVICE_TOKEN] = deps.internalServiceToken;
 
   app.use(requestLogging(logger));
@@ -76,6 +95,7 @@ export function createApp(deps: AppDependencies): Express {
     swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline control plane API' }),
   );
   RegisterRoutes(app);
+  app.use(mcpRouter(authenticator, services.tasks));
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

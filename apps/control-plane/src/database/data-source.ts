@@ -6,10 +6,13 @@ import { ApiKeyEntity } from '../auth/api-key.entity';
 import { IntegrationEntity } from '../integrations/integration.entity';
 import { JobEntity } from '../jobs/job.entity';
 import { SourceEntity } from '../sources/source.entity';
+import { TaskEntity } from '../tasks/task.entity';
+import { TaskRunEntity } from '../tasks/task-run.entity';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
 import { CreateAccounts1795316766691 } from './migrations/1795316766691-create-accounts';
 import { WriteKeyRateLimits1795320137749 } from './migrations/1795320137749-write-key-rate-limits';
 import { CreateManagementResources1795317946270 } from './migrations/1795317946270-create-management-resources';
+import { CreateTasks1795400000000 } from './migrations/1795400000000-create-tasks';
 
 /** Entities and migrations are listed explicitly: no globs that differ between src/ and dist/. */
 export const entities = [
@@ -20,11 +23,14 @@ export const entities = [
   SourceEntity,
   IntegrationEntity,
   JobEntity,
+  TaskEntity,
+  TaskRunEntity,
 ];
 export const migrations = [
   CreateAccounts1795316766691,
   CreateManagementResources1795317946270,
   WriteKeyRateLimits1795320137749,
+  CreateTasks1795400000000,
 ];
 
 export function createDataSource(options: { url: string; poolMax: number }): DataSource {

@@ -7,6 +7,7 @@ import { AccountService } from '../accounts/account.service';
 import { createApp, createServices } from '../app';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
+import type { WarehouseReader } from '../tasks/warehouse-reader';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
 
 export const TEST_CREDENTIAL_KEYS = `k2:${randomBytes(32).toString('base64')},k1:${randomBytes(32).toString('base64')}`;
@@ -41,7 +42,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(label: string): Promise<Harness> {
+export interface HarnessOptions {
+  /** The warehouse the task templates read (tests pass a scratch database). */
+  warehouse?: WarehouseReader;
+}
+
+export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
   const db = await createMigratedScratchDatabase(label);
   const logs: string[] = [];
   const stream = new PassThrough();
@@ -52,7 +58,9 @@ export async function startHarness(label: string): Promise<Harness> {
     logger,
     credentialKeys: TEST_CREDENTIAL_KEYS,
     internalServiceToken: TEST_INTERNAL_TOKEN,
+    warehouse: options.warehouse,
   };
+  const services = createServices(deps);
   const app = createApp(deps);
   const accounts = new AccountService(db.dataSource);
   const apiKeys = new ApiKeyService(db.dataSource);
@@ -61,7 +69,7 @@ export async function startHarness(label: string): Promise<Harness> {
     db,
     app,
     logs,
-    services: createServices(deps),
+    services,
     async tenant(features = []) {
       tenants += 1;
       const account = await accounts.create(`Tenant ${tenants}`, features);

@@ -1,0 +1,34 @@
+import type { Request as ExpressRequest } from 'express';
+import { Controller, Path, Post, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
+import { principalOf } from '../auth/principal';
+import type { Problem } from '../http/problem';
+import type { PrecheckResult } from './task.dto';
+import type { TaskService } from './task.service';
+
+/** Templates (agent goals): `connector_health_audit`, `warehouse_freshness_check`, `tracking_plan_audit`. */
+@Route('api/v1/templates')
+@Tags('Tasks and templates')
+@Response<Problem>(401, 'Missing or invalid API key')
+@Response<Problem>(403, 'insufficient_scope, or feature_not_enabled (the Automations feature is off)')
+export class TemplatesController extends Controller {
+  constructor(private readonly tasks: TaskService) {
+    super();
+  }
+
+  /**
+   * Checks the template's prerequisites against the account's current state: `ready` when
+   * nothing is missing, else one gap per missing capability: `missing_integration` (no
+   * connected app of `capability.appType`), `missing_permission` (the calling key lacks the
+   * scope `capability.name`) or `missing_data` (`capability.name` names the data), each with a
+   * hint. No body.
+   */
+  @Post('{templateId}/precheck')
+  @Security('api_key', ['tasks.read'])
+  @Response<Problem>(404, 'No such template')
+  async precheckTemplate(
+    @Request() request: ExpressRequest,
+    @Path() templateId: string,
+  ): Promise<{ data: PrecheckResult }> {
+    return { data: await this.tasks.precheck(principalOf(request), templateId) };
+  }
+}

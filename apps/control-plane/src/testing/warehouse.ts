@@ -1,0 +1,75 @@
+import { WarehouseWriter } from '@pipeline/destinations';
+import { warehouseTables, type RowOf, type WarehouseRow } from '@pipeline/events';
+import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
+import { warehouseSchemaFor } from '@pipeline/tenancy';
+import { WarehouseReader } from '../tasks/warehouse-reader';
+
+/** A suite's own warehouse database, written with the production warehouse writer. */
+export interface ScratchWarehouse {
+  url: string;
+  reader: WarehouseReader;
+  seed(accountId: string, rows: WarehouseRow[]): Promise<void>;
+  /** Creates the account's schema and tables without rows. */
+  createSchema(accountId: string): Promise<void>;
+  drop(): Promise<void>;
+}
+
+export async function startScratchWarehouse(label: string): Promise<ScratchWarehouse> {
+  const scratch = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, label);
+  const writer = new WarehouseWriter(scratch.url);
+  const reader = new WarehouseReader(scratch.url);
+  return {
+    url: scratch.url,
+    reader,
+    async seed(accountId, rows) {
+      await writer.write(warehouseSchemaFor(accountId), rows);
+    },
+    createSchema: (accountId) => writer.ensureSchema(warehouseSchemaFor(accountId)),
+    async drop() {
+      await writer.close();
+      await reader.close();
+      await scratch.drop();
+    },
+  };
+}
+
+let sequence = 0;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function emptyRow<T extends keyof typeof warehouseTables>(table: T): Mutable<RowOf<T>> {
+  return Object.fromEntries(Object.keys(warehouseTables[table]).map((c) => [c, null])) as Mutable<RowOf<T>>;
+}
+
+/** A track (or page) row of the events table. */
+export function trackRow(event: {
+  name: string;
+  properties?: Record<string, unknown>;
+  at: Date;
+  type?: 'track' | 'page';
+  receivedAt?: Date;
+}): WarehouseRow {
+  sequence += 1;
+  const row = emptyRow('events');
+  row.message_id = `msg-${Date.now()}-${sequence}`;
+  row.anonymous_id = `anon-${sequence % 3}`;
+  row.type = event.type ?? 'track';
+  if (row.type === 'page') row.name = event.name;
+  else row.event = event.name;
+  row.properties = event.properties ?? {};
+  row.timestamp = event.at.toISOString();
+  row.received_at = (event.receivedAt ?? event.at).toISOString();
+  return { table: 'events', row };
+}
+
+/** An identify row of the users table. */
+export function userRow(userId: string, receivedAt: Date): WarehouseRow {
+  sequence += 1;
+  const row = emptyRow('users');
+  row.message_id = `msg-${Date.now()}-${sequence}`;
+  row.user_id = userId;
+  row.traits = { plan: 'pro' };
+  row.timestamp = receivedAt.toISOString();
+  row.received_at = receivedAt.toISOString();
+  return { table: 'users', row };
+}
