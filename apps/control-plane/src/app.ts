@@ -10,6 +10,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { AUTHENTICATOR, INTERNAL_SERVICE_TOKEN } from './auth/authentication';
 import { HealthController } from './health/health.controller';
 import { IntegrationsController } from './integrations/integration.controller';
+import { JobsController } from './jobs/job.controller';
 import { IntegrationService } from './integrations/integration.service';
 import { WriteKeyResolutionController } from './internal/write-key-resolution.controller';
 import { WriteKeyResolver } from './internal/write-key-resolver';
@@ -72,6 +73,7 @@ export function createApp(deps: AppDependencies): Express {
     [HealthController, new HealthController(dataSource)],
     [AppsController, new AppsController(services.apps)],
     [SourcesController, new SourcesController(services.sources)],
+    [JobsController, new JobsController(services.jobs)],
     [IntegrationsController, new IntegrationsController(services.integrations)],
     [WriteKeysController, new WriteKeysController(services.writeKeys)],
     [TasksController, new TasksController(services.tasks)],

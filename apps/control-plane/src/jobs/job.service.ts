@@ -1,13 +1,42 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { conflict } from '../http/api-errors';
+import { conflict, notFound } from '../http/api-errors';
+import { requireId } from '../http/ids';
+import { pageOf } from '../http/list-query';
+import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import { SourceEntity } from '../sources/source.entity';
-import { JobEntity, type JobTrigger } from './job.entity';
+import type { JobView } from './job.dto';
+import { JobEntity, type JobStatus, type JobTrigger } from './job.entity';
+import { toJobView } from './job-view';
 
 const UNIQUE_VIOLATION = '23505';
 
-/** Creates jobs; the sync engine runs them. */
+/** Creates jobs, and lists them for clients following their syncs; the sync engine runs them. */
 export class JobService {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** A source's jobs, newest first by default. The caller has checked the source is the account's. */
+  listForSource(
+    accountId: string,
+    sourceId: string,
+    filter: { status?: JobStatus; order?: SortOrder },
+    page: PageRequest,
+  ): Promise<ListResponse<JobView>> {
+    const qb = this.dataSource
+      .getRepository(JobEntity)
+      .createQueryBuilder('job')
+      .where('job.accountId = :accountId', { accountId })
+      .andWhere('job.sourceId = :sourceId', { sourceId });
+    if (filter.status) qb.andWhere('job.status = :status', { status: filter.status });
+    return pageOf(qb, 'createdAt', filter.order, page, toJobView);
+  }
+
+  /** One job of the account; another account's job is a 404 like an unknown one. */
+  async get(accountId: string, jobId: string): Promise<JobView> {
+    const id = requireId('job', jobId);
+    const job = await this.dataSource.getRepository(JobEntity).findOneBy({ id, accountId });
+    if (!job) throw notFound('job', jobId);
+    return toJobView(job);
+  }
 
   /**
    * Queues a sync of the source. At most one job per source is queued or running: the

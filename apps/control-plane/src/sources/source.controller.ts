@@ -22,6 +22,7 @@ import { pageRequest, type ListResponse, type SortOrder } from '../http/paginati
 import type { Problem } from '../http/problem';
 import type { ResourceState } from '../http/resource-state';
 import type { JobView } from '../jobs/job.dto';
+import type { JobStatus } from '../jobs/job.entity';
 import type {
   CreateSourceBody,
   SourceCreated,
@@ -121,6 +122,34 @@ export class SourcesController extends Controller {
     @Path() sourceId: string,
   ): Promise<{ data: SourceDetail }> {
     return { data: await this.sources.delete(principalOf(request).accountId, sourceId) };
+  }
+
+  /**
+   * The source's sync jobs, newest first: follow a triggered sync (status, rows read and
+   * written, error, times) until it is `succeeded`, `failed` or `cancelled`.
+   * @param limit Items per page, 1-100 (default 20).
+   * @param offset Items to skip (default 0).
+   * @param order By creation time (default `desc`).
+   * @isInt limit
+   * @isInt offset
+   */
+  @Get('{sourceId}/jobs')
+  @Security('api_key', ['sources.read'])
+  @Response<Problem>(404, 'No such source in this account')
+  async listSourceJobs(
+    @Request() request: ExpressRequest,
+    @Path() sourceId: string,
+    @Query() limit?: number,
+    @Query() offset?: number,
+    @Query() order?: SortOrder,
+    @Query() status?: JobStatus,
+  ): Promise<ListResponse<JobView>> {
+    return this.sources.listJobs(
+      principalOf(request).accountId,
+      sourceId,
+      { status, order },
+      pageRequest(limit, offset),
+    );
   }
 
   /** Dispatches a sync now: 202 with the queued job. No body. */

@@ -11,6 +11,7 @@ import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { ResourceState } from '../http/resource-state';
 import type { JobView } from '../jobs/job.dto';
 import { toJobView } from '../jobs/job-view';
+import type { JobStatus } from '../jobs/job.entity';
 import type { JobService } from '../jobs/job.service';
 import type {
   CreateSourceBody,
@@ -72,6 +73,17 @@ export class SourceService {
 
   async get(accountId: string, sourceId: string): Promise<SourceDetail> {
     return this.toDetail(await this.find(accountId, sourceId));
+  }
+
+  /** The source's jobs (404 for a source that is not the account's). */
+  async listJobs(
+    accountId: string,
+    sourceId: string,
+    filter: { status?: JobStatus; order?: SortOrder },
+    page: PageRequest,
+  ): Promise<ListResponse<JobView>> {
+    const source = await this.find(accountId, sourceId);
+    return this.jobs.listForSource(accountId, source.id, filter, page);
   }
 
   find(accountId: string, sourceId: string): Promise<SourceEntity> {

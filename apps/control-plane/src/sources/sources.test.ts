@@ -241,6 +241,48 @@ describe('sources API (real PostgreSQL)', () => {
     });
   });
 
+  describe('jobs', () => {
+    it('lists a source’s jobs newest first with status filter and pages, and shows one job, within the account', async () => {
+      const { body } = await create({ appId: stripeId, syncType: 'stripe' });
+      const sourceId = body.data.id as string;
+      const first = (await h.as(t.key).post(`/api/v1/sources/${sourceId}/sync`)).body.data;
+      // The first job ends (as the sync engine would record it), so another can be queued.
+      await h.db.dataSource
+        .getRepository(JobEntity)
+        .update(
+          { id: first.id },
+          { status: 'failed', error: { message: 'boom', code: 'vendor_unavailable' } },
+        );
+      const second = (await h.as(t.key).post(`/api/v1/sources/${sourceId}/sync`)).body.data;
+
+      const list = await h.as(t.key).get(`/api/v1/sources/${sourceId}/jobs`);
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((j: { id: string }) => j.id)).toEqual([second.id, first.id]);
+      expect(list.body.pagination).toMatchObject({ total: 2, limit: 20, offset: 0, nextOffset: null });
+      const failed = await h.as(t.key).get(`/api/v1/sources/${sourceId}/jobs?status=failed`);
+      expect(failed.body.data).toEqual([
+        expect.objectContaining({
+          id: first.id,
+          status: 'failed',
+          error: { message: 'boom', code: 'vendor_unavailable' },
+        }),
+      ]);
+      const paged = await h.as(t.key).get(`/api/v1/sources/${sourceId}/jobs?limit=1&order=asc`);
+      expect(paged.body.data.map((j: { id: string }) => j.id)).toEqual([first.id]);
+      expect(paged.body.pagination.nextOffset).toBe(1);
+      expect((await h.as(t.key).get(`/api/v1/sources/${sourceId}/jobs?status=done`)).status).toBe(400);
+
+      const one = await h.as(t.key).get(`/api/v1/jobs/${second.id}`);
+      expect(one.body.data).toEqual(second);
+      const other = await h.tenant();
+      expect((await h.as(other.key).get(`/api/v1/jobs/${second.id}`)).status).toBe(404);
+      expect((await h.as(other.key).get(`/api/v1/sources/${sourceId}/jobs`)).status).toBe(404);
+      expect((await h.as(t.key).get('/api/v1/jobs/not-a-uuid')).status).toBe(404);
+      const writeOnly = await t.keyWith(['apps.read']);
+      expect((await h.as(writeOnly).get(`/api/v1/jobs/${second.id}`)).status).toBe(403);
+    });
+  });
+
   describe('delete and app deletion', () => {
     it('blocks deleting an app an active source uses (409 app_in_use), allows it once the source is paused', async () => {
       const app = await makeApp(t, 'shopify', 'Shop', { accessToken: 'shpat_1' });
