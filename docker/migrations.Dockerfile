@@ -11,7 +11,7 @@ ARG PNPM_VERSION=10.34.8
 ENV NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false CI=true
 RUN npm install --global --no-audit --no-fund "pnpm@${PNPM_VERSION}"
 WORKDIR /repo
-COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
 RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --offline \
