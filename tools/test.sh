@@ -26,6 +26,9 @@ step() { # name, command...
 step "format check" "$PNPM" exec prettier --check . --log-level warn
 step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
 step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
+step "kubernetes manifests" bash tools/deploy/validate-manifests.sh
+step "container image files" node tools/deploy/check-container-files.mjs
+step "pruned production installs" bash tools/deploy/check-pruned-install.sh
 step "stack smoke test" bash tools/stack-smoke.sh
 
 # Stopped before the summary, so the summary's closing line is the run's last line.

@@ -88,3 +88,31 @@ start_kafka() {
 stop_kafka_if_started_here() {
   if [[ "${KAFKA_STARTED_HERE:-0}" == 1 ]]; then "$REPO/tools/kafka/kafka.sh" stop; fi
 }
+
+# kubectl renders the Kubernetes manifests (`kubectl kustomize`). When none is on the PATH,
+# Debian's package is installed (root or sudo), or else unpacked into .cache/kubectl without
+# root (`apt-get download`). deploy/ keeps to kustomize syntax Debian's kubectl 1.20 renders.
+ensure_kubectl() {
+  if command -v kubectl >/dev/null 2>&1; then KUBECTL="$(command -v kubectl)"; export KUBECTL; return; fi
+  local sudo=
+  [[ "$(id -u)" == 0 ]] || sudo=sudo
+  local package
+  for package in kubectl kubernetes-client; do
+    if [[ -n "$(apt-cache policy "$package" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]]; then
+      log "installing Debian's $package"
+      if $sudo apt-get install -y -qq "$package" >/dev/null 2>&1 && command -v kubectl >/dev/null 2>&1; then
+        KUBECTL="$(command -v kubectl)"; export KUBECTL; return
+      fi
+    fi
+  done
+  KUBECTL="$REPO/.cache/kubectl/usr/bin/kubectl"
+  if [[ ! -x "$KUBECTL" ]]; then
+    log "unpacking Debian's kubernetes-client into .cache/kubectl"
+    local tmp
+    tmp="$(mktemp -d)"
+    (cd "$tmp" && apt-get download kubernetes-client >/dev/null 2>&1) || { log "cannot fetch kubernetes-client"; rm -rf "$tmp"; return 1; }
+    dpkg-deb -x "$tmp"/kubernetes-client_*.deb "$REPO/.cache/kubectl"
+    rm -rf "$tmp"
+  fi
+  export KUBECTL
+}

@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1
+# Control plane image: the management API (PORT 3000, GET /health). Build context: the repository root
+#   docker build -f docker/control-plane.Dockerfile -t pipeline/control-plane .
+# The build stage installs the workspace, builds it, and prunes one deployable to its
+# production dependencies with `pnpm deploy` (tools/deploy/check-pruned-install.sh runs that
+# same install and starts it); the runtime stage holds only that directory.
+ARG NODE_IMAGE=node:20.19-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+ARG PNPM_VERSION=10.34.8
+ENV NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false CI=true
+RUN npm install --global --no-audit --no-fund "pnpm@${PNPM_VERSION}"
+WORKDIR /repo
+COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+RUN pnpm fetch
+COPY . .
+RUN pnpm install --frozen-lockfile --offline \
+ && pnpm exec nx run-many -t build --output-style=static
+RUN pnpm --filter @pipeline/control-plane deploy --legacy --prod /out
+
+FROM ${NODE_IMAGE} AS runtime
+RUN groupadd --system --gid 10001 pipeline \
+ && useradd --system --uid 10001 --gid pipeline --no-create-home --shell /usr/sbin/nologin pipeline
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root, read-only to the service user (the manifests mount no writable root either).
+COPY --from=build /out /app
+USER 10001:10001
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/main.js"]

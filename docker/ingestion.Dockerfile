@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# Ingestion image: /collect, /health and the SDK file (PORT 3001). Build context: the repository root
+#   docker build -f docker/ingestion.Dockerfile -t pipeline/ingestion .
+# The build stage installs the workspace, builds it, and prunes one deployable to its
+# production dependencies with `pnpm deploy` (tools/deploy/check-pruned-install.sh runs that
+# same install and starts it); the runtime stage holds only that directory.
+ARG NODE_IMAGE=node:20.19-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+ARG PNPM_VERSION=10.34.8
+ENV NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false CI=true
+RUN npm install --global --no-audit --no-fund "pnpm@${PNPM_VERSION}"
+WORKDIR /repo
+COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+RUN pnpm fetch
+COPY . .
+RUN pnpm install --frozen-lockfile --offline \
+ && pnpm exec nx run-many -t build --output-style=static
+RUN pnpm --filter @pipeline/ingestion deploy --legacy --prod /out \
+ && mkdir -p /out/sdk \
+ && if [ -d libs/sdk/dist ]; then cp -R libs/sdk/dist/. /out/sdk/; fi
+
+FROM ${NODE_IMAGE} AS runtime
+RUN groupadd --system --gid 10001 pipeline \
+ && useradd --system --uid 10001 --gid pipeline --no-create-home --shell /usr/sbin/nologin pipeline
+ENV NODE_ENV=production SDK_JS_PATH=/app/sdk/sdk.js
+WORKDIR /app
+# Owned by root, read-only to the service user (the manifests mount no writable root either).
+COPY --from=build /out /app
+USER 10001:10001
+EXPOSE 3001
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + (process.env.PORT || 3001) + '/health', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/main.js"]

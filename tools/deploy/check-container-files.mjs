@@ -1,0 +1,231 @@
+// Checks docker/ without a Docker engine: one multi-stage Dockerfile per deployable that
+// prunes with the same `pnpm deploy` as tools/deploy/check-pruned-install.sh, runs as a
+// non-root user, has a HEALTHCHECK on the port the service really listens on and starts a
+// script the build produces; and docker/compose.yaml, whose environment for each service must
+// pass that service's own config schema. Then it breaks copies in known ways and requires each
+// break to be reported. Needs the workspace built. Usage: node check-container-files.mjs
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(import.meta.url);
+const cp = require(path.join(repo, 'apps/control-plane/dist/config.js'));
+const { destinationKinds } = require(path.join(repo, 'libs/destinations/dist/index.js'));
+// Image -> the workspace package it prunes, the schema its process reads, the port variable.
+const images = {
+  'control-plane': { app: 'control-plane', schema: cp.controlPlaneConfigSchema, port: 'PORT' },
+  migrations: { app: 'control-plane', schema: cp.migrateConfigSchema },
+  ingestion: {
+    app: 'ingestion',
+    schema: require(path.join(repo, 'apps/ingestion/dist/config.js')).ingestionConfigSchema,
+    port: 'PORT',
+  },
+  delivery: {
+    app: 'delivery',
+    schema: require(path.join(repo, 'apps/delivery/dist/config.js')).deliveryConfigSchema,
+    port: 'DELIVERY_HTTP_PORT',
+  },
+};
+const pnpmVersion = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')).packageManager.split(
+  '@',
+)[1];
+
+/** Instructions of a Dockerfile, continuation lines joined, comments dropped, split in stages. */
+function stagesOf(text) {
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  const stages = [];
+  for (const line of lines) {
+    const [word, ...rest] = line.split(/\s+/);
+    const instruction = { op: word.toUpperCase(), args: rest.join(' ') };
+    if (instruction.op === 'FROM') stages.push([]);
+    (stages.at(-1) ?? (stages[0] = [])).push(instruction);
+  }
+  return stages;
+}
+
+function dockerfileProblems(name, text) {
+  const { app, schema, port } = images[name];
+  const problems = [];
+  const fail = (m) => problems.push(`docker/${name}.Dockerfile: ${m}`);
+  const stages = stagesOf(text);
+  const all = stages.flat();
+  if (stages.length < 2) fail('must be multi-stage (build, then runtime)');
+  const deploy = all.find(
+    (i) => i.op === 'RUN' && /pnpm --filter (\S+) deploy --legacy --prod \/out/.test(i.args),
+  );
+  const pruned = deploy && /pnpm --filter (\S+) deploy/.exec(deploy.args)[1];
+  if (pruned !== `@pipeline/${app}`)
+    fail(`must prune @pipeline/${app} with pnpm deploy --legacy --prod /out (found ${pruned})`);
+  const arg = all.find((i) => i.op === 'ARG' && i.args.startsWith('PNPM_VERSION='));
+  if (arg?.args !== `PNPM_VERSION=${pnpmVersion}`)
+    fail(`PNPM_VERSION must be ${pnpmVersion} (package.json packageManager)`);
+  const runtime = stages.at(-1) ?? [];
+  if (runtime.some((i) => i.op === 'RUN' && /pnpm|npm (ci|install)/.test(i.args)))
+    fail('the runtime stage must not install packages');
+  if (!runtime.some((i) => i.op === 'COPY' && /--from=\S+ \/out /.test(i.args)))
+    fail('the runtime stage must copy only the pruned /out');
+  const user = runtime.filter((i) => i.op === 'USER').at(-1)?.args;
+  if (!user || !/^[1-9]\d*(:\d+)?$/.test(user))
+    fail(`the runtime stage must end as a numeric non-root USER (found ${user})`);
+  const healthcheck = runtime.find((i) => i.op === 'HEALTHCHECK')?.args;
+  if (port) {
+    const defaultPort = schema.shape[port].parse(undefined);
+    if (
+      !healthcheck ||
+      !healthcheck.includes(`process.env.${port} || ${defaultPort}`) ||
+      !healthcheck.includes("'/health'")
+    ) {
+      fail(`HEALTHCHECK must GET /health on ${port} (default ${defaultPort})`);
+    }
+    if (!runtime.some((i) => i.op === 'EXPOSE' && i.args === String(defaultPort)))
+      fail(`must EXPOSE ${defaultPort}`);
+  } else if (healthcheck !== 'NONE') {
+    fail('a one-shot image declares HEALTHCHECK NONE');
+  }
+  const exec = (op) => {
+    const found = runtime.filter((i) => i.op === op).at(-1);
+    return found ? JSON.parse(found.args) : undefined;
+  };
+  const command = [...(exec('ENTRYPOINT') ?? []), ...(exec('CMD') ?? [])];
+  const script = command[0] === 'node' ? command[1] : undefined;
+  if (!script || !existsSync(path.join(repo, 'apps', app, script)))
+    fail(`must start a script the build produces (found ${command.join(' ')})`);
+  // The Deployments pass the kind as `args`, which replace CMD only.
+  if (name === 'delivery' && exec('ENTRYPOINT')?.join(' ') !== 'node dist/main.js')
+    fail('ENTRYPOINT must be node dist/main.js');
+  return problems;
+}
+
+/** ${NAME:-default} as compose reads it with NAME unset. */
+const substitute = (value) => String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
+
+function composeProblems(compose) {
+  const problems = [];
+  const fail = (m) => problems.push(`docker/compose.yaml: ${m}`);
+  const services = compose.services ?? {};
+  for (const service of ['postgres', 'redis', 'kafka']) if (!services[service]) fail(`no ${service} service`);
+  if (!/KRaft|broker,controller/.test(JSON.stringify(services.kafka ?? {})))
+    fail('kafka must run in KRaft mode');
+  const built = new Set();
+  for (const [name, service] of Object.entries(services)) {
+    if (!service.build) continue;
+    const image = /^docker\/(.+)\.Dockerfile$/.exec(service.build.dockerfile ?? '')?.[1];
+    if (!images[image] || service.build.context !== '..') {
+      fail(`${name}: build must be context .. with one of docker/*.Dockerfile`);
+      continue;
+    }
+    built.add(image);
+    const env = Object.fromEntries(
+      Object.entries(service.environment ?? {}).map(([k, v]) => [k, substitute(v)]),
+    );
+    const known = Object.keys(images[image].schema.shape);
+    for (const key of Object.keys(env))
+      if (!known.includes(key)) fail(`${name}: ${key} is not read by ${image}`);
+    const parsed = images[image].schema.safeParse(env);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) fail(`${name}: ${issue.path.join('.')}: ${issue.message}`);
+    }
+    if (image === 'delivery') {
+      const [flag, kind] = service.command ?? [];
+      if (flag !== '--destination' || !destinationKinds.includes(kind))
+        fail(`${name}: command must be --destination <kind>`);
+    }
+    const shutdownMs = Number(env.SHUTDOWN_TIMEOUT_MS ?? 25000);
+    if (images[image].port && !(parseInt(service.stop_grace_period, 10) * 1000 > shutdownMs)) {
+      fail(`${name}: stop_grace_period must exceed SHUTDOWN_TIMEOUT_MS (${shutdownMs} ms)`);
+    }
+  }
+  for (const image of Object.keys(images))
+    if (!built.has(image)) fail(`no service builds docker/${image}.Dockerfile`);
+  if (services['control-plane']?.depends_on?.migrate?.condition !== 'service_completed_successfully') {
+    fail('control-plane must wait for migrate to complete');
+  }
+  return problems;
+}
+
+function problemsOf(dockerfiles, compose) {
+  return [
+    ...Object.entries(dockerfiles).flatMap(([name, text]) => dockerfileProblems(name, text)),
+    ...composeProblems(compose),
+  ];
+}
+
+const dockerfiles = {};
+const missing = [];
+for (const name of Object.keys(images)) {
+  const file = path.join(repo, 'docker', `${name}.Dockerfile`);
+  if (existsSync(file)) dockerfiles[name] = readFileSync(file, 'utf8');
+  else missing.push(`docker/${name}.Dockerfile is missing`);
+}
+const compose = YAML.parse(readFileSync(path.join(repo, 'docker/compose.yaml'), 'utf8'), { merge: true });
+const problems = [...missing, ...problemsOf(dockerfiles, compose)];
+for (const p of problems) console.error(p);
+
+const breaks = [
+  [
+    'an image running as root',
+    (d) => {
+      d.ingestion = d.ingestion.replace('USER 10001:10001', 'USER root');
+    },
+  ],
+  [
+    'a pnpm version that drifted',
+    (d) => {
+      d.delivery = d.delivery.replace(`PNPM_VERSION=${pnpmVersion}`, 'PNPM_VERSION=9.0.0');
+    },
+  ],
+  [
+    'a HEALTHCHECK on the wrong port',
+    (d) => {
+      d['control-plane'] = d['control-plane'].replace('process.env.PORT || 3000', 'process.env.PORT || 8080');
+    },
+  ],
+  [
+    'the delivery kind in CMD only',
+    (d) => {
+      d.delivery = d.delivery.replace(/^ENTRYPOINT .*$/m, '');
+    },
+  ],
+  [
+    'a misspelt compose variable',
+    (_, c) => {
+      c.services.ingestion.environment.KAFKA_BROKER = 'kafka:9092';
+    },
+  ],
+  [
+    'compose without the service token',
+    (_, c) => {
+      delete c.services['control-plane'].environment.INTERNAL_SERVICE_TOKEN;
+    },
+  ],
+  [
+    'a control plane that does not wait for migrations',
+    (_, c) => {
+      delete c.services['control-plane'].depends_on;
+    },
+  ],
+];
+let unnoticed = 0;
+for (const [name, mutate] of breaks) {
+  const d = { ...dockerfiles };
+  const c = structuredClone(compose);
+  mutate(d, c);
+  if (problemsOf(d, c).length === 0) {
+    unnoticed += 1;
+    console.error(`the checks did not notice ${name}`);
+  }
+}
+const ok = problems.length === 0 && unnoticed === 0;
+console.log(
+  ok
+    ? `container files: ${Object.keys(dockerfiles).length} Dockerfiles and ${Object.keys(compose.services).length} compose services valid; each of ${breaks.length} known breaks is reported`
+    : 'container files: FAILED',
+);
+process.exit(ok ? 0 : 1);
