@@ -33,7 +33,8 @@ describe('delivery --destination warehouse (the process, real Kafka and PostgreS
   const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix).topic;
   const accountId = randomUUID();
   const schema = warehouseSchemaFor(accountId);
-  const httpPort = 20000 + Math.floor(Math.random() * 20000);
+  // Below Linux's ephemeral range (32768+), so no outgoing connection holds it.
+  const httpPort = 20000 + Math.floor(Math.random() * 10000);
   let db: ScratchDatabase;
   let client: Client;
   let consumer: ChildProcess | undefined;
@@ -129,7 +130,7 @@ describe('delivery --destination warehouse (the process, real Kafka and PostgreS
     const first = startConsumer();
     const loading = publish(300);
     // Killed while it is loading: some rows are in, not all of them.
-    await until(async () => (await rows()).total >= 200, 60_000, 'the first rows');
+    await until(async () => (await rows()).total >= 200, 120_000, 'the first rows');
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     await loading;
@@ -137,12 +138,12 @@ describe('delivery --destination warehouse (the process, real Kafka and PostgreS
     expect((await rows()).total).toBeLessThan(acknowledged.length);
 
     startConsumer();
-    await until(async () => (await rows()).total >= acknowledged.length, 90_000, 'every acknowledged event');
+    await until(async () => (await rows()).total >= acknowledged.length, 150_000, 'every acknowledged event');
     await new Promise((resolve) => setTimeout(resolve, 1000)); // nothing more arrives later
     const loaded = await client.query<{ message_id: string }>(`SELECT message_id FROM ${schema}.events`);
     expect(loaded.rows.length).toBe(acknowledged.length);
     expect(new Set(loaded.rows.map((r) => r.message_id))).toEqual(new Set(acknowledged));
-  }, 180_000);
+  }, 300_000);
 
   it('serves /health and Prometheus /metrics with delivered counts and lag per group', async () => {
     const health = await fetch(`http://127.0.0.1:${httpPort}/health`);
@@ -170,7 +171,7 @@ describe('delivery --destination warehouse (the process, real Kafka and PostgreS
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line));
-    await until(async () => (await list()).length === 1, 30_000, 'the dead letter');
+    await until(async () => (await list()).length === 1, 60_000, 'the dead letter');
     const [letter] = await list();
     expect(letter).toMatchObject({
       offset: '0/0',
@@ -186,7 +187,7 @@ describe('delivery --destination warehouse (the process, real Kafka and PostgreS
     expect(replay).toEqual({ replayed: 1, offsets: ['0/0'] });
     // Still not an envelope: the consumer takes it from the retry topic and dead-letters it again,
     // keeping where it first came from.
-    await until(async () => (await list()).length === 2, 30_000, 'the replayed letter back');
+    await until(async () => (await list()).length === 2, 60_000, 'the replayed letter back');
     const second = (await list())[1];
     expect(second.origin).toBe(letter.origin);
     expect(
@@ -196,5 +197,5 @@ describe('delivery --destination warehouse (the process, real Kafka and PostgreS
       (error: { code: number; stderr: string }) => error,
     );
     expect(usage).toMatchObject({ code: 1, stderr: expect.stringMatching(/expected one of log, warehouse/) });
-  }, 90_000);
+  }, 180_000);
 });
