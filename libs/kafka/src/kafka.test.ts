@@ -3,7 +3,14 @@ import { PassThrough } from 'node:stream';
 import type { Consumer, Kafka } from 'kafkajs';
 import { loadConfig } from '@pipeline/config';
 import { createLogger } from '@pipeline/logger';
-import { createKafka, createProducer, ensureTopics, kafkaConfigSchema, kafkaReachable } from './index';
+import {
+  createKafka,
+  createProducer,
+  ensureTopics,
+  kafkaConfigSchema,
+  kafkaReachable,
+  readTopicSnapshot,
+} from './index';
 
 // Smoke test against the real broker that tools/kafka/kafka.sh starts (tools/test.sh does).
 const logger = createLogger({ service: 'kafka-test', stream: new PassThrough() });
@@ -84,6 +91,36 @@ describe('Kafka (real broker)', () => {
     for (const key of new Set(received.map((m) => m.key))) {
       expect(new Set(received.filter((m) => m.key === key).map((m) => m.partition)).size).toBe(1);
     }
+  });
+
+  it('reads the records a topic holds now, within an offset range, and leaves no consumer group behind', async () => {
+    const topic = `test.snapshot.${randomUUID()}`;
+    await ensureTopics(kafka, [{ topic, numPartitions: 2 }], { replicationFactor: 1, logger });
+    const producer = createProducer(kafka);
+    await producer.connect();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: Array.from({ length: 6 }, (_, i) => ({ value: `v${i}`, partition: i % 2 })),
+    });
+    await producer.disconnect();
+    const all = await readTopicSnapshot(kafka, topic);
+    expect(all.map((r) => `${r.partition}/${r.offset}/${r.value?.toString()}`)).toEqual([
+      '0/0/v0',
+      '0/1/v2',
+      '0/2/v4',
+      '1/0/v1',
+      '1/1/v3',
+      '1/2/v5',
+    ]);
+    const middle = await readTopicSnapshot(kafka, topic, { from: 1n, to: 1n });
+    expect(middle.map((r) => r.value?.toString())).toEqual(['v2', 'v3']);
+    expect(await readTopicSnapshot(kafka, topic, { from: 5n })).toEqual([]);
+    const admin = kafka.admin();
+    await admin.connect();
+    const groups = (await admin.listGroups()).groups.map((g) => g.groupId);
+    await admin.disconnect();
+    expect(groups.filter((g) => g.startsWith('snapshot-'))).toEqual([]);
   });
 
   it('reports an unreachable broker as unreachable, quickly', async () => {

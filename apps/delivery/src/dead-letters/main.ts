@@ -2,9 +2,9 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfigOrExit } from '@pipeline/config';
 import { destinationKinds, isDestinationKind, type DestinationKind } from '@pipeline/destinations';
-import { createKafka, createProducer, kafkaConfigSchema } from '@pipeline/kafka';
+import { createKafka, createProducer, kafkaConfigSchema, type OffsetRange } from '@pipeline/kafka';
 import { createLogger, loggingConfigSchema } from '@pipeline/logger';
-import { readDeadLetters, replayDeadLetters, type DeadLetter, type OffsetRange } from './dead-letter-store';
+import { readDeadLetters, replayDeadLetters, type DeadLetter } from './dead-letter-store';
 
 const kinds = destinationKinds.join(', ');
 const kindOption = (value: string): DestinationKind => {
