@@ -1,5 +1,6 @@
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { quoteIdent } from './warehouse-ddl';
+import { warehousePool, withAdvisoryLock } from './warehouse-pool';
 
 type ColumnType = 'text' | 'numeric' | 'boolean' | 'jsonb';
 
@@ -51,9 +52,7 @@ export class StreamTableWriter {
   private readonly columns = new Map<string, Map<string, ColumnType>>();
 
   constructor(url: string, options: { poolMax?: number } = {}) {
-    this.pool = new Pool({ connectionString: url, max: options.poolMax ?? 3, connectionTimeoutMillis: 5000 });
-    // An idle client's error (server restart) must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
+    this.pool = warehousePool(url, options.poolMax ?? 3);
   }
 
   async write(
@@ -122,10 +121,7 @@ export class StreamTableWriter {
     }
     const known = this.columns.get(name);
     if (known && [...wanted.keys()].every((field) => known.has(field))) return [];
-    const lock = `stream-table:${name}`;
-    const client = await this.pool.connect();
-    try {
-      await client.query('SELECT pg_advisory_lock(hashtext($1))', [lock]);
+    return withAdvisoryLock(this.pool, `stream-table:${name}`, async (client) => {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.${quoteIdent(table)} (${quoteIdent(primaryKey)} text PRIMARY KEY, _raw jsonb NOT NULL, _synced_at timestamptz NOT NULL)`,
@@ -146,9 +142,6 @@ export class StreamTableWriter {
       }
       this.columns.set(name, existing);
       return added;
-    } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lock]).catch(() => undefined);
-      client.release();
-    }
+    });
   }
 }

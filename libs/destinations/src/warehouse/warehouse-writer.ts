@@ -1,6 +1,7 @@
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
 import { conflictKey, quoteIdent, warehouseMigrations } from './warehouse-ddl';
+import { warehousePool, withAdvisoryLock } from './warehouse-pool';
 
 export interface WriteResult {
   /** Rows that were new, or that changed an existing user or group. */
@@ -22,9 +23,7 @@ export class WarehouseWriter {
   private readonly ready = new Map<string, Promise<void>>();
 
   constructor(url: string, options: { poolMax?: number } = {}) {
-    this.pool = new Pool({ connectionString: url, max: options.poolMax ?? 5, connectionTimeoutMillis: 5000 });
-    // An idle client's error (server restart) must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
+    this.pool = warehousePool(url, options.poolMax ?? 5);
   }
 
   /** Creates the schema and applies its pending migrations, once per process, under a lock. */
@@ -102,10 +101,8 @@ export class WarehouseWriter {
     return result.rowCount ?? 0;
   }
 
-  private async migrate(schema: string): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('SELECT pg_advisory_lock(hashtext($1))', [`warehouse:${schema}`]);
+  private migrate(schema: string): Promise<void> {
+    return withAdvisoryLock(this.pool, `warehouse:${schema}`, async (client) => {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}._migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -127,12 +124,7 @@ export class WarehouseWriter {
           throw error;
         }
       }
-    } finally {
-      await client
-        .query('SELECT pg_advisory_unlock(hashtext($1))', [`warehouse:${schema}`])
-        .catch(() => undefined);
-      client.release();
-    }
+    });
   }
 }
 
