@@ -72,9 +72,13 @@ export class OutboxHealth implements HealthReporter {
     const delivery: Record<string, { groupId: string; lag: number }> = {};
     // Kinds nobody runs have no group at the broker and are not reported.
     const known = new Set((await this.admin.listGroups()).groups.map((g) => g.groupId));
+    const ends = await this.admin.fetchTopicOffsets(this.topic);
     for (const [kind, groupId] of Object.entries(this.groups)) {
       if (!known.has(groupId)) continue;
-      delivery[kind] = { groupId, lag: (await consumerGroupLag(this.admin, groupId, this.topic)).total };
+      delivery[kind] = {
+        groupId,
+        lag: (await consumerGroupLag(this.admin, groupId, this.topic, ends)).total,
+      };
     }
     const deliveryHealthy = Object.values(delivery).every((d) => d.lag <= this.options.lagThreshold);
     return { status: 200, body: { ok: true, durableIngest: true, deliveryHealthy, delivery } };
