@@ -18,7 +18,7 @@ const { createLogger } = lib('@pipeline/logger');
 const { normalizeEvent, outboxKey, receiptContextOf, toOutboxEnvelopes, warehouseTables } =
   lib('@pipeline/events');
 const { warehouseSchemaFor } = lib('@pipeline/tenancy');
-const { WarehouseWriter } = lib('@pipeline/destinations');
+const { WarehouseWriter, consumerGroupFor, deliveryTopicsFor, retryGroupFor } = lib('@pipeline/destinations');
 const { Client } = require(require.resolve('pg', { paths: [path.join(root, 'libs/destinations')] }));
 
 const total = Number(process.argv[2] ?? 100_000);
@@ -247,13 +247,16 @@ async function main() {
     .deleteTopics({
       topics: [
         outbox.topic,
-        `${prefix}delivery.warehouse.retry.v1`,
-        `${prefix}delivery.warehouse.dead-letter.v1`,
+        deliveryTopicsFor('warehouse', prefix).retry.topic,
+        deliveryTopicsFor('warehouse', prefix).deadLetter.topic,
       ],
     })
     .catch(() => undefined);
   await admin
-    .deleteGroups([`${prefix}delivery.warehouse`, `${prefix}delivery.warehouse.retry`])
+    .deleteGroups([
+      consumerGroupFor('warehouse', prefix),
+      retryGroupFor(consumerGroupFor('warehouse', prefix)),
+    ])
     .catch(() => undefined);
   await admin.disconnect();
   await db.drop();

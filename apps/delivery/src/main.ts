@@ -38,13 +38,12 @@ async function main(kind: DestinationKind): Promise<void> {
   const kafka = createKafka(config, { clientId: service, logger });
   const prefix = config.KAFKA_TOPIC_PREFIX;
   const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix);
-  const retry = prefixedTopic(deliveryTopicsFor(kind).retry, prefix);
-  const deadLetter = prefixedTopic(deliveryTopicsFor(kind).deadLetter, prefix);
+  const { retry, deadLetter } = deliveryTopicsFor(kind, prefix);
   await ensureTopics(kafka, [outbox, retry, deadLetter], {
     replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     logger,
   });
-  const groupId = `${prefix}${consumerGroupFor(kind)}`;
+  const groupId = consumerGroupFor(kind, prefix);
   const admin = kafka.admin();
   await admin.connect();
   shutdown.add('kafka admin', () => admin.disconnect());

@@ -69,7 +69,7 @@ async function hostedCollect(config: IngestionConfig, logger: Logger, shutdown: 
     logger,
   );
   const groups = Object.fromEntries(
-    destinationKinds.map((kind) => [kind, `${config.KAFKA_TOPIC_PREFIX}${consumerGroupFor(kind)}`]),
+    destinationKinds.map((kind) => [kind, consumerGroupFor(kind, config.KAFKA_TOPIC_PREFIX)]),
   );
   const health = new OutboxHealth(kafka, topic.topic, groups, {
     lagThreshold: config.DELIVERY_LAG_UNHEALTHY,

@@ -40,18 +40,22 @@ export function createDestination(kind: DestinationKind, deps: DestinationDepend
   return new ForwardingDestination(forwarder, deps.tenants, deps.logger);
 }
 
-export const consumerGroupFor = (kind: DestinationKind) => `delivery.${kind}`;
+/** The kind's consumer group, under KAFKA_TOPIC_PREFIX. */
+export const consumerGroupFor = (kind: DestinationKind, prefix = '') => `${prefix}delivery.${kind}`;
 
-/** Each kind's own retry and dead-letter topics: one kind's failures never hold back another. */
-export function deliveryTopicsFor(kind: DestinationKind): { retry: TopicSpec; deadLetter: TopicSpec } {
+/** Each kind's own retry and dead-letter topics (under KAFKA_TOPIC_PREFIX): one kind's failures never hold back another. */
+export function deliveryTopicsFor(
+  kind: DestinationKind,
+  prefix = '',
+): { retry: TopicSpec; deadLetter: TopicSpec } {
   return {
     retry: {
-      topic: `delivery.${kind}.retry.v1`,
+      topic: `${prefix}delivery.${kind}.retry.v1`,
       numPartitions: 6,
       configEntries: { 'retention.ms': String(7 * 24 * 3600 * 1000) },
     },
     deadLetter: {
-      topic: `delivery.${kind}.dead-letter.v1`,
+      topic: `${prefix}delivery.${kind}.dead-letter.v1`,
       numPartitions: 1,
       // Kept a month, for an operator to look into and replay.
       configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000) },

@@ -25,7 +25,7 @@ export async function readDeadLetters(
   range: OffsetRange = {},
   topicPrefix = '',
 ): Promise<DeadLetter[]> {
-  const topic = `${topicPrefix}${deliveryTopicsFor(kind).deadLetter.topic}`;
+  const topic = deliveryTopicsFor(kind, topicPrefix).deadLetter.topic;
   return (await readTopicSnapshot(kafka, topic, range)).map(({ partition, offset, key, value, headers }) => ({
     partition,
     offset,
@@ -53,10 +53,10 @@ export async function replayDeadLetters(
   topicPrefix = '',
 ): Promise<number> {
   if (letters.length === 0) return 0;
-  const topic = `${topicPrefix}${deliveryTopicsFor(kind).retry.topic}`;
+  const topics = deliveryTopicsFor(kind, topicPrefix);
   const now = String(Date.now());
   await producer.send({
-    topic,
+    topic: topics.retry.topic,
     acks: -1,
     messages: letters.map((letter) => ({
       key: letter.key,
@@ -68,8 +68,7 @@ export async function replayDeadLetters(
         [deliveryHeaders.nextAttemptAt]: now,
         [deliveryHeaders.reason]: `replayed from dead letter ${letter.partition}/${letter.offset}: ${letter.reason ?? ''}`,
         [deliveryHeaders.origin]:
-          letter.origin ??
-          `${topicPrefix}${deliveryTopicsFor(kind).deadLetter.topic}/${letter.partition}/${letter.offset}`,
+          letter.origin ?? `${topics.deadLetter.topic}/${letter.partition}/${letter.offset}`,
       },
     })),
   });
