@@ -24,6 +24,7 @@ import { ParamsValidator } from './params-validator';
 import { findTemplate } from './templates/catalog';
 import type { TaskTemplate } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
+import { returnedRows } from '../work-queue/pg-work-queue';
 
 export const AUTOMATIONS_FEATURE = 'automations';
 const UNIQUE_VIOLATION = '23505';
@@ -294,17 +295,4 @@ function toTaskView(task: TaskEntity, latest: TaskRunEntity | null): TaskView {
     created_at: iso(task.createdAt),
     latest_run: latest ? toRunView(latest) : null,
   };
-}
-
-/** TypeORM answers `UPDATE ... RETURNING` on PostgreSQL with `[rows, count]`, a SELECT with rows. */
-export function returnedRows<R>(result: unknown): R[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as R[];
-  }
-  return result as R[];
 }

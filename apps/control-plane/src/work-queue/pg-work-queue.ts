@@ -1,0 +1,323 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Logger } from '@pipeline/logger';
+
+/** A table whose rows are work items: status, worker_id, heartbeat_at, attempts, started/finished/updated_at. */
+export interface QueueTable {
+  name: 'task_runs' | 'jobs';
+  /** The status of an item waiting for a worker. */
+  waitingStatus: 'pending' | 'queued';
+  /** Extra condition an item must meet to be claimed now (e.g. its retry backoff elapsed). */
+  claimableWhen?: string;
+}
+
+export interface QueueOptions {
+  dataSource: DataSource;
+  logger: Logger;
+  table: QueueTable;
+  /** What the queue's log lines call an item ("task run", "job"). */
+  itemName: string;
+  /** Unique per worker; the default is host:pid:random. */
+  workerId?: string;
+  /** Items executed at once by this worker. */
+  concurrency: number;
+  /** How often the queue is polled when idle (a wake() in this process polls at once). */
+  pollIntervalMs: number;
+  /** How often a running item's heartbeat is written (and its loss or cancellation noticed). */
+  heartbeatIntervalMs: number;
+  /** A running item whose heartbeat is older than this belongs to a dead worker. */
+  staleAfterMs: number;
+  /** Claims of an item in all; an item lost by its worker this many times fails instead of being requeued. */
+  maxAttempts: number;
+}
+
+export interface ClaimedItem {
+  id: string;
+  /** Claims so far, this one included. */
+  attempts: number;
+}
+
+export interface ReapedItem {
+  id: string;
+  status: 'failed' | QueueTable['waitingStatus'];
+}
+
+/** Why an execution stopped before its end. */
+export class Interrupted extends Error {
+  constructor(readonly reason: 'lost' | 'shutdown') {
+    super(`execution interrupted: ${reason}`);
+    this.name = 'Interrupted';
+  }
+}
+
+/** A value for `now()` in a column assignment. */
+export const NOW = Symbol('now()');
+export type ColumnValues = Record<string, unknown>;
+
+export interface QueueHandlers {
+  /** Executes one claimed item; every write goes through the Execution so it stays owned. */
+  execute(item: ClaimedItem, execution: Execution): Promise<void>;
+  /** Called in the transaction that requeued or failed the items of a dead worker. */
+  onReaped?(tx: EntityManager, items: ReapedItem[]): Promise<void>;
+}
+
+/**
+ * A work queue over a PostgreSQL table, shared by task runs and sync jobs.
+ *
+ * - Claim: one UPDATE picks the oldest waiting item with FOR UPDATE SKIP LOCKED and marks it
+ *   running with this worker's id, so two workers never run the same item.
+ * - Heartbeat: every heartbeatIntervalMs, and at each progress write, the worker touches
+ *   `heartbeat_at` only while the item is still running and still its own; when the item was
+ *   cancelled (or taken from it) the update finds nothing and the execution is aborted.
+ * - Reaper: every worker requeues running items whose heartbeat is older than staleAfterMs (the
+ *   process died), or fails them with `worker_lost` once they were claimed maxAttempts times.
+ * - Stop: no more claims; executions in progress are interrupted and put back at once.
+ * Every write of an execution is conditioned on (status running, worker_id this worker), so a
+ * late write of a lost or cancelled item changes nothing.
+ */
+export class PgWorkQueue {
+  readonly workerId: string;
+  private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private stopping = false;
+  private loopDone: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  private lastReapAt = 0;
+
+  constructor(
+    private readonly options: QueueOptions,
+    private readonly handlers: QueueHandlers,
+  ) {
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  }
+
+  get dataSource(): DataSource {
+    return this.options.dataSource;
+  }
+
+  start(): void {
+    this.loopDone ??= this.loop();
+  }
+
+  /** Polls now instead of at the next interval. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Stops claiming, interrupts the executions in progress and puts their items back. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    for (const { controller } of this.inFlight.values()) controller.abort(new Interrupted('shutdown'));
+    await Promise.all([...this.inFlight.values()].map((r) => r.done));
+    await this.loopDone;
+  }
+
+  /** Requeues (or fails) items whose worker stopped heartbeating. */
+  async reap(): Promise<{ requeued: string[]; failed: string[] }> {
+    const { table, staleAfterMs, maxAttempts } = this.options;
+    const rows = await this.options.dataSource.transaction(async (tx) => {
+      const reaped = returnedRows<ReapedItem>(
+        await tx.query(
+          `UPDATE ${table.name}
+              SET status = CASE WHEN attempts >= $2 THEN 'failed' ELSE '${table.waitingStatus}' END,
+                  worker_id = NULL, heartbeat_at = NULL, updated_at = now(),
+                  finished_at = CASE WHEN attempts >= $2 THEN now() ELSE NULL END,
+                  error = CASE WHEN attempts >= $2
+                    THEN jsonb_build_object('code', 'worker_lost',
+                           'message', 'The worker executing it stopped ' || attempts || ' time(s)')
+                    ELSE error END
+            WHERE status = 'running' AND heartbeat_at < now() - $1::double precision * interval '1 millisecond'
+            RETURNING id, status`,
+          [staleAfterMs, maxAttempts],
+        ),
+      );
+      if (reaped.length > 0 && this.handlers.onReaped) await this.handlers.onReaped(tx, reaped);
+      return reaped;
+    });
+    const requeued = rows.filter((r) => r.status !== 'failed').map((r) => r.id);
+    const failed = rows.filter((r) => r.status === 'failed').map((r) => r.id);
+    if (rows.length > 0)
+      this.options.logger.warn(`${this.options.itemName}s of a lost worker`, { requeued, failed });
+    return { requeued, failed };
+  }
+
+  /** Claims the oldest waiting item, or null. */
+  async claim(): Promise<ClaimedItem | null> {
+    const { table } = this.options;
+    const waiting = `status = '${table.waitingStatus}'${table.claimableWhen ? ` AND ${table.claimableWhen}` : ''}`;
+    const [claimed] = returnedRows<ClaimedItem>(
+      await this.options.dataSource.query(
+        `UPDATE ${table.name}
+            SET status = 'running', worker_id = $1, heartbeat_at = now(), started_at = now(),
+                attempts = attempts + 1, updated_at = now()
+          WHERE ${waiting}
+            AND id = (SELECT id FROM ${table.name} WHERE ${waiting}
+                       ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
+          RETURNING id, attempts`,
+        [this.workerId],
+      ),
+    );
+    return claimed ?? null;
+  }
+
+  /** Starts executing a claimed item in the background (the loop does this; tests may too). */
+  track(item: ClaimedItem): void {
+    const controller = new AbortController();
+    const execution = new Execution(this, this.options.table.name, item.id, controller);
+    const heartbeat = setInterval(() => {
+      execution.heartbeat().catch((error: unknown) => {
+        if (!(error instanceof Interrupted))
+          this.options.logger.warn(`${this.options.itemName} heartbeat failed`, { id: item.id, error });
+      });
+    }, this.options.heartbeatIntervalMs);
+    heartbeat.unref();
+    const done = this.handlers
+      .execute(item, execution)
+      .catch((error: unknown) => {
+        this.options.logger.error(`${this.options.itemName} execution failed`, { id: item.id, error });
+      })
+      .finally(() => {
+        clearInterval(heartbeat);
+        this.inFlight.delete(item.id);
+        this.wake();
+      });
+    this.inFlight.set(item.id, { controller, done });
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        if (Date.now() - this.lastReapAt >= this.options.staleAfterMs / 2) {
+          this.lastReapAt = Date.now();
+          await this.reap();
+        }
+        while (!this.stopping && this.inFlight.size < this.options.concurrency) {
+          const item = await this.claim();
+          if (!item) break;
+          this.track(item);
+        }
+      } catch (error) {
+        this.options.logger.error(`${this.options.itemName} queue poll failed`, { error });
+      }
+      if (this.stopping) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.pollIntervalMs);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = undefined;
+    }
+  }
+}
+
+/** One claimed item's execution: its abort signal and the writes that only land while it is owned. */
+export class Execution {
+  constructor(
+    private readonly queue: PgWorkQueue,
+    private readonly table: string,
+    readonly id: string,
+    private readonly controller: AbortController,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Throws the interruption if the execution was aborted. */
+  checkpoint(): void {
+    if (this.signal.aborted) throw this.signal.reason;
+  }
+
+  /** Touches the heartbeat; when the item is no longer this worker's, aborts and throws. */
+  async heartbeat(): Promise<void> {
+    await this.update({});
+  }
+
+  /** Writes columns of the running item (and its heartbeat); aborts and throws when it is no longer owned. */
+  async update(values: ColumnValues): Promise<void> {
+    const owned = await this.write(this.queue.dataSource.manager, { ...values, heartbeat_at: NOW });
+    if (!owned) {
+      this.controller.abort(new Interrupted('lost'));
+      throw new Interrupted('lost');
+    }
+  }
+
+  /**
+   * Ends the execution: writes the final columns (status included) and releases the item, then
+   * runs `then` in the same transaction. False (and `then` not run) when the item was no longer owned.
+   */
+  async settle(values: ColumnValues, then?: (tx: EntityManager) => Promise<void>): Promise<boolean> {
+    return this.queue.dataSource.transaction(async (tx) => {
+      const owned = await this.write(tx, { ...values, worker_id: null, updated_at: NOW });
+      if (owned && then) await then(tx);
+      return owned;
+    });
+  }
+
+  /** Puts an interrupted item back; the interrupted claim does not count as an attempt. */
+  async putBack(
+    waitingStatus: QueueTable['waitingStatus'],
+    then?: (tx: EntityManager) => Promise<void>,
+  ): Promise<boolean> {
+    return this.settle(
+      { status: waitingStatus, heartbeat_at: null, started_at: null, attempts: { decrement: true } },
+      then,
+    );
+  }
+
+  /** The step's result, or the abort reason as soon as the signal fires. */
+  untilAborted<T>(promise: Promise<T>): Promise<T> {
+    const signal = this.signal;
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error as Error);
+        },
+      );
+    });
+  }
+
+  private async write(manager: EntityManager, values: ColumnValues): Promise<boolean> {
+    const params: unknown[] = [this.id, this.queue.workerId];
+    const assignments = Object.entries(values).map(([column, value]) => {
+      if (value === NOW) return `${column} = now()`;
+      if (isDecrement(value)) return `${column} = greatest(${column} - 1, 0)`;
+      params.push(value);
+      return `${column} = $${params.length}`;
+    });
+    const set = assignments.length > 0 ? assignments.join(', ') : 'heartbeat_at = heartbeat_at';
+    const result: unknown = await manager.query(
+      `UPDATE ${this.table} SET ${set} WHERE id = $1 AND worker_id = $2 AND status = 'running' RETURNING id`,
+      params,
+    );
+    return returnedRows(result).length > 0;
+  }
+}
+
+function isDecrement(value: unknown): value is { decrement: true } {
+  return typeof value === 'object' && value !== null && (value as { decrement?: unknown }).decrement === true;
+}
+
+/** TypeORM answers `UPDATE ... RETURNING` on PostgreSQL with `[rows, count]`, a SELECT with rows. */
+export function returnedRows<R>(result: unknown): R[] {
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  ) {
+    return result[0] as R[];
+  }
+  return result as R[];
+}
