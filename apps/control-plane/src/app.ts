@@ -40,6 +40,8 @@ export interface AppDependencies {
   warehouse?: WarehouseReader;
   /** Called when a task run is queued (wakes an in-process worker). */
   onTaskRunQueued?: () => void;
+  /** Called when a sync job is queued (wakes an in-process job runner). */
+  onJobQueued?: () => void;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -48,9 +50,10 @@ export function createServices({
   credentialKeys,
   warehouse,
   onTaskRunQueued,
-}: Pick<AppDependencies, 'dataSource' | 'credentialKeys' | 'warehouse' | 'onTaskRunQueued'>) {
+  onJobQueued,
+}: Pick<AppDependencies, 'dataSource' | 'credentialKeys' | 'warehouse' | 'onTaskRunQueued' | 'onJobQueued'>) {
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
-  const jobs = new JobService(dataSource);
+  const jobs = new JobService(dataSource, onJobQueued);
   const sources = new SourceService(dataSource, apps, jobs);
   const integrations = new IntegrationService(dataSource, apps);
   const writeKeys = new WriteKeyService(dataSource);

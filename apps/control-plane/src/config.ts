@@ -22,7 +22,7 @@ export const controlPlaneConfigSchema = z.object({
   }),
   /** Shared secret the ingestion service presents to resolve write keys (32+ characters). */
   INTERNAL_SERVICE_TOKEN: z.string().min(32, 'must have at least 32 characters'),
-  /** The PostgreSQL warehouse the task templates read (read-only). */
+  /** The PostgreSQL warehouse: source syncs write their stream tables, task templates read. */
   WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], DEFAULT_WAREHOUSE_URL),
   /** Run the task worker in this process (turn off to run API-only replicas). */
   TASK_WORKER_ENABLED: envBool(true),
@@ -31,6 +31,23 @@ export const controlPlaneConfigSchema = z.object({
   TASK_RUN_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }),
   TASK_RUN_STALE_AFTER_MS: envInt({ default: 30_000, min: 100, max: 3_600_000 }),
   TASK_RUN_MAX_ATTEMPTS: envInt({ default: 2, min: 1, max: 10 }),
+  /** Run the sync job runner (source syncs, integration runs) in this process. */
+  JOB_WORKER_ENABLED: envBool(true),
+  JOB_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }),
+  JOB_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }),
+  JOB_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }),
+  JOB_STALE_AFTER_MS: envInt({ default: 60_000, min: 100, max: 3_600_000 }),
+  /** Claims of a job in all (transient retries and lost workers); then it fails. */
+  JOB_MAX_ATTEMPTS: envInt({ default: 4, min: 1, max: 20 }),
+  /** Backoff before the first retry of a transient failure; doubles per attempt up to the max. */
+  JOB_RETRY_BASE_MS: envInt({ default: 30_000, min: 0, max: 3_600_000 }),
+  JOB_RETRY_MAX_MS: envInt({ default: 900_000, min: 0, max: 86_400_000 }),
+  /** Queue scheduled syncs from this process (several replicas may; they share the work). */
+  SCHEDULER_ENABLED: envBool(true),
+  SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }),
+  /** Source API base URLs (VENDOR_BASE_URL_<APP TYPE>), for proxies, vendor sandboxes and tests. */
+  VENDOR_BASE_URL_STRIPE: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_SHOPIFY: envUrl(['http', 'https']).optional(),
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...postgresConfigSchema.shape,

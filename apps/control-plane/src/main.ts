@@ -1,10 +1,17 @@
 import { loadConfigOrExit } from '@pipeline/config';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
+import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
 import { controlPlaneConfigSchema } from './config';
 import { createDataSource } from './database/data-source';
 import { TaskWorker } from './tasks/task-worker';
+import { CredentialCipher } from './apps/credential-cipher';
+import { JobRunner } from './jobs/job-runner';
+import { JobService } from './jobs/job.service';
+import { Scheduler } from './jobs/scheduler';
+import { dueSources } from './sources/source-schedule';
+import { SourceSyncExecutor } from './sources/source-sync-executor';
 import { WarehouseReader } from './tasks/warehouse-reader';
 
 async function main(): Promise<void> {
@@ -40,6 +47,45 @@ async function main(): Promise<void> {
     shutdown.add('task worker', () => running.stop());
   }
 
+  // The job runner and the scheduler stop before the pools close, like the task worker.
+  let jobs: JobRunner | undefined;
+  if (config.JOB_WORKER_ENABLED) {
+    const writer = new StreamTableWriter(config.WAREHOUSE_URL);
+    shutdown.add('warehouse writer', () => writer.close());
+    jobs = new JobRunner({
+      dataSource,
+      logger,
+      concurrency: config.JOB_WORKER_CONCURRENCY,
+      pollIntervalMs: config.JOB_POLL_INTERVAL_MS,
+      heartbeatIntervalMs: config.JOB_HEARTBEAT_INTERVAL_MS,
+      staleAfterMs: config.JOB_STALE_AFTER_MS,
+      maxAttempts: config.JOB_MAX_ATTEMPTS,
+      retryBaseMs: config.JOB_RETRY_BASE_MS,
+      retryMaxMs: config.JOB_RETRY_MAX_MS,
+    }).register(
+      new SourceSyncExecutor({
+        dataSource,
+        writer,
+        logger,
+        cipher: new CredentialCipher(config.CREDENTIALS_ENCRYPTION_KEYS),
+        baseUrls: { stripe: config.VENDOR_BASE_URL_STRIPE, shopify: config.VENDOR_BASE_URL_SHOPIFY },
+      }),
+    );
+    jobs.start();
+    const running = jobs;
+    shutdown.add('job runner', () => running.stop());
+  }
+  if (config.SCHEDULER_ENABLED) {
+    const scheduler = new Scheduler({
+      dataSource,
+      logger,
+      intervalMs: config.SCHEDULER_INTERVAL_MS,
+      onQueued: () => jobs?.wake(),
+    }).register('sources', dueSources(new JobService(dataSource)));
+    scheduler.start();
+    shutdown.add('scheduler', () => scheduler.stop());
+  }
+
   await serveHttp(
     createApp({
       dataSource,
@@ -48,6 +94,7 @@ async function main(): Promise<void> {
       internalServiceToken: config.INTERNAL_SERVICE_TOKEN,
       warehouse,
       onTaskRunQueued: () => worker?.wake(),
+      onJobQueued: () => jobs?.wake(),
     }),
     {
       host: config.HOST,

@@ -20,7 +20,7 @@ export const appCatalog = {
   shopify: {
     name: 'Shopify',
     roles: ['source'],
-    importTasks: ['orders', 'customers', 'products', 'refunds'],
+    importTasks: ['orders', 'customers', 'products'],
   },
   stripe: {
     name: 'Stripe',

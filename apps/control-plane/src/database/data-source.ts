@@ -13,6 +13,7 @@ import { CreateAccounts1795316766691 } from './migrations/1795316766691-create-a
 import { WriteKeyRateLimits1795320137749 } from './migrations/1795320137749-write-key-rate-limits';
 import { CreateManagementResources1795317946270 } from './migrations/1795317946270-create-management-resources';
 import { CreateTasks1795400000000 } from './migrations/1795400000000-create-tasks';
+import { SyncEngine1795450000000 } from './migrations/1795450000000-sync-engine';
 
 /** Entities and migrations are listed explicitly: no globs that differ between src/ and dist/. */
 export const entities = [
@@ -31,6 +32,7 @@ export const migrations = [
   CreateManagementResources1795317946270,
   WriteKeyRateLimits1795320137749,
   CreateTasks1795400000000,
+  SyncEngine1795450000000,
 ];
 
 export function createDataSource(options: { url: string; poolMax: number }): DataSource {

@@ -13,6 +13,8 @@ export function toJobView(job: JobEntity): JobView {
     rowsRead: job.rowsRead,
     rowsWritten: job.rowsWritten,
     error: job.error,
+    attempts: job.attempts,
+    notBefore: job.status === 'queued' && job.runAfter > job.createdAt ? iso(job.runAfter) : null,
     createdAt: iso(job.createdAt),
     startedAt: isoOrNull(job.startedAt),
     finishedAt: isoOrNull(job.finishedAt),

@@ -13,6 +13,13 @@ export interface JobView {
   rowsRead: number;
   rowsWritten: number;
   error: { message: string; code?: string } | null;
+  /** Times a worker took the job; transient failures are retried until the configured maximum. */
+  attempts: number;
+  /**
+   * For a queued job that is waiting out a retry backoff or a dependency: when it may start.
+   * @format date-time
+   */
+  notBefore: string | null;
   /** @format date-time */
   createdAt: string;
   /** @format date-time */

@@ -51,4 +51,12 @@ export class JobEntity {
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt!: Date | null;
+
+  /** Claims so far; a transient failure or a lost worker is retried until JOB_MAX_ATTEMPTS. */
+  @Column({ type: 'integer', default: 0 })
+  attempts!: number;
+
+  /** A queued job is not claimed before this time (the backoff after a transient failure). */
+  @Column({ name: 'run_after', type: 'timestamptz', default: () => 'now()' })
+  runAfter!: Date;
 }

@@ -7,12 +7,17 @@ import { SourceEntity } from '../sources/source.entity';
 import type { JobView } from './job.dto';
 import { JobEntity, type JobStatus, type JobTrigger } from './job.entity';
 import { toJobView } from './job-view';
+import { returnedRows } from '../work-queue/pg-work-queue';
 
 const UNIQUE_VIOLATION = '23505';
 
 /** Creates jobs, and lists them for clients following their syncs; the sync engine runs them. */
 export class JobService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    /** Called once a queued job is committed, so an in-process job runner claims it at once. */
+    readonly notifyQueued: () => void = () => undefined,
+  ) {}
 
   /** A source's jobs, newest first by default. The caller has checked the source is the account's. */
   listForSource(
@@ -36,6 +41,23 @@ export class JobService {
     const job = await this.dataSource.getRepository(JobEntity).findOneBy({ id, accountId });
     if (!job) throw notFound('job', jobId);
     return toJobView(job);
+  }
+
+  /**
+   * Cancels the source's queued or running job (the source was paused or deleted). A running
+   * job's worker notices at its next heartbeat or progress write and stops without writing.
+   */
+  async cancelActiveForSource(sourceId: string, reason: string, tx: EntityManager): Promise<string[]> {
+    const rows = returnedRows<{ id: string }>(
+      await tx.query(
+        `UPDATE jobs SET status = 'cancelled', worker_id = NULL, heartbeat_at = NULL,
+                finished_at = now(), updated_at = now(),
+                error = jsonb_build_object('code', 'cancelled', 'message', $2::text)
+          WHERE source_id = $1 AND status IN ('queued', 'running') RETURNING id`,
+        [sourceId, reason],
+      ),
+    );
+    return rows.map((r) => r.id);
   }
 
   /**

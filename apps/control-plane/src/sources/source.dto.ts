@@ -65,6 +65,12 @@ export interface SourceDetail extends SourceListItem {
   onboardingState: 'awaiting_first_sync' | 'first_sync_running' | 'first_sync_failed' | 'completed';
   latestJobId: string | null;
   activeImportJobId: string | null;
+  /**
+   * When the scheduler queues the next sync (the next anchored slot); null for one-off,
+   * paused and deleted sources.
+   * @format date-time
+   */
+  nextSyncAt: string | null;
 }
 
 export interface SourceCreated extends SourceDetail {

@@ -71,4 +71,8 @@ export class SourceEntity extends AccountResourceEntity {
 
   @Column({ name: 'active_import_job_id', type: 'uuid', nullable: true })
   activeImportJobId!: string | null;
+
+  /** When the scheduler queues the next sync; null for one-off, inactive and deleted sources. */
+  @Column({ name: 'next_sync_at', type: 'timestamptz', nullable: true })
+  nextSyncAt!: Date | null;
 }

@@ -21,6 +21,7 @@ import type {
   UpdateSourceBody,
 } from './source.dto';
 import { SourceEntity, type IntegrationStatus } from './source.entity';
+import { nextSyncOf } from './source-schedule';
 import { checkFrequency, describeFrequency, hoursToDays, isIanaTimeZone } from './sync-schedule-format';
 import { warehouseSchemaFor, warehouseTablesFor } from './warehouse-location';
 
@@ -112,7 +113,7 @@ export class SourceService {
     }
     const oneOff = body.oneOff ?? false;
 
-    return this.dataSource.transaction(async (tx) => {
+    const created = await this.dataSource.transaction(async (tx) => {
       const source = await tx.getRepository(SourceEntity).save(
         tx.getRepository(SourceEntity).create({
           accountId,
@@ -137,12 +138,16 @@ export class SourceService {
           deletedAt: null,
         }),
       );
+      source.nextSyncAt = nextSyncOf(source, source.createdAt);
+      await tx.getRepository(SourceEntity).update(source.id, { nextSyncAt: source.nextSyncAt });
       const dispatch = oneOff || body.runNow === true;
       const job = dispatch
         ? await this.jobs.dispatchSourceSync(source, oneOff ? 'one_off' : 'onboarding', tx)
         : null;
       return { ...(await this.toDetail(source, app)), dispatchedJob: job ? toJobView(job) : null };
     });
+    if (created.dispatchedJob) this.jobs.notifyQueued();
+    return created;
   }
 
   async update(accountId: string, sourceId: string, body: UpdateSourceBody): Promise<SourceDetail> {
@@ -153,20 +158,35 @@ export class SourceService {
     if (body.config !== undefined) {
       source.config = keepMaskedSecrets(body.config, source.config) as Record<string, unknown>;
     }
-    if (body.isActive === false && source.state === 'active') {
-      source.state = 'inactive';
-      source.integrationStatus = 'paused';
-    } else if (body.isActive === true && source.state === 'inactive') {
-      source.state = 'active';
-      source.integrationStatus = source.activeImportJobId ? 'queued' : 'pending';
-    }
-    await this.repository.save(source);
-    return this.toDetail(source);
+    return this.dataSource.transaction(async (tx) => {
+      if (body.isActive === false && source.state === 'active') {
+        source.state = 'inactive';
+        source.integrationStatus = 'paused';
+        source.nextSyncAt = null;
+        await this.jobs.cancelActiveForSource(source.id, 'The source was paused', tx);
+        source.activeImportJobId = null;
+      } else if (body.isActive === true && source.state === 'inactive') {
+        source.state = 'active';
+        source.integrationStatus = 'pending';
+        source.nextSyncAt = nextSyncOf(source, new Date());
+      }
+      await tx.getRepository(SourceEntity).save(source);
+      return this.toDetail(source);
+    });
   }
 
-  /** Soft delete. Idempotent. */
+  /** Soft delete: the source's queued or running sync is cancelled and it is no longer scheduled. Idempotent. */
   async delete(accountId: string, sourceId: string): Promise<SourceDetail> {
-    return this.toDetail(await softDelete(this.repository, await this.find(accountId, sourceId)));
+    const source = await this.find(accountId, sourceId);
+    return this.dataSource.transaction(async (tx) => {
+      if (source.state !== 'deleted') {
+        await this.jobs.cancelActiveForSource(source.id, 'The source was deleted', tx);
+        await tx.getRepository(SourceEntity).update(source.id, { nextSyncAt: null, activeImportJobId: null });
+        source.activeImportJobId = null;
+        source.nextSyncAt = null;
+      }
+      return this.toDetail(await softDelete(tx.getRepository(SourceEntity), source));
+    });
   }
 
   /** `POST /sources/{id}/sync`: queues a job, unless one is queued or running already. */
@@ -175,7 +195,9 @@ export class SourceService {
     if (source.state !== 'active') {
       throw conflict('source_not_active', `Source ${source.id} is ${source.state}; only active sources sync`);
     }
-    return toJobView(await this.jobs.dispatchSourceSync(source, 'manual'));
+    const job = toJobView(await this.jobs.dispatchSourceSync(source, 'manual'));
+    this.jobs.notifyQueued();
+    return job;
   }
 
   private checkImportTasks(syncType: string, tasks: string[]): string[] {
@@ -228,6 +250,7 @@ export class SourceService {
             : 'awaiting_first_sync',
       latestJobId: source.latestJobId,
       activeImportJobId: source.activeImportJobId,
+      nextSyncAt: isoOrNull(source.nextSyncAt),
     };
   }
 }

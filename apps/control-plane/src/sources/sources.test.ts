@@ -204,6 +204,8 @@ describe('sources API (real PostgreSQL)', () => {
         rowsRead: 0,
         rowsWritten: 0,
         error: null,
+        attempts: 0,
+        notBefore: null,
         createdAt: expect.any(String),
         startedAt: null,
         finishedAt: null,

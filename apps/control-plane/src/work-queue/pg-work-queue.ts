@@ -236,9 +236,15 @@ export class Execution {
     await this.update({});
   }
 
-  /** Writes columns of the running item (and its heartbeat); aborts and throws when it is no longer owned. */
-  async update(values: ColumnValues): Promise<void> {
-    const owned = await this.write(this.queue.dataSource.manager, { ...values, heartbeat_at: NOW });
+  /**
+   * Writes columns of the running item (and its heartbeat), in `manager`'s transaction if given;
+   * aborts and throws when the item is no longer owned.
+   */
+  async update(values: ColumnValues, manager?: EntityManager): Promise<void> {
+    const owned = await this.write(manager ?? this.queue.dataSource.manager, {
+      ...values,
+      heartbeat_at: NOW,
+    });
     if (!owned) {
       this.controller.abort(new Interrupted('lost'));
       throw new Interrupted('lost');

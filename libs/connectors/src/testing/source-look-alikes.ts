@@ -12,14 +12,16 @@ export interface SourceLookAlike {
   readonly data: Map<string, Record<string, unknown>[]>;
   /** The next `times` requests get this status (with Retry-After when given). */
   failNext(status: number, times?: number, retryAfter?: string): void;
-  /** After `requests` more successful requests, the next one gets `status` (a failure mid-stream). */
-  failAfter(requests: number, status: number): void;
+  /** After `requests` more successful requests, the next `times` get `status` (a failure mid-stream). */
+  failAfter(requests: number, status: number, times?: number): void;
+  /** Forgets every scripted failure not answered yet. */
+  clearFailures(): void;
   close(): Promise<void>;
 }
 
 interface Script {
   failures: { status: number; retryAfter?: string }[];
-  failAfter?: { remaining: number; status: number };
+  failAfter?: { remaining: number; status: number; times: number };
 }
 
 async function listen(
@@ -44,7 +46,8 @@ async function listen(
     if (script.failAfter) {
       if (script.failAfter.remaining === 0) {
         const { status } = script.failAfter;
-        script.failAfter = undefined;
+        script.failAfter.times -= 1;
+        if (script.failAfter.times <= 0) script.failAfter = undefined;
         res.writeHead(status, { 'content-type': 'application/json' }).end('{"error":{"type":"api_error"}}');
         return;
       }
@@ -63,8 +66,12 @@ async function listen(
       for (let i = 0; i < times; i += 1)
         script.failures.push({ status, ...(retryAfter ? { retryAfter } : {}) });
     },
-    failAfter: (count, status) => {
-      script.failAfter = { remaining: count, status };
+    failAfter: (count, status, times = 1) => {
+      script.failAfter = { remaining: count, status, times };
+    },
+    clearFailures: () => {
+      script.failures.length = 0;
+      script.failAfter = undefined;
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

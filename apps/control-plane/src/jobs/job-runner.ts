@@ -1,0 +1,266 @@
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { Logger } from '@pipeline/logger';
+import {
+  Interrupted,
+  NOW,
+  PgWorkQueue,
+  type ClaimedItem,
+  type Execution,
+  type ReapedItem,
+} from '../work-queue/pg-work-queue';
+import { JobEntity, type JobKind } from './job.entity';
+import {
+  JobDeferred,
+  JobFailure,
+  TransientJobError,
+  type JobCounts,
+  type JobExecutor,
+  type JobTransition,
+} from './job-executor';
+
+export interface JobRunnerOptions {
+  dataSource: DataSource;
+  logger: Logger;
+  workerId?: string;
+  concurrency: number;
+  pollIntervalMs: number;
+  heartbeatIntervalMs: number;
+  staleAfterMs: number;
+  /** Claims of a job in all, transient retries and lost workers included; then it fails. */
+  maxAttempts: number;
+  /** Backoff before the first retry of a transient failure; it doubles per attempt up to retryMaxMs. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+}
+
+/**
+ * Runs sync jobs and integration runs from the `jobs` table on the shared PostgreSQL work queue,
+ * routing each to the executor of its kind. It owns the job's state machine:
+ * queued -> running -> succeeded | failed | cancelled, and back to queued for a retry after a
+ * transient error (with exponential backoff held in `run_after`, so a restart does not forget
+ * it), for a deferral, or when its worker died or stopped. Each state change and the owner's
+ * status update (the executor's onTransition) commit in one transaction.
+ */
+export class JobRunner {
+  private readonly queue: PgWorkQueue;
+  private readonly executors = new Map<JobKind, JobExecutor>();
+
+  constructor(private readonly options: JobRunnerOptions) {
+    this.queue = new PgWorkQueue(
+      {
+        dataSource: options.dataSource,
+        logger: options.logger,
+        table: { name: 'jobs', waitingStatus: 'queued', claimableWhen: 'run_after <= now()' },
+        itemName: 'job',
+        workerId: options.workerId,
+        concurrency: options.concurrency,
+        pollIntervalMs: options.pollIntervalMs,
+        heartbeatIntervalMs: options.heartbeatIntervalMs,
+        staleAfterMs: options.staleAfterMs,
+        maxAttempts: options.maxAttempts,
+      },
+      {
+        execute: (item, execution) => this.execute(item, execution),
+        onReaped: (tx, items) => this.onReaped(tx, items),
+      },
+    );
+  }
+
+  get workerId(): string {
+    return this.queue.workerId;
+  }
+
+  register(executor: JobExecutor): this {
+    this.executors.set(executor.kind, executor);
+    return this;
+  }
+
+  start(): void {
+    this.queue.start();
+  }
+
+  wake(): void {
+    this.queue.wake();
+  }
+
+  stop(): Promise<void> {
+    return this.queue.stop();
+  }
+
+  reap(): Promise<{ requeued: string[]; failed: string[] }> {
+    return this.queue.reap();
+  }
+
+  /** The wait before retry number `attempt` (1-based): base, 2 x base, 4 x base ... capped. */
+  backoffMs(attempt: number): number {
+    return Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.max(0, attempt - 1));
+  }
+
+  private async execute(item: ClaimedItem, execution: Execution): Promise<void> {
+    const { dataSource, logger } = this.options;
+    const job = await dataSource.getRepository(JobEntity).findOneByOrFail({ id: item.id });
+    const executor = this.executors.get(job.kind);
+    if (!executor) {
+      await execution.settle({
+        status: 'failed',
+        finished_at: NOW,
+        error: JSON.stringify({ code: 'no_executor', message: `No executor runs ${job.kind} jobs here` }),
+      });
+      return;
+    }
+    const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
+    try {
+      await dataSource.transaction(async (tx) => {
+        await execution.update({ updated_at: NOW }, tx);
+        await executor.onTransition(tx, job, { to: 'running' });
+      });
+      logger.info('job started', { jobId: job.id, kind: job.kind, attempt: item.attempts });
+      const result = await execution.untilAborted(
+        executor.execute({
+          job,
+          signal: execution.signal,
+          progress: async (now) => {
+            Object.assign(counts, now);
+            await execution.update({
+              rows_read: now.rowsRead,
+              rows_written: now.rowsWritten,
+              updated_at: NOW,
+            });
+          },
+        }),
+      );
+      Object.assign(counts, result);
+      await this.settle(
+        execution,
+        executor,
+        job,
+        { to: 'succeeded', counts },
+        {
+          status: 'succeeded',
+          finished_at: NOW,
+          error: null,
+        },
+      );
+      logger.info('job succeeded', { jobId: job.id, kind: job.kind, ...counts });
+    } catch (thrown) {
+      const error = execution.signal.aborted ? (execution.signal.reason as unknown) : thrown;
+      await this.afterError(execution, executor, job, item, counts, error);
+    }
+  }
+
+  private async afterError(
+    execution: Execution,
+    executor: JobExecutor,
+    job: JobEntity,
+    item: ClaimedItem,
+    counts: JobCounts,
+    error: unknown,
+  ): Promise<void> {
+    const { logger } = this.options;
+    const rows = { rows_read: counts.rowsRead, rows_written: counts.rowsWritten };
+    if (error instanceof Interrupted) {
+      // A lost job belongs to someone else now (the reaper or a cancel): nothing to write.
+      if (error.reason === 'shutdown')
+        await execution.putBack('queued', (tx) =>
+          executor.onTransition(tx, job, { to: 'queued', reason: 'requeued' }),
+        );
+      logger.info('job interrupted', { jobId: job.id, reason: error.reason });
+      return;
+    }
+    if (error instanceof JobDeferred) {
+      await this.settle(
+        execution,
+        executor,
+        job,
+        { to: 'queued', reason: 'deferred' },
+        {
+          ...rows,
+          status: 'queued',
+          run_after: error.notBefore,
+          started_at: null,
+          heartbeat_at: null,
+          attempts: { decrement: true },
+        },
+      );
+      logger.info('job deferred', { jobId: job.id, reason: error.reason, notBefore: error.notBefore });
+      return;
+    }
+    const described = describe(error);
+    if (error instanceof TransientJobError && item.attempts < this.options.maxAttempts) {
+      const retryAt = new Date(Date.now() + this.backoffMs(item.attempts));
+      await this.settle(
+        execution,
+        executor,
+        job,
+        { to: 'queued', reason: 'retry', error: described },
+        {
+          ...rows,
+          status: 'queued',
+          run_after: retryAt,
+          started_at: null,
+          heartbeat_at: null,
+          error: JSON.stringify(described),
+        },
+      );
+      logger.warn('job will be retried', {
+        jobId: job.id,
+        attempt: item.attempts,
+        retryAt,
+        error: described,
+      });
+      return;
+    }
+    await this.settle(
+      execution,
+      executor,
+      job,
+      { to: 'failed', error: described },
+      {
+        ...rows,
+        status: 'failed',
+        finished_at: NOW,
+        error: JSON.stringify(described),
+      },
+    );
+    logger.warn('job failed', { jobId: job.id, kind: job.kind, error: described });
+  }
+
+  private async settle(
+    execution: Execution,
+    executor: JobExecutor,
+    job: JobEntity,
+    transition: JobTransition,
+    values: Record<string, unknown>,
+  ): Promise<void> {
+    const counts = transition.to === 'succeeded' ? transition.counts : undefined;
+    await execution.settle(
+      counts ? { ...values, rows_read: counts.rowsRead, rows_written: counts.rowsWritten } : values,
+      (tx) => executor.onTransition(tx, job, transition),
+    );
+  }
+
+  private async onReaped(tx: EntityManager, items: ReapedItem[]): Promise<void> {
+    const jobs = await tx.getRepository(JobEntity).findBy({ id: In(items.map((i) => i.id)) });
+    for (const job of jobs) {
+      const executor = this.executors.get(job.kind);
+      if (!executor) continue;
+      const transition: JobTransition =
+        job.status === 'failed'
+          ? {
+              to: 'failed',
+              error: job.error?.code ? { code: job.error.code, message: job.error.message } : lost,
+            }
+          : { to: 'queued', reason: 'requeued' };
+      await executor.onTransition(tx, job, transition);
+    }
+  }
+}
+
+const lost = { code: 'worker_lost', message: 'The worker executing the job stopped' };
+
+/** A stable code and message for any failure; unknown errors are internal, their text kept. */
+function describe(error: unknown): { code: string; message: string } {
+  if (error instanceof TransientJobError || error instanceof JobFailure)
+    return { code: error.code, message: error.message };
+  return { code: 'internal', message: error instanceof Error ? error.message : String(error) };
+}
