@@ -1,0 +1,228 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import request from 'supertest';
+import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors';
+import { warehouseSchemaFor } from '@pipeline/tenancy';
+import { AccountService } from '../accounts/account.service';
+import { ApiKeyService } from '../auth/api-key.service';
+import { scopes } from '../auth/scopes';
+import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
+
+// The built control plane, as operators run it, with its in-process job runner: SIGKILLed
+// while a sync is mid-stream, the sync is recovered by the restarted process once its
+// heartbeat is stale and completes without duplicates; SIGTERMed, the process puts its sync
+// back in the queue and exits cleanly. The sync is held mid-stream by a proxy in front of the
+// Stripe look-alike that parks requests: no test hook in the process.
+const dist = path.join(__dirname, '../../dist');
+
+interface JobRow {
+  status: string;
+  attempts: number;
+  worker_id: string | null;
+}
+
+/** Forwards to `target`; while held, requests wait (their process may die meanwhile). */
+async function startHoldingProxy(target: string) {
+  let held = false;
+  let forwarded = 0;
+  const parked: (() => void)[] = [];
+  const server: Server = createServer((req, res) => {
+    const forward = () => {
+      forwarded += 1;
+      fetch(new URL(req.url ?? '/', target), { headers: { authorization: req.headers.authorization ?? '' } })
+        .then(async (upstream) => {
+          res.writeHead(upstream.status, { 'content-type': 'application/json' });
+          res.end(await upstream.text());
+        })
+        .catch(() => res.destroy());
+    };
+    if (held) parked.push(forward);
+    else forward();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get parked() {
+      return parked.length;
+    },
+    get forwarded() {
+      return forwarded;
+    },
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      for (const forward of parked.splice(0)) forward();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('the control plane process: sync jobs survive a crash (real PostgreSQL)', () => {
+  let db: MigratedScratchDatabase;
+  let warehouse: ScratchWarehouse;
+  let stripe: SourceLookAlike;
+  let proxy: Awaited<ReturnType<typeof startHoldingProxy>>;
+  let key: string;
+  let accountId: string;
+  const processes: ChildProcess[] = [];
+  const credentialKeys = `k1:${randomBytes(32).toString('base64')}`;
+
+  const env = (port: number) => ({
+    ...process.env,
+    DATABASE_URL: db.url,
+    WAREHOUSE_URL: warehouse.url,
+    CREDENTIALS_ENCRYPTION_KEYS: credentialKeys,
+    INTERNAL_SERVICE_TOKEN: randomBytes(24).toString('hex'),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    TASK_WORKER_ENABLED: 'false',
+    SCHEDULER_ENABLED: 'false',
+    JOB_POLL_INTERVAL_MS: '100',
+    JOB_HEARTBEAT_INTERVAL_MS: '100',
+    JOB_STALE_AFTER_MS: '1500',
+    VENDOR_BASE_URL_STRIPE: proxy.url,
+    SHUTDOWN_TIMEOUT_MS: '5000',
+  });
+
+  async function startControlPlane(): Promise<{ child: ChildProcess; base: string }> {
+    // Below Linux's ephemeral range (32768+), so no outgoing connection holds it.
+    const port = 20000 + Math.floor(Math.random() * 10000);
+    const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
+      env: env(port),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    processes.push(child);
+    const base = `http://127.0.0.1:${port}`;
+    await until(
+      async () =>
+        (
+          await request(base)
+            .get('/health')
+            .catch(() => null)
+        )?.status === 200,
+      10_000,
+    );
+    return { child, base };
+  }
+
+  const job = async (id: string): Promise<JobRow> =>
+    (await db.dataSource.query('SELECT * FROM jobs WHERE id = $1', [id]))[0];
+
+  async function until(predicate: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await predicate())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  const exited = (child: ChildProcess) =>
+    new Promise<number | null>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+      else child.once('exit', (code) => resolve(code));
+    });
+
+  async function trigger(base: string, sourceId: string): Promise<string> {
+    const response = await request(base)
+      .post(`/api/v1/sources/${sourceId}/sync`)
+      .set('Authorization', `Bearer ${key}`);
+    expect(response.status).toBe(202);
+    return response.body.data.id as string;
+  }
+
+  beforeAll(async () => {
+    if (!existsSync(path.join(dist, 'main.js'))) {
+      throw new Error('build apps/control-plane first: pnpm exec nx build control-plane');
+    }
+    db = await createMigratedScratchDatabase('sync process');
+    warehouse = await startScratchWarehouse('sync process warehouse');
+    stripe = await startStripeLookAlike();
+    stripe.data.set('customers', stripeRecords('customers', 1000, Math.floor(Date.now() / 1000)));
+    proxy = await startHoldingProxy(stripe.url);
+    const account = await new AccountService(db.dataSource).create('Sync crash test', []);
+    accountId = account.id;
+    key = (await new ApiKeyService(db.dataSource).issue(account.id, 'test', [...scopes])).apiKey;
+  });
+  afterAll(async () => {
+    for (const child of processes)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await proxy?.close();
+    await stripe?.close();
+    await warehouse?.drop();
+    await db?.drop();
+  });
+
+  it('recovers a sync whose process was killed mid-stream, after a restart, without duplicates', async () => {
+    const first = await startControlPlane();
+    const app = await request(first.base)
+      .post('/api/v1/apps')
+      .set('Authorization', `Bearer ${key}`)
+      .send({ appType: 'stripe', displayName: 'Stripe', credentials: { secretKey: stripe.secret } });
+    expect(app.status).toBe(201);
+    const source = await request(first.base)
+      .post('/api/v1/sources')
+      .set('Authorization', `Bearer ${key}`)
+      .send({ appId: app.body.data.id, syncType: 'stripe', importTasks: ['customers'] });
+    expect(source.status).toBe(201);
+    const sourceId = source.body.data.id as string;
+
+    // The credentials check and four pages go through; the fifth page waits at the proxy.
+    const countRequests = async (n: number) => until(async () => proxy.forwarded >= n, 10_000);
+    const jobId = await trigger(first.base, sourceId);
+    await countRequests(5);
+    proxy.hold();
+    await until(async () => proxy.parked > 0, 10_000);
+    const held = await job(jobId);
+    expect(held).toMatchObject({ status: 'running', attempts: 1 });
+
+    first.child.kill('SIGKILL');
+    await exited(first.child);
+    proxy.release();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await job(jobId)).toMatchObject({ status: 'running', worker_id: held.worker_id });
+
+    const second = await startControlPlane();
+    await until(async () => (await job(jobId)).status === 'succeeded', 20_000);
+    expect(await job(jobId)).toMatchObject({ status: 'succeeded', attempts: 2, worker_id: null });
+    const loaded = await warehouse.reader.query<{ rows: string; ids: string }>(
+      `SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM ${warehouseSchemaFor(accountId)}.stripe_customers`,
+    );
+    expect(loaded.rows[0]).toEqual({ rows: '1000', ids: '1000' });
+    const detail = await request(second.base)
+      .get(`/api/v1/sources/${sourceId}`)
+      .set('Authorization', `Bearer ${key}`);
+    expect(detail.body.data).toMatchObject({
+      integrationStatus: 'succeeded',
+      consecutiveFailures: 0,
+      activeImportJobId: null,
+      latestJobId: jobId,
+    });
+
+    // SIGTERM mid-stream: the sync goes back to the queue at once and the process exits cleanly.
+    const before = proxy.forwarded;
+    const next = await trigger(second.base, sourceId);
+    await countRequests(before + 2);
+    proxy.hold();
+    await until(async () => proxy.parked > 0, 10_000);
+    second.child.kill('SIGTERM');
+    expect(await exited(second.child)).toBe(0);
+    expect(await job(next)).toMatchObject({ status: 'queued', worker_id: null, attempts: 0 });
+    const paused = await db.dataSource.query('SELECT integration_status FROM sources WHERE id = $1', [
+      sourceId,
+    ]);
+    expect(paused[0]).toEqual({ integration_status: 'queued' });
+    proxy.release();
+  });
+});
