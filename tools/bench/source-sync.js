@@ -1,6 +1,8 @@
 // Source import benchmark (issue 8): a full read of a 100,000-record stream from the Stripe and
 // Shopify look-alike servers (real HTTP on loopback, the vendors' page sizes) into warehouse
-// tables, upserted on the key. Prints rows/s end to end and the share spent writing.
+// tables, upserted on the key. Prints rows/s end to end and the share spent writing; then the
+// Stripe import again as a whole sync job (control plane services, job runner, executor).
+// Needs the control plane and connectors built (pnpm exec nx run-many -t build).
 //   node tools/bench/source-sync.js [records=100000]
 const path = require('node:path');
 const root = path.join(__dirname, '../..');
@@ -73,6 +75,83 @@ async function main() {
   await shopify.close();
   await writer.close();
   await db.drop();
+  await wholeJob();
+}
+
+/**
+ * The same Stripe import as a sync job, end to end: a source triggered through the control
+ * plane's services, claimed by the job runner, read by the connector, upserted by the stream
+ * loader, cursors and counts saved, the source's status updated.
+ */
+async function wholeJob() {
+  const cp = (file) => require(path.join(root, 'apps/control-plane/dist', file));
+  const { createMigratedScratchDatabase } = cp('database/scratch-data-source');
+  const { AccountService } = cp('accounts/account.service');
+  const { createServices } = cp('app');
+  const { JobRunner } = cp('jobs/job-runner');
+  const { SourceSyncExecutor } = cp('sources/source-sync-executor');
+  const { CredentialCipher } = cp('apps/credential-cipher');
+  const { createLogger } = lib('@pipeline/logger');
+  const keys = `bench:${require('node:crypto').randomBytes(32).toString('base64')}`;
+  const control = await createMigratedScratchDatabase('bench sync job');
+  const warehouse = await createScratchDatabase(
+    process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    'bench sync job warehouse',
+  );
+  const stripe = await startStripeLookAlike();
+  stripe.data.set('customers', stripeRecords('customers', total, Math.floor(Date.now() / 1000)));
+  const logger = createLogger({ service: 'bench', level: 'warn' });
+  const services = createServices({ dataSource: control.dataSource, credentialKeys: keys });
+  const account = await new AccountService(control.dataSource).create('Bench', []);
+  const app = await services.apps.create(account.id, {
+    appType: 'stripe',
+    displayName: 'Stripe',
+    credentials: { secretKey: stripe.secret },
+  });
+  const writer = new StreamTableWriter(warehouse.url);
+  const runner = new JobRunner({
+    dataSource: control.dataSource,
+    logger,
+    concurrency: 1,
+    pollIntervalMs: 20,
+    heartbeatIntervalMs: 5000,
+    staleAfterMs: 60_000,
+    maxAttempts: 1,
+    retryBaseMs: 1000,
+    retryMaxMs: 1000,
+  }).register(
+    new SourceSyncExecutor({
+      dataSource: control.dataSource,
+      writer,
+      logger,
+      cipher: new CredentialCipher(keys),
+      baseUrls: { stripe: stripe.url },
+    }),
+  );
+  const started = process.hrtime.bigint();
+  const source = await services.sources.create(account.id, {
+    appId: app.id,
+    syncType: 'stripe',
+    importTasks: ['customers'],
+    runNow: true,
+  });
+  runner.start();
+  let job;
+  for (;;) {
+    job = await services.jobs.get(account.id, source.dispatchedJob.id);
+    if (job.status !== 'queued' && job.status !== 'running') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (job.status !== 'succeeded') throw new Error(`the job ${job.status}: ${JSON.stringify(job.error)}`);
+  console.log(
+    `${'stripe customers (sync job)'.padEnd(28)} ${String(Math.round(job.rowsWritten / seconds)).padStart(7)} rows/s  (${job.rowsWritten} rows in ${seconds.toFixed(1)} s, job runner + executor end to end)`,
+  );
+  await runner.stop();
+  await writer.close();
+  await stripe.close();
+  await control.drop();
+  await warehouse.drop();
 }
 
 main().catch((error) => {
