@@ -1,12 +1,12 @@
-import { In, type DataSource, type EntityManager } from 'typeorm';
-import type { Logger } from '@pipeline/logger';
+import { In, type EntityManager } from 'typeorm';
 import {
   Interrupted,
   NOW,
-  PgWorkQueue,
+  QueueWorker,
   type ClaimedItem,
   type Execution,
   type ReapedItem,
+  type WorkerSettings,
 } from '../work-queue/pg-work-queue';
 import { JobEntity, type JobKind } from './job.entity';
 import {
@@ -18,16 +18,7 @@ import {
   type JobTransition,
 } from './job-executor';
 
-export interface JobRunnerOptions {
-  dataSource: DataSource;
-  logger: Logger;
-  workerId?: string;
-  concurrency: number;
-  pollIntervalMs: number;
-  heartbeatIntervalMs: number;
-  staleAfterMs: number;
-  /** Claims of a job in all, transient retries and lost workers included; then it fails. */
-  maxAttempts: number;
+export interface JobRunnerOptions extends WorkerSettings {
   /** Backoff before the first retry of a transient failure; it doubles per attempt up to retryMaxMs. */
   retryBaseMs: number;
   retryMaxMs: number;
@@ -39,35 +30,14 @@ export interface JobRunnerOptions {
  * queued -> running -> succeeded | failed | cancelled, and back to queued for a retry after a
  * transient error (with exponential backoff held in `run_after`, so a restart does not forget
  * it), for a deferral, or when its worker died or stopped. Each state change and the owner's
- * status update (the executor's onTransition) commit in one transaction.
+ * status update (the executor's onTransition) commit in one transaction. `maxAttempts` counts
+ * claims in all, transient retries and lost workers included.
  */
-export class JobRunner {
-  private readonly queue: PgWorkQueue;
+export class JobRunner extends QueueWorker {
   private readonly executors = new Map<JobKind, JobExecutor>();
 
   constructor(private readonly options: JobRunnerOptions) {
-    this.queue = new PgWorkQueue(
-      {
-        dataSource: options.dataSource,
-        logger: options.logger,
-        table: { name: 'jobs', waitingStatus: 'queued', claimableWhen: 'run_after <= now()' },
-        itemName: 'job',
-        workerId: options.workerId,
-        concurrency: options.concurrency,
-        pollIntervalMs: options.pollIntervalMs,
-        heartbeatIntervalMs: options.heartbeatIntervalMs,
-        staleAfterMs: options.staleAfterMs,
-        maxAttempts: options.maxAttempts,
-      },
-      {
-        execute: (item, execution) => this.execute(item, execution),
-        onReaped: (tx, items) => this.onReaped(tx, items),
-      },
-    );
-  }
-
-  get workerId(): string {
-    return this.queue.workerId;
+    super(options, { name: 'jobs', waitingStatus: 'queued', claimableWhen: 'run_after <= now()' }, 'job');
   }
 
   register(executor: JobExecutor): this {
@@ -75,28 +45,12 @@ export class JobRunner {
     return this;
   }
 
-  start(): void {
-    this.queue.start();
-  }
-
-  wake(): void {
-    this.queue.wake();
-  }
-
-  stop(): Promise<void> {
-    return this.queue.stop();
-  }
-
-  reap(): Promise<{ requeued: string[]; failed: string[] }> {
-    return this.queue.reap();
-  }
-
   /** The wait before retry number `attempt` (1-based): base, 2 x base, 4 x base ... capped. */
   backoffMs(attempt: number): number {
     return Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.max(0, attempt - 1));
   }
 
-  private async execute(item: ClaimedItem, execution: Execution): Promise<void> {
+  protected async execute(item: ClaimedItem, execution: Execution): Promise<void> {
     const { dataSource, logger } = this.options;
     const job = await dataSource.getRepository(JobEntity).findOneByOrFail({ id: item.id });
     const executor = this.executors.get(job.kind);
@@ -239,7 +193,7 @@ export class JobRunner {
     );
   }
 
-  private async onReaped(tx: EntityManager, items: ReapedItem[]): Promise<void> {
+  protected override async onReaped(tx: EntityManager, items: ReapedItem[]): Promise<void> {
     const jobs = await tx.getRepository(JobEntity).findBy({ id: In(items.map((i) => i.id)) });
     for (const job of jobs) {
       const executor = this.executors.get(job.kind);

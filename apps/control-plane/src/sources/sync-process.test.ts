@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import request from 'supertest';
 import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
@@ -11,6 +9,13 @@ import { AccountService } from '../accounts/account.service';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes } from '../auth/scopes';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import {
+  exited,
+  killAll,
+  requireBuiltControlPlane,
+  startControlPlaneProcess,
+  until,
+} from '../testing/control-plane-process';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
 
 // The built control plane, as operators run it, with its in-process job runner: SIGKILLed
@@ -18,7 +23,6 @@ import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehou
 // heartbeat is stale and completes without duplicates; SIGTERMed, the process puts its sync
 // back in the queue and exits cleanly. The sync is held mid-stream by a proxy in front of the
 // Stripe look-alike that parks requests: no test hook in the process.
-const dist = path.join(__dirname, '../../dist');
 
 interface JobRow {
   status: string;
@@ -26,9 +30,9 @@ interface JobRow {
   worker_id: string | null;
 }
 
-/** Forwards to `target`; while held, requests wait (their process may die meanwhile). */
+/** Forwards to `target`; once `holdAfter` requests went through, the rest wait (their process may die meanwhile). */
 async function startHoldingProxy(target: string) {
-  let held = false;
+  let holdAfter = Infinity;
   let forwarded = 0;
   const parked: (() => void)[] = [];
   const server: Server = createServer((req, res) => {
@@ -41,7 +45,7 @@ async function startHoldingProxy(target: string) {
         })
         .catch(() => res.destroy());
     };
-    if (held) parked.push(forward);
+    if (forwarded >= holdAfter) parked.push(forward);
     else forward();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -50,14 +54,12 @@ async function startHoldingProxy(target: string) {
     get parked() {
       return parked.length;
     },
-    get forwarded() {
-      return forwarded;
-    },
-    hold: () => {
-      held = true;
+    /** Lets `more` requests through from now, then parks the rest. */
+    holdAfter: (more: number) => {
+      holdAfter = forwarded + more;
     },
     release: () => {
-      held = false;
+      holdAfter = Infinity;
       for (const forward of parked.splice(0)) forward();
     },
     close: () =>
@@ -96,43 +98,10 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     SHUTDOWN_TIMEOUT_MS: '5000',
   });
 
-  async function startControlPlane(): Promise<{ child: ChildProcess; base: string }> {
-    // Below Linux's ephemeral range (32768+), so no outgoing connection holds it.
-    const port = 20000 + Math.floor(Math.random() * 10000);
-    const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
-      env: env(port),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    processes.push(child);
-    const base = `http://127.0.0.1:${port}`;
-    await until(
-      async () =>
-        (
-          await request(base)
-            .get('/health')
-            .catch(() => null)
-        )?.status === 200,
-      10_000,
-    );
-    return { child, base };
-  }
+  const startControlPlane = () => startControlPlaneProcess(env, processes);
 
   const job = async (id: string): Promise<JobRow> =>
     (await db.dataSource.query('SELECT * FROM jobs WHERE id = $1', [id]))[0];
-
-  async function until(predicate: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await predicate())) {
-      if (Date.now() > deadline) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
-  const exited = (child: ChildProcess) =>
-    new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-      else child.once('exit', (code) => resolve(code));
-    });
 
   async function trigger(base: string, sourceId: string): Promise<string> {
     const response = await request(base)
@@ -143,9 +112,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
   }
 
   beforeAll(async () => {
-    if (!existsSync(path.join(dist, 'main.js'))) {
-      throw new Error('build apps/control-plane first: pnpm exec nx build control-plane');
-    }
+    requireBuiltControlPlane();
     db = await createMigratedScratchDatabase('sync process');
     warehouse = await startScratchWarehouse('sync process warehouse');
     stripe = await startStripeLookAlike();
@@ -156,8 +123,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     key = (await new ApiKeyService(db.dataSource).issue(account.id, 'test', [...scopes])).apiKey;
   });
   afterAll(async () => {
-    for (const child of processes)
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    killAll(processes);
     await proxy?.close();
     await stripe?.close();
     await warehouse?.drop();
@@ -179,10 +145,8 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     const sourceId = source.body.data.id as string;
 
     // The credentials check and four pages go through; the fifth page waits at the proxy.
-    const countRequests = async (n: number) => until(async () => proxy.forwarded >= n, 10_000);
+    proxy.holdAfter(5);
     const jobId = await trigger(first.base, sourceId);
-    await countRequests(5);
-    proxy.hold();
     await until(async () => proxy.parked > 0, 10_000);
     const held = await job(jobId);
     expect(held).toMatchObject({ status: 'running', attempts: 1 });
@@ -211,10 +175,8 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     });
 
     // SIGTERM mid-stream: the sync goes back to the queue at once and the process exits cleanly.
-    const before = proxy.forwarded;
+    proxy.holdAfter(2);
     const next = await trigger(second.base, sourceId);
-    await countRequests(before + 2);
-    proxy.hold();
     await until(async () => proxy.parked > 0, 10_000);
     second.child.kill('SIGTERM');
     expect(await exited(second.child)).toBe(0);

@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
@@ -9,13 +7,19 @@ import { AccountService } from '../accounts/account.service';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes } from '../auth/scopes';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import {
+  exited,
+  killAll,
+  requireBuiltControlPlane,
+  startControlPlaneProcess,
+  until,
+} from '../testing/control-plane-process';
 import { startScratchWarehouse, trackRow, type ScratchWarehouse } from '../testing/warehouse';
 
 // The built control plane, as operators run it, with its in-process worker: SIGKILLed while a
 // run is mid-step, the run is retried by the restarted process once its heartbeat is stale;
 // SIGTERMed, the process puts its run back in the queue and exits cleanly. A run is held
 // mid-step by a lock on the warehouse table its step reads: no test hook in the process.
-const dist = path.join(__dirname, '../../dist');
 
 interface RunRow {
   status: string;
@@ -48,43 +52,10 @@ describe('the control plane process: task runs survive a crash (real PostgreSQL)
     SHUTDOWN_TIMEOUT_MS: '5000',
   });
 
-  async function startControlPlane(): Promise<{ child: ChildProcess; base: string }> {
-    // Below Linux's ephemeral range (32768+), so no outgoing connection holds it.
-    const port = 20000 + Math.floor(Math.random() * 10000);
-    const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
-      env: env(port),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    processes.push(child);
-    const base = `http://127.0.0.1:${port}`;
-    await until(
-      async () =>
-        (
-          await request(base)
-            .get('/health')
-            .catch(() => null)
-        )?.status === 200,
-      10_000,
-    );
-    return { child, base };
-  }
+  const startControlPlane = () => startControlPlaneProcess(env, processes);
 
   const run = async (id: string): Promise<RunRow> =>
     (await db.dataSource.query('SELECT * FROM task_runs WHERE id = $1', [id]))[0];
-
-  async function until(predicate: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await predicate())) {
-      if (Date.now() > deadline) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
-  const exited = (child: ChildProcess) =>
-    new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-      else child.once('exit', (code) => resolve(code));
-    });
 
   async function startRun(base: string): Promise<string> {
     const created = await request(base)
@@ -109,9 +80,7 @@ describe('the control plane process: task runs survive a crash (real PostgreSQL)
   }
 
   beforeAll(async () => {
-    if (!existsSync(path.join(dist, 'main.js'))) {
-      throw new Error('build apps/control-plane first: pnpm exec nx build control-plane');
-    }
+    requireBuiltControlPlane();
     db = await createMigratedScratchDatabase('task worker process');
     warehouse = await startScratchWarehouse('task worker process warehouse');
     const account = await new AccountService(db.dataSource).create('Crash test', ['automations']);
@@ -122,8 +91,7 @@ describe('the control plane process: task runs survive a crash (real PostgreSQL)
     await lock.connect();
   });
   afterAll(async () => {
-    for (const child of processes)
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    killAll(processes);
     await lock?.end();
     await warehouse?.drop();
     await db?.drop();

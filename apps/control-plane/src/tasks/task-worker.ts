@@ -1,85 +1,37 @@
-import type { DataSource } from 'typeorm';
-import type { Logger } from '@pipeline/logger';
 import { TaskEntity } from './task.entity';
 import { initialProgress } from './task.service';
-import { PgWorkQueue, Interrupted, NOW, type ClaimedItem, type Execution } from '../work-queue/pg-work-queue';
+import {
+  Interrupted,
+  NOW,
+  QueueWorker,
+  type ClaimedItem,
+  type Execution,
+  type WorkerSettings,
+} from '../work-queue/pg-work-queue';
 import { TaskRunEntity, type RunError, type RunProgress } from './task-run.entity';
 import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
 
-export interface TaskWorkerOptions {
-  dataSource: DataSource;
+export interface TaskWorkerOptions extends WorkerSettings {
   warehouse: WarehouseReader;
-  logger: Logger;
-  /** Unique per worker; the default is host:pid:random. */
-  workerId?: string;
-  /** Runs executed at once by this worker. */
-  concurrency: number;
-  /** How often the queue is polled when idle (a start in this process wakes it at once). */
-  pollIntervalMs: number;
-  /** How often a running run's heartbeat is written (and cancellation noticed). */
-  heartbeatIntervalMs: number;
-  /** A running run whose heartbeat is older than this belongs to a dead worker. */
-  staleAfterMs: number;
-  /** Claims of a run in all; a run lost by its worker this many times fails instead of being requeued. */
-  maxAttempts: number;
   /** Called before each step, with the run's abort signal (tests use it to hold a run mid-way). */
   beforeStep?: (run: { id: string; taskId: string }, stepId: string, signal: AbortSignal) => Promise<void>;
 }
 
 /**
- * Executes task runs from the PostgreSQL queue (the task_runs table) with a PgWorkQueue, which
+ * Executes task runs from the PostgreSQL queue (the task_runs table) on a PgWorkQueue, which
  * claims, heartbeats, reaps and stops; this class runs a claimed run's template steps and records
  * their progress. Every write is conditioned on the run still being this worker's, so a late
  * write of a lost or cancelled run changes nothing.
  */
-export class TaskWorker {
-  private readonly queue: PgWorkQueue;
-
+export class TaskWorker extends QueueWorker {
   constructor(private readonly options: TaskWorkerOptions) {
-    this.queue = new PgWorkQueue(
-      {
-        dataSource: options.dataSource,
-        logger: options.logger,
-        table: { name: 'task_runs', waitingStatus: 'pending' },
-        itemName: 'task run',
-        workerId: options.workerId,
-        concurrency: options.concurrency,
-        pollIntervalMs: options.pollIntervalMs,
-        heartbeatIntervalMs: options.heartbeatIntervalMs,
-        staleAfterMs: options.staleAfterMs,
-        maxAttempts: options.maxAttempts,
-      },
-      { execute: (item, execution) => this.execute(item, execution) },
-    );
-  }
-
-  get workerId(): string {
-    return this.queue.workerId;
-  }
-
-  start(): void {
-    this.queue.start();
-  }
-
-  /** Polls now instead of at the next interval. */
-  wake(): void {
-    this.queue.wake();
-  }
-
-  /** Stops claiming, interrupts the runs in progress and puts them back in the queue. */
-  stop(): Promise<void> {
-    return this.queue.stop();
-  }
-
-  /** Requeues (or fails) runs whose worker stopped heartbeating. */
-  reap(): Promise<{ requeued: string[]; failed: string[] }> {
-    return this.queue.reap();
+    super(options, { name: 'task_runs', waitingStatus: 'pending' }, 'task run');
   }
 
   /** Runs the template's steps, recording progress; ends in succeeded or failed (or stops if interrupted). */
-  private async execute(item: ClaimedItem, execution: Execution): Promise<void> {
+  protected async execute(item: ClaimedItem, execution: Execution): Promise<void> {
     const { dataSource, logger } = this.options;
     const signal = execution.signal;
     const run = await dataSource.getRepository(TaskRunEntity).findOneByOrFail({ id: item.id });

@@ -213,6 +213,54 @@ export class PgWorkQueue {
   }
 }
 
+/** What a deployment sets for a worker of one queue (the table and its executor are the worker's own). */
+export type WorkerSettings = Omit<QueueOptions, 'table' | 'itemName'>;
+
+/** A worker of one queue: runs what it claims, and lets the process start, wake and stop it. */
+export abstract class QueueWorker {
+  protected readonly queue: PgWorkQueue;
+
+  constructor(settings: WorkerSettings, table: QueueTable, itemName: string) {
+    this.queue = new PgWorkQueue(
+      { ...settings, table, itemName },
+      {
+        execute: (item, execution) => this.execute(item, execution),
+        onReaped: (tx, items) => this.onReaped(tx, items),
+      },
+    );
+  }
+
+  get workerId(): string {
+    return this.queue.workerId;
+  }
+
+  start(): void {
+    this.queue.start();
+  }
+
+  /** Polls now instead of at the next interval. */
+  wake(): void {
+    this.queue.wake();
+  }
+
+  /** Stops claiming, interrupts the executions in progress and puts their items back. */
+  stop(): Promise<void> {
+    return this.queue.stop();
+  }
+
+  /** Requeues (or fails) items whose worker stopped heartbeating. */
+  reap(): Promise<{ requeued: string[]; failed: string[] }> {
+    return this.queue.reap();
+  }
+
+  protected abstract execute(item: ClaimedItem, execution: Execution): Promise<void>;
+
+  /** Called in the transaction that requeued or failed a dead worker's items. */
+  protected onReaped(_tx: EntityManager, _items: ReapedItem[]): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 /** One claimed item's execution: its abort signal and the writes that only land while it is owned. */
 export class Execution {
   constructor(
