@@ -22,6 +22,10 @@ import { TasksController } from './tasks/task.controller';
 import { TaskService } from './tasks/task.service';
 import { TemplatesController } from './tasks/template.controller';
 import { DEFAULT_WAREHOUSE_URL, WarehouseReader } from './tasks/warehouse-reader';
+import { defaultPrices, priceList, type PriceList } from './usage/price-list';
+import { UsageController } from './usage/usage.controller';
+import { UsageMetering } from './usage/usage-metering';
+import { UsageService } from './usage/usage.service';
 import { WriteKeysController } from './write-keys/write-key.controller';
 import { WriteKeyService } from './write-keys/write-key.service';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
@@ -42,6 +46,8 @@ export interface AppDependencies {
   onTaskRunQueued?: () => void;
   /** Called when a sync job is queued (wakes an in-process job runner). */
   onJobQueued?: () => void;
+  /** The usage price list (default: the documented defaults). */
+  prices?: PriceList;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -51,19 +57,22 @@ export function createServices({
   warehouse,
   onTaskRunQueued,
   onJobQueued,
-}: Pick<AppDependencies, 'dataSource' | 'credentialKeys' | 'warehouse' | 'onTaskRunQueued' | 'onJobQueued'>) {
+  prices,
+}: Pick<
+  AppDependencies,
+  'dataSource' | 'credentialKeys' | 'warehouse' | 'onTaskRunQueued' | 'onJobQueued' | 'prices'
+>) {
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
   const jobs = new JobService(dataSource, onJobQueued);
   const sources = new SourceService(dataSource, apps, jobs);
   const integrations = new IntegrationService(dataSource, apps);
   const writeKeys = new WriteKeyService(dataSource);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
-  const tasks = new TaskService(
-    dataSource,
-    warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL),
-    onTaskRunQueued,
-  );
-  return { apps, jobs, sources, integrations, writeKeys, writeKeyResolver, tasks };
+  const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
+  const tasks = new TaskService(dataSource, reader, onTaskRunQueued);
+  const metering = new UsageMetering(dataSource, reader, prices ?? priceList(defaultPrices));
+  const usage = new UsageService(dataSource, metering);
+  return { apps, jobs, sources, integrations, writeKeys, writeKeyResolver, tasks, metering, usage };
 }
 
 export function createApp(deps: AppDependencies): Express {
@@ -82,6 +91,7 @@ export function createApp(deps: AppDependencies): Express {
     [TasksController, new TasksController(services.tasks)],
     [TemplatesController, new TemplatesController(services.tasks)],
     [WriteKeyResolutionController, new WriteKeyResolutionController(services.writeKeyResolver)],
+    [UsageController, new UsageController(services.usage)],
   ]);
   app.locals[CONTROLLERS] = controllers;
   const authenticator = new ApiKeyAuthenticator(dataSource);

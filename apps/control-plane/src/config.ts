@@ -5,6 +5,14 @@ import { loggingConfigSchema } from '@pipeline/logger';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
+import { defaultPrices } from './usage/price-list';
+
+/** A non-negative decimal written as digits (no exponent), so the price list stays exact. */
+const envDecimal = (defaultValue: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'expected a decimal number such as 0.023')
+    .default(defaultValue);
 
 export const controlPlaneConfigSchema = z.object({
   HOST: envString('0.0.0.0'),
@@ -48,6 +56,14 @@ export const controlPlaneConfigSchema = z.object({
   /** Source API base URLs (VENDOR_BASE_URL_<APP TYPE>), for proxies, vendor sandboxes and tests. */
   VENDOR_BASE_URL_STRIPE: envUrl(['http', 'https']).optional(),
   VENDOR_BASE_URL_SHOPIFY: envUrl(['http', 'https']).optional(),
+  /** Usage prices in USD, exact decimals (README, "Usage"). */
+  USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth),
+  USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb),
+  USAGE_PRICE_COMPUTE_SECOND: envDecimal(defaultPrices.computePerSecond),
+  USAGE_PRICE_MILLION_SYNC_ROWS: envDecimal(defaultPrices.syncRowsPerMillion),
+  /** How often every account's usage of today and yesterday is metered. */
+  USAGE_METERING_ENABLED: envBool(true),
+  USAGE_METERING_INTERVAL_MS: envInt({ default: 3_600_000, min: 1000, max: 86_400_000 }),
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...postgresConfigSchema.shape,

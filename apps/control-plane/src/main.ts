@@ -12,6 +12,9 @@ import { JobService } from './jobs/job.service';
 import { Scheduler } from './jobs/scheduler';
 import { dueSources } from './sources/source-schedule';
 import { SourceSyncExecutor } from './sources/source-sync-executor';
+import { priceList } from './usage/price-list';
+import { PgQueryMeter } from './usage/query-meter';
+import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { WarehouseReader } from './tasks/warehouse-reader';
 
 async function main(): Promise<void> {
@@ -26,7 +29,13 @@ async function main(): Promise<void> {
   const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
   await dataSource.initialize();
   shutdown.add('database pool', () => dataSource.destroy());
-  const warehouse = new WarehouseReader(config.WAREHOUSE_URL);
+  const warehouse = new WarehouseReader(config.WAREHOUSE_URL, { meter: new PgQueryMeter(dataSource) });
+  const prices = priceList({
+    storagePerGbMonth: config.USAGE_PRICE_STORAGE_GB_MONTH,
+    queryPerTb: config.USAGE_PRICE_QUERY_TB,
+    computePerSecond: config.USAGE_PRICE_COMPUTE_SECOND,
+    syncRowsPerMillion: config.USAGE_PRICE_MILLION_SYNC_ROWS,
+  });
   shutdown.add('warehouse pool', () => warehouse.close());
 
   // The task worker runs in this process; hooks run in reverse, so it stops before the pools close.
@@ -86,6 +95,16 @@ async function main(): Promise<void> {
     shutdown.add('scheduler', () => scheduler.stop());
   }
 
+  if (config.USAGE_METERING_ENABLED) {
+    const metering = new MeteringTimer(
+      new UsageMetering(dataSource, warehouse, prices),
+      logger,
+      config.USAGE_METERING_INTERVAL_MS,
+    );
+    metering.start();
+    shutdown.add('usage metering', () => metering.stop());
+  }
+
   await serveHttp(
     createApp({
       dataSource,
@@ -95,6 +114,7 @@ async function main(): Promise<void> {
       warehouse,
       onTaskRunQueued: () => worker?.wake(),
       onJobQueued: () => jobs?.wake(),
+      prices,
     }),
     {
       host: config.HOST,

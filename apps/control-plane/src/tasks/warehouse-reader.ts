@@ -1,5 +1,6 @@
-import { Pool, type QueryResultRow } from 'pg';
+import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
+import type { MeteredPurpose, QueryMeter } from '../usage/query-meter';
 
 export const DEFAULT_WAREHOUSE_URL = 'postgres://postgres@127.0.0.1:5432/warehouse';
 
@@ -9,12 +10,18 @@ export type WarehouseTableName = (typeof warehouseTableNames)[number];
 
 /**
  * Read-only access to an account's warehouse schema (`account_<id>`), for the templates that
- * inspect tracked data. The schema name is derived from the account id, never from input.
+ * inspect tracked data and the service's own reads; account queries are metered for usage. The schema name is derived from the account id, never from input.
  */
 export class WarehouseReader {
   private readonly pool: Pool;
 
-  constructor(url: string, options: { poolMax?: number; statementTimeoutMs?: number } = {}) {
+  private readonly meter: QueryMeter | undefined;
+
+  constructor(
+    url: string,
+    options: { poolMax?: number; statementTimeoutMs?: number; meter?: QueryMeter } = {},
+  ) {
+    this.meter = options.meter;
     this.pool = new Pool({
       connectionString: url,
       max: options.poolMax ?? 3,
@@ -45,7 +52,9 @@ export class WarehouseReader {
   /** Whether any warehouse table of the account has a row. */
   async hasRows(accountId: string): Promise<boolean> {
     for (const table of await this.existingTables(accountId)) {
-      const { rows } = await this.query<{ found: boolean }>(
+      const { rows } = await this.accountQuery<{ found: boolean }>(
+        accountId,
+        'query',
         `SELECT EXISTS (SELECT 1 FROM ${this.table(accountId, table)}) AS found`,
       );
       if (rows[0]?.found) return true;
@@ -68,19 +77,66 @@ export class WarehouseReader {
     signal.throwIfAborted();
     const client = await this.pool.connect();
     try {
-      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      const pid = rows[0]?.pid;
-      const cancel = () => {
-        void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
-      };
-      signal.addEventListener('abort', cancel, { once: true });
+      return await this.cancellable(client, signal, () => client.query<R>(sql, values));
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Runs `run` on the client; an abort of the signal cancels its statement on the server. */
+  private async cancellable<T>(client: PoolClient, signal: AbortSignal | undefined, run: () => Promise<T>) {
+    if (!signal) return run();
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const pid = rows[0]?.pid;
+    const cancel = () => {
+      void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    };
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      return await run();
+    } finally {
+      signal.removeEventListener('abort', cancel);
+    }
+  }
+
+  /**
+   * Runs a query over the account's schema and meters the bytes it processed: in one read-only
+   * transaction, PostgreSQL's per-transaction block counters (pg_stat_get_xact_blocks_fetched:
+   * every block of the schema's tables and indexes the query asked the buffer manager for,
+   * from cache or disk) times the block size. Measured, not estimated from row counts.
+   */
+  async accountQuery<R extends QueryResultRow>(
+    accountId: string,
+    purpose: MeteredPurpose,
+    sql: string,
+    values: unknown[] = [],
+    signal?: AbortSignal,
+  ) {
+    const schema = this.schemaOf(accountId);
+    signal?.throwIfAborted();
+    const client = await this.pool.connect();
+    let bytes = 0;
+    try {
+      await client.query('BEGIN READ ONLY');
       try {
-        return await client.query<R>(sql, values);
-      } finally {
-        signal.removeEventListener('abort', cancel);
+        const result = await this.cancellable(client, signal, () => client.query<R>(sql, values));
+        const measured = await client.query<{ bytes: string }>(
+          `SELECT COALESCE(sum(pg_stat_get_xact_blocks_fetched(c.oid)), 0)
+                  * current_setting('block_size')::bigint AS bytes
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1`,
+          [schema],
+        );
+        bytes = Number(measured.rows[0]?.bytes ?? 0);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
       }
     } finally {
       client.release();
+      if (bytes > 0 && this.meter) await this.meter.record(accountId, purpose, bytes);
     }
   }
 

@@ -7,7 +7,9 @@ import { AccountService } from '../accounts/account.service';
 import { createApp, createServices } from '../app';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
-import type { WarehouseReader } from '../tasks/warehouse-reader';
+import { WarehouseReader } from '../tasks/warehouse-reader';
+import type { PriceList } from '../usage/price-list';
+import { PgQueryMeter } from '../usage/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
 
 export const TEST_CREDENTIAL_KEYS = `k2:${randomBytes(32).toString('base64')},k1:${randomBytes(32).toString('base64')}`;
@@ -45,6 +47,9 @@ export interface Harness {
 export interface HarnessOptions {
   /** The warehouse the task templates read (tests pass a scratch database). */
   warehouse?: WarehouseReader;
+  /** A warehouse database to read through a reader that meters into this harness's database. */
+  meteredWarehouseUrl?: string;
+  prices?: PriceList;
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -53,12 +58,16 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
   const logger = createLogger({ service: 'control-plane-test', stream, level: 'debug' });
+  const metered = options.meteredWarehouseUrl
+    ? new WarehouseReader(options.meteredWarehouseUrl, { meter: new PgQueryMeter(db.dataSource) })
+    : undefined;
   const deps = {
     dataSource: db.dataSource,
     logger,
     credentialKeys: TEST_CREDENTIAL_KEYS,
     internalServiceToken: TEST_INTERNAL_TOKEN,
-    warehouse: options.warehouse,
+    warehouse: metered ?? options.warehouse,
+    prices: options.prices,
   };
   const services = createServices(deps);
   const app = createApp(deps);
@@ -86,6 +95,9 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
         delete: (path) => auth(request(app).delete(path)),
       };
     },
-    close: () => db.drop(),
+    close: async () => {
+      await metered?.close();
+      await db.drop();
+    },
   };
 }

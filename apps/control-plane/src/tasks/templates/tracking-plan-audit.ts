@@ -74,13 +74,15 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
       name: 'Collect the event names seen in the window',
       async run({ warehouse, accountId, params, now, signal }): Promise<EventSeen[] | null> {
         if (!(await warehouse.existingTables(accountId)).includes('events')) return null;
-        const { rows } = await warehouse.query<{
+        const { rows } = await warehouse.accountQuery<{
           type: string;
           name: string;
           count: string;
           first_seen: Date;
           last_seen: Date;
         }>(
+          accountId,
+          'model_query',
           `SELECT type, COALESCE(CASE WHEN type = 'page' THEN name ELSE event END, '') AS name,
                   count(*) AS count, min(COALESCE(timestamp, received_at)) AS first_seen,
                   max(COALESCE(timestamp, received_at)) AS last_seen
@@ -104,13 +106,15 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
       name: 'Collect the property types of each event',
       async run({ warehouse, accountId, params, now, state, signal }): Promise<PropertySeen[]> {
         if (state.collect_events === null) return [];
-        const { rows } = await warehouse.query<{
+        const { rows } = await warehouse.accountQuery<{
           type: string;
           event: string;
           property: string;
           json_type: string;
           count: string;
         }>(
+          accountId,
+          'model_query',
           `SELECT e.type, COALESCE(CASE WHEN e.type = 'page' THEN e.name ELSE e.event END, '') AS event,
                   p.key AS property, jsonb_typeof(p.value) AS json_type, count(*) AS count
              FROM ${warehouse.table(accountId, 'events')} e

@@ -82,12 +82,14 @@ export const warehouseFreshnessCheck: TaskTemplate<WarehouseFreshnessParams> = {
             });
             continue;
           }
-          const { rows } = await warehouse.query<{
+          const { rows } = await warehouse.accountQuery<{
             rows: string;
             last_received_at: Date | null;
             last_event_at: Date | null;
             rows_last_24h: string;
           }>(
+            accountId,
+            'model_query',
             `SELECT count(*) AS rows, max(received_at) AS last_received_at, max(timestamp) AS last_event_at,
                     count(*) FILTER (WHERE received_at > $1::timestamptz - interval '24 hours') AS rows_last_24h
                FROM ${warehouse.table(accountId, table)}`,

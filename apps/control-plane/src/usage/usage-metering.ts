@@ -1,0 +1,214 @@
+import type { DataSource } from 'typeorm';
+import type { Logger } from '@pipeline/logger';
+import type { WarehouseReader } from '../tasks/warehouse-reader';
+import { returnedRows } from '../work-queue/pg-work-queue';
+import { costsOfDay, type DayFigures, type PriceList } from './price-list';
+
+/** A UTC calendar day, YYYY-MM-DD. */
+export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+
+/**
+ * Meters what the service spent for an account on a UTC day and stores it, with its costs, in
+ * `usage_daily`. Every figure is read from where the spending happened:
+ * - storage: PostgreSQL's own pg_total_relation_size of every table (with its indexes and
+ *   TOAST) in the account's warehouse schema; only measurable now, so a past day keeps the
+ *   size metered on it;
+ * - query and model query: the bytes the metered warehouse queries processed that day
+ *   (`usage_query_bytes`, written by WarehouseReader.accountQuery);
+ * - compute: the seconds from start to end of the sync jobs, integration runs and task runs
+ *   that finished that day (task runs are also model compute);
+ * - sync rows: rows written by the source syncs that finished that day, plus the tracking
+ *   rows loaded into events, users, groups and aliases that day (by received_at).
+ */
+export class UsageMetering {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly warehouse: WarehouseReader,
+    private readonly prices: PriceList,
+  ) {}
+
+  async meterDay(accountId: string, day: string, now: Date = new Date()): Promise<void> {
+    const figures = await this.figures(accountId, day, utcDay(now) === day);
+    const costs = costsOfDay(day, figures, this.prices);
+    await this.dataSource.query(
+      `INSERT INTO usage_daily (account_id, day, storage_bytes, query_bytes, model_query_bytes,
+         compute_ms, model_compute_ms, sync_rows, tracking_rows, storage_cost_usd, query_cost_usd,
+         model_query_cost_usd, compute_cost_usd, model_compute_cost_usd, sync_rows_cost_usd, metered_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, now())
+       ON CONFLICT (account_id, day) DO UPDATE SET
+         storage_bytes = EXCLUDED.storage_bytes, query_bytes = EXCLUDED.query_bytes,
+         model_query_bytes = EXCLUDED.model_query_bytes, compute_ms = EXCLUDED.compute_ms,
+         model_compute_ms = EXCLUDED.model_compute_ms, sync_rows = EXCLUDED.sync_rows,
+         tracking_rows = EXCLUDED.tracking_rows, storage_cost_usd = EXCLUDED.storage_cost_usd,
+         query_cost_usd = EXCLUDED.query_cost_usd, model_query_cost_usd = EXCLUDED.model_query_cost_usd,
+         compute_cost_usd = EXCLUDED.compute_cost_usd, model_compute_cost_usd = EXCLUDED.model_compute_cost_usd,
+         sync_rows_cost_usd = EXCLUDED.sync_rows_cost_usd, metered_at = now()`,
+      [
+        accountId,
+        day,
+        figures.storageBytes,
+        figures.queryBytes,
+        figures.modelQueryBytes,
+        figures.computeMs,
+        figures.modelComputeMs,
+        figures.syncRows,
+        figures.trackingRows,
+        costs.storage.toFixed(),
+        costs.query.toFixed(),
+        costs.modelQuery.toFixed(),
+        costs.compute.toFixed(),
+        costs.modelCompute.toFixed(),
+        costs.syncRows.toFixed(),
+      ],
+    );
+  }
+
+  /** Meters the day for every account; one account's failure does not stop the others. */
+  async meterAll(day: string, logger: Logger, now: Date = new Date()): Promise<number> {
+    const accounts = returnedRows<{ id: string }>(await this.dataSource.query('SELECT id FROM accounts'));
+    let metered = 0;
+    for (const { id } of accounts) {
+      try {
+        await this.meterDay(id, day, now);
+        metered += 1;
+      } catch (error) {
+        logger.error('usage metering failed', { accountId: id, day, error });
+      }
+    }
+    return metered;
+  }
+
+  private async figures(accountId: string, day: string, isToday: boolean): Promise<DayFigures> {
+    const number = (value: unknown) => Number(value ?? 0);
+    // The warehouse reads first: their own bytes are part of the day's query bytes read below.
+    const storageBytes = isToday
+      ? await this.storageBytes(accountId)
+      : await this.meteredStorage(accountId, day);
+    const trackingRows = await this.trackingRows(accountId, day);
+    const [queries] = returnedRows<{ query: string | null; model_query: string | null }>(
+      await this.dataSource.query(
+        `SELECT sum(bytes) FILTER (WHERE purpose = 'query') AS query,
+                sum(bytes) FILTER (WHERE purpose = 'model_query') AS model_query
+           FROM usage_query_bytes WHERE account_id = $1 AND day = $2`,
+        [accountId, day],
+      ),
+    );
+    // Day bounds in UTC whatever the session's TimeZone.
+    const window = `finished_at >= $2::date::timestamp AT TIME ZONE 'UTC'
+      AND finished_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC' AND started_at IS NOT NULL`;
+    const [jobs] = returnedRows<{ ms: string | null; sync_rows: string | null }>(
+      await this.dataSource.query(
+        `SELECT sum(extract(epoch FROM finished_at - started_at) * 1000) AS ms,
+                sum(rows_written) FILTER (WHERE kind = 'source_sync') AS sync_rows
+           FROM jobs WHERE account_id = $1 AND ${window}`,
+        [accountId, day],
+      ),
+    );
+    const [runs] = returnedRows<{ ms: string | null }>(
+      await this.dataSource.query(
+        `SELECT sum(extract(epoch FROM finished_at - started_at) * 1000) AS ms
+           FROM task_runs WHERE account_id = $1 AND ${window}`,
+        [accountId, day],
+      ),
+    );
+    const modelComputeMs = Math.round(number(runs?.ms));
+    return {
+      storageBytes,
+      queryBytes: number(queries?.query),
+      modelQueryBytes: number(queries?.model_query),
+      computeMs: Math.round(number(jobs?.ms)) + modelComputeMs,
+      modelComputeMs,
+      syncRows: number(jobs?.sync_rows),
+      trackingRows,
+    };
+  }
+
+  private async storageBytes(accountId: string): Promise<number> {
+    const { rows } = await this.warehouse.accountQuery<{ bytes: string }>(
+      accountId,
+      'query',
+      `SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'm')`,
+      [this.warehouse.schemaOf(accountId)],
+    );
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
+  private async meteredStorage(accountId: string, day: string): Promise<number> {
+    const [row] = returnedRows<{ storage_bytes: string }>(
+      await this.dataSource.query(
+        'SELECT storage_bytes FROM usage_daily WHERE account_id = $1 AND day = $2',
+        [accountId, day],
+      ),
+    );
+    return Number(row?.storage_bytes ?? 0);
+  }
+
+  private async trackingRows(accountId: string, day: string): Promise<number> {
+    const tables = await this.warehouse.existingTables(accountId);
+    if (tables.length === 0) return 0;
+    const counts = tables
+      .map(
+        (table) =>
+          `(SELECT count(*) FROM ${this.warehouse.table(accountId, table)}
+             WHERE received_at >= $1::date::timestamp AT TIME ZONE 'UTC'
+               AND received_at < ($1::date + 1)::timestamp AT TIME ZONE 'UTC')`,
+      )
+      .join(' + ');
+    const { rows } = await this.warehouse.accountQuery<{ rows: string }>(
+      accountId,
+      'query',
+      `SELECT ${counts} AS rows`,
+      [day],
+    );
+    return Number(rows[0]?.rows ?? 0);
+  }
+}
+
+/**
+ * Meters every account's today and yesterday (so the last hours of a day are counted once it
+ * ends) at start and then every intervalMs; a pass never overlaps the previous one.
+ */
+export class MeteringTimer {
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> | undefined;
+
+  constructor(
+    private readonly metering: UsageMetering,
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.run(), this.intervalMs);
+    this.timer.unref();
+    void this.run();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.pass;
+  }
+
+  run(now: Date = new Date()): Promise<void> {
+    const pass =
+      this.pass ??
+      (async () => {
+        try {
+          const yesterday = utcDay(new Date(now.getTime() - 86_400_000));
+          await this.metering.meterAll(yesterday, this.logger, now);
+          const metered = await this.metering.meterAll(utcDay(now), this.logger, now);
+          this.logger.info('usage metered', { accounts: metered });
+        } catch (error) {
+          this.logger.error('usage metering pass failed', { error });
+        } finally {
+          this.pass = undefined;
+        }
+      })();
+    this.pass = pass;
+    return pass;
+  }
+}

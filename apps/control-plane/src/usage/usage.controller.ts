@@ -1,0 +1,48 @@
+import type { Request as ExpressRequest } from 'express';
+import { Controller, Get, Query, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
+import { principalOf } from '../auth/principal';
+import type { Problem } from '../http/problem';
+import type { DailyUsageItem, UsageSummary } from './usage.dto';
+import type { UsageService } from './usage.service';
+
+/**
+ * What the service spent for the account and what it costs. Days are UTC calendar days; the
+ * period is the last `days` days ending today (today metered at the time of the request).
+ */
+@Route('api/v1/usage')
+@Tags('Usage')
+@Response<Problem>(401, 'Missing or invalid API key')
+@Response<Problem>(403, 'The API key lacks the required scope')
+export class UsageController extends Controller {
+  constructor(private readonly usage: UsageService) {
+    super();
+  }
+
+  /**
+   * Storage, compute, query and sync-row figures and costs over the period.
+   * @param days Days in the period: an integer, clamped to 1-365; 30 when absent.
+   */
+  @Get('summary')
+  @Security('api_key', ['usage.read'])
+  @Response<Problem>(400, 'days is not an integer')
+  async getUsageSummary(
+    @Request() request: ExpressRequest,
+    @Query() days?: string,
+  ): Promise<{ data: UsageSummary }> {
+    return { data: await this.usage.summary(principalOf(request).accountId, days) };
+  }
+
+  /**
+   * One item per UTC day of the period, oldest first, days without usage included (zeros).
+   * @param days Days in the period: an integer, clamped to 1-365; 30 when absent.
+   */
+  @Get('daily')
+  @Security('api_key', ['usage.read'])
+  @Response<Problem>(400, 'days is not an integer')
+  async getUsageDaily(
+    @Request() request: ExpressRequest,
+    @Query() days?: string,
+  ): Promise<{ data: DailyUsageItem[] }> {
+    return { data: await this.usage.daily(principalOf(request).accountId, days) };
+  }
+}
