@@ -65,7 +65,7 @@ export function createServices({
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
   const jobs = new JobService(dataSource, onJobQueued);
   const sources = new SourceService(dataSource, apps, jobs);
-  const integrations = new IntegrationService(dataSource, apps);
+  const integrations = new IntegrationService(dataSource, apps, jobs);
   const writeKeys = new WriteKeyService(dataSource);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);

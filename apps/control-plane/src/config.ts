@@ -53,9 +53,18 @@ export const controlPlaneConfigSchema = z.object({
   /** Queue scheduled syncs from this process (several replicas may; they share the work). */
   SCHEDULER_ENABLED: envBool(true),
   SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }),
-  /** Source API base URLs (VENDOR_BASE_URL_<APP TYPE>), for proxies, vendor sandboxes and tests. */
+  /** Vendor API base URLs (VENDOR_BASE_URL_<APP TYPE>), for proxies, vendor sandboxes and tests. */
   VENDOR_BASE_URL_STRIPE: envUrl(['http', 'https']).optional(),
   VENDOR_BASE_URL_SHOPIFY: envUrl(['http', 'https']).optional(),
+  /** Destination API base URLs for integration runs, as the delivery consumers take them. */
+  VENDOR_BASE_URL_AMPLITUDE: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_MIXPANEL: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_BRAZE: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_CUSTOMER_IO: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_SEGMENT: envUrl(['http', 'https']).optional(),
+  VENDOR_BASE_URL_ONESIGNAL: envUrl(['http', 'https']).optional(),
+  /** How long an integration run waits for the source import it needs before looking again. */
+  INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }),
   /** Usage prices in USD, exact decimals (README, "Usage"). */
   USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth),
   USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb),

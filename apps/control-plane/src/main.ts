@@ -10,6 +10,8 @@ import { CredentialCipher } from './apps/credential-cipher';
 import { JobRunner } from './jobs/job-runner';
 import { JobService } from './jobs/job.service';
 import { Scheduler } from './jobs/scheduler';
+import { IntegrationRunExecutor } from './integrations/integration-run-executor';
+import { dueIntegrations } from './integrations/integration-schedule';
 import { dueSources } from './sources/source-schedule';
 import { SourceSyncExecutor } from './sources/source-sync-executor';
 import { priceList } from './usage/price-list';
@@ -58,6 +60,8 @@ async function main(): Promise<void> {
 
   // The job runner and the scheduler stop before the pools close, like the task worker.
   let jobs: JobRunner | undefined;
+  const cipher = new CredentialCipher(config.CREDENTIALS_ENCRYPTION_KEYS);
+  const jobService = new JobService(dataSource, () => jobs?.wake());
   if (config.JOB_WORKER_ENABLED) {
     const writer = new StreamTableWriter(config.WAREHOUSE_URL);
     shutdown.add('warehouse writer', () => writer.close());
@@ -71,15 +75,34 @@ async function main(): Promise<void> {
       maxAttempts: config.JOB_MAX_ATTEMPTS,
       retryBaseMs: config.JOB_RETRY_BASE_MS,
       retryMaxMs: config.JOB_RETRY_MAX_MS,
-    }).register(
-      new SourceSyncExecutor({
-        dataSource,
-        writer,
-        logger,
-        cipher: new CredentialCipher(config.CREDENTIALS_ENCRYPTION_KEYS),
-        baseUrls: { stripe: config.VENDOR_BASE_URL_STRIPE, shopify: config.VENDOR_BASE_URL_SHOPIFY },
-      }),
-    );
+    })
+      .register(
+        new SourceSyncExecutor({
+          dataSource,
+          writer,
+          logger,
+          cipher,
+          baseUrls: { stripe: config.VENDOR_BASE_URL_STRIPE, shopify: config.VENDOR_BASE_URL_SHOPIFY },
+        }),
+      )
+      .register(
+        new IntegrationRunExecutor({
+          dataSource,
+          warehouse,
+          logger,
+          cipher,
+          jobs: jobService,
+          dependencyRetryMs: config.INTEGRATION_DEPENDENCY_RETRY_MS,
+          baseUrls: {
+            amplitude: config.VENDOR_BASE_URL_AMPLITUDE,
+            mixpanel: config.VENDOR_BASE_URL_MIXPANEL,
+            braze: config.VENDOR_BASE_URL_BRAZE,
+            customer_io: config.VENDOR_BASE_URL_CUSTOMER_IO,
+            segment: config.VENDOR_BASE_URL_SEGMENT,
+            onesignal: config.VENDOR_BASE_URL_ONESIGNAL,
+          },
+        }),
+      );
     jobs.start();
     const running = jobs;
     shutdown.add('job runner', () => running.stop());
@@ -90,7 +113,9 @@ async function main(): Promise<void> {
       logger,
       intervalMs: config.SCHEDULER_INTERVAL_MS,
       onQueued: () => jobs?.wake(),
-    }).register('sources', dueSources(new JobService(dataSource)));
+    })
+      .register('sources', dueSources(jobService))
+      .register('integrations', dueIntegrations(jobService));
     scheduler.start();
     shutdown.add('scheduler', () => scheduler.stop());
   }

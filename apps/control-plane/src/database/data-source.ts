@@ -14,6 +14,7 @@ import { WriteKeyRateLimits1795320137749 } from './migrations/1795320137749-writ
 import { CreateManagementResources1795317946270 } from './migrations/1795317946270-create-management-resources';
 import { CreateTasks1795400000000 } from './migrations/1795400000000-create-tasks';
 import { SyncEngine1795450000000 } from './migrations/1795450000000-sync-engine';
+import { IntegrationRuns1795460000000 } from './migrations/1795460000000-integration-runs';
 import { CreateUsage1795500000000 } from './migrations/1795500000000-create-usage';
 
 /** Entities and migrations are listed explicitly: no globs that differ between src/ and dist/. */
@@ -34,6 +35,7 @@ export const migrations = [
   WriteKeyRateLimits1795320137749,
   CreateTasks1795400000000,
   SyncEngine1795450000000,
+  IntegrationRuns1795460000000,
   CreateUsage1795500000000,
 ];
 

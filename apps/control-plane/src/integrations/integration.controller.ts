@@ -27,6 +27,8 @@ import type {
   IntegrationListItem,
   UpdateIntegrationBody,
 } from './integration.dto';
+import type { JobView } from '../jobs/job.dto';
+import type { JobStatus } from '../jobs/job.entity';
 import type { IntegrationRunStatus } from './integration.entity';
 import type { IntegrationService, IntegrationSort } from './integration.service';
 
@@ -132,5 +134,51 @@ export class IntegrationsController extends Controller {
     @Path() integrationId: string,
   ): Promise<{ data: IntegrationDetail }> {
     return { data: await this.integrations.delete(principalOf(request).accountId, integrationId) };
+  }
+
+  /**
+   * The integration's runs, newest first: follow a triggered run (status, rows read and sent,
+   * error, times) until it is `succeeded`, `failed` or `cancelled`.
+   * @param limit Items per page, 1-100 (default 20).
+   * @param offset Items to skip (default 0).
+   * @param order By creation time (default `desc`).
+   * @isInt limit
+   * @isInt offset
+   */
+  @Get('{integrationId}/jobs')
+  @Security('api_key', ['integrations.read'])
+  @Response<Problem>(404, 'No such integration in this account')
+  async listIntegrationJobs(
+    @Request() request: ExpressRequest,
+    @Path() integrationId: string,
+    @Query() limit?: number,
+    @Query() offset?: number,
+    @Query() order?: SortOrder,
+    @Query() status?: JobStatus,
+  ): Promise<ListResponse<JobView>> {
+    return this.integrations.listJobs(
+      principalOf(request).accountId,
+      integrationId,
+      { status, order },
+      pageRequest(limit, offset),
+    );
+  }
+
+  /** Queues a run now: 202 with the queued job. No body. */
+  @Post('{integrationId}/run')
+  @Security('api_key', ['integrations.write'])
+  @SuccessResponse(202, 'Accepted: the run is queued')
+  @Response<Problem>(404, 'No such integration in this account')
+  @Response<Problem>(
+    409,
+    'run_already_active (a run is queued or running), integration_not_active, integration_draft, nothing_to_run',
+  )
+  async triggerIntegrationRun(
+    @Request() request: ExpressRequest,
+    @Path() integrationId: string,
+  ): Promise<{ data: JobView }> {
+    const data = await this.integrations.triggerRun(principalOf(request).accountId, integrationId);
+    this.setStatus(202);
+    return { data };
   }
 }

@@ -4,8 +4,10 @@ import type { SyncError } from '../sources/source.dto';
 import type { IntegrationRunStatus } from './integration.entity';
 
 /**
- * One unit of work of an integration; `task_type` names it (e.g. `user_attributes`,
- * `events`, `stream`), the other fields are the task's settings.
+ * One unit of work of an integration; `task_type` names it, the other fields are its settings:
+ * `events` (tracked events forwarded as they arrive), `user_attributes` `{ fields? }`,
+ * `recent_events` `{ events? }`, `source_stream` `{ stream, userIdField? }` (README,
+ * "Integration runs").
  */
 export interface IntegrationTaskBody {
   /** @pattern ^[a-z][a-z0-9_]{0,63}$ */
@@ -93,6 +95,12 @@ export interface IntegrationDetail extends IntegrationListItem {
   historicalSyncStartDate: string | null;
   /** Latest import jobs of those sources. */
   triggeredImportJobIds: string[];
+  /**
+   * When the scheduler queues the next run; null for drafts, paused and deleted integrations
+   * and those with only real-time tasks.
+   * @format date-time
+   */
+  nextRunAt: string | null;
 }
 
 export interface CreateIntegrationBody {

@@ -62,4 +62,8 @@ export class IntegrationEntity extends AccountResourceEntity {
 
   @Column({ name: 'historical_sync_start_date', type: 'timestamptz', nullable: true })
   historicalSyncStartDate!: Date | null;
+
+  /** When the scheduler queues the next run; null when it is not scheduled (draft, paused, deleted, nothing scheduled to do). */
+  @Column({ name: 'next_run_at', type: 'timestamptz', nullable: true })
+  nextRunAt!: Date | null;
 }

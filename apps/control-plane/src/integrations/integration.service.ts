@@ -8,7 +8,13 @@ import { findInAccount, softDelete } from '../database/account-resource';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { ResourceState } from '../http/resource-state';
+import type { JobView } from '../jobs/job.dto';
+import type { JobStatus } from '../jobs/job.entity';
+import type { JobService } from '../jobs/job.service';
+import { toJobView } from '../jobs/job-view';
 import { SourceEntity } from '../sources/source.entity';
+import { hasScheduledWork, nextRunOf } from './integration-schedule';
+import { scheduledTasks } from './integration-tasks';
 import type {
   CreateIntegrationBody,
   ImportDependencyStatus,
@@ -48,6 +54,7 @@ export class IntegrationService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly apps: AppService,
+    private readonly jobs: JobService,
   ) {}
 
   private get repository() {
@@ -100,6 +107,7 @@ export class IntegrationService {
         ? null
         : await this.apps.requireUsable(accountId, body.sourceAppId, 'source', 'sourceAppId');
     checkConfig(body.config);
+    scheduledTasks(body.config.tasks, source?.appType ?? null);
     if (body.historicalSyncStartDate && body.historicalSyncStartDate.getTime() > Date.now()) {
       throw invalidField('body.historicalSyncStartDate', 'must not be in the future');
     }
@@ -119,8 +127,14 @@ export class IntegrationService {
         latestJobId: null,
         historicalSyncStartDate: body.historicalSyncStartDate ?? null,
         deletedAt: null,
+        nextRunAt: null,
       }),
     );
+    // The first run is due at once (bounded by historicalSyncStartDate), then on the schedule.
+    if (nextRunOf(integration, integration.createdAt)) {
+      integration.nextRunAt = integration.createdAt;
+      await this.repository.update(integration.id, { nextRunAt: integration.nextRunAt });
+    }
     return this.toDetail(integration);
   }
 
@@ -134,27 +148,84 @@ export class IntegrationService {
       throw conflict('resource_deleted', `Integration ${integration.id} is deleted`);
     if (body.config !== undefined) {
       checkConfig(body.config);
+      const sourceApp = integration.sourceAppId
+        ? await this.dataSource.getRepository(AppEntity).findOneBy({ id: integration.sourceAppId })
+        : null;
+      scheduledTasks(body.config.tasks, sourceApp?.appType ?? null);
       integration.config = keepMaskedSecrets(body.config, integration.config) as IntegrationEntity['config'];
     }
     if (body.schedule !== undefined) integration.schedule = body.schedule;
-    if (body.isActive === false && integration.state === 'active') {
-      integration.state = 'inactive';
-      integration.status = 'paused';
-    } else if (body.isActive === true && integration.state === 'inactive') {
-      // Resuming never restores a stale `running`: the next run decides from here.
-      const destination = await this.dataSource
-        .getRepository(AppEntity)
-        .findOneByOrFail({ id: integration.destinationAppId });
-      integration.state = 'active';
-      integration.status = destination.state === 'active' ? 'pending' : 'draft';
-    }
-    await this.repository.save(integration);
-    return this.toDetail(integration);
+    return this.dataSource.transaction(async (tx) => {
+      if (body.isActive === false && integration.state === 'active') {
+        integration.state = 'inactive';
+        integration.status = 'paused';
+        await this.jobs.cancelActive({ integrationId: integration.id }, 'The integration was paused', tx);
+      } else if (body.isActive === true && integration.state === 'inactive') {
+        // Resuming never restores a stale `running`: the next run decides from here.
+        const destination = await tx
+          .getRepository(AppEntity)
+          .findOneByOrFail({ id: integration.destinationAppId });
+        integration.state = 'active';
+        integration.status = destination.state === 'active' ? 'pending' : 'draft';
+      }
+      integration.nextRunAt =
+        integration.state !== 'active'
+          ? null
+          : body.isActive === true ||
+              body.schedule !== undefined ||
+              body.config !== undefined ||
+              !integration.nextRunAt
+            ? nextRunOf(integration, new Date())
+            : integration.nextRunAt;
+      await tx.getRepository(IntegrationEntity).save(integration);
+      return this.toDetail(integration);
+    });
   }
 
-  /** Soft delete. Idempotent. */
+  /** Soft delete: a queued or running run is cancelled and nothing more is scheduled. Idempotent. */
   async delete(accountId: string, integrationId: string): Promise<IntegrationDetail> {
-    return this.toDetail(await softDelete(this.repository, await this.find(accountId, integrationId)));
+    const integration = await this.find(accountId, integrationId);
+    return this.dataSource.transaction(async (tx) => {
+      if (integration.state !== 'deleted') {
+        await this.jobs.cancelActive({ integrationId: integration.id }, 'The integration was deleted', tx);
+        integration.nextRunAt = null;
+      }
+      return this.toDetail(await softDelete(tx.getRepository(IntegrationEntity), integration));
+    });
+  }
+
+  /** `POST /integrations/{id}/run`: queues a run now, unless one is queued or running. */
+  async triggerRun(accountId: string, integrationId: string): Promise<JobView> {
+    const integration = await this.find(accountId, integrationId);
+    if (integration.state !== 'active')
+      throw conflict(
+        'integration_not_active',
+        `Integration ${integration.id} is ${integration.state}; only active integrations run`,
+      );
+    if (integration.status === 'draft')
+      throw conflict(
+        'integration_draft',
+        `Integration ${integration.id} is a draft: its destination app has no credentials`,
+      );
+    if (!hasScheduledWork(integration))
+      throw conflict(
+        'nothing_to_run',
+        'The integration only has real-time tasks (events), which the delivery consumers send',
+      );
+    const job = toJobView(await this.jobs.dispatchIntegrationRun(integration, 'manual'));
+    this.jobs.notifyQueued();
+    return job;
+  }
+
+  /** The integration's runs, newest first by default. */
+  async listJobs(
+    accountId: string,
+    integrationId: string,
+    filter: { status?: JobStatus; order?: SortOrder },
+    page: PageRequest,
+  ): Promise<ListResponse<JobView>> {
+    const integration = await this.find(accountId, integrationId);
+    return this.jobs.listForIntegration(accountId, integration.id, filter, page);
   }
 
   private async toDetail(integration: IntegrationEntity): Promise<IntegrationDetail> {
@@ -170,6 +241,7 @@ export class IntegrationService {
       importDependency: { status: dependency.status, sourceIds: dependency.sourceIds },
       historicalSyncStartDate: isoOrNull(integration.historicalSyncStartDate),
       triggeredImportJobIds: dependency.jobIds,
+      nextRunAt: isoOrNull(integration.nextRunAt),
     };
   }
 

@@ -3,6 +3,7 @@ import { conflict, notFound } from '../http/api-errors';
 import { requireId } from '../http/ids';
 import { pageOf } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
+import { IntegrationEntity } from '../integrations/integration.entity';
 import { SourceEntity } from '../sources/source.entity';
 import type { JobView } from './job.dto';
 import { JobEntity, type JobStatus, type JobTrigger } from './job.entity';
@@ -26,11 +27,31 @@ export class JobService {
     filter: { status?: JobStatus; order?: SortOrder },
     page: PageRequest,
   ): Promise<ListResponse<JobView>> {
+    return this.listFor(accountId, { sourceId }, filter, page);
+  }
+
+  /** An integration's runs, newest first by default. The caller has checked the integration is the account's. */
+  listForIntegration(
+    accountId: string,
+    integrationId: string,
+    filter: { status?: JobStatus; order?: SortOrder },
+    page: PageRequest,
+  ): Promise<ListResponse<JobView>> {
+    return this.listFor(accountId, { integrationId }, filter, page);
+  }
+
+  private listFor(
+    accountId: string,
+    owner: { sourceId: string } | { integrationId: string },
+    filter: { status?: JobStatus; order?: SortOrder },
+    page: PageRequest,
+  ): Promise<ListResponse<JobView>> {
     const qb = this.dataSource
       .getRepository(JobEntity)
       .createQueryBuilder('job')
-      .where('job.accountId = :accountId', { accountId })
-      .andWhere('job.sourceId = :sourceId', { sourceId });
+      .where('job.accountId = :accountId', { accountId });
+    if ('sourceId' in owner) qb.andWhere('job.sourceId = :sourceId', { sourceId: owner.sourceId });
+    else qb.andWhere('job.integrationId = :integrationId', { integrationId: owner.integrationId });
     if (filter.status) qb.andWhere('job.status = :status', { status: filter.status });
     return pageOf(qb, 'createdAt', filter.order, page, toJobView);
   }
@@ -44,17 +65,23 @@ export class JobService {
   }
 
   /**
-   * Cancels the source's queued or running job (the source was paused or deleted). A running
-   * job's worker notices at its next heartbeat or progress write and stops without writing.
+   * Cancels the owner's queued or running job (it was paused or deleted). A running job's
+   * worker notices at its next heartbeat or progress write and stops without writing.
    */
-  async cancelActiveForSource(sourceId: string, reason: string, tx: EntityManager): Promise<string[]> {
+  async cancelActive(
+    owner: { sourceId: string } | { integrationId: string },
+    reason: string,
+    tx: EntityManager,
+  ): Promise<string[]> {
+    const [column, id] =
+      'sourceId' in owner ? ['source_id', owner.sourceId] : ['integration_id', owner.integrationId];
     const rows = returnedRows<{ id: string }>(
       await tx.query(
         `UPDATE jobs SET status = 'cancelled', worker_id = NULL, heartbeat_at = NULL,
                 finished_at = now(), updated_at = now(),
                 error = jsonb_build_object('code', 'cancelled', 'message', $2::text)
-          WHERE source_id = $1 AND status IN ('queued', 'running') RETURNING id`,
-        [sourceId, reason],
+          WHERE ${column} = $1 AND status IN ('queued', 'running') RETURNING id`,
+        [id, reason],
       ),
     );
     return rows.map((r) => r.id);
@@ -70,29 +97,13 @@ export class JobService {
     manager?: EntityManager,
   ): Promise<JobEntity> {
     const run = async (tx: EntityManager) => {
-      const job = tx.getRepository(JobEntity).create({
-        accountId: source.accountId,
-        sourceId: source.id,
-        integrationId: null,
-        kind: 'source_sync',
+      const job = await this.insert(
+        tx,
+        { sourceId: source.id, integrationId: null, kind: 'source_sync' },
+        source.accountId,
         trigger,
-        status: 'queued',
-        rowsRead: 0,
-        rowsWritten: 0,
-        error: null,
-        startedAt: null,
-        finishedAt: null,
-      });
-      try {
-        await tx.query('SAVEPOINT dispatch');
-        await tx.getRepository(JobEntity).insert(job);
-      } catch (error) {
-        if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
-          await tx.query('ROLLBACK TO SAVEPOINT dispatch');
-          throw conflict('sync_already_active', `Source ${source.id} already has a queued or running sync`);
-        }
-        throw error;
-      }
+        () => conflict('sync_already_active', `Source ${source.id} already has a queued or running sync`),
+      );
       await tx
         .getRepository(SourceEntity)
         .update(
@@ -102,8 +113,64 @@ export class JobService {
       source.latestJobId = job.id;
       source.activeImportJobId = job.id;
       source.integrationStatus = 'queued';
-      return tx.getRepository(JobEntity).findOneByOrFail({ id: job.id });
+      return job;
     };
     return manager ? run(manager) : this.dataSource.transaction(run);
+  }
+
+  /** Queues a run of the integration; like syncs, at most one is queued or running. */
+  async dispatchIntegrationRun(
+    integration: IntegrationEntity,
+    trigger: JobTrigger,
+    manager?: EntityManager,
+  ): Promise<JobEntity> {
+    const run = async (tx: EntityManager) => {
+      const job = await this.insert(
+        tx,
+        { sourceId: null, integrationId: integration.id, kind: 'integration_run' },
+        integration.accountId,
+        trigger,
+        () =>
+          conflict('run_already_active', `Integration ${integration.id} already has a queued or running run`),
+      );
+      await tx
+        .getRepository(IntegrationEntity)
+        .update({ id: integration.id }, { latestJobId: job.id, status: 'pending' });
+      integration.latestJobId = job.id;
+      integration.status = 'pending';
+      return job;
+    };
+    return manager ? run(manager) : this.dataSource.transaction(run);
+  }
+
+  private async insert(
+    tx: EntityManager,
+    owner: Pick<JobEntity, 'sourceId' | 'integrationId' | 'kind'>,
+    accountId: string,
+    trigger: JobTrigger,
+    onConflict: () => Error,
+  ): Promise<JobEntity> {
+    const job = tx.getRepository(JobEntity).create({
+      ...owner,
+      accountId,
+      trigger,
+      status: 'queued',
+      rowsRead: 0,
+      rowsWritten: 0,
+      error: null,
+      startedAt: null,
+      finishedAt: null,
+    });
+    try {
+      await tx.query('SAVEPOINT dispatch');
+      await tx.getRepository(JobEntity).insert(job);
+    } catch (error) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+        await tx.query('ROLLBACK TO SAVEPOINT dispatch');
+        throw onConflict();
+      }
+      throw error;
+    }
+    return tx.getRepository(JobEntity).findOneByOrFail({ id: job.id });
   }
 }

@@ -163,7 +163,7 @@ export class SourceService {
         source.state = 'inactive';
         source.integrationStatus = 'paused';
         source.nextSyncAt = null;
-        await this.jobs.cancelActiveForSource(source.id, 'The source was paused', tx);
+        await this.jobs.cancelActive({ sourceId: source.id }, 'The source was paused', tx);
         source.activeImportJobId = null;
       } else if (body.isActive === true && source.state === 'inactive') {
         source.state = 'active';
@@ -180,7 +180,7 @@ export class SourceService {
     const source = await this.find(accountId, sourceId);
     return this.dataSource.transaction(async (tx) => {
       if (source.state !== 'deleted') {
-        await this.jobs.cancelActiveForSource(source.id, 'The source was deleted', tx);
+        await this.jobs.cancelActive({ sourceId: source.id }, 'The source was deleted', tx);
         await tx.getRepository(SourceEntity).update(source.id, { nextSyncAt: null, activeImportJobId: null });
         source.activeImportJobId = null;
         source.nextSyncAt = null;

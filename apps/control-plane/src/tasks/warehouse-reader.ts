@@ -62,6 +62,19 @@ export class WarehouseReader {
     return false;
   }
 
+  /**
+   * `"account_…"."<app type>_<stream>"`, a source stream's table, or null when no sync has
+   * created it yet. The name is checked as an identifier and must exist in the schema.
+   */
+  async streamTable(accountId: string, name: string): Promise<string | null> {
+    if (!/^[a-z][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid stream table name ${name}`);
+    const { rows } = await this.pool.query(
+      'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
+      [this.schemaOf(accountId), name],
+    );
+    return rows.length > 0 ? `"${this.schemaOf(accountId)}"."${name}"` : null;
+  }
+
   /** `"account_…"."<table>"` for a known table name. */
   table(accountId: string, table: WarehouseTableName): string {
     if (!warehouseTableNames.includes(table)) throw new Error(`unknown warehouse table ${String(table)}`);

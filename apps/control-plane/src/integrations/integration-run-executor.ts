@@ -1,0 +1,379 @@
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import { DeliveryFailure, forwarderFor, type Forwarder, type OutboundEvent } from '@pipeline/destinations';
+import type { TrackingEvent } from '@pipeline/events';
+import type { Logger } from '@pipeline/logger';
+import type { ResolvedDestination } from '@pipeline/tenancy';
+import { appTypeDefinition } from '../apps/app-catalog';
+import { AppEntity } from '../apps/app.entity';
+import type { CredentialCipher } from '../apps/credential-cipher';
+import type { JobEntity } from '../jobs/job.entity';
+import {
+  JobDeferred,
+  JobFailure,
+  TransientJobError,
+  type JobContext,
+  type JobCounts,
+  type JobExecutor,
+  type JobTransition,
+} from '../jobs/job-executor';
+import type { JobService } from '../jobs/job.service';
+import { SourceEntity } from '../sources/source.entity';
+import type { WarehouseReader } from '../tasks/warehouse-reader';
+import { returnedRows } from '../work-queue/pg-work-queue';
+import { IntegrationEntity } from './integration.entity';
+import { scheduledTasks, type ScheduledTask } from './integration-tasks';
+
+export interface IntegrationRunOptions {
+  dataSource: DataSource;
+  warehouse: WarehouseReader;
+  cipher: CredentialCipher;
+  jobs: JobService;
+  logger: Logger;
+  /** Vendor base URLs by app type (proxies, sandboxes, tests). */
+  baseUrls?: Partial<Record<string, string>>;
+  /** How long a run waits for the source data it needs before it looks again. */
+  dependencyRetryMs: number;
+  /** Rows read and sent per batch; the task's watermark moves after each accepted batch. */
+  batchRows?: number;
+}
+
+/** Where a task's last accepted batch ended: the row's change time (exact, as text) and key. */
+interface Watermark {
+  at: string;
+  key: string;
+}
+
+interface SourceRow {
+  at: string;
+  key: string;
+  /** null: nothing to send for this row (a stream row without the user id field). */
+  event: TrackingEvent | null;
+}
+
+const atText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * Runs an integration: each scheduled task reads what changed in the account's warehouse since
+ * its watermark, in batches ordered by (change time, key), sends each batch with the
+ * destination's real client, and moves the watermark only once the vendor accepted the batch.
+ * A rerun therefore sends only what is new; a batch cut short by a failure is sent again
+ * (at least once), with the same message ids, so vendors that deduplicate do so.
+ */
+export class IntegrationRunExecutor implements JobExecutor {
+  readonly kind = 'integration_run' as const;
+
+  constructor(private readonly options: IntegrationRunOptions) {}
+
+  async execute({ job, signal, progress }: JobContext): Promise<JobCounts> {
+    const { dataSource } = this.options;
+    const integration = await dataSource
+      .getRepository(IntegrationEntity)
+      .findOneBy({ id: job.integrationId ?? '' });
+    if (!integration || integration.state !== 'active')
+      throw new JobFailure('integration_not_active', `Integration ${job.integrationId ?? ''} is not active`);
+    const apps = new Map(
+      (
+        await dataSource
+          .getRepository(AppEntity)
+          .findBy({
+            id: In([integration.destinationAppId, integration.sourceAppId].filter((id) => id !== null)),
+          })
+      ).map((app) => [app.id, app]),
+    );
+    const sourceApp = integration.sourceAppId ? apps.get(integration.sourceAppId) : undefined;
+    const tasks = scheduledTasks(integration.config.tasks, sourceApp?.appType ?? null);
+    if (tasks.some((task) => task.type === 'source_stream')) await this.awaitImport(integration, job);
+    const { destination, forwarder } = this.destinationOf(
+      integration,
+      apps.get(integration.destinationAppId),
+    );
+
+    const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
+    for (const task of tasks) {
+      let watermark = await this.watermarkOf(integration, task);
+      for (;;) {
+        signal.throwIfAborted();
+        const rows = await this.read(integration, task, watermark, sourceApp?.appType ?? '', signal);
+        if (rows.length === 0) break;
+        counts.rowsRead += rows.length;
+        const outcome = await this.send(forwarder, destination, rows, signal);
+        counts.rowsWritten += outcome;
+        const last = rows[rows.length - 1];
+        if (last) watermark = { at: last.at, key: last.key };
+        await this.saveWatermark(integration.id, task, watermark, outcome, job.id);
+        await progress(counts);
+        if (rows.length < (this.options.batchRows ?? 500)) break;
+      }
+    }
+    return counts;
+  }
+
+  async onTransition(tx: EntityManager, job: JobEntity, transition: JobTransition): Promise<void> {
+    if (!job.integrationId) return;
+    const integrations = tx.getRepository(IntegrationEntity);
+    const integration = await integrations.findOneBy({ id: job.integrationId });
+    if (!integration) return;
+    const paused = integration.state !== 'active';
+    const at = new Date().toISOString();
+    switch (transition.to) {
+      case 'running':
+        await integrations.update(integration.id, { status: paused ? 'paused' : 'running' });
+        return;
+      case 'queued':
+        await integrations.update(integration.id, {
+          status: paused ? 'paused' : 'pending',
+          ...(transition.error ? { lastError: { ...transition.error, at } } : {}),
+        });
+        return;
+      case 'succeeded':
+        await integrations.update(integration.id, {
+          status: paused ? 'paused' : 'completed',
+          lastSyncAt: new Date(),
+          lastError: null,
+          consecutiveFailures: 0,
+        });
+        return;
+      case 'failed':
+        await integrations.update(integration.id, {
+          status: paused ? 'paused' : 'errored',
+          lastError: { ...transition.error, at },
+          consecutiveFailures: integration.consecutiveFailures + 1,
+        });
+        return;
+      case 'cancelled':
+        return;
+    }
+  }
+
+  /**
+   * The source data a `source_stream` task needs: ready once an active source of the
+   * integration's source app has synced. Until then the run waits (it is deferred, not
+   * failed), and a source that never started a sync is given one.
+   */
+  private async awaitImport(integration: IntegrationEntity, job: JobEntity): Promise<void> {
+    const sources = await this.options.dataSource
+      .getRepository(SourceEntity)
+      .findBy({ accountId: integration.accountId, appId: integration.sourceAppId ?? '', state: 'active' });
+    if (sources.some((source) => source.lastSyncAt !== null)) return;
+    for (const source of sources.filter((s) => s.activeImportJobId === null && s.latestJobId === null)) {
+      const triggered = await this.options.jobs.dispatchSourceSync(source, 'onboarding');
+      this.options.jobs.notifyQueued();
+      this.options.logger.info('integration run triggered an import', {
+        jobId: job.id,
+        importJobId: triggered.id,
+      });
+    }
+    throw new JobDeferred(
+      sources.length === 0 ? 'missing_source' : 'waiting_for_import',
+      new Date(Date.now() + this.options.dependencyRetryMs),
+    );
+  }
+
+  private destinationOf(
+    integration: IntegrationEntity,
+    app: AppEntity | undefined,
+  ): { destination: ResolvedDestination; forwarder: Forwarder } {
+    if (!app || app.state !== 'active' || !app.credentialsCiphertext || !app.credentialsKeyId)
+      throw new JobFailure(
+        'destination_not_ready',
+        'The destination app is not active or has no credentials',
+      );
+    const kind = appTypeDefinition(app.appType)?.destinationKind;
+    const forwarder = forwarderFor(
+      app.appType,
+      this.options.baseUrls ? { baseUrls: this.options.baseUrls } : {},
+    );
+    if (!kind || !forwarder)
+      throw new JobFailure('no_destination_client', `This version cannot send to ${app.appType}`);
+    return {
+      forwarder,
+      destination: {
+        integrationId: integration.id,
+        kind,
+        appId: app.id,
+        appType: app.appType,
+        dataType: integration.dataType,
+        config: integration.config,
+        credentials: this.options.cipher.open(
+          { ciphertext: app.credentialsCiphertext, keyId: app.credentialsKeyId },
+          `app:${app.id}`,
+        ),
+        appConfig: app.config,
+      },
+    };
+  }
+
+  /** Delivery failures as job outcomes: retryable ones retry the run later, others fail it. */
+  private async send(
+    forwarder: Forwarder,
+    destination: ResolvedDestination,
+    rows: SourceRow[],
+    signal: AbortSignal,
+  ): Promise<number> {
+    const receivedAt = new Date();
+    const events: OutboundEvent[] = rows.flatMap((row) =>
+      row.event ? [{ event: row.event, receipt: { receivedAt, ip: null, userAgent: null } }] : [],
+    );
+    if (events.length === 0) return 0;
+    try {
+      const outcome = await forwarder.send(destination, events, signal);
+      return outcome.sent;
+    } catch (error) {
+      if (error instanceof DeliveryFailure) {
+        const message = `${destination.appType}: ${error.reason}`;
+        if (error.retryable) throw new TransientJobError('destination_unavailable', message);
+        throw new JobFailure('destination_rejected', message);
+      }
+      throw error;
+    }
+  }
+
+  private async watermarkOf(integration: IntegrationEntity, task: ScheduledTask): Promise<Watermark> {
+    const [saved] = returnedRows<{ at: string; key: string }>(
+      await this.options.dataSource.query(
+        `SELECT ${atText('at')} AS at, key FROM integration_watermarks
+          WHERE integration_id = $1 AND task_index = $2 AND task_type = $3`,
+        [integration.id, task.index, task.type],
+      ),
+    );
+    if (saved) return saved;
+    // The first run takes nothing older than historicalSyncStartDate.
+    return { at: (integration.historicalSyncStartDate ?? new Date(0)).toISOString(), key: '' };
+  }
+
+  private async saveWatermark(
+    integrationId: string,
+    task: ScheduledTask,
+    watermark: Watermark,
+    sent: number,
+    jobId: string,
+  ): Promise<void> {
+    // A task replaced at the same index starts over: the key includes its type.
+    await this.options.dataSource.query(
+      `INSERT INTO integration_watermarks (integration_id, task_index, task_type, at, key, rows_sent, last_job_id)
+       VALUES ($1, $2, $3, $4::timestamptz, $5, $6, $7)
+       ON CONFLICT (integration_id, task_index) DO UPDATE SET
+         task_type = EXCLUDED.task_type, at = EXCLUDED.at, key = EXCLUDED.key,
+         rows_sent = CASE WHEN integration_watermarks.task_type = EXCLUDED.task_type
+                          THEN integration_watermarks.rows_sent + EXCLUDED.rows_sent
+                          ELSE EXCLUDED.rows_sent END,
+         last_job_id = EXCLUDED.last_job_id, updated_at = now()`,
+      [integrationId, task.index, task.type, watermark.at, watermark.key, sent, jobId],
+    );
+  }
+
+  private async read(
+    integration: IntegrationEntity,
+    task: ScheduledTask,
+    watermark: Watermark,
+    sourceAppType: string,
+    signal: AbortSignal,
+  ): Promise<SourceRow[]> {
+    const { warehouse } = this.options;
+    const accountId = integration.accountId;
+    const limit = this.options.batchRows ?? 500;
+    const tag = integration.id.slice(0, 8);
+    const query = <R extends Record<string, unknown>>(sql: string, values: unknown[]) =>
+      warehouse.accountQuery<R>(accountId, 'query', sql, values, signal).then((r) => r.rows);
+
+    if (task.type === 'user_attributes') {
+      if (!(await warehouse.existingTables(accountId)).includes('users')) return [];
+      const rows = await query<{
+        user_id: string;
+        anonymous_id: string | null;
+        traits: Record<string, unknown> | null;
+        at: string;
+      }>(
+        `SELECT user_id, anonymous_id, traits, ${atText('received_at')} AS at
+           FROM ${warehouse.table(accountId, 'users')}
+          WHERE user_id IS NOT NULL AND (received_at, user_id) > ($1::timestamptz, $2)
+          ORDER BY received_at, user_id LIMIT $3`,
+        [watermark.at, watermark.key, limit],
+      );
+      return rows.map((row) => ({
+        at: row.at,
+        key: row.user_id,
+        event: {
+          type: 'identify',
+          messageId: `int-${tag}-u-${row.user_id}-${row.at}`.slice(0, 200),
+          timestamp: row.at,
+          anonymousId: row.anonymous_id ?? row.user_id,
+          userId: row.user_id,
+          traits: pick(row.traits ?? {}, task.fields),
+        },
+      }));
+    }
+
+    if (task.type === 'recent_events') {
+      if (!(await warehouse.existingTables(accountId)).includes('events')) return [];
+      const since = new Date(Date.now() - integration.schedule.rollingWindowDays * 86_400_000);
+      const rows = await query<{
+        message_id: string;
+        type: 'track' | 'page';
+        event: string | null;
+        name: string | null;
+        properties: Record<string, unknown> | null;
+        anonymous_id: string | null;
+        user_id: string | null;
+        timestamp: string | null;
+        at: string;
+      }>(
+        `SELECT message_id, type, event, name, properties, anonymous_id, user_id,
+                ${atText('timestamp')} AS timestamp, ${atText('received_at')} AS at
+           FROM ${warehouse.table(accountId, 'events')}
+          WHERE received_at >= $4 AND (received_at, message_id) > ($1::timestamptz, $2)
+            AND ($5::text[] IS NULL OR COALESCE(event, name) = ANY($5))
+          ORDER BY received_at, message_id LIMIT $3`,
+        [watermark.at, watermark.key, limit, since, task.events],
+      );
+      return rows.map((row) => {
+        const common = {
+          messageId: row.message_id,
+          timestamp: row.timestamp ?? row.at,
+          anonymousId: row.anonymous_id ?? row.user_id ?? row.message_id,
+          ...(row.user_id ? { userId: row.user_id } : {}),
+          properties: row.properties ?? {},
+        };
+        const event: TrackingEvent =
+          row.type === 'page'
+            ? { ...common, type: 'page', ...(row.name ? { name: row.name } : {}) }
+            : { ...common, type: 'track', event: row.event ?? '' };
+        return { at: row.at, key: row.message_id, event };
+      });
+    }
+
+    const table = await warehouse.streamTable(accountId, `${sourceAppType}_${task.stream}`);
+    if (!table) return [];
+    const rows = await query<{ key: string; raw: Record<string, unknown>; at: string }>(
+      `SELECT id AS key, _raw AS raw, ${atText('_synced_at')} AS at FROM ${table}
+        WHERE (_synced_at, id) > ($1::timestamptz, $2)
+        ORDER BY _synced_at, id LIMIT $3`,
+      [watermark.at, watermark.key, limit],
+    );
+    return rows.map((row) => {
+      const userId = row.raw[task.userIdField];
+      if (userId === null || userId === undefined || userId === '')
+        return { at: row.at, key: row.key, event: null };
+      const traits = Object.fromEntries(
+        Object.entries(row.raw).filter(([, value]) => value === null || typeof value !== 'object'),
+      );
+      return {
+        at: row.at,
+        key: row.key,
+        event: {
+          type: 'identify' as const,
+          messageId: `int-${tag}-${task.stream}-${row.key}-${row.at}`.slice(0, 200),
+          timestamp: row.at,
+          anonymousId: String(userId),
+          userId: String(userId),
+          traits,
+        },
+      };
+    });
+  }
+}
+
+function pick(traits: Record<string, unknown>, fields: string[] | null): Record<string, unknown> {
+  if (!fields) return traits;
+  return Object.fromEntries(fields.filter((f) => Object.hasOwn(traits, f)).map((f) => [f, traits[f]]));
+}
