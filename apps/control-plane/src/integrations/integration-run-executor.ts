@@ -73,11 +73,9 @@ export class IntegrationRunExecutor implements JobExecutor {
       throw new JobFailure('integration_not_active', `Integration ${job.integrationId ?? ''} is not active`);
     const apps = new Map(
       (
-        await dataSource
-          .getRepository(AppEntity)
-          .findBy({
-            id: In([integration.destinationAppId, integration.sourceAppId].filter((id) => id !== null)),
-          })
+        await dataSource.getRepository(AppEntity).findBy({
+          id: In([integration.destinationAppId, integration.sourceAppId].filter((id) => id !== null)),
+        })
       ).map((app) => [app.id, app]),
     );
     const sourceApp = integration.sourceAppId ? apps.get(integration.sourceAppId) : undefined;

@@ -1,0 +1,425 @@
+import { PassThrough } from 'node:stream';
+import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors';
+import {
+  lookAlikeCredentials,
+  startLookAlikeVendor,
+  StreamTableWriter,
+  type LookAlikeServer,
+} from '@pipeline/destinations';
+import { createLogger } from '@pipeline/logger';
+import { CredentialCipher } from '../apps/credential-cipher';
+import { JobRunner } from '../jobs/job-runner';
+import { Scheduler } from '../jobs/scheduler';
+import { SourceSyncExecutor } from '../sources/source-sync-executor';
+import { dueSources } from '../sources/source-schedule';
+import { WarehouseReader } from '../tasks/warehouse-reader';
+import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
+import { startScratchWarehouse, trackRow, userRow, type ScratchWarehouse } from '../testing/warehouse';
+import { IntegrationRunExecutor } from './integration-run-executor';
+import { dueIntegrations } from './integration-schedule';
+
+interface JobBody {
+  id: string;
+  status: string;
+  trigger: string;
+  rowsRead: number;
+  rowsWritten: number;
+  attempts: number;
+  error: { code: string; message: string } | null;
+  notBefore: string | null;
+}
+
+interface IntegrationBody {
+  id: string;
+  status: string;
+  isActive: boolean;
+  lastSyncAt: string | null;
+  lastError: { code: string; message: string } | null;
+  consecutiveFailures: number;
+  latestJobId: string | null;
+  importDependencyStatus: string;
+  triggeredImportJobIds: string[];
+  nextRunAt: string | null;
+}
+
+const DAY_MS = 86_400_000;
+
+// Integration runs end to end: real PostgreSQL (control plane and warehouse), the real job
+// runner and scheduler, the real destination clients against local servers that answer like
+// Braze and Amplitude, and a Stripe look-alike for the source import an integration needs.
+describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-alikes)', () => {
+  let h: Harness;
+  let warehouse: ScratchWarehouse;
+  let reader: WarehouseReader;
+  let writer: StreamTableWriter;
+  let braze: LookAlikeServer;
+  let amplitude: LookAlikeServer;
+  let stripe: SourceLookAlike;
+  let runner: JobRunner;
+  let scheduler: Scheduler;
+  let t: Tenant;
+  const logs: string[] = [];
+
+  const logger = () => {
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+    return createLogger({ service: 'integration-runs-test', stream, level: 'debug' });
+  };
+
+  beforeAll(async () => {
+    warehouse = await startScratchWarehouse('integration runs warehouse');
+    h = await startHarness('integration runs');
+    reader = new WarehouseReader(warehouse.url);
+    writer = new StreamTableWriter(warehouse.url);
+    braze = await startLookAlikeVendor('braze');
+    amplitude = await startLookAlikeVendor('amplitude');
+    stripe = await startStripeLookAlike();
+    const cipher = new CredentialCipher(TEST_CREDENTIAL_KEYS);
+    runner = new JobRunner({
+      dataSource: h.db.dataSource,
+      logger: logger(),
+      concurrency: 2,
+      pollIntervalMs: 25,
+      heartbeatIntervalMs: 50,
+      staleAfterMs: 5_000,
+      maxAttempts: 2,
+      retryBaseMs: 50,
+      retryMaxMs: 100,
+    })
+      .register(
+        new SourceSyncExecutor({
+          dataSource: h.db.dataSource,
+          writer,
+          cipher,
+          logger: logger(),
+          baseUrls: { stripe: stripe.url },
+          http: { attempts: 1 },
+        }),
+      )
+      .register(
+        new IntegrationRunExecutor({
+          dataSource: h.db.dataSource,
+          warehouse: reader,
+          cipher,
+          jobs: h.services.jobs,
+          logger: logger(),
+          baseUrls: { braze: braze.url, amplitude: amplitude.url },
+          dependencyRetryMs: 200,
+          batchRows: 2,
+        }),
+      );
+    runner.start();
+    scheduler = new Scheduler({ dataSource: h.db.dataSource, logger: logger(), intervalMs: 60_000 })
+      .register('sources', dueSources(h.services.jobs))
+      .register('integrations', dueIntegrations(h.services.jobs));
+    t = await h.tenant();
+  });
+
+  afterAll(async () => {
+    await runner.stop();
+    await reader.close();
+    await writer.close();
+    await braze.close();
+    await amplitude.close();
+    await stripe.close();
+    await h.close();
+    await warehouse.drop();
+  });
+
+  async function app(appType: string, credentials: object | undefined, config: object = {}): Promise<string> {
+    const response = await h
+      .as(t.key)
+      .post('/api/v1/apps')
+      .send({
+        appType,
+        displayName: `${appType} ${Math.random()}`,
+        ...(credentials ? { credentials } : {}),
+        config,
+      });
+    expect(response.status).toBe(201);
+    return (response.body as { data: { id: string } }).data.id;
+  }
+
+  const brazeApp = () =>
+    app('braze', lookAlikeCredentials.braze, { restEndpoint: 'https://rest.iad-01.braze.com' });
+
+  async function integration(body: object): Promise<IntegrationBody> {
+    const response = await h
+      .as(t.key)
+      .post('/api/v1/integrations')
+      .send({
+        dataType: 'users',
+        schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
+        ...body,
+      });
+    expect(response.status).toBe(201);
+    return (response.body as { data: IntegrationBody }).data;
+  }
+
+  const detail = async (id: string) =>
+    ((await h.as(t.key).get(`/api/v1/integrations/${id}`)).body as { data: IntegrationBody }).data;
+  const job = async (id: string) =>
+    ((await h.as(t.key).get(`/api/v1/jobs/${id}`)).body as { data: JobBody }).data;
+
+  async function finished(id: string, timeoutMs = 15_000): Promise<JobBody> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const current = await job(id);
+      if (['succeeded', 'failed', 'cancelled'].includes(current.status)) return current;
+      if (Date.now() > deadline) throw new Error(`job ${id} still ${current.status}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async function run(id: string): Promise<JobBody> {
+    const response = await h.as(t.key).post(`/api/v1/integrations/${id}/run`);
+    expect(response.status).toBe(202);
+    return finished((response.body as { data: JobBody }).data.id);
+  }
+
+  const brazeAttributes = () => braze.accepted.filter((a) => a.endpoint === 'attributes').map((a) => a.item);
+
+  describe('user_attributes to Braze', () => {
+    let id: string;
+
+    it('is due at once, and the scheduled run sends every identified user with the chosen traits', async () => {
+      const at = new Date(Date.now() - 60_000);
+      await warehouse.seed(t.accountId, [userRow('u1', at), userRow('u2', at), userRow('u3', at)]);
+      const created = await integration({
+        destinationAppId: await brazeApp(),
+        config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
+      });
+      id = created.id;
+      expect(created).toMatchObject({ status: 'pending', importDependencyStatus: 'not_required' });
+      expect(Date.parse(created.nextRunAt!)).toBeLessThanOrEqual(Date.now());
+
+      expect(await scheduler.tick()).toBeGreaterThanOrEqual(1);
+      const scheduled = (await detail(id)).latestJobId!;
+      const done = await finished(scheduled);
+      expect(done).toMatchObject({ status: 'succeeded', trigger: 'schedule', rowsRead: 3, rowsWritten: 3 });
+      expect(
+        brazeAttributes()
+          .map((a) => [a.external_id, a.plan])
+          .sort(),
+      ).toEqual([
+        ['u1', 'pro'],
+        ['u2', 'pro'],
+        ['u3', 'pro'],
+      ]);
+      const after = await detail(id);
+      expect(after).toMatchObject({
+        status: 'completed',
+        consecutiveFailures: 0,
+        lastError: null,
+        latestJobId: scheduled,
+      });
+      expect(Date.parse(after.nextRunAt!)).toBeGreaterThan(Date.now());
+    });
+
+    it('sends only what changed since the last successful run (the watermark)', async () => {
+      braze.accepted.length = 0;
+      expect(await run(id)).toMatchObject({ status: 'succeeded', rowsRead: 0, rowsWritten: 0 });
+      expect(brazeAttributes()).toHaveLength(0);
+      // A new user and a changed one (the warehouse upserts users, moving received_at).
+      await warehouse.seed(t.accountId, [userRow('u4', new Date()), userRow('u2', new Date())]);
+      expect(await run(id)).toMatchObject({ status: 'succeeded', rowsRead: 2, rowsWritten: 2 });
+      expect(
+        brazeAttributes()
+          .map((a) => a.external_id)
+          .sort(),
+      ).toEqual(['u2', 'u4']);
+    });
+
+    it('is errored with lastError and consecutiveFailures through a destination outage, and recovers without losing rows', async () => {
+      braze.accepted.length = 0;
+      await warehouse.seed(t.accountId, [userRow('u5', new Date())]);
+      // One request per attempt (one changed user), two attempts: both answered 503.
+      braze.failNext({ status: 503 }, 2);
+      const failed = await run(id);
+      expect(failed).toMatchObject({
+        status: 'failed',
+        attempts: 2,
+        error: { code: 'destination_unavailable' },
+      });
+      expect(await detail(id)).toMatchObject({
+        status: 'errored',
+        consecutiveFailures: 1,
+        lastError: { code: 'destination_unavailable' },
+      });
+      const recovered = await run(id);
+      expect(recovered).toMatchObject({ status: 'succeeded', rowsWritten: 1 });
+      expect(brazeAttributes().map((a) => a.external_id)).toEqual(['u5']);
+      expect(await detail(id)).toMatchObject({
+        status: 'completed',
+        consecutiveFailures: 0,
+        lastError: null,
+      });
+    });
+
+    it('answers 409 to a second trigger while a run is queued or running', async () => {
+      const [a, b] = await Promise.all([
+        h.as(t.key).post(`/api/v1/integrations/${id}/run`),
+        h.as(t.key).post(`/api/v1/integrations/${id}/run`),
+      ]);
+      expect([a.status, b.status].sort()).toEqual([202, 409]);
+      expect((a.status === 409 ? a : b).body).toMatchObject({ code: 'run_already_active' });
+      await finished(((a.status === 202 ? a : b).body as { data: JobBody }).data.id);
+      const jobs = await h.as(t.key).get(`/api/v1/integrations/${id}/jobs?limit=2`);
+      expect(jobs.status).toBe(200);
+      expect((jobs.body as { data: JobBody[] }).data).toHaveLength(2);
+    });
+
+    it('pauses (nothing scheduled, runs refused) and resumes to pending with a next run', async () => {
+      const paused = await h.as(t.key).patch(`/api/v1/integrations/${id}`).send({ isActive: false });
+      expect(paused.body.data).toMatchObject({ status: 'paused', isActive: false, nextRunAt: null });
+      await h.db.dataSource.query('UPDATE integrations SET next_run_at = $2 WHERE id = $1', [
+        id,
+        new Date(0),
+      ]);
+      const before = (await detail(id)).latestJobId;
+      await scheduler.tick();
+      expect((await detail(id)).latestJobId).toBe(before);
+      const refused = await h.as(t.key).post(`/api/v1/integrations/${id}/run`);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'integration_not_active' });
+
+      const resumed = await h.as(t.key).patch(`/api/v1/integrations/${id}`).send({ isActive: true });
+      expect(resumed.body.data).toMatchObject({ status: 'pending', isActive: true });
+      expect(Date.parse(resumed.body.data.nextRunAt)).toBeGreaterThan(Date.now());
+      expect((await run(id)).status).toBe('succeeded');
+    });
+  });
+
+  describe('recent_events to Amplitude', () => {
+    it('sends the events of the rolling window, once', async () => {
+      await warehouse.seed(t.accountId, [
+        trackRow({ name: 'old_order', at: new Date(Date.now() - 10 * DAY_MS) }),
+        trackRow({ name: 'signed_up', at: new Date(Date.now() - DAY_MS) }),
+        trackRow({ name: 'checkout', at: new Date(Date.now() - 60_000) }),
+        trackRow({ name: 'home', type: 'page', at: new Date(Date.now() - 60_000) }),
+      ]);
+      const created = await integration({
+        dataType: 'events',
+        destinationAppId: await app('amplitude', lookAlikeCredentials.amplitude),
+        config: { global: {}, tasks: [{ task_type: 'recent_events' }] },
+      });
+      const first = await run(created.id);
+      expect(first).toMatchObject({ status: 'succeeded', rowsRead: 3 });
+      const sent = amplitude.accepted.map((a) => a.item.event_type);
+      expect(sent).toEqual(expect.arrayContaining(['signed_up', 'checkout']));
+      expect(sent).not.toContain('old_order');
+      expect(await run(created.id)).toMatchObject({ status: 'succeeded', rowsRead: 0 });
+      await warehouse.seed(t.accountId, [trackRow({ name: 'refund', at: new Date() })]);
+      expect(await run(created.id)).toMatchObject({ status: 'succeeded', rowsRead: 1, rowsWritten: 1 });
+    });
+  });
+
+  describe('source_stream: Stripe customers to Braze', () => {
+    it('waits for the import it needs (triggering it), then sends the imported customers', async () => {
+      stripe.data.set('customers', stripeRecords('customers', 5, Math.floor(Date.now() / 1000)));
+      const stripeApp = await app('stripe', { secretKey: stripe.secret });
+      const created = await integration({
+        sourceAppId: stripeApp,
+        destinationAppId: await brazeApp(),
+        config: {
+          global: {},
+          tasks: [{ task_type: 'source_stream', stream: 'customers', userIdField: 'email' }],
+        },
+      });
+      expect(created.importDependencyStatus).toBe('missing_source');
+      const queued = await h.as(t.key).post(`/api/v1/integrations/${created.id}/run`);
+      expect(queued.status).toBe(202);
+      const runId = (queued.body as { data: JobBody }).data.id;
+      // No source imports from the app: the run waits instead of failing.
+      let waiting: JobBody | undefined;
+      for (let i = 0; i < 200 && !waiting; i += 1) {
+        const current = await job(runId);
+        if (current.status === 'queued' && current.notBefore) waiting = current;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(waiting).toMatchObject({ status: 'queued', attempts: 0 });
+      expect((await detail(created.id)).status).toBe('pending');
+
+      // A source appears without a sync of its own: the waiting run triggers its import.
+      const source = await h
+        .as(t.key)
+        .post('/api/v1/sources')
+        .send({ appId: stripeApp, syncType: 'stripe', importTasks: ['customers'] });
+      expect(source.status).toBe(201);
+      const done = await finished(runId, 20_000);
+      expect(done).toMatchObject({ status: 'succeeded', rowsRead: 5, rowsWritten: 5 });
+      const after = await detail(created.id);
+      expect(after).toMatchObject({ status: 'completed', importDependencyStatus: 'ready' });
+      expect(after.triggeredImportJobIds).toHaveLength(1);
+      expect(await job(after.triggeredImportJobIds[0]!)).toMatchObject({
+        trigger: 'onboarding',
+        status: 'succeeded',
+      });
+      const emails = brazeAttributes()
+        .filter((a) => String(a.external_id).includes('@'))
+        .map((a) => a.external_id);
+      expect(emails.sort()).toEqual(
+        stripeRecords('customers', 5, 0)
+          .map((c) => c.email)
+          .sort(),
+      );
+    });
+  });
+
+  describe('lifecycle and validation', () => {
+    it('is a draft while its destination has no credentials, and pending once it has', async () => {
+      const bare = await app('braze', undefined, { restEndpoint: 'https://rest.iad-01.braze.com' });
+      const created = await integration({
+        destinationAppId: bare,
+        config: { global: {}, tasks: [{ task_type: 'user_attributes' }] },
+      });
+      expect(created).toMatchObject({ status: 'draft', nextRunAt: null });
+      const refused = await h.as(t.key).post(`/api/v1/integrations/${created.id}/run`);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'integration_draft' });
+      const updated = await h
+        .as(t.key)
+        .patch(`/api/v1/apps/${bare}`)
+        .send({ credentials: lookAlikeCredentials.braze });
+      expect(updated.status).toBe(200);
+      await scheduler.tick();
+      const promoted = await detail(created.id);
+      expect(['pending', 'running', 'completed']).toContain(promoted.status);
+      expect((await finished(promoted.latestJobId!)).status).toBe('succeeded');
+    });
+
+    it('rejects unknown task types and a source_stream without a source app, naming the field', async () => {
+      const destinationAppId = await brazeApp();
+      const unknown = await h
+        .as(t.key)
+        .post('/api/v1/integrations')
+        .send({
+          destinationAppId,
+          dataType: 'users',
+          schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
+          config: { global: {}, tasks: [{ task_type: 'teleport' }] },
+        });
+      expect(unknown.status).toBe(422);
+      expect(unknown.body).toMatchObject({
+        code: 'invalid_integration_task',
+        errors: [{ path: 'body.config.tasks[0].task_type' }],
+      });
+      const noSource = await h
+        .as(t.key)
+        .post('/api/v1/integrations')
+        .send({
+          destinationAppId,
+          dataType: 'users',
+          schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
+          config: { global: {}, tasks: [{ task_type: 'source_stream', stream: 'customers' }] },
+        });
+      expect(noSource.status).toBe(422);
+      expect(noSource.body).toMatchObject({ errors: [{ path: 'body.config.tasks[0].stream' }] });
+    });
+
+    it('never logs the destination credentials', () => {
+      expect(logs.join('')).not.toContain(lookAlikeCredentials.braze.apiKey);
+      expect(logs.join('')).not.toContain(lookAlikeCredentials.amplitude.apiKey);
+    });
+  });
+});
