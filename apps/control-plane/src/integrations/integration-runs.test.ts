@@ -388,6 +388,20 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
       expect((await finished(promoted.latestJobId!)).status).toBe('succeeded');
     });
 
+    it('takes nothing older than historicalSyncStartDate on its first run', async () => {
+      // Every user seeded so far was received before the start date; this one after it.
+      const start = new Date();
+      await warehouse.seed(t.accountId, [userRow('late-user', new Date(start.getTime() + 1000))]);
+      const created = await integration({
+        destinationAppId: await brazeApp(),
+        historicalSyncStartDate: start.toISOString(),
+        config: { global: {}, tasks: [{ task_type: 'user_attributes' }] },
+      });
+      braze.accepted.length = 0;
+      expect(await run(created.id)).toMatchObject({ status: 'succeeded', rowsRead: 1 });
+      expect(brazeAttributes().map((a) => a.external_id)).toEqual(['late-user']);
+    });
+
     it('rejects unknown task types and a source_stream without a source app, naming the field', async () => {
       const destinationAppId = await brazeApp();
       const unknown = await h

@@ -1,6 +1,12 @@
 import Decimal from 'decimal.js';
+import { startStripeLookAlike, stripeRecords } from '@pipeline/connectors';
+import { StreamTableWriter } from '@pipeline/destinations';
+import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
-import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { CredentialCipher } from '../apps/credential-cipher';
+import { JobRunner } from '../jobs/job-runner';
+import { SourceSyncExecutor } from '../sources/source-sync-executor';
+import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, trackRow, type ScratchWarehouse } from '../testing/warehouse';
 import { WarehouseReader } from '../tasks/warehouse-reader';
 import { priceList } from './price-list';
@@ -260,6 +266,68 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
       storageGb: 0,
     });
     expect(await summary(b, '?days=2')).toMatchObject({ syncRows: { total: 7 }, computeSeconds: 100 });
+  });
+
+  it('meters a real sync job: its rows, its seconds and the table it filled', async () => {
+    const c = await h.tenant();
+    const stripe = await startStripeLookAlike();
+    const writer = new StreamTableWriter(warehouse.url);
+    const runner = new JobRunner({
+      dataSource: h.db.dataSource,
+      logger: createLogger({ service: 'usage-test', level: 'error' }),
+      concurrency: 1,
+      pollIntervalMs: 25,
+      heartbeatIntervalMs: 1000,
+      staleAfterMs: 10_000,
+      maxAttempts: 1,
+      retryBaseMs: 100,
+      retryMaxMs: 100,
+    }).register(
+      new SourceSyncExecutor({
+        dataSource: h.db.dataSource,
+        writer,
+        cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
+        logger: createLogger({ service: 'usage-test', level: 'error' }),
+        baseUrls: { stripe: stripe.url },
+      }),
+    );
+    try {
+      stripe.data.set('customers', stripeRecords('customers', 240, Math.floor(Date.now() / 1000)));
+      const app = await h
+        .as(c.key)
+        .post('/api/v1/apps')
+        .send({ appType: 'stripe', displayName: 'Stripe', credentials: { secretKey: stripe.secret } });
+      const source = await h
+        .as(c.key)
+        .post('/api/v1/sources')
+        .send({ appId: app.body.data.id, syncType: 'stripe', importTasks: ['customers'], runNow: true });
+      const jobId = source.body.data.dispatchedJob.id as string;
+      runner.start();
+      let status = 'queued';
+      for (let i = 0; i < 400 && (status === 'queued' || status === 'running'); i += 1) {
+        await new Promise((r) => setTimeout(r, 25));
+        status = (await h.as(c.key).get(`/api/v1/jobs/${jobId}`)).body.data.status as string;
+      }
+      expect(status).toBe('succeeded');
+      const [ran] = (await h.db.dataSource.query(
+        `SELECT extract(epoch FROM finished_at - started_at) * 1000 AS ms FROM jobs WHERE id = $1`,
+        [jobId],
+      )) as { ms: string }[];
+      const [now] = (await daily(c, '?days=1')) as [DailyUsageItem];
+      const stored = await storageBytes(c.accountId);
+      expect(stored).toBeGreaterThan(0);
+      expect(now).toMatchObject({
+        syncRowsTotal: 240,
+        syncRowsCostUsd: 0.00048,
+        computeSeconds: new Decimal(Math.round(Number(ran!.ms))).div(1000).toDecimalPlaces(3).toNumber(),
+        storageGb: new Decimal(stored).div(1e9).toDecimalPlaces(6).toNumber(),
+        modelComputeSeconds: 0,
+      });
+    } finally {
+      await runner.stop();
+      await writer.close();
+      await stripe.close();
+    }
   });
 
   it('requires the usage.read scope', async () => {
