@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBool, envInt, envPort, envString, envUrl } from '@pipeline/config';
+import { envBool, envInt, envPort, envString, envUrl, vendorBaseUrlFields } from '@pipeline/config';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 import { postgresConfigSchema } from '@pipeline/postgres';
@@ -13,6 +13,21 @@ const envDecimal = (defaultValue: string) =>
     .string()
     .regex(/^\d+(\.\d+)?$/, 'expected a decimal number such as 0.023')
     .default(defaultValue);
+
+/**
+ * App types whose vendor host can be replaced (VENDOR_BASE_URL_<APP TYPE>): the sources the
+ * sync engine reads and the destinations integration runs send to.
+ */
+export const vendorAppTypes = [
+  'stripe',
+  'shopify',
+  'amplitude',
+  'mixpanel',
+  'braze',
+  'customer_io',
+  'segment',
+  'onesignal',
+] as const;
 
 export const controlPlaneConfigSchema = z.object({
   HOST: envString('0.0.0.0'),
@@ -53,16 +68,7 @@ export const controlPlaneConfigSchema = z.object({
   /** Queue scheduled syncs from this process (several replicas may; they share the work). */
   SCHEDULER_ENABLED: envBool(true),
   SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }),
-  /** Vendor API base URLs (VENDOR_BASE_URL_<APP TYPE>), for proxies, vendor sandboxes and tests. */
-  VENDOR_BASE_URL_STRIPE: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_SHOPIFY: envUrl(['http', 'https']).optional(),
-  /** Destination API base URLs for integration runs, as the delivery consumers take them. */
-  VENDOR_BASE_URL_AMPLITUDE: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_MIXPANEL: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_BRAZE: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_CUSTOMER_IO: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_SEGMENT: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_ONESIGNAL: envUrl(['http', 'https']).optional(),
+  ...vendorBaseUrlFields(vendorAppTypes),
   /** How long an integration run waits for the source import it needs before looking again. */
   INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }),
   /** Usage prices in USD, exact decimals (README, "Usage"). */

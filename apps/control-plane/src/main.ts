@@ -1,9 +1,9 @@
-import { loadConfigOrExit } from '@pipeline/config';
+import { loadConfigOrExit, vendorBaseUrlsOf } from '@pipeline/config';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
-import { controlPlaneConfigSchema } from './config';
+import { controlPlaneConfigSchema, vendorAppTypes } from './config';
 import { createDataSource } from './database/data-source';
 import { TaskWorker } from './tasks/task-worker';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -61,6 +61,7 @@ async function main(): Promise<void> {
   // The job runner and the scheduler stop before the pools close, like the task worker.
   let jobs: JobRunner | undefined;
   const cipher = new CredentialCipher(config.CREDENTIALS_ENCRYPTION_KEYS);
+  const baseUrls = vendorBaseUrlsOf(config, vendorAppTypes);
   const jobService = new JobService(dataSource, () => jobs?.wake());
   if (config.JOB_WORKER_ENABLED) {
     const writer = new StreamTableWriter(config.WAREHOUSE_URL);
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
           writer,
           logger,
           cipher,
-          baseUrls: { stripe: config.VENDOR_BASE_URL_STRIPE, shopify: config.VENDOR_BASE_URL_SHOPIFY },
+          baseUrls,
         }),
       )
       .register(
@@ -93,14 +94,7 @@ async function main(): Promise<void> {
           cipher,
           jobs: jobService,
           dependencyRetryMs: config.INTEGRATION_DEPENDENCY_RETRY_MS,
-          baseUrls: {
-            amplitude: config.VENDOR_BASE_URL_AMPLITUDE,
-            mixpanel: config.VENDOR_BASE_URL_MIXPANEL,
-            braze: config.VENDOR_BASE_URL_BRAZE,
-            customer_io: config.VENDOR_BASE_URL_CUSTOMER_IO,
-            segment: config.VENDOR_BASE_URL_SEGMENT,
-            onesignal: config.VENDOR_BASE_URL_ONESIGNAL,
-          },
+          baseUrls,
         }),
       );
     jobs.start();

@@ -1,18 +1,11 @@
 import { z } from 'zod';
-import { envInt, envPort, envString, envUrl } from '@pipeline/config';
+import { envInt, envPort, envString, envUrl, vendorBaseUrlFields, vendorBaseUrlsOf } from '@pipeline/config';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 
-/** Vendor base URLs (VENDOR_BASE_URL_<APP TYPE>), for proxies, vendor sandboxes and tests. */
-const vendorBaseUrls = {
-  VENDOR_BASE_URL_AMPLITUDE: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_MIXPANEL: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_BRAZE: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_CUSTOMER_IO: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_SEGMENT: envUrl(['http', 'https']).optional(),
-  VENDOR_BASE_URL_ONESIGNAL: envUrl(['http', 'https']).optional(),
-};
+/** The forwarding app types whose vendor host can be replaced (VENDOR_BASE_URL_<APP TYPE>). */
+const vendorAppTypes = ['amplitude', 'mixpanel', 'braze', 'customer_io', 'segment', 'onesignal'] as const;
 
 export const deliveryConfigSchema = z.object({
   /** The PostgreSQL warehouse of `--destination warehouse` (created when missing). */
@@ -34,7 +27,7 @@ export const deliveryConfigSchema = z.object({
   DELIVERY_SESSION_TIMEOUT_MS: envInt({ min: 6000, max: 300_000, default: 30_000 }),
   /** One vendor request's time limit. */
   VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }),
-  ...vendorBaseUrls,
+  ...vendorBaseUrlFields(vendorAppTypes),
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...kafkaConfigSchema.shape,
@@ -43,13 +36,6 @@ export const deliveryConfigSchema = z.object({
 export type DeliveryConfig = z.infer<typeof deliveryConfigSchema>;
 
 /** The base URLs the forwarders take, by app type. */
-export function vendorBaseUrlsOf(config: DeliveryConfig): Record<string, string> {
-  return Object.fromEntries(
-    Object.keys(vendorBaseUrls)
-      .map((name) => [
-        name.slice('VENDOR_BASE_URL_'.length).toLowerCase(),
-        config[name as keyof typeof vendorBaseUrls],
-      ])
-      .filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-  );
+export function forwardingBaseUrls(config: DeliveryConfig): Partial<Record<string, string>> {
+  return vendorBaseUrlsOf(config, vendorAppTypes);
 }

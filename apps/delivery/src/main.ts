@@ -18,7 +18,7 @@ import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
 import { ControlPlaneClient } from '@pipeline/tenancy';
 import { parseDeliveryArgs } from './cli';
-import { deliveryConfigSchema, vendorBaseUrlsOf } from './config';
+import { deliveryConfigSchema, forwardingBaseUrls } from './config';
 import { deliveryHttp } from './http/delivery-http';
 
 async function main(kind: DestinationKind): Promise<void> {
@@ -65,7 +65,7 @@ async function main(kind: DestinationKind): Promise<void> {
       logger,
       warehouseUrl: config.WAREHOUSE_URL,
       ...(tenants ? { tenants } : {}),
-      forwarding: { baseUrls: vendorBaseUrlsOf(config), timeoutMs: config.VENDOR_TIMEOUT_MS },
+      forwarding: { baseUrls: forwardingBaseUrls(config), timeoutMs: config.VENDOR_TIMEOUT_MS },
     }),
     topics: { source: outbox.topic, retry: retry.topic, deadLetter: deadLetter.topic },
     groupId,

@@ -20,8 +20,10 @@ import type { JobService } from '../jobs/job.service';
 import { SourceEntity } from '../sources/source.entity';
 import type { WarehouseReader } from '../tasks/warehouse-reader';
 import { returnedRows } from '../work-queue/pg-work-queue';
-import { IntegrationEntity } from './integration.entity';
+import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
+import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
 import { scheduledTasks, type ScheduledTask } from './integration-tasks';
+import { resolvedDestination } from './resolved-destination';
 
 export interface IntegrationRunOptions {
   dataSource: DataSource;
@@ -49,6 +51,14 @@ interface SourceRow {
   /** null: nothing to send for this row (a stream row without the user id field). */
   event: TrackingEvent | null;
 }
+
+const integrationStatuses: OwnerStatuses<IntegrationRunStatus> = {
+  running: 'running',
+  queued: 'pending',
+  succeeded: 'completed',
+  failed: 'errored',
+  paused: 'paused',
+};
 
 const atText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
@@ -111,36 +121,12 @@ export class IntegrationRunExecutor implements JobExecutor {
     const integrations = tx.getRepository(IntegrationEntity);
     const integration = await integrations.findOneBy({ id: job.integrationId });
     if (!integration) return;
-    const paused = integration.state !== 'active';
-    const at = new Date().toISOString();
-    switch (transition.to) {
-      case 'running':
-        await integrations.update(integration.id, { status: paused ? 'paused' : 'running' });
-        return;
-      case 'queued':
-        await integrations.update(integration.id, {
-          status: paused ? 'paused' : 'pending',
-          ...(transition.error ? { lastError: { ...transition.error, at } } : {}),
-        });
-        return;
-      case 'succeeded':
-        await integrations.update(integration.id, {
-          status: paused ? 'paused' : 'completed',
-          lastSyncAt: new Date(),
-          lastError: null,
-          consecutiveFailures: 0,
-        });
-        return;
-      case 'failed':
-        await integrations.update(integration.id, {
-          status: paused ? 'paused' : 'errored',
-          lastError: { ...transition.error, at },
-          consecutiveFailures: integration.consecutiveFailures + 1,
-        });
-        return;
-      case 'cancelled':
-        return;
-    }
+    const fields = ownerFieldsAfter(
+      transition,
+      { paused: integration.state !== 'active', consecutiveFailures: integration.consecutiveFailures },
+      integrationStatuses,
+    );
+    if (fields) await integrations.update(integration.id, fields);
   }
 
   /**
@@ -185,19 +171,15 @@ export class IntegrationRunExecutor implements JobExecutor {
       throw new JobFailure('no_destination_client', `This version cannot send to ${app.appType}`);
     return {
       forwarder,
-      destination: {
-        integrationId: integration.id,
+      destination: resolvedDestination(
+        integration,
+        app,
         kind,
-        appId: app.id,
-        appType: app.appType,
-        dataType: integration.dataType,
-        config: integration.config,
-        credentials: this.options.cipher.open(
+        this.options.cipher.open(
           { ciphertext: app.credentialsCiphertext, keyId: app.credentialsKeyId },
           `app:${app.id}`,
         ),
-        appConfig: app.config,
-      },
+      ),
     };
   }
 

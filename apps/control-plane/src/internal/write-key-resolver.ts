@@ -8,6 +8,7 @@ import { isUuid } from '../http/ids';
 import { IntegrationEntity } from '../integrations/integration.entity';
 import { warehouseSchemaFor } from '../sources/warehouse-location';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
+import { resolvedDestination } from '../integrations/resolved-destination';
 import type { ResolvedDestination, TenantRecord } from './tenant-record.dto';
 
 /**
@@ -83,16 +84,7 @@ export class WriteKeyResolver {
       const kind = appTypeDefinition(app.appType)?.destinationKind;
       const credentials = this.apps.openCredentials(app);
       if (!kind || !credentials) continue;
-      destinations.push({
-        integrationId: integration.id,
-        kind,
-        appId: app.id,
-        appType: app.appType,
-        dataType: integration.dataType,
-        config: integration.config,
-        credentials,
-        appConfig: app.config,
-      });
+      destinations.push(resolvedDestination(integration, app, kind, credentials));
     }
     return { ...base, status, destinations };
   }

@@ -14,7 +14,8 @@ import {
   type JobExecutor,
   type JobTransition,
 } from '../jobs/job-executor';
-import { SourceEntity } from './source.entity';
+import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
+import { SourceEntity, type IntegrationStatus } from './source.entity';
 import { StreamStates } from './stream-states';
 
 export interface SourceSyncOptions {
@@ -29,6 +30,14 @@ export interface SourceSyncOptions {
   /** Rows loaded per warehouse write; the stream's cursor is saved after each. */
   flushRows?: number;
 }
+
+const sourceStatuses: OwnerStatuses<IntegrationStatus> = {
+  running: 'syncing',
+  queued: 'queued',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  paused: 'paused',
+};
 
 /** The warehouse table of a source stream: `<app type>_<stream>` in the account's schema. */
 export function streamTable(appType: string, stream: string): string {
@@ -105,40 +114,17 @@ export class SourceSyncExecutor implements JobExecutor {
     const sources = tx.getRepository(SourceEntity);
     const source = await sources.findOneBy({ id: job.sourceId });
     if (!source) return;
-    const paused = source.state !== 'active';
-    const at = new Date().toISOString();
-    switch (transition.to) {
-      case 'running':
-        await sources.update(source.id, { integrationStatus: paused ? 'paused' : 'syncing' });
-        return;
-      case 'queued':
-        await sources.update(source.id, {
-          integrationStatus: paused ? 'paused' : 'queued',
-          activeImportJobId: job.id,
-          ...(transition.error ? { lastError: { ...transition.error, at } } : {}),
-        });
-        return;
-      case 'succeeded':
-        await sources.update(source.id, {
-          integrationStatus: paused ? 'paused' : 'succeeded',
-          lastSyncAt: new Date(),
-          lastError: null,
-          consecutiveFailures: 0,
-          activeImportJobId: null,
-        });
-        return;
-      case 'failed':
-        await sources.update(source.id, {
-          integrationStatus: paused ? 'paused' : 'failed',
-          lastError: { ...transition.error, at },
-          consecutiveFailures: source.consecutiveFailures + 1,
-          activeImportJobId: null,
-        });
-        return;
-      case 'cancelled':
-        await sources.update(source.id, { activeImportJobId: null });
-        return;
-    }
+    const fields = ownerFieldsAfter(
+      transition,
+      { paused: source.state !== 'active', consecutiveFailures: source.consecutiveFailures },
+      sourceStatuses,
+    );
+    // The queued or running job is the active import; one that ended is not.
+    const active =
+      transition.to === 'running' ? {} : { activeImportJobId: transition.to === 'queued' ? job.id : null };
+    if (!fields) return void (await sources.update(source.id, active));
+    const { status, ...rest } = fields;
+    await sources.update(source.id, { integrationStatus: status, ...rest, ...active });
   }
 
   private async connectorOf(source: SourceEntity): Promise<Connector> {
