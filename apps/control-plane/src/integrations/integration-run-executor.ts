@@ -98,19 +98,30 @@ export class IntegrationRunExecutor implements JobExecutor {
 
     const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
     for (const task of tasks) {
-      let watermark = await this.watermarkOf(integration, task);
-      for (;;) {
-        signal.throwIfAborted();
-        const rows = await this.read(integration, task, watermark, sourceApp?.appType ?? '', signal);
-        if (rows.length === 0) break;
+      const read = await this.changesOf(
+        integration,
+        task,
+        await this.watermarkOf(integration, task),
+        sourceApp?.appType ?? '',
+      );
+      if (!read) continue;
+      const batches = this.options.warehouse.accountBatches<Record<string, unknown>>(
+        integration.accountId,
+        'query',
+        read.sql,
+        read.values,
+        this.options.batchRows ?? 500,
+        signal,
+      );
+      for await (const batch of batches) {
+        const rows = batch.map(read.toRow);
         counts.rowsRead += rows.length;
-        const outcome = await this.send(forwarder, destination, rows, signal);
-        counts.rowsWritten += outcome;
+        const sent = await this.send(forwarder, destination, rows, signal);
+        counts.rowsWritten += sent;
         const last = rows[rows.length - 1];
-        if (last) watermark = { at: last.at, key: last.key };
-        await this.saveWatermark(integration.id, task, watermark, outcome, job.id);
+        if (last)
+          await this.saveWatermark(integration.id, task, { at: last.at, key: last.key }, sent, job.id);
         await progress(counts);
-        if (rows.length < (this.options.batchRows ?? 500)) break;
       }
     }
     return counts;
@@ -242,114 +253,119 @@ export class IntegrationRunExecutor implements JobExecutor {
     );
   }
 
-  private async read(
+  /**
+   * The task's rows changed since the watermark, in (change time, key) order, as one query to
+   * stream; null when the table it reads does not exist yet.
+   */
+  private async changesOf(
     integration: IntegrationEntity,
     task: ScheduledTask,
     watermark: Watermark,
     sourceAppType: string,
-    signal: AbortSignal,
-  ): Promise<SourceRow[]> {
+  ): Promise<{ sql: string; values: unknown[]; toRow: (row: Record<string, unknown>) => SourceRow } | null> {
     const { warehouse } = this.options;
     const accountId = integration.accountId;
-    const limit = this.options.batchRows ?? 500;
     const tag = integration.id.slice(0, 8);
-    const query = <R extends Record<string, unknown>>(sql: string, values: unknown[]) =>
-      warehouse.accountQuery<R>(accountId, 'query', sql, values, signal).then((r) => r.rows);
 
     if (task.type === 'user_attributes') {
-      if (!(await warehouse.existingTables(accountId)).includes('users')) return [];
-      const rows = await query<{
-        user_id: string;
-        anonymous_id: string | null;
-        traits: Record<string, unknown> | null;
-        at: string;
-      }>(
-        `SELECT user_id, anonymous_id, traits, ${atText('received_at')} AS at
-           FROM ${warehouse.table(accountId, 'users')}
-          WHERE user_id IS NOT NULL AND (received_at, user_id) > ($1::timestamptz, $2)
-          ORDER BY received_at, user_id LIMIT $3`,
-        [watermark.at, watermark.key, limit],
-      );
-      return rows.map((row) => ({
-        at: row.at,
-        key: row.user_id,
-        event: {
-          type: 'identify',
-          messageId: `int-${tag}-u-${row.user_id}-${row.at}`.slice(0, 200),
-          timestamp: row.at,
-          anonymousId: row.anonymous_id ?? row.user_id,
-          userId: row.user_id,
-          traits: pick(row.traits ?? {}, task.fields),
+      if (!(await warehouse.existingTables(accountId)).includes('users')) return null;
+      return {
+        sql: `SELECT user_id, anonymous_id, traits, ${atText('received_at')} AS at
+                FROM ${warehouse.table(accountId, 'users')}
+               WHERE user_id IS NOT NULL AND (received_at, user_id) > ($1::timestamptz, $2)
+               ORDER BY received_at, user_id`,
+        values: [watermark.at, watermark.key],
+        toRow: (raw) => {
+          const row = raw as {
+            user_id: string;
+            anonymous_id: string | null;
+            traits: Record<string, unknown> | null;
+            at: string;
+          };
+          return {
+            at: row.at,
+            key: row.user_id,
+            event: {
+              type: 'identify',
+              messageId: `int-${tag}-u-${row.user_id}-${row.at}`.slice(0, 200),
+              timestamp: row.at,
+              anonymousId: row.anonymous_id ?? row.user_id,
+              userId: row.user_id,
+              traits: pick(row.traits ?? {}, task.fields),
+            },
+          };
         },
-      }));
+      };
     }
 
     if (task.type === 'recent_events') {
-      if (!(await warehouse.existingTables(accountId)).includes('events')) return [];
+      if (!(await warehouse.existingTables(accountId)).includes('events')) return null;
       const since = new Date(Date.now() - integration.schedule.rollingWindowDays * 86_400_000);
-      const rows = await query<{
-        message_id: string;
-        type: 'track' | 'page';
-        event: string | null;
-        name: string | null;
-        properties: Record<string, unknown> | null;
-        anonymous_id: string | null;
-        user_id: string | null;
-        timestamp: string | null;
-        at: string;
-      }>(
-        `SELECT message_id, type, event, name, properties, anonymous_id, user_id,
-                ${atText('timestamp')} AS timestamp, ${atText('received_at')} AS at
-           FROM ${warehouse.table(accountId, 'events')}
-          WHERE received_at >= $4 AND (received_at, message_id) > ($1::timestamptz, $2)
-            AND ($5::text[] IS NULL OR COALESCE(event, name) = ANY($5))
-          ORDER BY received_at, message_id LIMIT $3`,
-        [watermark.at, watermark.key, limit, since, task.events],
-      );
-      return rows.map((row) => {
-        const common = {
-          messageId: row.message_id,
-          timestamp: row.timestamp ?? row.at,
-          anonymousId: row.anonymous_id ?? row.user_id ?? row.message_id,
-          ...(row.user_id ? { userId: row.user_id } : {}),
-          properties: row.properties ?? {},
-        };
-        const event: TrackingEvent =
-          row.type === 'page'
-            ? { ...common, type: 'page', ...(row.name ? { name: row.name } : {}) }
-            : { ...common, type: 'track', event: row.event ?? '' };
-        return { at: row.at, key: row.message_id, event };
-      });
+      return {
+        sql: `SELECT message_id, type, event, name, properties, anonymous_id, user_id,
+                     ${atText('timestamp')} AS timestamp, ${atText('received_at')} AS at
+                FROM ${warehouse.table(accountId, 'events')}
+               WHERE received_at >= $3 AND (received_at, message_id) > ($1::timestamptz, $2)
+                 AND ($4::text[] IS NULL OR COALESCE(event, name) = ANY($4))
+               ORDER BY received_at, message_id`,
+        values: [watermark.at, watermark.key, since, task.events],
+        toRow: (raw) => {
+          const row = raw as {
+            message_id: string;
+            type: 'track' | 'page';
+            event: string | null;
+            name: string | null;
+            properties: Record<string, unknown> | null;
+            anonymous_id: string | null;
+            user_id: string | null;
+            timestamp: string | null;
+            at: string;
+          };
+          const common = {
+            messageId: row.message_id,
+            timestamp: row.timestamp ?? row.at,
+            anonymousId: row.anonymous_id ?? row.user_id ?? row.message_id,
+            ...(row.user_id ? { userId: row.user_id } : {}),
+            properties: row.properties ?? {},
+          };
+          const event: TrackingEvent =
+            row.type === 'page'
+              ? { ...common, type: 'page', ...(row.name ? { name: row.name } : {}) }
+              : { ...common, type: 'track', event: row.event ?? '' };
+          return { at: row.at, key: row.message_id, event };
+        },
+      };
     }
 
     const table = await warehouse.streamTable(accountId, `${sourceAppType}_${task.stream}`);
-    if (!table) return [];
-    const rows = await query<{ key: string; raw: Record<string, unknown>; at: string }>(
-      `SELECT id AS key, _raw AS raw, ${atText('_synced_at')} AS at FROM ${table}
-        WHERE (_synced_at, id) > ($1::timestamptz, $2)
-        ORDER BY _synced_at, id LIMIT $3`,
-      [watermark.at, watermark.key, limit],
-    );
-    return rows.map((row) => {
-      const userId = row.raw[task.userIdField];
-      if (userId === null || userId === undefined || userId === '')
-        return { at: row.at, key: row.key, event: null };
-      const traits = Object.fromEntries(
-        Object.entries(row.raw).filter(([, value]) => value === null || typeof value !== 'object'),
-      );
-      return {
-        at: row.at,
-        key: row.key,
-        event: {
-          type: 'identify' as const,
-          messageId: `int-${tag}-${task.stream}-${row.key}-${row.at}`.slice(0, 200),
-          timestamp: row.at,
-          anonymousId: String(userId),
-          userId: String(userId),
-          traits,
-        },
-      };
-    });
+    if (!table) return null;
+    return {
+      sql: `SELECT id AS key, _raw AS raw, ${atText('_synced_at')} AS at FROM ${table}
+             WHERE (_synced_at, id) > ($1::timestamptz, $2)
+             ORDER BY _synced_at, id`,
+      values: [watermark.at, watermark.key],
+      toRow: (raw) => {
+        const row = raw as { key: string; raw: Record<string, unknown>; at: string };
+        const userId = row.raw[task.userIdField];
+        if (userId === null || userId === undefined || userId === '')
+          return { at: row.at, key: row.key, event: null };
+        const traits = Object.fromEntries(
+          Object.entries(row.raw).filter(([, value]) => value === null || typeof value !== 'object'),
+        );
+        return {
+          at: row.at,
+          key: row.key,
+          event: {
+            type: 'identify' as const,
+            messageId: `int-${tag}-${task.stream}-${row.key}-${row.at}`.slice(0, 200),
+            timestamp: row.at,
+            anonymousId: String(userId),
+            userId: String(userId),
+            traits,
+          },
+        };
+      },
+    };
   }
 }
 

@@ -96,6 +96,22 @@ export class WarehouseReader {
     }
   }
 
+  /**
+   * Bytes of the schema's tables and indexes read through this backend's pending statistics.
+   * PostgreSQL flushes those at most once a second outside a transaction, so they can carry
+   * earlier transactions' reads: callers take the difference across their own transaction.
+   */
+  private async bytesFetched(client: PoolClient, schema: string): Promise<number> {
+    const { rows } = await client.query<{ bytes: string }>(
+      `SELECT COALESCE(sum(pg_stat_get_xact_blocks_fetched(c.oid)), 0)
+              * current_setting('block_size')::bigint AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1`,
+      [schema],
+    );
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
   /** Runs `run` on the client; an abort of the signal cancels its statement on the server. */
   private async cancellable<T>(client: PoolClient, signal: AbortSignal | undefined, run: () => Promise<T>) {
     if (!signal) return run();
@@ -114,7 +130,7 @@ export class WarehouseReader {
 
   /**
    * Runs a query over the account's schema and meters the bytes it processed: in one read-only
-   * transaction, PostgreSQL's per-transaction block counters (pg_stat_get_xact_blocks_fetched:
+   * transaction, the growth of PostgreSQL's block counters (pg_stat_get_xact_blocks_fetched:
    * every block of the schema's tables and indexes the query asked the buffer manager for,
    * from cache or disk) times the block size. Measured, not estimated from row counts.
    */
@@ -132,15 +148,9 @@ export class WarehouseReader {
     try {
       await client.query('BEGIN READ ONLY');
       try {
+        const before = await this.bytesFetched(client, schema);
         const result = await this.cancellable(client, signal, () => client.query<R>(sql, values));
-        const measured = await client.query<{ bytes: string }>(
-          `SELECT COALESCE(sum(pg_stat_get_xact_blocks_fetched(c.oid)), 0)
-                  * current_setting('block_size')::bigint AS bytes
-             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = $1`,
-          [schema],
-        );
-        bytes = Number(measured.rows[0]?.bytes ?? 0);
+        bytes = (await this.bytesFetched(client, schema)) - before;
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -148,6 +158,55 @@ export class WarehouseReader {
         throw error;
       }
     } finally {
+      client.release();
+      if (bytes > 0 && this.meter) await this.meter.record(accountId, purpose, bytes);
+    }
+  }
+
+  /**
+   * Streams a query over the account's schema in batches of `batchRows`, through a cursor in
+   * one read-only transaction: one scan and sort however many batches, where keyset pages
+   * would rescan the table per page. The transaction stays open while the caller handles a
+   * batch; its bytes are metered when the iteration ends, broken off or failed.
+   */
+  async *accountBatches<R extends QueryResultRow>(
+    accountId: string,
+    purpose: MeteredPurpose,
+    sql: string,
+    values: unknown[],
+    batchRows: number,
+    signal?: AbortSignal,
+  ): AsyncGenerator<R[]> {
+    const schema = this.schemaOf(accountId);
+    signal?.throwIfAborted();
+    const client = await this.pool.connect();
+    let bytes = 0;
+    let before = 0;
+    let open = false;
+    try {
+      await client.query('BEGIN READ ONLY');
+      open = true;
+      before = await this.bytesFetched(client, schema);
+      await this.cancellable(client, signal, () =>
+        client.query(`DECLARE batches NO SCROLL CURSOR FOR ${sql}`, values),
+      );
+      for (;;) {
+        const { rows } = await this.cancellable(client, signal, () =>
+          client.query<R>(`FETCH FORWARD ${Math.max(1, Math.floor(batchRows))} FROM batches`),
+        );
+        if (rows.length === 0) break;
+        yield rows;
+        if (rows.length < batchRows) break;
+      }
+    } finally {
+      if (open) {
+        try {
+          bytes = (await this.bytesFetched(client, schema)) - before;
+          await client.query('COMMIT');
+        } catch {
+          await client.query('ROLLBACK').catch(() => undefined);
+        }
+      }
       client.release();
       if (bytes > 0 && this.meter) await this.meter.record(accountId, purpose, bytes);
     }

@@ -129,6 +129,20 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
         Number(rows[0]?.bytes),
       );
       expect(await queryBytes(b.accountId, 'model_query')).toBe(0);
+      // The same query again processes the same bytes: nothing is carried over from the last
+      // one. (The first run on a connection also reads the indexes' metapages, for planning.)
+      const repeats: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const previous = await queryBytes(a.accountId, 'model_query');
+        await reader.accountQuery(
+          a.accountId,
+          'model_query',
+          `SELECT count(*) FROM ${reader.table(a.accountId, 'events')}`,
+        );
+        repeats.push((await queryBytes(a.accountId, 'model_query')) - previous);
+      }
+      expect(new Set(repeats).size).toBe(1);
+      expect(repeats[0]).toBeGreaterThanOrEqual(Number(rows[0]?.bytes));
     } finally {
       await reader.close();
     }
