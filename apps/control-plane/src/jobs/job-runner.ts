@@ -115,8 +115,10 @@ export class JobRunner extends QueueWorker {
     if (error instanceof Interrupted) {
       // A lost job belongs to someone else now (the reaper or a cancel): nothing to write.
       if (error.reason === 'shutdown')
-        await execution.putBack('queued', (tx) =>
-          executor.onTransition(tx, job, { to: 'queued', reason: 'requeued' }),
+        await execution.putBack(
+          'queued',
+          (tx) => executor.onTransition(tx, job, { to: 'queued', reason: 'requeued' }),
+          computeOf(execution),
         );
       logger.info('job interrupted', { jobId: job.id, reason: error.reason });
       return;
@@ -188,7 +190,11 @@ export class JobRunner extends QueueWorker {
   ): Promise<void> {
     const counts = transition.to === 'succeeded' ? transition.counts : undefined;
     await execution.settle(
-      counts ? { ...values, rows_read: counts.rowsRead, rows_written: counts.rowsWritten } : values,
+      {
+        ...values,
+        ...computeOf(execution),
+        ...(counts ? { rows_read: counts.rowsRead, rows_written: counts.rowsWritten } : {}),
+      },
       (tx) => executor.onTransition(tx, job, transition),
     );
   }
@@ -209,6 +215,9 @@ export class JobRunner extends QueueWorker {
     }
   }
 }
+
+/** The attempt's running time, added to the job's `compute_ms` whatever its outcome (usage metering). */
+const computeOf = (execution: Execution) => ({ compute_ms: { increment: Date.now() - execution.startedAt } });
 
 const lost = { code: 'worker_lost', message: 'The worker executing the job stopped' };
 

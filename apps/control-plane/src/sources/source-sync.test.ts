@@ -313,6 +313,12 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
       expect((await detail(sourceId)).integrationStatus).toBe('queued');
       const done = await finished(queued.id);
       expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
+      // Compute counts both attempts: more than the last one's start to end.
+      const [spent] = (await h.db.dataSource.query(
+        'SELECT compute_ms, extract(epoch FROM finished_at - started_at) * 1000 AS last FROM jobs WHERE id = $1',
+        [queued.id],
+      )) as { compute_ms: string; last: string }[];
+      expect(Number(spent!.compute_ms)).toBeGreaterThan(Number(spent!.last));
       expect(await rows('stripe_customers')).toHaveLength(75);
       expect((await detail(sourceId)).consecutiveFailures).toBe(0);
     });

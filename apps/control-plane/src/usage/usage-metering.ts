@@ -15,8 +15,8 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
  *   size metered on it;
  * - query and model query: the bytes the metered warehouse queries processed that day
  *   (`usage_query_bytes`, written by WarehouseReader.accountQuery);
- * - compute: the seconds from start to end of the sync jobs, integration runs and task runs
- *   that finished that day (task runs are also model compute);
+ * - compute: the seconds the sync jobs and integration runs that finished that day ran, all
+ *   their attempts added up, and the task runs' (model compute) from start to end;
  * - sync rows: rows written by the source syncs that finished that day, plus the tracking
  *   rows loaded into events, users, groups and aliases that day (by received_at).
  */
@@ -95,11 +95,11 @@ export class UsageMetering {
     );
     // Day bounds in UTC whatever the session's TimeZone.
     const window = `finished_at >= $2::date::timestamp AT TIME ZONE 'UTC'
-      AND finished_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC' AND started_at IS NOT NULL`;
+      AND finished_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC'`;
+    // A job's compute_ms adds up every attempt (retries, deferrals, shutdowns included).
     const [jobs] = returnedRows<{ ms: string | null; sync_rows: string | null }>(
       await this.dataSource.query(
-        `SELECT sum(extract(epoch FROM finished_at - started_at) * 1000) AS ms,
-                sum(rows_written) FILTER (WHERE kind = 'source_sync') AS sync_rows
+        `SELECT sum(compute_ms) AS ms, sum(rows_written) FILTER (WHERE kind = 'source_sync') AS sync_rows
            FROM jobs WHERE account_id = $1 AND ${window}`,
         [accountId, day],
       ),
@@ -107,7 +107,7 @@ export class UsageMetering {
     const [runs] = returnedRows<{ ms: string | null }>(
       await this.dataSource.query(
         `SELECT sum(extract(epoch FROM finished_at - started_at) * 1000) AS ms
-           FROM task_runs WHERE account_id = $1 AND ${window}`,
+           FROM task_runs WHERE account_id = $1 AND ${window} AND started_at IS NOT NULL`,
         [accountId, day],
       ),
     );

@@ -51,7 +51,7 @@ export class Interrupted extends Error {
   }
 }
 
-/** A value for `now()` in a column assignment. */
+/** A value for `now()` in a column assignment; `{ increment: n }` adds n, `{ decrement: true }` takes 1 off (not below 0). */
 export const NOW = Symbol('now()');
 export type ColumnValues = Record<string, unknown>;
 
@@ -263,6 +263,9 @@ export abstract class QueueWorker {
 
 /** One claimed item's execution: its abort signal and the writes that only land while it is owned. */
 export class Execution {
+  /** When this claim's execution began (Date.now()). */
+  readonly startedAt = Date.now();
+
   constructor(
     private readonly queue: PgWorkQueue,
     private readonly table: string,
@@ -315,9 +318,16 @@ export class Execution {
   async putBack(
     waitingStatus: QueueTable['waitingStatus'],
     then?: (tx: EntityManager) => Promise<void>,
+    extra: ColumnValues = {},
   ): Promise<boolean> {
     return this.settle(
-      { status: waitingStatus, heartbeat_at: null, started_at: null, attempts: { decrement: true } },
+      {
+        ...extra,
+        status: waitingStatus,
+        heartbeat_at: null,
+        started_at: null,
+        attempts: { decrement: true },
+      },
       then,
     );
   }
@@ -347,6 +357,10 @@ export class Execution {
     const assignments = Object.entries(values).map(([column, value]) => {
       if (value === NOW) return `${column} = now()`;
       if (isDecrement(value)) return `${column} = greatest(${column} - 1, 0)`;
+      if (isIncrement(value)) {
+        params.push(value.increment);
+        return `${column} = ${column} + $${params.length}`;
+      }
       params.push(value);
       return `${column} = $${params.length}`;
     });
@@ -357,6 +371,14 @@ export class Execution {
     );
     return returnedRows(result).length > 0;
   }
+}
+
+function isIncrement(value: unknown): value is { increment: number } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { increment?: unknown }).increment === 'number'
+  );
 }
 
 function isDecrement(value: unknown): value is { decrement: true } {

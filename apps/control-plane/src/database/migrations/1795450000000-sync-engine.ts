@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The sync engine: jobs become a work queue like task_runs (claim, heartbeat, reaper, retry
- * backoff in `run_after`), sources get the time of their next scheduled sync, and each source
+ * backoff in `run_after`, the milliseconds all its attempts ran in `compute_ms`), sources get the time of their next scheduled sync, and each source
  * stream keeps the cursor its last successful page reached.
  */
 export class SyncEngine1795450000000 implements MigrationInterface {
@@ -16,6 +16,7 @@ export class SyncEngine1795450000000 implements MigrationInterface {
         ADD COLUMN heartbeat_at timestamptz,
         ADD COLUMN run_after timestamptz NOT NULL DEFAULT now(),
         ADD COLUMN updated_at timestamptz NOT NULL DEFAULT now(),
+        ADD COLUMN compute_ms bigint NOT NULL DEFAULT 0 CHECK (compute_ms >= 0),
         ADD CONSTRAINT jobs_running_has_worker CHECK ((status = 'running') = (worker_id IS NOT NULL))`);
     await queryRunner.query("CREATE INDEX jobs_queue ON jobs (created_at) WHERE status = 'queued'");
     await queryRunner.query("CREATE INDEX jobs_heartbeat ON jobs (heartbeat_at) WHERE status = 'running'");
@@ -47,7 +48,7 @@ export class SyncEngine1795450000000 implements MigrationInterface {
     await queryRunner.query('DROP INDEX jobs_queue');
     await queryRunner.query(`
       ALTER TABLE jobs DROP CONSTRAINT jobs_running_has_worker,
-        DROP COLUMN updated_at, DROP COLUMN run_after, DROP COLUMN heartbeat_at,
+        DROP COLUMN compute_ms, DROP COLUMN updated_at, DROP COLUMN run_after, DROP COLUMN heartbeat_at,
         DROP COLUMN worker_id, DROP COLUMN attempts`);
   }
 }
