@@ -168,15 +168,11 @@ export class IntegrationService {
         integration.state = 'active';
         integration.status = destination.state === 'active' ? 'pending' : 'draft';
       }
-      integration.nextRunAt =
-        integration.state !== 'active'
-          ? null
-          : body.isActive === true ||
-              body.schedule !== undefined ||
-              body.config !== undefined ||
-              !integration.nextRunAt
-            ? nextRunOf(integration, new Date())
-            : integration.nextRunAt;
+      // A new schedule or a resume starts from the next slot; otherwise a pending slot stays.
+      const reschedule =
+        body.isActive === true || body.schedule !== undefined || integration.nextRunAt === null;
+      if (integration.state !== 'active') integration.nextRunAt = null;
+      else if (reschedule) integration.nextRunAt = nextRunOf(integration, new Date());
       await tx.getRepository(IntegrationEntity).save(integration);
       return this.toDetail(integration);
     });
