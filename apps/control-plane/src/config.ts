@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { envBool, envInt, envPort, envString, envUrl, vendorBaseUrlFields } from '@pipeline/config';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
+import { warehouseConfigSchema } from '@pipeline/destinations';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
@@ -79,6 +80,7 @@ export const controlPlaneConfigSchema = z.object({
   /** How often every account's usage of today and yesterday is metered. */
   USAGE_METERING_ENABLED: envBool(true),
   USAGE_METERING_INTERVAL_MS: envInt({ default: 3_600_000, min: 1000, max: 86_400_000 }),
+  ...warehouseConfigSchema.shape,
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...postgresConfigSchema.shape,

@@ -1,6 +1,6 @@
 import { loadConfigOrExit, vendorBaseUrlsOf } from '@pipeline/config';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
-import { StreamTableWriter } from '@pipeline/destinations';
+import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
 import { controlPlaneConfigSchema, vendorAppTypes } from './config';
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const baseUrls = vendorBaseUrlsOf(config, vendorAppTypes);
   const jobService = new JobService(dataSource, () => jobs?.wake());
   if (config.JOB_WORKER_ENABLED) {
-    const writer = new StreamTableWriter(config.WAREHOUSE_URL);
+    const writer = new StreamTableWriter(config.WAREHOUSE_URL, { timeouts: warehouseTimeoutsOf(config) });
     shutdown.add('warehouse writer', () => writer.close());
     jobs = new JobRunner({
       dataSource,

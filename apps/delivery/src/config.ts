@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envInt, envPort, envString, envUrl, vendorBaseUrlFields, vendorBaseUrlsOf } from '@pipeline/config';
+import { warehouseConfigSchema, type ForwardingLimits } from '@pipeline/destinations';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
@@ -27,6 +28,19 @@ export const deliveryConfigSchema = z.object({
   DELIVERY_SESSION_TIMEOUT_MS: envInt({ min: 6000, max: 300_000, default: 30_000 }),
   /** One vendor request's time limit. */
   VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }),
+  /** A batch's time for every integration in it; what is still sending then is parked for a retry. */
+  DELIVERY_BATCH_BUDGET_MS: envInt({ min: 1000, max: 600_000, default: 60_000 }),
+  /** One integration's time within a batch. */
+  DELIVERY_INTEGRATION_BUDGET_MS: envInt({ min: 500, max: 600_000, default: 20_000 }),
+  /** Integrations of one batch sent at once. */
+  DELIVERY_INTEGRATION_CONCURRENCY: envInt({ min: 1, max: 64, default: 4 }),
+  /** Requests one send may make by halving after 413 answers. */
+  DELIVERY_MAX_SPLIT_REQUESTS: envInt({ min: 2, max: 1000, default: 16 }),
+  /** Consecutive failed sends that open an integration's circuit breaker. */
+  DELIVERY_BREAKER_FAILURES: envInt({ min: 1, max: 1000, default: 5 }),
+  /** How long an open circuit parks records before one probe request. */
+  DELIVERY_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }),
+  ...warehouseConfigSchema.shape,
   ...vendorBaseUrlFields(vendorAppTypes),
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
@@ -34,6 +48,16 @@ export const deliveryConfigSchema = z.object({
 });
 
 export type DeliveryConfig = z.infer<typeof deliveryConfigSchema>;
+
+export function forwardingLimitsOf(config: DeliveryConfig): ForwardingLimits {
+  return {
+    batchBudgetMs: config.DELIVERY_BATCH_BUDGET_MS,
+    integrationBudgetMs: config.DELIVERY_INTEGRATION_BUDGET_MS,
+    concurrency: config.DELIVERY_INTEGRATION_CONCURRENCY,
+    breakerFailures: config.DELIVERY_BREAKER_FAILURES,
+    breakerCooldownMs: config.DELIVERY_BREAKER_COOLDOWN_MS,
+  };
+}
 
 /** The base URLs the forwarders take, by app type. */
 export function forwardingBaseUrls(config: DeliveryConfig): Partial<Record<string, string>> {

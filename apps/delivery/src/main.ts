@@ -10,6 +10,7 @@ import {
   retryGroupFor,
   runConsumer,
   TenantDirectory,
+  warehouseTimeoutsOf,
   type DestinationKind,
 } from '@pipeline/destinations';
 import { createKafka, ensureTopics, pipelineTopics, prefixedTopic } from '@pipeline/kafka';
@@ -18,7 +19,7 @@ import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
 import { ControlPlaneClient } from '@pipeline/tenancy';
 import { parseDeliveryArgs } from './cli';
-import { deliveryConfigSchema, forwardingBaseUrls } from './config';
+import { deliveryConfigSchema, forwardingBaseUrls, forwardingLimitsOf } from './config';
 import { deliveryHttp } from './http/delivery-http';
 
 async function main(kind: DestinationKind): Promise<void> {
@@ -65,7 +66,13 @@ async function main(kind: DestinationKind): Promise<void> {
       logger,
       warehouseUrl: config.WAREHOUSE_URL,
       ...(tenants ? { tenants } : {}),
-      forwarding: { baseUrls: forwardingBaseUrls(config), timeoutMs: config.VENDOR_TIMEOUT_MS },
+      forwarding: {
+        baseUrls: forwardingBaseUrls(config),
+        timeoutMs: config.VENDOR_TIMEOUT_MS,
+        maxSplitRequests: config.DELIVERY_MAX_SPLIT_REQUESTS,
+      },
+      forwardingLimits: forwardingLimitsOf(config),
+      warehouseTimeouts: warehouseTimeoutsOf(config),
     }),
     topics: { source: outbox.topic, retry: retry.topic, deadLetter: deadLetter.topic },
     groupId,
@@ -77,19 +84,24 @@ async function main(kind: DestinationKind): Promise<void> {
       baseDelayMs: config.DELIVERY_RETRY_BASE_MS,
       maxDelayMs: config.DELIVERY_RETRY_MAX_MS,
     },
-    // A consumer that kafkajs will not restart must not linger as a zombie: exit, and let
-    // the orchestrator start a fresh one from the last committed offset.
+    // A consumer that can no longer deliver must not linger as a zombie: exit non-zero, and
+    // let the orchestrator start a fresh one from the last committed offset.
     onFatal: () => void shutdown.run('consumer crashed', 1),
   });
   shutdown.add('kafka consumers', () => running.stop());
-  let joined = false;
-  void running.joined.then(() => (joined = true));
-  await serveHttp(deliveryHttp(metrics, { destination: kind, joined: () => joined }), {
-    host: config.DELIVERY_HTTP_HOST,
-    port: config.DELIVERY_HTTP_PORT,
-    logger,
-    shutdown,
-  });
+  await serveHttp(
+    deliveryHttp(metrics, {
+      destination: kind,
+      running: () => running.running(),
+      unavailableSince: () => running.unavailableSince(),
+    }),
+    {
+      host: config.DELIVERY_HTTP_HOST,
+      port: config.DELIVERY_HTTP_PORT,
+      logger,
+      shutdown,
+    },
+  );
   logger.info('delivering', {
     destination: kind,
     topic: outbox.topic,

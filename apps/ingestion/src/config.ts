@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envBool, envInt, envList, envPort, envString, envUrl } from '@pipeline/config';
+import { warehouseConfigSchema } from '@pipeline/destinations';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
@@ -36,6 +37,7 @@ export const ingestionConfigSchema = z
     DEMO_MODE: envBool(false),
     ADMIN_SETUP_ENABLED: envBool(false),
     ADMIN_SETUP_TOKEN: z.string().min(16, 'must have at least 16 characters').optional(),
+    ...warehouseConfigSchema.shape,
     ...loggingConfigSchema.shape,
     ...lifecycleConfigSchema.shape,
     ...kafkaConfigSchema.shape,

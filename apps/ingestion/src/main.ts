@@ -1,7 +1,12 @@
 import path from 'node:path';
 import { loadConfigOrExit } from '@pipeline/config';
 import { ControlPlaneClient } from '@pipeline/tenancy';
-import { consumerGroupFor, destinationKinds, WarehouseWriter } from '@pipeline/destinations';
+import {
+  consumerGroupFor,
+  destinationKinds,
+  WarehouseWriter,
+  warehouseTimeoutsOf,
+} from '@pipeline/destinations';
 import { createKafka, createProducer, ensureTopics, pipelineTopics, prefixedTopic } from '@pipeline/kafka';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger, type Logger } from '@pipeline/logger';
@@ -98,7 +103,7 @@ async function hostedCollect(config: IngestionConfig, logger: Logger, shutdown: 
 
 async function staticCollect(config: IngestionConfig, logger: Logger, shutdown: Shutdown) {
   if (await ensureDatabase(config.WAREHOUSE_URL)) logger.info('warehouse database created');
-  const writer = new WarehouseWriter(config.WAREHOUSE_URL);
+  const writer = new WarehouseWriter(config.WAREHOUSE_URL, { timeouts: warehouseTimeoutsOf(config) });
   shutdown.add('warehouse pool', () => writer.close());
   await writer.ensureSchema(config.WAREHOUSE_SCHEMA);
   const tenant = staticTenant(config.WAREHOUSE_SCHEMA);

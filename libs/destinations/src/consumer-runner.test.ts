@@ -4,6 +4,7 @@ import { loadConfig } from '@pipeline/config';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import {
+  DestinationUnavailable,
   headerText,
   retryDelayMs,
   runConsumer,
@@ -34,7 +35,7 @@ class RecordingDestination implements Destination {
     this.attempts += 1;
     if (this.failuresLeft > 0) {
       this.failuresLeft -= 1;
-      throw new Error('destination unavailable');
+      throw new DestinationUnavailable('destination unavailable');
     }
     this.delivered.push(...messages.map((m) => m.value!.toString()));
     return { delivered: messages.length, consentSkipped: 0, failed: [] };

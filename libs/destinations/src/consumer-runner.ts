@@ -2,6 +2,7 @@ import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { createProducer } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
 import {
+  DestinationUnavailable,
   deliveryHeaders,
   headerText,
   type DeliveryMessage,
@@ -43,8 +44,14 @@ export interface ConsumerRunnerOptions {
   maxWaitTimeInMs?: number;
   /** How long the group waits for a member that stopped heartbeating (a killed process). */
   sessionTimeoutMs?: number;
-  /** Called when a consumer crashed and kafkajs will not restart it. */
+  /**
+   * Called when the consumer can no longer do its job: a destination threw something other than
+   * DestinationUnavailable, or kafkajs crashed and will not restart. The process should exit
+   * non-zero; the batch in hand stays uncommitted.
+   */
   onFatal?: (error: Error) => void;
+  /** How a batch is tried again while its destination is unavailable (DestinationUnavailable). */
+  unavailableBackoff?: { baseDelayMs: number; maxDelayMs: number };
   random?: () => number;
 }
 
@@ -53,6 +60,13 @@ export interface RunningConsumer {
   stop(): Promise<void>;
   /** Resolves once both consumers (outbox and retries) have joined their groups. */
   joined: Promise<void>;
+  /**
+   * True while both consumers are members of their groups and no fatal error happened: false
+   * before they joined, while kafkajs restarts one after a crash, and after a fatal error.
+   */
+  running(): boolean;
+  /** Since when the destination has been unavailable, while a batch waits for it. */
+  unavailableSince(): Date | undefined;
 }
 
 /** The retry consumer's group: its own position in the retry topic. */
@@ -80,6 +94,44 @@ const toMessages = (batch: Batch): DeliveryMessage[] =>
     timestamp: m.timestamp,
   }));
 
+/** What deliverAndPark needs of kafkajs's batch. */
+interface BatchControl {
+  heartbeat(): Promise<void>;
+  /** Waits, heartbeating; false when the batch should be given up (stopping, partition lost). */
+  pause(ms: number): Promise<boolean>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function batchControl(payload: {
+  heartbeat(): Promise<void>;
+  isRunning(): boolean;
+  isStale(): boolean;
+}): BatchControl {
+  return {
+    heartbeat: payload.heartbeat,
+    pause: async (ms) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        if (!payload.isRunning() || payload.isStale()) return false;
+        await sleep(Math.min(1000, until - Date.now()));
+        await payload.heartbeat().catch(() => undefined);
+      }
+      return payload.isRunning() && !payload.isStale();
+    },
+  };
+}
+
+/**
+ * The dead-letter metric's reason label: the reason's leading code (`data_error`,
+ * `unstorable_event`, `http_400`, ...), which our code writes, never tenant data; anything else
+ * is `other`, so the label stays bounded.
+ */
+export function reasonCategory(reason: string): string {
+  const code = reason.split(':', 1)[0] ?? '';
+  return /^(http_\d{3}|[a-z][a-z_]{0,39})$/.test(code) ? code : 'other';
+}
+
 const dueAt = (message: DeliveryMessage) =>
   Number(headerText(message.headers, deliveryHeaders.nextAttemptAt) ?? '0');
 
@@ -95,16 +147,33 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
   const { kafka, destination, topics, groupId, logger, metrics } = options;
   const policy = options.policy ?? defaultRetryPolicy;
   const random = options.random ?? Math.random;
+  const backoff = options.unavailableBackoff ?? { baseDelayMs: 500, maxDelayMs: 30_000 };
   const producer: Producer = createProducer(kafka);
   await producer.connect();
+  let fatalError: Error | undefined;
+  let unavailableSince: Date | undefined;
+
+  const fail = (error: Error): Error => {
+    if (!fatalError) {
+      fatalError = error;
+      logger.error('delivery stopped: unexpected error', {
+        destination: destination.kind,
+        error: error.message,
+      });
+      options.onFatal?.(error);
+    }
+    return fatalError;
+  };
 
   const park = async (failures: readonly FailedDelivery[]): Promise<void> => {
     const retries: Message[] = [];
     const deadLetters: Message[] = [];
+    const deadLetterReasons: string[] = [];
     const now = Date.now();
     for (const failure of failures) {
       const { message } = failure;
       const attempt = Number(headerText(message.headers, deliveryHeaders.attempt) ?? '0') + 1;
+      const toRetry = failure.retryable && attempt < policy.maxAttempts;
       const headers = {
         [deliveryHeaders.destination]: destination.kind,
         [deliveryHeaders.target]: failure.target,
@@ -115,10 +184,11 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
           `${message.topic}/${message.partition}/${message.offset}`,
       };
       const record = { key: message.key, value: failure.value };
-      if (failure.retryable && attempt < policy.maxAttempts) {
+      if (toRetry) {
         const next = now + retryDelayMs(policy, attempt, failure.retryAfterMs, random);
         retries.push({ ...record, headers: { ...headers, [deliveryHeaders.nextAttemptAt]: String(next) } });
       } else {
+        deadLetterReasons.push(failure.retryable ? 'attempts_exhausted' : reasonCategory(failure.reason));
         deadLetters.push({
           ...record,
           headers: {
@@ -134,7 +204,7 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         attempt,
         retryable: failure.retryable,
         reason: failure.reason,
-        parkedIn: failure.retryable && attempt < policy.maxAttempts ? 'retry' : 'dead-letter',
+        parkedIn: toRetry ? 'retry' : 'dead-letter',
       });
     }
     const topicMessages = [
@@ -142,10 +212,53 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
       ...(deadLetters.length > 0 ? [{ topic: topics.deadLetter, messages: deadLetters }] : []),
     ];
     if (topicMessages.length > 0) await producer.sendBatch({ topicMessages, acks: -1 });
-    metrics?.parked(destination.kind, retries.length, deadLetters.length);
+    metrics?.parked(destination.kind, retries.length, deadLetterReasons);
   };
 
-  const deliverAndPark = async (messages: DeliveryMessage[]): Promise<void> => {
+  /**
+   * Delivers and parks one batch. False when it was given up without being handled (the
+   * consumer is stopping or lost the partition while the destination was unavailable): its
+   * offsets must not be committed. Heartbeats go on while it runs, so a slow destination does
+   * not cost the group its member.
+   */
+  const deliverAndPark = async (messages: DeliveryMessage[], control: BatchControl): Promise<boolean> => {
+    if (fatalError) throw fatalError;
+    const beat = setInterval(() => void control.heartbeat().catch(() => undefined), heartbeatIntervalMs);
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await deliverOnce(messages);
+          if (unavailableSince) {
+            logger.info('destination available again', {
+              destination: destination.kind,
+              unavailableForMs: Date.now() - unavailableSince.getTime(),
+            });
+          }
+          unavailableSince = undefined;
+          return true;
+        } catch (error) {
+          if (!(error instanceof DestinationUnavailable)) {
+            // kafkajs's own errors (a broker going away while parking) are kafkajs's to retry.
+            if (error instanceof Error && error.name.startsWith('KafkaJS')) throw error;
+            throw fail(error instanceof Error ? error : new Error(String(error)));
+          }
+          unavailableSince ??= new Date();
+          const wait = retryDelayMs({ maxAttempts: Infinity, ...backoff }, attempt, 0, random);
+          logger.warn('destination unavailable; the batch will be tried again', {
+            destination: destination.kind,
+            attempt,
+            retryInMs: wait,
+            error: error.message,
+          });
+          if (!(await control.pause(wait))) return false;
+        }
+      }
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  const deliverOnce = async (messages: DeliveryMessage[]): Promise<void> => {
     const started = Date.now();
     const report = await destination.deliver(messages);
     if (report.failed.length > 0) await park(report.failed);
@@ -169,7 +282,10 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
       },
     ]);
 
+  const sessionTimeoutMs = options.sessionTimeoutMs ?? 30_000;
+  const heartbeatIntervalMs = Math.min(3000, Math.floor(sessionTimeoutMs / 3));
   const consumers: Consumer[] = [];
+  const members = new Map<string, boolean>();
   const start = async (
     group: string,
     topic: string,
@@ -178,15 +294,17 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     const consumer = kafka.consumer({
       groupId: group,
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
-      sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-      heartbeatInterval: Math.min(3000, Math.floor((options.sessionTimeoutMs ?? 30_000) / 3)),
+      sessionTimeout: sessionTimeoutMs,
+      heartbeatInterval: heartbeatIntervalMs,
       // A batch that throws is retried with backoff up to ~30 s, then the consumer restarts and
       // re-reads from the last committed offset.
       retry: { initialRetryTime: 300, maxRetryTime: 30000, retries: 8 },
     });
     consumers.push(consumer);
+    members.set(group, false);
     const joined = new Promise<void>((resolve) => {
       consumer.on(consumer.events.GROUP_JOIN, (event) => {
+        members.set(group, true);
         logger.info('consumer joined group', {
           groupId: group,
           memberAssignment: event.payload.memberAssignment,
@@ -194,13 +312,15 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         resolve();
       });
     });
+    consumer.on(consumer.events.STOP, () => members.set(group, false));
     consumer.on(consumer.events.CRASH, (event) => {
+      members.set(group, false);
       logger.error('consumer crashed', {
         groupId: group,
         error: event.payload.error.message,
         restart: event.payload.restart,
       });
-      if (!event.payload.restart) options.onFatal?.(event.payload.error);
+      if (!event.payload.restart) fail(event.payload.error);
     });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: options.fromBeginning ?? true });
@@ -215,7 +335,7 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
       const messages = toMessages(batch);
       const last = messages[messages.length - 1];
       if (!last || !isRunning() || isStale()) return;
-      await deliverAndPark(messages);
+      if (!(await deliverAndPark(messages, batchControl({ heartbeat, isRunning, isStale })))) return;
       resolveOffset(last.offset);
       await commit(consumer, last);
       await heartbeat();
@@ -243,7 +363,7 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         let end = next + 1;
         while (end < messages.length && dueAt(messages[end] as DeliveryMessage) <= Date.now()) end += 1;
         const due = messages.slice(next, end);
-        await deliverAndPark(due);
+        if (!(await deliverAndPark(due, batchControl({ heartbeat, isRunning, isStale })))) return;
         const last = due[due.length - 1] as DeliveryMessage;
         resolveOffset(last.offset);
         await commit(consumer, last);
@@ -255,6 +375,8 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
 
   return {
     joined: Promise.all([outboxJoined, retriesJoined]).then(() => undefined),
+    running: () => !fatalError && [...members.values()].every(Boolean),
+    unavailableSince: () => unavailableSince,
     stop: async () => {
       await Promise.all(consumers.map((consumer) => consumer.disconnect()));
       await producer.disconnect();

@@ -17,7 +17,7 @@ export class DeliveryMetrics {
   private readonly deliveredEvents: Counter<'destination'>;
   private readonly consentSkipped: Counter<'destination'>;
   private readonly retried: Counter<'destination'>;
-  private readonly deadLettered: Counter<'destination'>;
+  private readonly deadLettered: Counter<'destination' | 'reason'>;
 
   constructor(lag?: LagSource) {
     const registers = [this.registry];
@@ -41,8 +41,8 @@ export class DeliveryMetrics {
     });
     this.deadLettered = new Counter({
       name: 'pipeline_delivery_records_dead_lettered_total',
-      help: 'Records parked in the dead-letter topic (permanent failure or out of attempts).',
-      labelNames: ['destination'],
+      help: 'Records parked in the dead-letter topic, by reason: the failure code (data_error, unstorable_event, http_400, ...) or attempts_exhausted.',
+      labelNames: ['destination', 'reason'],
       registers,
     });
     if (lag) {
@@ -68,9 +68,10 @@ export class DeliveryMetrics {
     if (consentSkipped > 0) this.consentSkipped.inc({ destination }, consentSkipped);
   }
 
-  parked(destination: string, retried: number, deadLettered: number): void {
+  /** `deadLetterReasons`: the reason category of each dead-lettered record (see reasonCategory). */
+  parked(destination: string, retried: number, deadLetterReasons: readonly string[]): void {
     if (retried > 0) this.retried.inc({ destination }, retried);
-    if (deadLettered > 0) this.deadLettered.inc({ destination }, deadLettered);
+    for (const reason of deadLetterReasons) this.deadLettered.inc({ destination, reason });
   }
 
   /** The Prometheus text exposition. */

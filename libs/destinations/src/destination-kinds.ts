@@ -2,10 +2,11 @@ import type { TopicSpec } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
 import type { Destination } from './destination';
 import { forwarderFor, forwardingAppTypes, type ForwarderOptions } from './forwarding/forwarder';
-import { ForwardingDestination } from './forwarding/forwarding-destination';
+import { ForwardingDestination, type ForwardingLimits } from './forwarding/forwarding-destination';
 import { LogDestination } from './log-destination';
 import type { TenantDirectory } from './tenant-directory';
 import { WarehouseDestination } from './warehouse/warehouse-destination';
+import type { WarehouseTimeouts } from './warehouse/warehouse-pool';
 import { WarehouseWriter } from './warehouse/warehouse-writer';
 
 export interface DestinationDependencies {
@@ -16,6 +17,9 @@ export interface DestinationDependencies {
   tenants?: TenantDirectory;
   /** Vendor base URLs and HTTP settings for the forwarding kinds. */
   forwarding?: ForwarderOptions;
+  /** Time budgets, concurrency and circuit breakers of the forwarding kinds. */
+  forwardingLimits?: Partial<ForwardingLimits>;
+  warehouseTimeouts?: WarehouseTimeouts;
 }
 
 /** Every kind `delivery --destination <kind>` can run, each in its own consumer groups. */
@@ -33,11 +37,17 @@ export const isForwardingKind = (kind: DestinationKind) => kind !== 'log' && kin
 export function createDestination(kind: DestinationKind, deps: DestinationDependencies): Destination {
   if (kind === 'log') return new LogDestination(deps.logger);
   if (kind === 'warehouse')
-    return new WarehouseDestination(new WarehouseWriter(deps.warehouseUrl), deps.logger);
+    return new WarehouseDestination(
+      new WarehouseWriter(
+        deps.warehouseUrl,
+        deps.warehouseTimeouts ? { timeouts: deps.warehouseTimeouts } : {},
+      ),
+      deps.logger,
+    );
   const forwarder = forwarderFor(kind, deps.forwarding);
   if (!forwarder || !deps.tenants)
     throw new Error(`destination ${kind} needs a forwarder and a tenant directory`);
-  return new ForwardingDestination(forwarder, deps.tenants, deps.logger);
+  return new ForwardingDestination(forwarder, deps.tenants, deps.logger, deps.forwardingLimits);
 }
 
 /** The kind's consumer group, under KAFKA_TOPIC_PREFIX. */

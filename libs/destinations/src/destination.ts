@@ -34,9 +34,19 @@ export interface DeliveryReport {
 }
 
 /**
+ * Thrown by a destination when nothing can be delivered now (its store is down, the control
+ * plane cannot be asked): the runner keeps the batch uncommitted and tries it again with
+ * backoff, heartbeating meanwhile. Any other error thrown by `deliver` is a bug or a state an
+ * operator must see: the consumer stops and the process exits non-zero.
+ */
+export class DestinationUnavailable extends Error {
+  override readonly name = 'DestinationUnavailable';
+}
+
+/**
  * A delivery target. `deliver` reports what it could not deliver record by record, for the
- * runner to park; it throws only when nothing can be delivered now (its own store is down, the
- * control plane cannot be asked), which leaves the batch uncommitted to be read again.
+ * runner to park: data it cannot store or a vendor refused, never retried forever. It throws
+ * DestinationUnavailable only when nothing can be delivered now.
  */
 export interface Destination {
   readonly kind: string;

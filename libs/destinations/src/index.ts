@@ -1,6 +1,7 @@
 export {
   defaultRetryPolicy,
   retryDelayMs,
+  reasonCategory,
   retryGroupFor,
   runConsumer,
   type ConsumerRunnerOptions,
@@ -13,6 +14,7 @@ export {
   headerText,
   retryTargetOf,
   type DeliveryMessage,
+  DestinationUnavailable,
   type DeliveryReport,
   type Destination,
   type FailedDelivery,
@@ -56,10 +58,21 @@ export {
   type RecordedRequest,
   type ScriptedAnswer,
 } from './forwarding/testing/vendor-server';
-export { ForwardingDestination } from './forwarding/forwarding-destination';
+export {
+  defaultForwardingLimits,
+  ForwardingDestination,
+  type ForwardingLimits,
+} from './forwarding/forwarding-destination';
 export { LogDestination } from './log-destination';
 export { TenantDirectory, type TenantDirectoryOptions } from './tenant-directory';
 export { WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export { WarehouseDestination } from './warehouse/warehouse-destination';
 export { StreamTableWriter, type StreamWriteResult } from './warehouse/stream-table-writer';
+export {
+  defaultWarehouseTimeouts,
+  warehouseConfigSchema,
+  warehouseTimeoutsOf,
+  type WarehouseTimeouts,
+} from './warehouse/warehouse-pool';
+export { warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';

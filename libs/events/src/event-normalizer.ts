@@ -1,4 +1,5 @@
 import type { EventContext, TrackingEvent } from './event-schema';
+import { inEventTimeRange, parseEventTime } from './event-time';
 import { tableForType, type WarehouseRow } from './warehouse-tables';
 
 /** What the server knows about the request an event came in. */
@@ -37,16 +38,29 @@ const object = (value: unknown): Record<string, unknown> | null =>
     ? (value as Record<string, unknown>)
     : null;
 
+/** An event a consumer cannot turn into a row: it can only be dead-lettered. */
+export class UnstorableEvent extends Error {
+  override readonly name = 'UnstorableEvent';
+}
+
+function instantOf(text: unknown, field: string): number {
+  const ms = parseEventTime(text);
+  if (ms === undefined) throw new UnstorableEvent(`${field} is not an accepted date-time: ${String(text)}`);
+  return ms;
+}
+
 /**
  * Clock correction (spec 2.7): the client's clock may be off, but the time between the event
- * and its sending is right, so timestamp = receivedAt - (sentAt - timestamp).
+ * and its sending is right, so timestamp = receivedAt - (sentAt - timestamp). A correction that
+ * would leave the years 0001-9999 (a sentAt decades from the timestamp) is not applied.
  */
 export function correctedTimestamp(timestamp: string, sentAt: string | undefined, receivedAt: Date): Date {
-  const original = new Date(timestamp);
-  if (!sentAt) return original;
-  const sent = new Date(sentAt);
-  if (Number.isNaN(sent.getTime())) return original;
-  return new Date(receivedAt.getTime() - (sent.getTime() - original.getTime()));
+  const original = instantOf(timestamp, 'timestamp');
+  if (!sentAt) return new Date(original);
+  const sent = parseEventTime(sentAt);
+  if (sent === undefined) return new Date(original);
+  const corrected = receivedAt.getTime() - (sent - original);
+  return new Date(inEventTimeRange(corrected) ? corrected : original);
 }
 
 function contextColumns(context: EventContext | undefined, receipt: ReceiptContext) {
@@ -82,17 +96,23 @@ function contextColumns(context: EventContext | undefined, receipt: ReceiptConte
   };
 }
 
-/** Routes a validated event to its table and maps it onto typed columns (spec 2.7). */
+/**
+ * Routes a validated event to its table and maps it onto typed columns (spec 2.7). Throws
+ * UnstorableEvent for a date-time the validator would have refused (a record that did not
+ * come through the door).
+ */
 export function normalizeEvent(event: TrackingEvent, receipt: ReceiptContext): WarehouseRow {
   const sentAt = event.sentAt ?? receipt.batchSentAt;
+  if (!inEventTimeRange(receipt.receivedAt.getTime()))
+    throw new UnstorableEvent('receivedAt is not an accepted date-time');
   const common = {
     message_id: event.messageId,
     anonymous_id: event.anonymousId,
     user_id: text(event.userId),
     session_id: text(event.sessionId ?? event.context?.session?.id),
     timestamp: correctedTimestamp(event.timestamp, sentAt, receipt.receivedAt).toISOString(),
-    original_timestamp: new Date(event.timestamp).toISOString(),
-    sent_at: sentAt ? new Date(sentAt).toISOString() : null,
+    original_timestamp: new Date(instantOf(event.timestamp, 'timestamp')).toISOString(),
+    sent_at: sentAt ? new Date(instantOf(sentAt, 'sentAt')).toISOString() : null,
     received_at: receipt.receivedAt.toISOString(),
     ...contextColumns(event.context, receipt),
   };

@@ -13,13 +13,18 @@ export const eventLimits = {
   maxIdLength: 200,
   /** Events per request (spec 8). */
   maxBatchSize: 100,
+  /** Strings of the context envelope. */
+  maxContextText: 2048,
+  /** context.screen width and height: the warehouse's 32-bit integer columns. */
+  maxScreenPixels: 2_147_483_647,
 } as const;
 
 const id = (description: string) =>
   Type.String({ minLength: 1, maxLength: eventLimits.maxIdLength, description });
-const isoTime = (description: string) => Type.String({ format: 'date-time', description });
+// `event-time` is parseEventTime (event-time.ts): a pattern alone let impossible dates through.
+const isoTime = (description: string) => Type.String({ format: 'event-time', description });
 const freeObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
-const shortText = Type.String({ maxLength: 2048 });
+const shortText = Type.String({ maxLength: eventLimits.maxContextText });
 
 /** The camelCase context envelope; callers may merge extra keys. */
 export const eventContextSchema = Type.Object(
@@ -46,8 +51,9 @@ export const eventContextSchema = Type.Object(
     screen: Type.Optional(
       Type.Object(
         {
-          width: Type.Optional(Type.Integer({ minimum: 0 })),
-          height: Type.Optional(Type.Integer({ minimum: 0 })),
+          // The warehouse columns are 32-bit integers.
+          width: Type.Optional(Type.Integer({ minimum: 0, maximum: eventLimits.maxScreenPixels })),
+          height: Type.Optional(Type.Integer({ minimum: 0, maximum: eventLimits.maxScreenPixels })),
         },
         { additionalProperties: true },
       ),

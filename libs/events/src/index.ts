@@ -1,4 +1,6 @@
-export { correctedTimestamp, normalizeEvent, type ReceiptContext } from './event-normalizer';
+export { correctedTimestamp, normalizeEvent, UnstorableEvent, type ReceiptContext } from './event-normalizer';
+export { checkEventContent, maxEventDepth, storableText, type ContentCheck } from './event-content';
+export { eventTimeIso, eventTimeRange, inEventTimeRange, parseEventTime } from './event-time';
 export {
   eventLimits,
   eventTypes,

@@ -75,11 +75,26 @@ export function receiptContextOf(receipt: Omit<OutboxEnvelope, 'events'>): Recei
   };
 }
 
+// Account ids are UUIDs; this is what keeps a record's schema name (account_<id>) valid.
+const accountIdPattern = /^[0-9A-Za-z-]{1,40}$/;
+
+/**
+ * The envelope of a record, or null when the record is not one: consumers dead-letter it. The
+ * events inside are checked by normalizing them, one by one.
+ */
 export function parseOutboxEnvelope(value: Buffer | null): OutboxEnvelope | null {
   if (!value) return null;
   try {
-    const parsed = JSON.parse(value.toString('utf8')) as Partial<OutboxEnvelope>;
-    return parsed.v === 2 && typeof parsed.accountId === 'string' && Array.isArray(parsed.events)
+    const parsed = JSON.parse(value.toString('utf8')) as Partial<OutboxEnvelope> | null;
+    return parsed !== null &&
+      typeof parsed === 'object' &&
+      parsed.v === 2 &&
+      typeof parsed.accountId === 'string' &&
+      accountIdPattern.test(parsed.accountId) &&
+      typeof parsed.writeKeyId === 'string' &&
+      typeof parsed.receivedAt === 'string' &&
+      !Number.isNaN(Date.parse(parsed.receivedAt)) &&
+      Array.isArray(parsed.events)
       ? (parsed as OutboxEnvelope)
       : null;
   } catch {

@@ -9,6 +9,7 @@ import {
 import type { SdkConfig } from './config';
 import { mergeConsent, parseConsent, type Consent } from './consent';
 import type { DeliveryState } from './delivery';
+import { inTimeRange } from './event-content';
 import { buildEvent, type Call } from './event-builder';
 import { library, limits, type Properties } from './library';
 import type { Log } from './log';
@@ -326,7 +327,8 @@ export class Analytics {
   private timestampOf(given: CallOptions['timestamp'], now: number): string {
     const time =
       given instanceof Date ? given.getTime() : typeof given === 'string' ? Date.parse(given) : NaN;
-    return new Date(Number.isFinite(time) ? time : (this.replayTime ?? now)).toISOString();
+    // A time the server would refuse (outside the years 0001-9999) is replaced like an unreadable one.
+    return new Date(inTimeRange(time) ? time : (this.replayTime ?? now)).toISOString();
   }
 
   /** Reads the current URL's campaign and click ids into the stored last touch. */

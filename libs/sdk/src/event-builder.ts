@@ -1,4 +1,5 @@
 import type { EventContext, TrackingEvent } from '@pipeline/events';
+import { repairContent } from './event-content';
 import { limits, type Properties } from './library';
 
 /** One API call, its arguments as the site passed them: nothing is trusted yet. */
@@ -100,9 +101,11 @@ export function buildEvent(call: Call, envelope: Envelope): Built {
         error: `the ${call.type} event is ${bytes} bytes; at most ${limits.maxEventBytes - SIZE_HEADROOM} can be sent`,
       };
     }
-    return { ok: true, event: JSON.parse(json) as TrackingEvent };
+    return { ok: true, event: repairContent(JSON.parse(json) as TrackingEvent) };
   } catch (error) {
     if (error instanceof CallError) return { ok: false, error: `${call.type}: ${error.message}` };
+    if (error instanceof RangeError && /levels deep/.test(error.message))
+      return { ok: false, error: `${call.type}: ${error.message}` };
     return {
       ok: false,
       error: `${call.type}: the arguments cannot be serialized as JSON (${String(error)})`,

@@ -3,8 +3,10 @@ import type { DeliveryMetrics } from '@pipeline/destinations';
 
 export interface DeliveryHealth {
   destination: string;
-  /** True once the consumers joined their groups. */
-  joined(): boolean;
+  /** True while the consumers are members of their groups and no fatal error stopped them. */
+  running(): boolean;
+  /** Since when the destination has been unavailable (a batch waiting for it), if it is. */
+  unavailableSince?(): Date | undefined;
 }
 
 /**
@@ -23,11 +25,18 @@ export function deliveryHttp(metrics: DeliveryMetrics, health: DeliveryHealth): 
       return;
     }
     if (path === '/health') {
-      const joined = health.joined();
+      // 503 while the consumer is not running: before it joined, while kafkajs restarts it,
+      // and after a fatal error until the process has exited.
+      const running = health.running();
+      const unavailableSince = health.unavailableSince?.();
       send(
-        joined ? 200 : 503,
+        running ? 200 : 503,
         'application/json',
-        JSON.stringify({ ok: joined, destination: health.destination }),
+        JSON.stringify({
+          ok: running,
+          destination: health.destination,
+          ...(unavailableSince ? { destinationUnavailableSince: unavailableSince.toISOString() } : {}),
+        }),
       );
       return;
     }

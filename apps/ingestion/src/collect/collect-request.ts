@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { eventLimits } from '@pipeline/events';
+import { eventLimits, parseEventTime } from '@pipeline/events';
 import { ingestionErrors } from './ingestion-errors';
 
 export interface CollectRequest {
@@ -11,8 +11,6 @@ export interface CollectRequest {
   /** The body's size, an upper bound for any event's (see validateEvent). */
   bodyBytes: number;
 }
-
-const isoDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Parses a /collect body: a single event object, or `{ writeKey?, sentAt?, batch }`. Any
@@ -39,11 +37,11 @@ export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
   else if (object.batch.length === 0) problems.push('batch must hold at least one event');
   if (object.writeKey !== undefined && typeof object.writeKey !== 'string')
     problems.push('writeKey must be a string');
-  if (
-    object.sentAt !== undefined &&
-    (typeof object.sentAt !== 'string' || !isoDateTime.test(object.sentAt))
-  ) {
-    problems.push('sentAt must be an ISO 8601 date-time with a time zone');
+  // Parsed, not pattern-matched: the consumers read it for every event without a sentAt.
+  if (object.sentAt !== undefined && parseEventTime(object.sentAt) === undefined) {
+    problems.push(
+      'sentAt must be an ISO 8601 date-time with a time zone, on a date that exists, in the years 0001-9999',
+    );
   }
   if (problems.length > 0) throw ingestionErrors.invalidBatch(problems);
   const batch = object.batch as unknown[];

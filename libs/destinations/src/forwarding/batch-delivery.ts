@@ -3,6 +3,7 @@ import { InvalidConfig } from './destination-settings';
 import type { OutboundEvent, SendOutcome } from './forwarder';
 import { packRequests, type RequestLimits } from './request-batching';
 import {
+  abortReason,
   callVendor,
   isRequestFailure,
   type RequestFailure,
@@ -27,6 +28,9 @@ export type Verdict =
   /** 413: the same items in smaller requests will pass. */
   | { kind: 'too_large' }
   | { kind: 'failed'; failure: RequestFailure };
+
+/** Requests one send may make by halving after 413s before it parks the rest for a retry. */
+export const defaultMaxSplitRequests = 16;
 
 /** One endpoint of a vendor: how items become a request and how its answer is read. */
 export interface Endpoint<Item> {
@@ -59,6 +63,8 @@ type EventState =
 export class DeliveryLedger {
   private readonly states: EventState[];
   private requestCount = 0;
+  /** Requests made by splitting after 413s, against http.maxSplitRequests. */
+  private splitRequests = 0;
   private haltedBy: RequestFailure | undefined;
   /** Describes the failure when nothing halted the send but events were rejected. */
   private firstRejection: RequestFailure | undefined;
@@ -82,11 +88,26 @@ export class DeliveryLedger {
   mapEvents<Item>(map: (outbound: OutboundEvent) => Item[] | string): Map<number, Item[]> {
     const mapped = new Map<number, Item[]>();
     this.events.forEach((outbound, position) => {
-      const items = map(outbound);
+      const items = this.tryMap(position, () => map(outbound));
+      if (items === undefined) return;
       if (typeof items === 'string') this.skip(position, items);
       else mapped.set(position, items);
     });
     return mapped;
+  }
+
+  /**
+   * Maps one event; an exception (data no mapping foresaw) fails that event alone,
+   * permanently, instead of the whole send.
+   */
+  tryMap<T>(position: number, map: () => T): T | undefined {
+    try {
+      return map();
+    } catch (error) {
+      if (error instanceof InvalidConfig) throw error;
+      this.reject(position, `mapping_failed: ${(error as Error).message}`, false);
+      return undefined;
+    }
   }
 
   /** Stops the send: every event still pending ends undelivered with this failure. */
@@ -101,7 +122,10 @@ export class DeliveryLedger {
   async deliver<Item>(endpoint: Endpoint<Item>, mapped: ReadonlyMap<number, Item[]>): Promise<void> {
     const units: Unit<Item>[] = [];
     for (const [position, items] of mapped) {
-      const itemBytes = items.map((item) => Buffer.byteLength(JSON.stringify(item), 'utf8'));
+      const itemBytes = this.tryMap(position, () =>
+        items.map((item) => Buffer.byteLength(JSON.stringify(item), 'utf8')),
+      );
+      if (!itemBytes) continue;
       // Each item is followed by a comma in the body's array, the last by nothing.
       const bytes = itemBytes.reduce((sum, size) => sum + size + 1, 0);
       units.push({ position, items, itemBytes, itemCount: items.length, bytes });
@@ -118,7 +142,7 @@ export class DeliveryLedger {
     for (let batch = queue.shift(); batch; batch = queue.shift()) {
       if (this.haltedBy) return;
       if (this.http.signal?.aborted) {
-        this.halt({ reason: 'aborted', retryable: true });
+        this.halt({ reason: abortReason(this.http.signal), retryable: true });
         return;
       }
       const owners: Unit<Item>[] = [];
@@ -159,6 +183,14 @@ export class DeliveryLedger {
             if (only) this.reject(only.position, 'event_too_large: the vendor refused it alone (413)', false);
             break;
           }
+          const cap = this.http.maxSplitRequests ?? defaultMaxSplitRequests;
+          if (this.splitRequests + 2 > cap) {
+            // A receiver answering 413 to everything would otherwise cost two requests per event.
+            for (const unit of batch)
+              this.reject(unit.position, `too_large: still 413 after ${cap} smaller requests`, true);
+            break;
+          }
+          this.splitRequests += 2;
           const half = Math.ceil(batch.length / 2);
           queue.unshift(batch.slice(0, half), batch.slice(half));
           break;

@@ -47,6 +47,8 @@ export interface ForwarderOptions {
   fetch?: typeof fetch;
   /** Per request, the answer's body included; 10 s by default. */
   timeoutMs?: number;
+  /** Requests one send may make by halving after 413s; 16 by default. */
+  maxSplitRequests?: number;
 }
 
 /** What a vendor client is built with. */
@@ -55,6 +57,7 @@ export interface VendorClientOptions {
   baseUrl?: string;
   fetch: typeof fetch;
   timeoutMs: number;
+  maxSplitRequests?: number;
 }
 
 const forwarders = {
@@ -78,5 +81,6 @@ export function forwarderFor(appType: string, options: ForwarderOptions = {}): F
     ...(baseUrl ? { baseUrl: baseUrl.replace(/\/+$/, '') } : {}),
     fetch: options.fetch ?? globalThis.fetch,
     timeoutMs: options.timeoutMs ?? 10_000,
+    ...(options.maxSplitRequests ? { maxSplitRequests: options.maxSplitRequests } : {}),
   });
 }

@@ -164,7 +164,9 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
     expect(text).toMatch(/pipeline_delivery_events_delivered_total\{destination="amplitude"\} 2/);
     expect(text).toMatch(/pipeline_delivery_events_consent_skipped_total\{destination="amplitude"\} 1/);
     expect(text).toMatch(/pipeline_delivery_records_retried_total\{destination="amplitude"\} 1/);
-    expect(text).toMatch(/pipeline_delivery_records_dead_lettered_total\{destination="webhook"\} 1/);
+    expect(text).toMatch(
+      /pipeline_delivery_records_dead_lettered_total\{destination="webhook",reason="http_400"\} 1/,
+    );
     // Tenants came from the directory by write key id, cached.
     expect(new Set(lookups)).toEqual(new Set([tenant.writeKeyId]));
   });

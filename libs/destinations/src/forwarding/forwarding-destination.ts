@@ -5,9 +5,19 @@ import {
   type OutboxEnvelope,
   type TrackingEvent,
 } from '@pipeline/events';
+import {
+  bulkhead,
+  BrokenCircuitError,
+  circuitBreaker,
+  ConsecutiveBreaker,
+  handleWhen,
+  type CircuitBreakerPolicy,
+} from 'cockatiel';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import {
+  DestinationUnavailable,
   notAnEnvelope,
   retryTargetOf,
   type DeliveryMessage,
@@ -17,6 +27,32 @@ import {
 } from '../destination';
 import type { TenantDirectory } from '../tenant-directory';
 import { DeliveryFailure, type Forwarder, type OutboundEvent } from './forwarder';
+
+/** How one batch shares its time and the vendors' health among the tenants in it. */
+export interface ForwardingLimits {
+  /** The whole batch's time; integrations still sending then park their rest for a retry. */
+  batchBudgetMs: number;
+  /** One integration's time within a batch. */
+  integrationBudgetMs: number;
+  /** Integrations of one batch sent at once. */
+  concurrency: number;
+  /** Consecutive failed sends that open an integration's circuit. */
+  breakerFailures: number;
+  /** How long an open circuit parks records without calling the vendor before one probe. */
+  breakerCooldownMs: number;
+}
+
+export const defaultForwardingLimits: ForwardingLimits = {
+  batchBudgetMs: 60_000,
+  integrationBudgetMs: 20_000,
+  concurrency: 4,
+  breakerFailures: 5,
+  breakerCooldownMs: 30_000,
+};
+
+/** A send the vendor did not take at all for a reason that may pass: what trips a breaker. */
+const isOutage = (error: unknown): boolean =>
+  error instanceof DeliveryFailure && error.retryable && error.sent === 0;
 
 /** The events of one record bound for one target. */
 interface Portion {
@@ -34,13 +70,49 @@ interface Portion {
  */
 export class ForwardingDestination implements Destination {
   readonly kind: string;
+  private readonly limits: ForwardingLimits;
+  /** One circuit per integration, so one tenant's failing endpoint costs only its own records. */
+  private readonly breakers = new LRUCache<string, CircuitBreakerPolicy>({ max: 10_000 });
 
   constructor(
     private readonly forwarder: Forwarder,
     private readonly tenants: TenantDirectory,
     private readonly logger: Logger,
+    limits: Partial<ForwardingLimits> = {},
   ) {
     this.kind = forwarder.appType;
+    this.limits = { ...defaultForwardingLimits, ...limits };
+  }
+
+  /** The circuit state of an integration ('closed', 'open', 'half-open'), for metrics and tests. */
+  circuitOf(integrationId: string): 'closed' | 'open' | 'half-open' {
+    const state = this.breakers.get(integrationId)?.state;
+    return state === 1 || state === 3 ? 'open' : state === 2 ? 'half-open' : 'closed';
+  }
+
+  private breakerFor(integrationId: string): CircuitBreakerPolicy {
+    let breaker = this.breakers.get(integrationId);
+    if (!breaker) {
+      breaker = circuitBreaker(handleWhen(isOutage), {
+        halfOpenAfter: this.limits.breakerCooldownMs,
+        breaker: new ConsecutiveBreaker(this.limits.breakerFailures),
+      });
+      breaker.onBreak(() =>
+        this.logger.warn('circuit opened: records park without calling the vendor', {
+          destination: this.kind,
+          target: integrationId,
+          cooldownMs: this.limits.breakerCooldownMs,
+        }),
+      );
+      breaker.onReset(() =>
+        this.logger.info('circuit closed: the vendor answered a probe', {
+          destination: this.kind,
+          target: integrationId,
+        }),
+      );
+      this.breakers.set(integrationId, breaker);
+    }
+    return breaker;
   }
 
   async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
@@ -53,8 +125,15 @@ export class ForwardingDestination implements Destination {
         failed.push(notAnEnvelope(message, this.kind));
         continue;
       }
-      // Throws while the control plane cannot be asked: the batch is read again later.
-      const tenant = await this.tenants.forWriteKey(envelope.writeKeyId);
+      let tenant;
+      try {
+        tenant = await this.tenants.forWriteKey(envelope.writeKeyId);
+      } catch (error) {
+        // The control plane cannot be asked: the batch is tried again once it can.
+        throw new DestinationUnavailable(`tenant lookup failed: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
       const only = retryTargetOf(message);
       const destinations = (tenant?.destinations ?? []).filter(
         (d) => d.appType === this.kind && (only === undefined || d.integrationId === only),
@@ -75,25 +154,35 @@ export class ForwardingDestination implements Destination {
     }
 
     let delivered = 0;
-    for (const [target, { destination, portions }] of targets) {
-      const outbound: OutboundEvent[] = [];
-      // By messageId: a vendor client may hand back copies of the events it was given.
-      const portionOf = new Map<string, Portion>();
-      for (const portion of portions) {
-        const receipt = receiptContextOf(portion.envelope);
-        for (const event of portion.events) {
-          const item = { event, receipt };
-          outbound.push(item);
-          portionOf.set(event.messageId, portion);
-        }
-      }
-      try {
-        delivered += (await this.forwarder.send(destination, outbound)).sent;
-      } catch (error) {
-        delivered += error instanceof DeliveryFailure ? error.sent : 0;
-        failed.push(...this.failures(target, error, outbound, portionOf));
-      }
-    }
+    const batchBudget = AbortSignal.timeout(this.limits.batchBudgetMs);
+    const pool = bulkhead(this.limits.concurrency, Infinity);
+    await Promise.all(
+      [...targets].map(([target, { destination, portions }]) =>
+        pool.execute(async () => {
+          const outbound: OutboundEvent[] = [];
+          // By messageId: a vendor client may hand back copies of the events it was given.
+          const portionOf = new Map<string, Portion>();
+          for (const portion of portions) {
+            const receipt = receiptContextOf(portion.envelope);
+            for (const event of portion.events) {
+              const item = { event, receipt };
+              outbound.push(item);
+              portionOf.set(event.messageId, portion);
+            }
+          }
+          const signal = AbortSignal.any([batchBudget, AbortSignal.timeout(this.limits.integrationBudgetMs)]);
+          try {
+            const outcome = await this.breakerFor(target).execute(() =>
+              this.forwarder.send(destination, outbound, signal),
+            );
+            delivered += outcome.sent;
+          } catch (error) {
+            delivered += error instanceof DeliveryFailure ? error.sent : 0;
+            failed.push(...this.failures(target, error, outbound, portionOf));
+          }
+        }),
+      ),
+    );
     return { delivered, consentSkipped, failed };
   }
 
@@ -105,19 +194,31 @@ export class ForwardingDestination implements Destination {
     portionOf: Map<string, Portion>,
   ): FailedDelivery[] {
     const verdicts =
-      error instanceof DeliveryFailure
-        ? error.undelivered.length > 0
-          ? error.undelivered.map((u) => ({ item: u.event, reason: u.reason, retryable: u.retryable }))
-          : outbound
-              .slice(error.sent)
-              .map((item) => ({ item, reason: error.reason, retryable: error.retryable }))
-        : // Not a vendor's answer (a bug, an unexpected throw): worth another attempt, then the dead letters.
-          outbound.map((item) => ({
+      error instanceof BrokenCircuitError
+        ? outbound.map((item) => ({
             item,
-            reason: `unexpected: ${(error as Error).message}`,
+            reason:
+              'circuit_open: the integration failed repeatedly; the vendor is not called until a probe succeeds',
             retryable: true,
-          }));
-    const retryAfterMs = error instanceof DeliveryFailure ? error.retryAfterMs : undefined;
+          }))
+        : error instanceof DeliveryFailure
+          ? error.undelivered.length > 0
+            ? error.undelivered.map((u) => ({ item: u.event, reason: u.reason, retryable: u.retryable }))
+            : outbound
+                .slice(error.sent)
+                .map((item) => ({ item, reason: error.reason, retryable: error.retryable }))
+          : // Not a vendor's answer (a bug, an unexpected throw): worth another attempt, then the dead letters.
+            outbound.map((item) => ({
+              item,
+              reason: `unexpected: ${(error as Error).message}`,
+              retryable: true,
+            }));
+    const retryAfterMs =
+      error instanceof DeliveryFailure
+        ? error.retryAfterMs
+        : error instanceof BrokenCircuitError
+          ? this.limits.breakerCooldownMs
+          : undefined;
     const groups = new Map<
       string,
       { portion: Portion; reason: string; retryable: boolean; events: TrackingEvent[] }

@@ -173,7 +173,8 @@ export class OneSignalForwarder implements Forwarder {
       const updates = new Map<number, OneSignalUserUpdate[]>();
       const tracked = new Map<number, OneSignalCustomEvent[]>();
       events.forEach((outbound, position) => {
-        const item = oneSignalItemOf(outbound);
+        const item = ledger.tryMap(position, () => oneSignalItemOf(outbound));
+        if (item === undefined) return;
         if (typeof item === 'string') ledger.skip(position, item);
         else if (item.endpoint === 'update_user') updates.set(position, [item.update]);
         else tracked.set(position, [item.event]);

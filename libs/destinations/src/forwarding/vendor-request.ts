@@ -33,6 +33,8 @@ export interface VendorHttp {
   signal?: AbortSignal;
   /** Webhooks do not follow redirects: the customer's URL is the only place their data may go. */
   redirect?: 'follow' | 'manual';
+  /** Requests one send may make by halving after 413s (batch-delivery.ts, defaultMaxSplitRequests). */
+  maxSplitRequests?: number;
 }
 
 /** HTTP Basic credentials; an empty password still keeps its colon. */
@@ -96,10 +98,18 @@ export async function callVendor(
     }
     return { status: response.status, headers: response.headers, text, json };
   } catch (error) {
-    if (http.signal?.aborted) return { reason: 'aborted', retryable: true };
+    if (http.signal?.aborted) return { reason: abortReason(http.signal), retryable: true };
     if (timeout.aborted) return { reason: `timeout: no answer within ${http.timeoutMs} ms`, retryable: true };
     return { reason: `network_error: ${networkCause(error)}`, retryable: true };
   }
+}
+
+/** A send stopped by its time budget (an AbortSignal.timeout) or by its caller. */
+export function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name === 'TimeoutError'
+    ? 'time_budget_exceeded: the send outlasted its time budget'
+    : 'aborted';
 }
 
 export function isRequestFailure(value: VendorResponse | RequestFailure): value is RequestFailure {

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { quoteIdent } from './warehouse-ddl';
-import { warehousePool, withAdvisoryLock } from './warehouse-pool';
+import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
 
 type ColumnType = 'text' | 'numeric' | 'boolean' | 'jsonb';
 
@@ -51,8 +51,8 @@ export class StreamTableWriter {
   private readonly pool: Pool;
   private readonly columns = new Map<string, Map<string, ColumnType>>();
 
-  constructor(url: string, options: { poolMax?: number } = {}) {
-    this.pool = warehousePool(url, options.poolMax ?? 3);
+  constructor(url: string, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
+    this.pool = warehousePool(url, options.poolMax ?? 3, options.timeouts);
   }
 
   async write(

@@ -1,8 +1,44 @@
+import { z } from 'zod';
+import { envInt } from '@pipeline/config';
 import { Pool, type PoolClient } from 'pg';
 
+/** Time limits of every warehouse connection (README, "Configuration"). */
+export interface WarehouseTimeouts {
+  /** A statement running longer is cancelled (57014) and its batch tried again later. */
+  statementTimeoutMs: number;
+  /** A wait for a lock, advisory locks of schema migrations included, is given up (55P03). */
+  lockTimeoutMs: number;
+}
+
+export const defaultWarehouseTimeouts: WarehouseTimeouts = {
+  statementTimeoutMs: 60_000,
+  lockTimeoutMs: 30_000,
+};
+
+/** The warehouse settings every service that writes to it reads. */
+export const warehouseConfigSchema = z.object({
+  WAREHOUSE_STATEMENT_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 60_000 }),
+  WAREHOUSE_LOCK_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }),
+});
+
+export const warehouseTimeoutsOf = (config: z.infer<typeof warehouseConfigSchema>): WarehouseTimeouts => ({
+  statementTimeoutMs: config.WAREHOUSE_STATEMENT_TIMEOUT_MS,
+  lockTimeoutMs: config.WAREHOUSE_LOCK_TIMEOUT_MS,
+});
+
 /** A connection pool to the warehouse for one writer. */
-export function warehousePool(url: string, max: number): Pool {
-  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
+export function warehousePool(
+  url: string,
+  max: number,
+  timeouts: WarehouseTimeouts = defaultWarehouseTimeouts,
+): Pool {
+  const pool = new Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 5000,
+    statement_timeout: timeouts.statementTimeoutMs,
+    lock_timeout: timeouts.lockTimeoutMs,
+  });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;
@@ -10,7 +46,8 @@ export function warehousePool(url: string, max: number): Pool {
 
 /**
  * Runs `work` on one connection holding the session advisory lock named `name`, so that
- * processes creating the same schema or table (DDL) take turns.
+ * processes creating the same schema or table (DDL) take turns. The wait for the lock is
+ * bounded by the pool's lock_timeout.
  */
 export async function withAdvisoryLock<T>(
   pool: Pool,
@@ -18,11 +55,13 @@ export async function withAdvisoryLock<T>(
   work: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  let locked = false;
   try {
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+    locked = true;
     return await work(client);
   } finally {
-    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]).catch(() => undefined);
+    if (locked) await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]).catch(() => undefined);
     client.release();
   }
 }

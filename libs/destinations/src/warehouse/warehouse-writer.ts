@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
 import { conflictKey, quoteIdent, warehouseMigrations } from './warehouse-ddl';
-import { warehousePool, withAdvisoryLock } from './warehouse-pool';
+import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
 
 export interface WriteResult {
   /** Rows that were new, or that changed an existing user or group. */
@@ -22,8 +22,8 @@ export class WarehouseWriter {
   private readonly pool: Pool;
   private readonly ready = new Map<string, Promise<void>>();
 
-  constructor(url: string, options: { poolMax?: number } = {}) {
-    this.pool = warehousePool(url, options.poolMax ?? 5);
+  constructor(url: string, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
+    this.pool = warehousePool(url, options.poolMax ?? 5, options.timeouts);
   }
 
   /** Creates the schema and applies its pending migrations, once per process, under a lock. */
@@ -77,7 +77,7 @@ export class WarehouseWriter {
     const tuples = rows.map((row) => {
       const placeholders = columns.map((column) => {
         const value = row[column] ?? null;
-        values.push(value !== null && types[column] === 'jsonb' ? JSON.stringify(value) : value);
+        values.push(value !== null && types[column] === 'jsonb' ? jsonbText(value) : value);
         return `$${values.length}`;
       });
       return `(${placeholders.join(', ')})`;
@@ -125,6 +125,20 @@ export class WarehouseWriter {
         }
       }
     });
+  }
+}
+
+/** A value PostgreSQL would refuse as data: reported with SQLSTATE 22000 like PostgreSQL's own. */
+class UnserializableValue extends Error {
+  readonly code = '22000';
+}
+
+function jsonbText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    // Too deep for JSON.stringify's stack, or a cycle: only a record that skipped the door.
+    throw new UnserializableValue(`value cannot be serialized as JSON: ${(error as Error).message}`);
   }
 }
 
