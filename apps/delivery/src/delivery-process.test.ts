@@ -198,4 +198,44 @@ describe('delivery --destination warehouse (the process, real Kafka and PostgreS
     );
     expect(usage).toMatchObject({ code: 1, stderr: expect.stringMatching(/expected one of log, warehouse/) });
   }, 180_000);
+
+  it('exits non-zero when it can no longer deliver (the warehouse table is gone), instead of idling', async () => {
+    const running = consumer;
+    if (!running || running.exitCode !== null)
+      throw new Error('the consumer of the earlier tests is not running');
+    const exited = new Promise<number | null>((resolve) => running.once('exit', (code) => resolve(code)));
+    // An operator's mistake no retry can fix: the next record meets a missing table (42P01).
+    await client.query(`ALTER TABLE ${schema}.events RENAME TO events_moved`);
+    const producer = createProducer(kafka);
+    await producer.connect();
+    const [record] = toOutboxEnvelopes(
+      {
+        v: 2,
+        accountId,
+        writeKeyId: randomUUID(),
+        batchId: randomUUID(),
+        receivedAt: new Date().toISOString(),
+        ip: null,
+        userAgent: null,
+      },
+      [
+        {
+          type: 'track',
+          event: 'After the move',
+          messageId: randomUUID(),
+          anonymousId: 'a',
+          timestamp: new Date().toISOString(),
+        },
+      ],
+    );
+    await producer.send({
+      topic: outbox,
+      acks: -1,
+      messages: [{ key: outboxKey(record!.envelope), value: record!.json }],
+    });
+    await producer.disconnect();
+    expect(await exited).toBe(1);
+    // Nothing was committed past the record: a restarted consumer would meet it again.
+    await client.query(`ALTER TABLE ${schema}.events_moved RENAME TO events`);
+  }, 120_000);
 });

@@ -266,3 +266,97 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(policy, 1, 30_000, () => 1)).toBe(30_000);
   });
 });
+
+describe('a consumer that can no longer deliver (real broker)', () => {
+  const topic = `test.fatal.${randomUUID()}`;
+
+  beforeAll(async () => {
+    await ensureTopics(
+      kafka,
+      [topic, `${topic}.retry`, `${topic}.dead-letter`].map((t) => ({ topic: t, numPartitions: 1 })),
+      { replicationFactor: 1, logger },
+    );
+    const producer = createProducer(kafka);
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: [{ value: 'first' }, { value: 'second' }] });
+    await producer.disconnect();
+  });
+
+  it('reports not running and calls onFatal once on an unexpected error, committing nothing', async () => {
+    const groupId = `test-${randomUUID()}`;
+    const ownTopic = `test.fatal.own.${randomUUID()}`;
+    await ensureTopics(
+      kafka,
+      [ownTopic, `${ownTopic}.retry`, `${ownTopic}.dead-letter`].map((t) => ({ topic: t, numPartitions: 1 })),
+      { replicationFactor: 1, logger },
+    );
+    let calls = 0;
+    const broken: Destination = {
+      kind: 'broken',
+      deliver: () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'x')")),
+    };
+    const fatalErrors: Error[] = [];
+    let runningWhenFatal: boolean | undefined;
+    const holder: { consumer?: Awaited<ReturnType<typeof runConsumer>> } = {};
+    const consumer = await runConsumer({
+      kafka,
+      destination: broken,
+      topics: topicsFor(ownTopic),
+      groupId,
+      logger,
+      maxWaitTimeInMs: 100,
+      onFatal: (error) => {
+        calls += 1;
+        fatalErrors.push(error);
+        // /health reads running(): it is already false when the process is told to exit.
+        runningWhenFatal = holder.consumer?.running();
+      },
+    });
+    holder.consumer = consumer;
+    await consumer.joined;
+    expect(consumer.running()).toBe(true);
+    // Written once the consumer runs, so the failure meets a consumer the test holds.
+    const producer = createProducer(kafka);
+    await producer.connect();
+    await producer.send({ topic: ownTopic, acks: -1, messages: [{ value: 'poison for a bug' }] });
+    await producer.disconnect();
+    await waitFor(() => calls > 0, 20_000, 'the fatal error');
+    // kafkajs retries the failed batch; each retry meets the same stopped runner, not onFatal again.
+    await waitFor(() => !consumer.running(), 20_000, 'running() to turn false');
+    await consumer.stop();
+    expect(calls).toBe(1);
+    expect(fatalErrors[0]?.message).toBe("Cannot read properties of undefined (reading 'x')");
+    expect(runningWhenFatal).toBe(false);
+    expect(await committedOffsets(groupId, ownTopic)).toBe(0);
+  });
+
+  it('keeps retrying a batch while the destination is unavailable, reports since when, then commits', async () => {
+    const groupId = `test-${randomUUID()}`;
+    const destination = new RecordingDestination(3);
+    const running = await runConsumer({
+      kafka,
+      destination,
+      topics: topicsFor(topic),
+      groupId,
+      logger,
+      maxWaitTimeInMs: 100,
+      unavailableBackoff: { baseDelayMs: 50, maxDelayMs: 100 },
+    });
+    await running.joined;
+    await waitFor(
+      () => running.unavailableSince() !== undefined,
+      20_000,
+      'the destination to be unavailable',
+    );
+    expect(running.running()).toBe(true);
+    await waitFor(
+      async () => (await committedOffsets(groupId, topic)) === 2,
+      20_000,
+      'both records committed',
+    );
+    expect(destination.attempts).toBe(4);
+    expect(destination.delivered).toEqual(['first', 'second']);
+    expect(running.unavailableSince()).toBeUndefined();
+    await running.stop();
+  });
+});

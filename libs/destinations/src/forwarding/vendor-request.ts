@@ -106,10 +106,9 @@ export async function callVendor(
 
 /** A send stopped by its time budget (an AbortSignal.timeout) or by its caller. */
 export function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error && reason.name === 'TimeoutError'
-    ? 'time_budget_exceeded: the send outlasted its time budget'
-    : 'aborted';
+  // Duck-typed: the DOMException may come from another realm than this module's Error.
+  const { name } = (signal.reason ?? {}) as { name?: unknown };
+  return name === 'TimeoutError' ? 'time_budget_exceeded: the send outlasted its time budget' : 'aborted';
 }
 
 export function isRequestFailure(value: VendorResponse | RequestFailure): value is RequestFailure {
