@@ -34,11 +34,31 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
 }
 
 /**
+ * True when `node` is within the depth limit and holds no string that needs repair: the common
+ * case, checked without allocating (no copies, no paths).
+ */
+function isClean(node: unknown, depth: number): boolean {
+  if (typeof node === 'string') return !suspicious.test(node);
+  if (node === null || typeof node !== 'object') return true;
+  if (depth > maxEventDepth) return false;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i += 1) if (!isClean(node[i], depth + 1)) return false;
+    return true;
+  }
+  const object = node as Record<string, unknown>;
+  for (const key of Object.keys(object)) {
+    if (suspicious.test(key) || !isClean(object[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
  * Checks the nesting of a parsed JSON value and repairs its strings. Returns the value itself
  * when nothing needed repair, otherwise a copy (the input is never changed); or the path of
  * the first place nested too deep.
  */
 export function checkEventContent(value: unknown): ContentCheck {
+  if (isClean(value, 0)) return { ok: true, value };
   let tooDeep: string | undefined;
   const visit = (node: unknown, depth: number, path: string): unknown => {
     if (typeof node === 'string') return storableText(node);

@@ -47,6 +47,62 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
     expect(again.body.inserted).toEqual({ warehouse: { rows: 0, duplicates: 2 } });
   });
 
+  it('stores what the door accepts exactly as documented: NUL and unpaired surrogates as U+FFFD, a leap second as the next day', async () => {
+    const app = staticApp(writer, { writeKey: WRITE_KEY });
+    // Written as JSON text: the escapes are what a client's serializer sends.
+    const body = `{"batch":[
+      {"type":"track","event":"sign\\u0000up","messageId":"nul-1","anonymousId":"a\\ud800","timestamp":"2016-12-31T23:59:60Z","properties":{"k\\u0000":"v\\udc00"}},
+      {"type":"track","event":"bad date","messageId":"bad-1","anonymousId":"a","timestamp":"2024-02-30T10:00:00Z"}
+    ]}`;
+    const response = await request(app)
+      .post('/collect')
+      .set('X-Write-Key', WRITE_KEY)
+      .set('Content-Type', 'application/json')
+      .send(body);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      ok: true,
+      received: 2,
+      invalid: 1,
+      errors: [
+        {
+          index: 1,
+          errors: [
+            {
+              message:
+                'timestamp must be an ISO 8601 date-time with a time zone (e.g. 2026-01-31T12:00:00.000Z), on a date that exists, in the years 0001-9999',
+            },
+          ],
+        },
+      ],
+      inserted: { warehouse: { rows: 1, duplicates: 0 } },
+    });
+    const { rows } = await client.query(
+      "SELECT event, anonymous_id, timestamp, properties FROM tracking.events WHERE message_id = 'nul-1'",
+    );
+    expect(rows).toEqual([
+      {
+        event: 'sign\uFFFDup',
+        anonymous_id: 'a\uFFFD',
+        timestamp: new Date('2017-01-01T00:00:00.000Z'),
+        properties: { 'k\uFFFD': 'v\uFFFD' },
+      },
+    ]);
+  });
+
+  it('refuses an impossible batch sentAt as invalid_batch', async () => {
+    const app = staticApp(writer, { writeKey: WRITE_KEY });
+    const response = await request(app)
+      .post('/collect')
+      .set('X-Write-Key', WRITE_KEY)
+      .send({ sentAt: '2024-13-01T99:00:00Z', batch: [event()] });
+    expect(response.status).toBe(400);
+    expect(response.body.error).toBe('invalid_batch');
+    expect(JSON.stringify(response.body)).toContain(
+      'sentAt must be an ISO 8601 date-time with a time zone, on a date that exists, in the years 0001-9999',
+    );
+  });
+
   it('applies no rate limits, and refuses a wrong key', async () => {
     const app = staticApp(writer, { writeKey: WRITE_KEY });
     for (let i = 0; i < 12; i += 1) {
