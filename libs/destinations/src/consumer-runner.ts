@@ -347,6 +347,7 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     eachBatchAutoResolve: false,
     eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
       const messages = toMessages(batch);
+      const control = batchControl({ heartbeat, isRunning, isStale });
       let next = 0;
       while (next < messages.length) {
         if (!isRunning() || isStale()) return;
@@ -356,14 +357,13 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         if (wait > 0) {
           // Records wait in order: a later one is not attempted before the head of its
           // partition, which delays it by at most the longest backoff.
-          await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
-          await heartbeat();
+          if (!(await control.pause(wait))) return;
           continue;
         }
         let end = next + 1;
         while (end < messages.length && dueAt(messages[end] as DeliveryMessage) <= Date.now()) end += 1;
         const due = messages.slice(next, end);
-        if (!(await deliverAndPark(due, batchControl({ heartbeat, isRunning, isStale })))) return;
+        if (!(await deliverAndPark(due, control))) return;
         const last = due[due.length - 1] as DeliveryMessage;
         resolveOffset(last.offset);
         await commit(consumer, last);

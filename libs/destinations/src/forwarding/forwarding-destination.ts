@@ -9,6 +9,7 @@ import {
   bulkhead,
   BrokenCircuitError,
   circuitBreaker,
+  CircuitState,
   ConsecutiveBreaker,
   handleWhen,
   type CircuitBreakerPolicy,
@@ -87,7 +88,8 @@ export class ForwardingDestination implements Destination {
   /** The circuit state of an integration ('closed', 'open', 'half-open'), for metrics and tests. */
   circuitOf(integrationId: string): 'closed' | 'open' | 'half-open' {
     const state = this.breakers.get(integrationId)?.state;
-    return state === 1 || state === 3 ? 'open' : state === 2 ? 'half-open' : 'closed';
+    if (state === CircuitState.Open || state === CircuitState.Isolated) return 'open';
+    return state === CircuitState.HalfOpen ? 'half-open' : 'closed';
   }
 
   private breakerFor(integrationId: string): CircuitBreakerPolicy {
