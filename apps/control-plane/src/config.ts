@@ -3,6 +3,7 @@ import { envBool, envInt, envPort, envString, envUrl, vendorBaseUrlFields } from
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 import { warehouseConfigSchema } from '@pipeline/destinations';
+import { egressConfigSchema } from '@pipeline/egress';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
@@ -81,6 +82,7 @@ export const controlPlaneConfigSchema = z.object({
   USAGE_METERING_ENABLED: envBool(true),
   USAGE_METERING_INTERVAL_MS: envInt({ default: 3_600_000, min: 1000, max: 86_400_000 }),
   ...warehouseConfigSchema.shape,
+  ...egressConfigSchema.shape,
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...postgresConfigSchema.shape,

@@ -84,6 +84,7 @@ async function main(): Promise<void> {
           logger,
           cipher,
           baseUrls,
+          allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
         }),
       )
       .register(
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
           jobs: jobService,
           dependencyRetryMs: config.INTEGRATION_DEPENDENCY_RETRY_MS,
           baseUrls,
+          allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
         }),
       );
     jobs.start();

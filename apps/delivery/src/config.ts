@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envInt, envPort, envString, envUrl, vendorBaseUrlFields, vendorBaseUrlsOf } from '@pipeline/config';
 import { warehouseConfigSchema, type ForwardingLimits } from '@pipeline/destinations';
+import { egressConfigSchema } from '@pipeline/egress';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
@@ -41,6 +42,7 @@ export const deliveryConfigSchema = z.object({
   /** How long an open circuit parks records before one probe request. */
   DELIVERY_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }),
   ...warehouseConfigSchema.shape,
+  ...egressConfigSchema.shape,
   ...vendorBaseUrlFields(vendorAppTypes),
   ...loggingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,

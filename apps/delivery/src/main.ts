@@ -68,6 +68,7 @@ async function main(kind: DestinationKind): Promise<void> {
       ...(tenants ? { tenants } : {}),
       forwarding: {
         baseUrls: forwardingBaseUrls(config),
+        allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
         timeoutMs: config.VENDOR_TIMEOUT_MS,
         maxSplitRequests: config.DELIVERY_MAX_SPLIT_REQUESTS,
       },

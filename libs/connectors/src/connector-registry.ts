@@ -1,3 +1,4 @@
+import { sharedGuardedFetch } from '@pipeline/egress';
 import { ConnectorError, type Connector } from './connector';
 import type { HttpReaderOptions } from './http-reader';
 import { ShopifyConnector } from './shopify/shopify-connector';
@@ -18,10 +19,17 @@ const text = (value: unknown) => (typeof value === 'string' ? value : '');
  */
 export function connectorFor(
   app: SourceApp,
-  options: HttpReaderOptions & { baseUrls?: Partial<Record<string, string>> } = {},
+  options: HttpReaderOptions & {
+    baseUrls?: Partial<Record<string, string>>;
+    /** Private ranges a tenant-named host may reach all the same (EGRESS_ALLOW_PRIVATE_RANGES). */
+    allowPrivateRanges?: readonly string[];
+  } = {},
 ): Connector | undefined {
   const baseUrl = options.baseUrls?.[app.appType];
-  const common = { ...options, ...(baseUrl ? { baseUrl } : {}) };
+  // A host the tenant names (a shop) and the pages it links to go through the guarded fetch;
+  // an operator's base URL (VENDOR_BASE_URL_*) is trusted as configured.
+  const fetch = options.fetch ?? (baseUrl ? undefined : sharedGuardedFetch(options.allowPrivateRanges));
+  const common = { ...options, ...(baseUrl ? { baseUrl } : {}), ...(fetch ? { fetch } : {}) };
   if (app.appType === 'stripe') {
     return new StripeConnector({
       ...common,

@@ -47,6 +47,8 @@ export class ConnectorError extends Error {
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
+    /** The remote body or socket error, for logs only: `message` is what the tenant sees. */
+    readonly detail?: string,
   ) {
     super(message);
     this.name = 'ConnectorError';

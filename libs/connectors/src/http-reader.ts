@@ -1,3 +1,4 @@
+import { describeNetworkFailure } from '@pipeline/egress';
 import pRetry from 'p-retry';
 import { ConnectorError } from './connector';
 
@@ -19,9 +20,9 @@ class RetryableStatus extends Error {
   constructor(
     readonly status: number,
     readonly retryAfterMs: number | undefined,
-    detail: string,
+    readonly detail: string,
   ) {
-    super(`answered ${status}: ${detail}`);
+    super(`answered ${status}`);
   }
 }
 
@@ -69,7 +70,18 @@ export async function getJson<T>(
       } catch (error) {
         if (options.signal?.aborted)
           throw new pRetry.AbortError(new ConnectorError('cancelled', 'the read was cancelled', false));
-        throw new ConnectorError('network_error', `${vendor}: ${(error as Error).message}`, true);
+        const { category, detail } = describeNetworkFailure(error);
+        if (category === 'address_refused')
+          throw new pRetry.AbortError(
+            new ConnectorError(
+              category,
+              `${vendor}: the host is not a public address`,
+              false,
+              undefined,
+              detail,
+            ),
+          );
+        throw new ConnectorError('network_error', `${vendor}: ${category}`, true, undefined, detail);
       }
       const text = await response.text();
       if (response.ok) {
@@ -90,7 +102,7 @@ export async function getJson<T>(
       const code =
         response.status === 401 || response.status === 403 ? 'invalid_credentials' : 'request_rejected';
       throw new pRetry.AbortError(
-        new ConnectorError(code, `${vendor} answered ${response.status}: ${detail}`, false, response.status),
+        new ConnectorError(code, `${vendor} answered ${response.status}`, false, response.status, detail),
       );
     },
     {
@@ -112,6 +124,7 @@ export async function getJson<T>(
         `${vendor} ${error.message}`,
         true,
         error.status,
+        error.detail,
       );
     throw error;
   });

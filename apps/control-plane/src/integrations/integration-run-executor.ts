@@ -33,6 +33,8 @@ export interface IntegrationRunOptions {
   logger: Logger;
   /** Vendor base URLs by app type (proxies, sandboxes, tests). */
   baseUrls?: Partial<Record<string, string>>;
+  /** Private ranges a tenant URL may reach all the same (EGRESS_ALLOW_PRIVATE_RANGES). */
+  allowPrivateRanges?: readonly string[];
   /** How long a run waits for the source data it needs before it looks again. */
   dependencyRetryMs: number;
   /** Rows read and sent per batch; the task's watermark moves after each accepted batch. */
@@ -174,10 +176,10 @@ export class IntegrationRunExecutor implements JobExecutor {
         'The destination app is not active or has no credentials',
       );
     const kind = appTypeDefinition(app.appType)?.destinationKind;
-    const forwarder = forwarderFor(
-      app.appType,
-      this.options.baseUrls ? { baseUrls: this.options.baseUrls } : {},
-    );
+    const forwarder = forwarderFor(app.appType, {
+      ...(this.options.baseUrls ? { baseUrls: this.options.baseUrls } : {}),
+      ...(this.options.allowPrivateRanges ? { allowPrivateRanges: this.options.allowPrivateRanges } : {}),
+    });
     if (!kind || !forwarder)
       throw new JobFailure('no_destination_client', `This version cannot send to ${app.appType}`);
     return {
@@ -211,9 +213,10 @@ export class IntegrationRunExecutor implements JobExecutor {
       return outcome.sent;
     } catch (error) {
       if (error instanceof DeliveryFailure) {
-        const message = `${destination.appType}: ${error.reason}`;
-        if (error.retryable) throw new TransientJobError('destination_unavailable', message);
-        throw new JobFailure('destination_rejected', message);
+        // The reason already names the app type ("braze: http_503").
+        const message = error.reason;
+        if (error.retryable) throw new TransientJobError('destination_unavailable', message, error.detail);
+        throw new JobFailure('destination_rejected', message, error.detail);
       }
       throw error;
     }

@@ -436,4 +436,36 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
       expect(logs.join('')).not.toContain(lookAlikeCredentials.amplitude.apiKey);
     });
   });
+
+  describe('a webhook at an internal address (SSRF)', () => {
+    it('is refused at connect time, and the job tells the tenant a category, not the address or a body', async () => {
+      const internal = await startLookAlikeVendor('webhook');
+      try {
+        const webhookApp = await app(
+          'webhook',
+          { signingSecret: 'whsec-ssrf' },
+          { url: `${internal.url.replace('localhost', '127.0.0.1')}/_bulk` },
+        );
+        await warehouse.seed(t.accountId, [userRow('ssrf-1', new Date())]);
+        const created = await integration({
+          destinationAppId: webhookApp,
+          config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
+        });
+        const failed = await run(created.id);
+        expect(failed).toMatchObject({
+          status: 'failed',
+          error: { code: 'destination_rejected', message: 'webhook: address_refused' },
+        });
+        expect(await detail(created.id)).toMatchObject({
+          lastError: { code: 'destination_rejected', message: 'webhook: address_refused' },
+        });
+        expect(JSON.stringify(failed)).not.toContain('127.0.0.1');
+        expect(internal.requests).toHaveLength(0);
+        // Operators find the address in the logs.
+        expect(logs.join('')).toContain('refused to connect to 127.0.0.1 (loopback)');
+      } finally {
+        await internal.close();
+      }
+    });
+  });
 });

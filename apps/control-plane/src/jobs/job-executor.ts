@@ -27,6 +27,8 @@ export class TransientJobError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** Remote detail (a vendor's body, a socket error) for the logs; never stored on the job. */
+    readonly detail?: string,
   ) {
     super(message);
     this.name = 'TransientJobError';
@@ -38,6 +40,8 @@ export class JobFailure extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** Remote detail (a vendor's body, a socket error) for the logs; never stored on the job. */
+    readonly detail?: string,
   ) {
     super(message);
     this.name = 'JobFailure';

@@ -142,6 +142,8 @@ export class JobRunner extends QueueWorker {
       return;
     }
     const described = describe(error);
+    const detail =
+      error instanceof TransientJobError || error instanceof JobFailure ? error.detail : undefined;
     if (error instanceof TransientJobError && item.attempts < this.options.maxAttempts) {
       const retryAt = new Date(Date.now() + this.backoffMs(item.attempts));
       await this.settle(
@@ -163,6 +165,7 @@ export class JobRunner extends QueueWorker {
         attempt: item.attempts,
         retryAt,
         error: described,
+        ...(detail !== undefined ? { detail } : {}),
       });
       return;
     }
@@ -178,7 +181,12 @@ export class JobRunner extends QueueWorker {
         error: JSON.stringify(described),
       },
     );
-    logger.warn('job failed', { jobId: job.id, kind: job.kind, error: described });
+    logger.warn('job failed', {
+      jobId: job.id,
+      kind: job.kind,
+      error: described,
+      ...(detail !== undefined ? { detail } : {}),
+    });
   }
 
   private async settle(

@@ -25,6 +25,8 @@ export interface SourceSyncOptions {
   logger: Logger;
   /** Base URL per app type, to point a connector at a proxy or a test server. */
   baseUrls?: Partial<Record<string, string>>;
+  /** Private ranges a tenant-named host may reach all the same (EGRESS_ALLOW_PRIVATE_RANGES). */
+  allowPrivateRanges?: readonly string[];
   /** The connectors' per-request retries (429, 5xx) before a job-level retry. */
   http?: HttpReaderOptions;
   /** Rows loaded per warehouse write; the stream's cursor is saved after each. */
@@ -141,7 +143,11 @@ export class SourceSyncExecutor implements JobExecutor {
     const connector = await guarded(async () =>
       connectorFor(
         { appType: app.appType, credentials, config: { ...app.config, ...source.config } },
-        { ...this.options.http, ...(this.options.baseUrls ? { baseUrls: this.options.baseUrls } : {}) },
+        {
+          ...this.options.http,
+          ...(this.options.baseUrls ? { baseUrls: this.options.baseUrls } : {}),
+          ...(this.options.allowPrivateRanges ? { allowPrivateRanges: this.options.allowPrivateRanges } : {}),
+        },
       ),
     );
     if (!connector)
@@ -156,8 +162,8 @@ async function guarded<T>(read: () => Promise<T>): Promise<T> {
     return await read();
   } catch (error) {
     if (error instanceof ConnectorError) {
-      if (error.retryable) throw new TransientJobError(error.code, error.message);
-      throw new JobFailure(error.code, error.message);
+      if (error.retryable) throw new TransientJobError(error.code, error.message, error.detail);
+      throw new JobFailure(error.code, error.message, error.detail);
     }
     throw error;
   }

@@ -256,15 +256,21 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
         runNow: true,
       });
       const first = await finished(bad.job!.id);
-      expect(first).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'invalid_credentials' } });
+      // The tenant sees the status; the vendor's own words stay in the logs.
+      expect(first).toMatchObject({
+        status: 'failed',
+        attempts: 1,
+        error: { code: 'invalid_credentials', message: 'stripe answered 401' },
+      });
       let state = await detail(bad.id);
       expect(state).toMatchObject({
         integrationStatus: 'failed',
         consecutiveFailures: 1,
         activeImportJobId: null,
-        lastError: { code: 'invalid_credentials' },
+        lastError: { code: 'invalid_credentials', message: 'stripe answered 401' },
         onboardingState: 'first_sync_failed',
       });
+      expect(logs.join('')).toContain('Invalid API Key provided');
       expect(JSON.stringify(state)).not.toContain('sk_test_wrong');
 
       expect((await finished((await trigger(bad.id)).id)).status).toBe('failed');

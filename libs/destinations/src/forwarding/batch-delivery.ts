@@ -234,6 +234,7 @@ export class DeliveryLedger {
       undelivered.some((u) => u.retryable),
       {
         ...(first.status !== undefined ? { status: first.status } : {}),
+        ...(first.detail !== undefined ? { detail: first.detail } : {}),
         ...(first.retryAfterMs !== undefined ? { retryAfterMs: first.retryAfterMs } : {}),
         sent,
         requests: this.requestCount,

@@ -9,6 +9,8 @@ export interface UndeliveredEvent {
 
 export interface DeliveryFailureDetails {
   status?: number;
+  /** The remote body or socket error behind `reason`, for logs only (never shown to tenants). */
+  detail?: string;
   retryAfterMs?: number;
   /** Events the vendor accepted before or beside the failure; never send them again. */
   sent?: number;
@@ -35,6 +37,7 @@ export interface SkippedEvent {
  */
 export class DeliveryFailure extends Error {
   readonly status?: number;
+  readonly detail?: string;
   readonly retryAfterMs?: number;
   readonly sent: number;
   readonly requests: number;
@@ -49,6 +52,7 @@ export class DeliveryFailure extends Error {
     super(reason);
     this.name = 'DeliveryFailure';
     this.status = details.status;
+    this.detail = details.detail;
     this.retryAfterMs = details.retryAfterMs;
     this.sent = details.sent ?? 0;
     this.requests = details.requests ?? 0;

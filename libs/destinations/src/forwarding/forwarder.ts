@@ -1,4 +1,5 @@
 import type { ReceiptContext, TrackingEvent } from '@pipeline/events';
+import { sharedGuardedFetch } from '@pipeline/egress';
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import { AmplitudeForwarder } from './amplitude-forwarder';
 import { BrazeForwarder } from './braze-forwarder';
@@ -44,7 +45,13 @@ export interface Forwarder {
 export interface ForwarderOptions {
   /** Base URLs by app type, in place of the vendor's (tests, proxies, vendor sandboxes). */
   baseUrls?: Partial<Record<string, string>>;
+  /**
+   * In place of the guarded fetch (tests). Without it, requests to hosts a tenant chose go
+   * through @pipeline/egress, which refuses internal addresses.
+   */
   fetch?: typeof fetch;
+  /** Private ranges tenant URLs may reach all the same (EGRESS_ALLOW_PRIVATE_RANGES). */
+  allowPrivateRanges?: readonly string[];
   /** Per request, the answer's body included; 10 s by default. */
   timeoutMs?: number;
   /** Requests one send may make by halving after 413s; 16 by default. */
@@ -76,10 +83,12 @@ export const forwardingAppTypes = Object.keys(forwarders) as (keyof typeof forwa
 /** The client for an app type, or undefined when events cannot be forwarded to it. */
 export function forwarderFor(appType: string, options: ForwarderOptions = {}): Forwarder | undefined {
   if (!Object.hasOwn(forwarders, appType)) return undefined;
-  const baseUrl = options.baseUrls?.[appType];
+  // A webhook's URL is always the tenant's; every other client sends only to the operator's
+  // base URL when one is set (VENDOR_BASE_URL_*), which is trusted as configured.
+  const baseUrl = appType === 'webhook' ? undefined : options.baseUrls?.[appType];
   return forwarders[appType as keyof typeof forwarders]({
     ...(baseUrl ? { baseUrl: baseUrl.replace(/\/+$/, '') } : {}),
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch: options.fetch ?? (baseUrl ? globalThis.fetch : sharedGuardedFetch(options.allowPrivateRanges)),
     timeoutMs: options.timeoutMs ?? 10_000,
     ...(options.maxSplitRequests ? { maxSplitRequests: options.maxSplitRequests } : {}),
   });

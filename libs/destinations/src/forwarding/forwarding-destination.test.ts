@@ -62,7 +62,11 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
       { ttlMs: 60_000 },
       logger,
     );
-    const forwarder = forwarderFor(kind, { baseUrls: { amplitude: amplitude.url }, timeoutMs: 2000 })!;
+    const forwarder = forwarderFor(kind, {
+      baseUrls: { amplitude: amplitude.url },
+      allowPrivateRanges: ['127.0.0.0/8'],
+      timeoutMs: 2000,
+    })!;
     running.push(
       await runConsumer({
         kafka,

@@ -180,6 +180,10 @@ export class ForwardingDestination implements Destination {
             delivered += outcome.sent;
           } catch (error) {
             delivered += error instanceof DeliveryFailure ? error.sent : 0;
+            if (error instanceof DeliveryFailure && error.detail !== undefined) {
+              // The remote detail is for operators; the tenant-facing reason has none.
+              this.logger.warn('send failed', { target, reason: error.reason, detail: error.detail });
+            }
             failed.push(...this.failures(target, error, outbound, portionOf));
           }
         }),

@@ -219,7 +219,7 @@ describe('circuit breakers and time budgets per integration (look-alike vendors)
 
   it('opens after N consecutive outages, parks without calling the vendor, and closes after a good probe', async () => {
     const destination = new ForwardingDestination(
-      forwarderFor('webhook', { timeoutMs: 2000 })!,
+      forwarderFor('webhook', { allowPrivateRanges: ['127.0.0.0/8'], timeoutMs: 2000 })!,
       directoryOf([tenant]),
       logger,
       {
@@ -262,7 +262,7 @@ describe('circuit breakers and time budgets per integration (look-alike vendors)
 
   it('parks an integration that outlasts its time budget, delivering the others', async () => {
     const destination = new ForwardingDestination(
-      forwarderFor('webhook', { timeoutMs: 10_000 })!,
+      forwarderFor('webhook', { allowPrivateRanges: ['127.0.0.0/8'], timeoutMs: 10_000 })!,
       directoryOf([tenant]),
       logger,
       {

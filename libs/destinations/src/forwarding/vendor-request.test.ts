@@ -48,18 +48,21 @@ describe('failureOfStatus', () => {
     expect(failureOfStatus(response(404), { fatalStatuses: [404] }).fatal).toBe(true);
   });
 
-  it('takes the reason from the vendor’s error body, else its text', () => {
-    expect(failureOfStatus(response(400, {}, '{"code":400,"error":"Invalid API key"}')).reason).toBe(
-      'http_400: Invalid API key',
-    );
-    expect(failureOfStatus(response(400, {}, '{"message":"Max Input Length Exceeded"}')).reason).toBe(
-      'http_400: Max Input Length Exceeded',
-    );
-    expect(failureOfStatus(response(502, {}, 'Bad Gateway')).reason).toBe('http_502: Bad Gateway');
-    expect(failureOfStatus(response(503)).reason).toBe('http_503: no body');
-    expect(failureOfStatus(response(500, {}, 'x'.repeat(5000))).reason).toHaveLength(
-      'http_500: '.length + 300,
-    );
+  it('gives the tenant the status alone and keeps the vendor’s error body, else its text, for the logs', () => {
+    expect(failureOfStatus(response(400, {}, '{"code":400,"error":"Invalid API key"}'))).toMatchObject({
+      reason: 'http_400',
+      detail: 'Invalid API key',
+    });
+    expect(failureOfStatus(response(400, {}, '{"message":"Max Input Length Exceeded"}'))).toMatchObject({
+      reason: 'http_400',
+      detail: 'Max Input Length Exceeded',
+    });
+    expect(failureOfStatus(response(502, {}, 'Bad Gateway'))).toMatchObject({
+      reason: 'http_502',
+      detail: 'Bad Gateway',
+    });
+    expect(failureOfStatus(response(503))).toMatchObject({ reason: 'http_503', detail: 'no body' });
+    expect(failureOfStatus(response(500, {}, 'x'.repeat(5000))).detail).toHaveLength(300);
   });
 
   it('Retry-After first, then a vendor’s fallback, then its documented pause for 429', () => {

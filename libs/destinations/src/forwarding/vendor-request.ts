@@ -1,3 +1,5 @@
+import { describeNetworkFailure } from '@pipeline/egress';
+
 /** One HTTP call to a vendor, fully built. */
 export interface VendorRequest {
   method: 'POST' | 'PUT' | 'PATCH';
@@ -16,7 +18,13 @@ export interface VendorResponse {
 
 /** Why a request did not go through, and whether trying again later may work. */
 export interface RequestFailure {
+  /**
+   * What the tenant may see (lastError, job errors, dead letters): a category and a status,
+   * never the remote body nor the address a connection was refused for.
+   */
   reason: string;
+  /** The remote body or the socket error, for logs only. */
+  detail?: string;
   retryable: boolean;
   status?: number;
   retryAfterMs?: number;
@@ -63,13 +71,6 @@ async function readCapped(response: Response): Promise<string> {
   return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
 }
 
-/** fetch rejects with "fetch failed"; the socket's error code is in its cause. */
-function networkCause(error: unknown): string {
-  const { cause, message } = (error ?? {}) as { cause?: { code?: unknown }; message?: unknown };
-  if (cause && typeof cause.code === 'string') return cause.code;
-  return typeof message === 'string' ? message : String(error);
-}
-
 /**
  * Sends one request. A failure to get an answer (refused, reset, DNS, timeout, aborted) comes
  * back as a retryable RequestFailure; any HTTP answer comes back as a VendorResponse for the
@@ -100,7 +101,9 @@ export async function callVendor(
   } catch (error) {
     if (http.signal?.aborted) return { reason: abortReason(http.signal), retryable: true };
     if (timeout.aborted) return { reason: `timeout: no answer within ${http.timeoutMs} ms`, retryable: true };
-    return { reason: `network_error: ${networkCause(error)}`, retryable: true };
+    const { category, detail } = describeNetworkFailure(error);
+    // An internal address stays refused however often it is tried.
+    return { reason: category, detail, retryable: category !== 'address_refused' };
   }
 }
 
@@ -127,7 +130,7 @@ export function parseRetryAfter(value: string | null, now: Date = new Date()): n
   return Math.max(0, date - now.getTime());
 }
 
-/** The shortest useful description of a vendor's error answer, for logs and dead letters. */
+/** The shortest useful description of a vendor's error answer, for logs. */
 export function describeAnswer(response: VendorResponse): string {
   const body = response.json;
   if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
@@ -159,7 +162,8 @@ export function failureOfStatus(response: VendorResponse, policy: StatusPolicy =
   const retryable = status === 408 || status === 429 || status >= 500;
   const fatal = (policy.fatalStatuses ?? [401, 403]).includes(status);
   const failure: RequestFailure = {
-    reason: `http_${status}: ${describeAnswer(response)}`,
+    reason: `http_${status}`,
+    detail: describeAnswer(response),
     retryable,
     status,
     ...(fatal ? { fatal } : {}),

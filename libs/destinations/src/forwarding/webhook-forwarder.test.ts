@@ -58,7 +58,7 @@ describe('webhook forwarder (signature-checking receiver)', () => {
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('webhook');
-    forwarder = forwarderFor('webhook')!;
+    forwarder = forwarderFor('webhook', { allowPrivateRanges: ['127.0.0.0/8'] })!;
   });
   afterEach(() => server.close());
 
@@ -90,7 +90,8 @@ describe('webhook forwarder (signature-checking receiver)', () => {
     expect(failure).toMatchObject({
       retryable: false,
       status: 401,
-      reason: 'webhook: http_401: invalid signature',
+      reason: 'webhook: http_401',
+      detail: 'invalid signature',
     });
     expect(server.accepted).toHaveLength(0);
   });
@@ -118,6 +119,26 @@ describe('webhook forwarder (signature-checking receiver)', () => {
     expect(sizes.reduce((a, b) => a + b)).toBe(180);
     expect(sizes.length).toBeGreaterThanOrEqual(3);
   });
+
+  it.each([
+    ['loopback', (port: number) => `http://127.0.0.1:${port}/_bulk`],
+    ['a name for loopback', (port: number) => `http://localhost:${port}/_bulk`],
+    ['IPv4-mapped loopback', (port: number) => `http://[::ffff:127.0.0.1]:${port}/_bulk`],
+  ])(
+    'refuses an internal address (%s) without an operator range, and tells the tenant no more',
+    async (_, url) => {
+      const guarded = forwarderFor('webhook')!;
+      const destination = lookAlikeDestination(server, {
+        config: { global: { url: url(Number(new URL(server.url).port)) }, tasks: [] },
+      });
+      const failure = await guarded.send(destination, [oneOfEachType().track]).catch((e) => e);
+      expect(failure).toMatchObject({ retryable: false, reason: 'webhook: address_refused' });
+      expect(failure.undelivered.map((u: { reason: string }) => u.reason)).toEqual(['address_refused']);
+      // The address is for the logs only.
+      expect(failure.detail).toMatch(/^EGRESS_REFUSED: refused to connect to \S+ \(loopback\)$/);
+      expect(server.requests).toHaveLength(0);
+    },
+  );
 
   it('does not follow redirects: the data goes to the configured URL or nowhere', async () => {
     const redirecting = createServer((_req, res) => {

@@ -1,0 +1,237 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { lookup as dnsLookup } from 'node:dns';
+import { addressRefusal, parseAllowedRanges } from './address-policy';
+import { createGuardedFetch, EgressRefused, isEgressRefusal } from './guarded-fetch';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+}
+
+interface TestServer {
+  origin: string;
+  port: number;
+  seen: Seen[];
+  respond: (url: string) => { status: number; headers?: Record<string, string>; body?: string };
+  close(): Promise<void>;
+}
+
+async function serve(host: string): Promise<TestServer> {
+  const state: TestServer = {
+    origin: '',
+    port: 0,
+    seen: [],
+    respond: () => ({ status: 200, body: 'ok' }),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      state.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+      const answer = state.respond(req.url ?? '/');
+      res.writeHead(answer.status, answer.headers ?? {});
+      res.end(answer.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  state.port = (server.address() as AddressInfo).port;
+  state.origin = `http://${host}:${state.port}`;
+  return state;
+}
+
+/** A resolver answering fixed addresses for every name, as an attacker's DNS would. */
+function fixedLookup(...addresses: string[]): typeof dnsLookup {
+  return ((_hostname: string, _options: unknown, callback: (...args: unknown[]) => void) => {
+    callback(
+      null,
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
+  }) as unknown as typeof dnsLookup;
+}
+
+async function refusal(promise: Promise<unknown>): Promise<EgressRefused> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isEgressRefusal(error)).toBe(true);
+  let cause: unknown = error;
+  while (!(cause instanceof EgressRefused)) cause = (cause as { cause: unknown }).cause;
+  return cause;
+}
+
+describe('addressRefusal', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['10.0.0.12', 'private'],
+    ['172.16.5.4', 'private'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'carrierGradeNat'],
+    ['169.254.169.254', 'linkLocal'],
+    ['0.0.0.0', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['::1', 'loopback'],
+    ['::', 'unspecified'],
+    ['fe80::1', 'linkLocal'],
+    ['fd00:ec2::254', 'uniqueLocal'],
+    ['ff02::1', 'multicast'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['::ffff:169.254.169.254', 'linkLocal'],
+    ['64:ff9b::a00:1', 'rfc6052'],
+    ['2002:a00:1::', '6to4'],
+    ['not an address', 'unparseable'],
+  ])('refuses %s (%s)', (address, range) => {
+    expect(addressRefusal(address)).toBe(range);
+  });
+
+  it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+    'allows the public %s',
+    (address) => {
+      expect(addressRefusal(address)).toBeUndefined();
+    },
+  );
+
+  it('allows exactly the ranges an operator names', () => {
+    const allowed = parseAllowedRanges(['10.20.0.0/16', 'fd00:1::/64']);
+    expect(addressRefusal('10.20.3.4', allowed)).toBeUndefined();
+    expect(addressRefusal('::ffff:10.20.3.4', allowed)).toBeUndefined();
+    expect(addressRefusal('10.21.0.1', allowed)).toBe('private');
+    expect(addressRefusal('fd00:1::5', allowed)).toBeUndefined();
+    expect(addressRefusal('fd00:2::5', allowed)).toBe('uniqueLocal');
+    expect(addressRefusal('169.254.169.254', allowed)).toBe('linkLocal');
+  });
+
+  it('names a range that is not CIDR', () => {
+    expect(() => parseAllowedRanges(['10.0.0.0/8', '10.0.0.0'])).toThrow('"10.0.0.0" is not a CIDR range');
+  });
+});
+
+describe('createGuardedFetch', () => {
+  let loopback: TestServer;
+  let other: TestServer;
+
+  beforeEach(async () => {
+    loopback = await serve('127.0.0.1');
+    other = await serve('127.0.0.2');
+  });
+  afterEach(async () => {
+    await loopback.close();
+    await other.close();
+  });
+
+  it('refuses an IP literal in a private range before connecting', async () => {
+    const guarded = createGuardedFetch();
+    const refused = await refusal(guarded(`${loopback.origin}/_bulk`, { method: 'POST', body: '{}' }));
+    expect(refused.address).toBe('127.0.0.1');
+    expect(refused.range).toBe('loopback');
+    expect(loopback.seen).toEqual([]);
+  });
+
+  it('refuses a bracketed IPv6 literal', async () => {
+    const refused = await refusal(createGuardedFetch()(`http://[::1]:${loopback.port}/`));
+    expect(refused.range).toBe('loopback');
+  });
+
+  it('refuses a name that resolves to an internal address', async () => {
+    const refused = await refusal(createGuardedFetch()(`http://localhost:${loopback.port}/`));
+    expect(refused.range).toBe('loopback');
+    expect(loopback.seen).toEqual([]);
+  });
+
+  it('judges the address the socket connects to, so a rebinding answer is refused', async () => {
+    // The attacker's DNS gives a public address beside the internal one: all are refused.
+    const guarded = createGuardedFetch({ lookup: fixedLookup('8.8.8.8', '127.0.0.1') });
+    const refused = await refusal(guarded(`http://rebind.example:${loopback.port}/`));
+    expect(refused.address).toBe('127.0.0.1');
+    expect(loopback.seen).toEqual([]);
+  });
+
+  it('connects to the address its own lookup approved', async () => {
+    const guarded = createGuardedFetch({
+      lookup: fixedLookup('127.0.0.1'),
+      allowPrivateRanges: ['127.0.0.1/32'],
+    });
+    const response = await guarded(`http://hooks.example:${loopback.port}/in`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('ok');
+    expect(loopback.seen.map((s) => [s.url, s.headers.host])).toEqual([
+      ['/in', `hooks.example:${loopback.port}`],
+    ]);
+  });
+
+  it('reaches a private address an operator allowed, and no other', async () => {
+    const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
+    const response = await guarded(`${other.origin}/ok`, { method: 'POST', body: 'x' });
+    expect(response.status).toBe(200);
+    expect(other.seen.map((s) => s.method)).toEqual(['POST']);
+    await refusal(guarded(`${loopback.origin}/`));
+    expect(loopback.seen).toEqual([]);
+  });
+
+  it('checks every redirect hop of a GET again', async () => {
+    other.respond = () => ({ status: 302, headers: { location: `${loopback.origin}/latest/meta-data/` } });
+    const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
+    const refused = await refusal(guarded(`${other.origin}/start`));
+    expect(refused.address).toBe('127.0.0.1');
+    expect(other.seen.map((s) => s.url)).toEqual(['/start']);
+    expect(loopback.seen).toEqual([]);
+  });
+
+  it('follows an allowed redirect and drops credentials when the origin changes', async () => {
+    const second = await serve('127.0.0.2');
+    try {
+      other.respond = (url) =>
+        url === '/start'
+          ? { status: 301, headers: { location: '/same-origin' } }
+          : { status: 307, headers: { location: `${second.origin}/elsewhere` } };
+      const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
+      const response = await guarded(`${other.origin}/start`, {
+        headers: { authorization: 'Bearer secret', 'x-shopify-access-token': 'shpat', 'user-agent': 'ua/1' },
+      });
+      expect(response.status).toBe(200);
+      expect(other.seen.map((s) => [s.url, s.headers.authorization])).toEqual([
+        ['/start', 'Bearer secret'],
+        ['/same-origin', 'Bearer secret'],
+      ]);
+      expect(second.seen).toHaveLength(1);
+      expect(second.seen[0]?.url).toBe('/elsewhere');
+      expect(second.seen[0]?.headers.authorization).toBeUndefined();
+      expect(second.seen[0]?.headers['x-shopify-access-token']).toBeUndefined();
+      expect(second.seen[0]?.headers['user-agent']).toBe('ua/1');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('never follows a redirect from a POST: the caller gets the 3xx', async () => {
+    const second = await serve('127.0.0.2');
+    try {
+      other.respond = () => ({ status: 307, headers: { location: `${second.origin}/` } });
+      const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
+      const response = await guarded(`${other.origin}/hook`, { method: 'POST', body: '{"a":1}' });
+      expect(response.status).toBe(307);
+      expect(second.seen).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('gives up after maxRedirects hops', async () => {
+    other.respond = () => ({ status: 302, headers: { location: '/again' } });
+    const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'], maxRedirects: 3 });
+    const error = (await guarded(`${other.origin}/`).catch((e: unknown) => e)) as Error & { cause: Error };
+    expect(error.cause.message).toBe('more than 3 redirects');
+    expect(other.seen).toHaveLength(4);
+  });
+
+  it('refuses a redirect to another scheme', async () => {
+    other.respond = () => ({ status: 302, headers: { location: 'file:///etc/passwd' } });
+    const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
+    const error = (await guarded(`${other.origin}/`).catch((e: unknown) => e)) as Error & { cause: Error };
+    expect(error.cause.message).toBe('refused the scheme file:');
+  });
+});

@@ -1,0 +1,10 @@
+export { addressRefusal, parseAllowedRanges, type AllowedRange } from './address-policy';
+export { egressConfigSchema, type EgressConfig } from './egress-config';
+export {
+  createGuardedFetch,
+  EgressRefused,
+  isEgressRefusal,
+  sharedGuardedFetch,
+  type GuardedFetchOptions,
+} from './guarded-fetch';
+export { describeNetworkFailure, type NetworkFailure } from './network-failure';
