@@ -18,10 +18,11 @@ const kubectl = process.env.KUBECTL || 'kubectl';
 // The configuration each image's process reads, straight from the services' zod schemas.
 const keysOf = (schema) => Object.keys(schema.shape).sort();
 const cp = require(path.join(repo, 'apps/control-plane/dist/config.js'));
+const ingestionConfig = require(path.join(repo, 'apps/ingestion/dist/config.js'));
 const schemas = {
   'control-plane': keysOf(cp.controlPlaneConfigSchema),
   migrations: keysOf(cp.migrateConfigSchema),
-  ingestion: keysOf(require(path.join(repo, 'apps/ingestion/dist/config.js')).ingestionConfigSchema),
+  ingestion: keysOf(ingestionConfig.ingestionConfigSchema),
   delivery: keysOf(require(path.join(repo, 'apps/delivery/dist/config.js')).deliveryConfigSchema),
 };
 const { destinationKinds, forwardingAppTypes } = require(path.join(repo, 'libs/destinations/dist/index.js'));
@@ -132,7 +133,11 @@ function contractProblems(objects, secrets) {
         }
         env.set(variable.name, variable.value);
       }
-      const wanted = schemas[role];
+      // Hosted ingestion reads no warehouse: its credentials must not be mounted there.
+      const hosted = role === 'ingestion' && env.get('MANAGED_AUTH_ENABLED') === 'true';
+      const wanted = hosted
+        ? schemas.ingestion.filter((key) => !ingestionConfig.staticModeOnlyVariables.includes(key))
+        : schemas[role];
       for (const key of wanted) if (!env.has(key)) fail(`${cid}: ${key} (read by ${role}) is not set`);
       for (const key of env.keys()) if (!wanted.includes(key)) fail(`${cid}: ${key} is not read by ${role}`);
 
@@ -268,12 +273,14 @@ function contractProblems(objects, secrets) {
     if (!(Number(notes['nginx.ingress.kubernetes.io/limit-rps']) > 0))
       fail('ingestion Ingress: no per-IP request rate limit');
   }
-  const sdk = routes.find((r) => r.service === 'ingestion' && r.path === '/v1/sdk.js');
-  const maxAge = /max-age=(\d+)/.exec(
-    sdk?.ing.metadata.annotations?.['nginx.ingress.kubernetes.io/configuration-snippet'] ?? '',
-  );
-  if (!sdk || !maxAge || Number(maxAge[1]) < 86400)
-    fail('no long (a day or more) cache for /v1/sdk.js at the Ingress');
+  // Snippet annotations run raw nginx configuration and must be allowed controller-wide
+  // (CVE-2025-1974); headers such as the SDK's Cache-Control are set by the services instead.
+  for (const ing of ingresses) {
+    for (const key of Object.keys(ing.metadata.annotations ?? {})) {
+      if (/snippet$/.test(key))
+        fail(`Ingress/${ing.metadata.name}: ${key} needs snippet annotations allowed`);
+    }
+  }
   for (const route of routes.filter((r) => r.service === 'control-plane')) {
     if (
       '/internal/v1/write-keys/resolve'.startsWith(route.path.replace(/\/$/, '') + '/') ||
@@ -289,6 +296,23 @@ function contractProblems(objects, secrets) {
 
 /** Known breaks, each of which must be reported: proof that the checks can fail. */
 const breaks = [
+  [
+    'the warehouse credentials mounted in hosted ingestion',
+    (o) => {
+      dep(o, 'ingestion').containers[0].env.push({
+        name: 'WAREHOUSE_URL',
+        valueFrom: { secretKeyRef: { name: 'warehouse-database', key: 'WAREHOUSE_URL' } },
+      });
+    },
+  ],
+  [
+    'a snippet annotation on an Ingress',
+    (o) => {
+      const ing = o.find((x) => x.kind === 'Ingress' && x.metadata.name === 'ingestion');
+      ing.metadata.annotations['nginx.ingress.kubernetes.io/configuration-snippet'] =
+        'more_set_headers "X: y";';
+    },
+  ],
   [
     'a variable dropped from a ConfigMap',
     (o) =>

@@ -5,6 +5,12 @@ import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 
+/**
+ * Read only in static mode. Hosted ingestion never touches the warehouse, so its manifests do
+ * not mount the warehouse's credentials (tools/deploy/validate-manifests.mjs holds them to it).
+ */
+export const staticModeOnlyVariables = ['WAREHOUSE_URL'] as const;
+
 export const ingestionConfigSchema = z
   .object({
     HOST: envString('0.0.0.0'),

@@ -120,6 +120,33 @@ describe('rate limits of spec 8 (real Redis)', () => {
       expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202);
     });
   });
+
+  describe('write-key checks per IP behind a proxy', () => {
+    let h: Hosted;
+    beforeAll(async () => {
+      h = await startHosted('limits auth proxied', {
+        authAttemptsPerMinute: 3,
+        trustedProxies: ['loopback'],
+      });
+    });
+    afterAll(() => h.close());
+
+    it('counts the address the proxy saw, however the client forges X-Forwarded-For', async () => {
+      // The proxy appends the real address; the guesser varies what it sends to the left.
+      const real = `203.0.113.${1 + Math.floor(Math.random() * 250)}`;
+      const guess = (i: number) =>
+        collect(h.app)
+          .set('X-Write-Key', `wk_guess_${i}`)
+          .set('X-Forwarded-For', `198.51.100.${i}, ${real}`)
+          .send(event());
+      expect((await guess(1)).status).toBe(401);
+      expect((await guess(2)).status).toBe(401);
+      expect((await guess(3)).status).toBe(401);
+      const limited = await guess(4);
+      expect(limited.status).toBe(429);
+      expect(limited.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'auth_resolution' });
+    });
+  });
 });
 
 describe('limiters without a working store', () => {

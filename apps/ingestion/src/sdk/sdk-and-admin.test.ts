@@ -38,7 +38,10 @@ describe('GET /v1/sdk.js and /v1/snippet', () => {
     const response = await request(app).get('/v1/sdk.js');
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/javascript; charset=utf-8');
-    expect(response.headers['cache-control']).toBe('public, max-age=3600');
+    // An hour at browsers (the spec's 1-hour cache header); CDNs longer, revalidating by ETag.
+    expect(response.headers['cache-control']).toBe(
+      'public, max-age=3600, s-maxage=86400, stale-while-revalidate=604800',
+    );
     expect(response.text).toBe('window.analytics=window.analytics||[];');
     const again = await request(app).get('/v1/sdk.js').set('If-None-Match', response.headers.etag!);
     expect(again.status).toBe(304);
@@ -56,7 +59,10 @@ describe('GET /v1/sdk.js and /v1/snippet', () => {
       .set('X-Forwarded-Proto', 'https')
       .set('X-Forwarded-Host', 't.example.com');
     expect(response.status).toBe(200);
-    expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    // Text to paste, never a page that runs on the tracking origin.
+    expect(response.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
     expect(response.text).toContain('a.writeKey="YOUR_WRITE_KEY"');
     expect(response.text).toContain('a.host="https://t.example.com"');
     expect(response.text).toContain('/v1/sdk.js');
@@ -168,24 +174,40 @@ describe('POST /admin/simulate', () => {
 describe('context_ip', () => {
   let trusted: Hosted;
   beforeAll(async () => {
-    trusted = await startHosted('client ip', { trustedProxies: ['loopback'] });
+    // A load balancer in 10.0.0.0/8 behind a loopback sidecar: both trusted, both append.
+    trusted = await startHosted('client ip', { trustedProxies: ['loopback', '10.0.0.0/8'] });
   });
   afterAll(() => trusted.close());
 
-  it('takes the first X-Forwarded-For hop only behind a trusted proxy', async () => {
+  it('takes the rightmost X-Forwarded-For hop that is not a trusted proxy', async () => {
     const e = event();
     await collect(trusted.app)
       .set('X-Write-Key', trusted.openWriteKey)
       .set('X-Forwarded-For', '203.0.113.7, 10.0.0.1')
       .send(e);
-    const forged = event();
+    // The client sent "X-Forwarded-For: 198.51.100.1, 8.8.8.8"; the proxies appended its real
+    // address and their own: the forged hops on the left are not believed.
+    const spoofed = event();
+    await collect(trusted.app)
+      .set('X-Write-Key', trusted.openWriteKey)
+      .set('X-Forwarded-For', '198.51.100.1, 8.8.8.8, 203.0.113.9, 10.1.2.3')
+      .send(spoofed);
+    const junk = event();
     await collect(trusted.app)
       .set('X-Write-Key', trusted.openWriteKey)
       .set('X-Forwarded-For', 'not-an-ip')
-      .send(forged);
-    const envelopes = await trusted.readTopic(2);
-    expect(envelopes.find((x) => x.event.messageId === e.messageId)?.ip).toBe('203.0.113.7');
-    expect(envelopes.find((x) => x.event.messageId === forged.messageId)?.ip).toBe('127.0.0.1');
+      .send(junk);
+    const junkLeft = event();
+    await collect(trusted.app)
+      .set('X-Write-Key', trusted.openWriteKey)
+      .set('X-Forwarded-For', 'not-an-ip, 10.0.0.7')
+      .send(junkLeft);
+    const envelopes = await trusted.readTopic(4);
+    const ipOf = (messageId: string) => envelopes.find((x) => x.event.messageId === messageId)?.ip;
+    expect(ipOf(e.messageId)).toBe('203.0.113.7');
+    expect(ipOf(spoofed.messageId)).toBe('203.0.113.9');
+    expect(ipOf(junk.messageId)).toBe('127.0.0.1');
+    expect(ipOf(junkLeft.messageId)).toBe('10.0.0.7');
   });
 });
 

@@ -529,6 +529,29 @@ describe('browser SDK against hosted mode: a real 429, then 202 once in Kafka', 
     expect(answers.filter((a) => a.status === 202).length).toBeGreaterThanOrEqual(3);
     await context.close();
   });
+
+  it('opened as a page, /v1/snippet?host=<another site> runs nothing on the tracking origin', async () => {
+    const requests: string[] = [];
+    const foreign = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      res.writeHead(200, { 'Content-Type': 'application/javascript' }).end('window.pwned = true;');
+    });
+    const foreignUrl = await listen(foreign);
+    const { context, page } = await visitor();
+    try {
+      const query = new URLSearchParams({ writeKey: 'wk_x', host: foreignUrl });
+      const response = await page.goto(`${ingestionUrl}/v1/snippet?${query}`, { waitUntil: 'load' });
+      expect(response?.headers()['content-type']).toBe('text/plain; charset=utf-8');
+      // Shown as text: the block is there to copy, and none of it ran.
+      expect(await page.evaluate('document.body.innerText')).toContain(`a.host="${foreignUrl}"`);
+      expect(await page.evaluate('typeof window.analytics')).toBe('undefined');
+      expect(await page.evaluate('typeof window.pwned')).toBe('undefined');
+      expect(requests).toEqual([]);
+    } finally {
+      await context.close();
+      await close(foreign);
+    }
+  });
 });
 
 /** Reads until `done` holds or 15 s have passed, and returns the last value read. */

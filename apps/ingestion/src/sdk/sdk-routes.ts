@@ -23,6 +23,13 @@ function validHost(value: string): string | null {
   }
 }
 
+/**
+ * Browsers keep the SDK an hour (spec: a 1-hour cache header), CDNs a day, and either may serve
+ * a stale copy for a week while revalidating with the ETag (a 304). Set here, not at the
+ * Ingress, so no nginx snippet annotation is needed.
+ */
+export const SDK_CACHE_CONTROL = 'public, max-age=3600, s-maxage=86400, stale-while-revalidate=604800';
+
 export function sdkRoutes(sdk: SdkFile | null): Router {
   const router = Router();
   router.get('/v1/sdk.js', (req, res) => {
@@ -30,7 +37,7 @@ export function sdkRoutes(sdk: SdkFile | null): Router {
       res.status(404).json({ ok: false, error: 'sdk_not_found' });
       return;
     }
-    res.setHeader('Cache-Control', 'public, max-age=3600');
+    res.setHeader('Cache-Control', SDK_CACHE_CONTROL);
     res.setHeader('ETag', sdk.etag);
     if (req.headers['if-none-match'] === sdk.etag) {
       res.status(304).end();
@@ -49,7 +56,13 @@ export function sdkRoutes(sdk: SdkFile | null): Router {
       return;
     }
     res.setHeader('Cache-Control', 'no-store');
-    res.type('text/html; charset=utf-8').send(renderSnippet(writeKey, requested ?? detectHost(req)));
+    // The block is HTML to paste into a page, not a page of ours: served as text that no
+    // browser renders or runs, so a `host` of anyone's choosing cannot put another site's
+    // script on the tracking origin (nosniff stops sniffing it back to HTML; the sandbox CSP
+    // holds even where a browser would render it).
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
+    res.type('text/plain; charset=utf-8').send(renderSnippet(writeKey, requested ?? detectHost(req)));
   });
   return router;
 }
