@@ -1,5 +1,5 @@
 import type { Logger } from '@pipeline/logger';
-import type { TenantRecord } from './tenant-record';
+import type { TenantRecord, WriteKeyRecord } from './tenant-record';
 
 export class ControlPlaneUnavailable extends Error {}
 
@@ -16,17 +16,20 @@ export class ControlPlaneClient {
     private readonly timeoutMs = 2000,
   ) {}
 
-  /** The tenant record, null for an unknown key; throws ControlPlaneUnavailable when it cannot be asked. */
-  resolve(writeKey: string): Promise<TenantRecord | null> {
-    return this.post('/internal/v1/write-keys/resolve', { writeKey });
+  /**
+   * What ingestion needs of a key (no destination credentials), null for an unknown key;
+   * throws ControlPlaneUnavailable when it cannot be asked.
+   */
+  resolve(writeKey: string): Promise<WriteKeyRecord | null> {
+    return this.post<WriteKeyRecord>('/internal/v1/write-keys/resolve', { writeKey });
   }
 
   /** The tenant of a write key by its id, revoked or not: what it accepted is still delivered. */
   lookup(writeKeyId: string): Promise<TenantRecord | null> {
-    return this.post('/internal/v1/write-keys/lookup', { writeKeyId });
+    return this.post<TenantRecord>('/internal/v1/write-keys/lookup', { writeKeyId });
   }
 
-  private async post(path: string, body: Record<string, string>): Promise<TenantRecord | null> {
+  private async post<T>(path: string, body: Record<string, string>): Promise<T | null> {
     let response: Response;
     try {
       response = await fetch(new URL(path, this.baseUrl), {
@@ -38,9 +41,15 @@ export class ControlPlaneClient {
     } catch (error) {
       throw new ControlPlaneUnavailable((error as Error).message);
     }
-    if (response.status === 404) return null;
-    if (response.ok) return ((await response.json()) as { data: TenantRecord }).data;
-    if (response.status === 401) this.logger.error('the control plane refused INTERNAL_SERVICE_TOKEN');
+    if (response.ok) return ((await response.json()) as { data: T }).data;
+    if (response.status === 401 || response.status === 403) {
+      // Our own token refused is a deployment fault, not an unknown key: answering the SDK 401
+      // would make it drop the events, while "unavailable" has it retry until this is fixed.
+      this.logger.error('the control plane refused INTERNAL_SERVICE_TOKEN');
+      throw new ControlPlaneUnavailable(`control plane answered ${response.status}`);
+    }
+    // Any other 4xx is about the key (unknown, or too long or odd to be one): no such tenant.
+    if (response.status >= 400 && response.status < 500) return null;
     throw new ControlPlaneUnavailable(`control plane answered ${response.status}`);
   }
 }

@@ -1,13 +1,17 @@
 export type DestinationKind =
   'product_analytics' | 'messaging' | 'customer_data' | 'push' | 'advertising' | 'webhook';
 
-/** A forwarding destination of the tenant, with what is needed to deliver to it. */
-export interface ResolvedDestination {
+/** Which integration a tenant's events go to, without anything needed to send them. */
+export interface DestinationSummary {
   integrationId: string;
   kind: DestinationKind;
   appId: string;
   appType: string;
   dataType: string;
+}
+
+/** A forwarding destination of the tenant, with what is needed to deliver to it. */
+export interface ResolvedDestination extends DestinationSummary {
   /** The integration's config, unmasked. */
   config: { global: Record<string, unknown>; tasks: { task_type: string; [field: string]: unknown }[] };
   /** The destination app's decrypted credentials. */
@@ -16,11 +20,7 @@ export interface ResolvedDestination {
   appConfig: Record<string, unknown>;
 }
 
-/**
- * What a write key resolves to (spec 5.2, hosted mode): the control plane's internal endpoint
- * returns it and the ingestion service caches it.
- */
-export interface TenantRecord {
+interface TenantOf<Destination> {
   accountId: string;
   writeKeyId: string;
   /** A revoked key resolves with no destinations; ingestion answers it 401 invalid_write_key. */
@@ -29,6 +29,26 @@ export interface TenantRecord {
   allowedOrigins: string[];
   /** Per-key overrides of ingestion's shared limits; absent fields keep the defaults. */
   rateLimits?: { eventsPerSecond?: number; eventsPerDay?: number };
-  destinations: ResolvedDestination[];
+  destinations: Destination[];
   warehouse: { kind: 'warehouse'; schema: string } | null;
 }
+
+/**
+ * What a write key resolves to for ingestion (spec 5.2, hosted mode): who the key belongs to,
+ * its limits and where its events go, never a destination's credentials or config (ingestion
+ * does not send to vendors, so it never holds their secrets).
+ */
+export type WriteKeyRecord = TenantOf<DestinationSummary>;
+
+/** A tenant as the forwarding consumers look it up by write key id: destinations with credentials. */
+export type TenantRecord = TenantOf<ResolvedDestination>;
+
+/** The longest write key the API accepts anywhere (README, "Ingestion API"). */
+export const MAX_WRITE_KEY_LENGTH = 200;
+
+/**
+ * Whether a string can be a write key at all: 1 to MAX_WRITE_KEY_LENGTH visible ASCII
+ * characters. Anything else is answered 401 without asking the control plane.
+ */
+export const isPlausibleWriteKey = (value: string) =>
+  value.length > 0 && value.length <= MAX_WRITE_KEY_LENGTH && /^[\x21-\x7e]+$/.test(value);

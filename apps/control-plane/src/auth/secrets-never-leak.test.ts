@@ -90,7 +90,15 @@ describe('secrets never leak (real PostgreSQL)', () => {
       .post('/internal/v1/write-keys/resolve')
       .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
       .send({ writeKey: key });
-    expect(resolved.body.data.destinations[0].credentials.apiKey).toBe(credential); // its purpose
+    // Ingestion's resolution names the destination but never carries its credentials ...
+    expect(resolved.body.data.destinations[0].appType).toBeDefined();
+    record(resolved);
+    // ... only the forwarding consumers' lookup does: its purpose.
+    const lookedUp = await request(h.app)
+      .post('/internal/v1/write-keys/lookup')
+      .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
+      .send({ writeKeyId: writeKey.body.data.id });
+    expect(lookedUp.body.data.destinations[0].credentials.apiKey).toBe(credential);
     record(
       await request(h.app)
         .post('/internal/v1/write-keys/resolve')

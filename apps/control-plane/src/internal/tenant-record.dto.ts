@@ -1,4 +1,9 @@
-export type { ResolvedDestination, TenantRecord } from '@pipeline/tenancy';
+export type {
+  DestinationSummary,
+  ResolvedDestination,
+  TenantRecord,
+  WriteKeyRecord,
+} from '@pipeline/tenancy';
 
 export interface ResolveWriteKeyBody {
   /**

@@ -1,6 +1,11 @@
 import { Body, Controller, Hidden, Post, Response, Route, Security, Tags } from '@tsoa/runtime';
 import type { Problem } from '../http/problem';
-import type { LookupWriteKeyBody, ResolveWriteKeyBody, TenantRecord } from './tenant-record.dto';
+import type {
+  LookupWriteKeyBody,
+  ResolveWriteKeyBody,
+  TenantRecord,
+  WriteKeyRecord,
+} from './tenant-record.dto';
 import type { WriteKeyResolver } from './write-key-resolver';
 
 /**
@@ -20,11 +25,14 @@ export class WriteKeyResolutionController extends Controller {
   @Security('internal_token')
   @Response<Problem>(401, 'invalid_service_token')
   @Response<Problem>(404, 'write_key_not_found')
-  async resolveWriteKey(@Body() body: ResolveWriteKeyBody): Promise<{ data: TenantRecord }> {
+  async resolveWriteKey(@Body() body: ResolveWriteKeyBody): Promise<{ data: WriteKeyRecord }> {
     return { data: await this.resolver.resolve(body.writeKey) };
   }
 
-  /** The delivery consumers look tenants up by the write key id an outbox record carries. */
+  /**
+   * The delivery consumers look tenants up by the write key id an outbox record carries: the
+   * only lookup that carries destinations' credentials, to the only processes that use them.
+   */
   @Post('lookup')
   @Security('internal_token')
   @Response<Problem>(401, 'invalid_service_token')

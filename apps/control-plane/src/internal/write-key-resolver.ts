@@ -9,7 +9,12 @@ import { IntegrationEntity } from '../integrations/integration.entity';
 import { warehouseSchemaFor } from '../sources/warehouse-location';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
 import { resolvedDestination } from '../integrations/resolved-destination';
-import type { ResolvedDestination, TenantRecord } from './tenant-record.dto';
+import type {
+  DestinationSummary,
+  ResolvedDestination,
+  TenantRecord,
+  WriteKeyRecord,
+} from './tenant-record.dto';
 
 /**
  * Resolves a write key for the ingestion service. The destinations are the account's active
@@ -24,12 +29,26 @@ export class WriteKeyResolver {
     private readonly apps: AppService,
   ) {}
 
-  async resolve(writeKey: string): Promise<TenantRecord> {
+  /** For ingestion: where the key's events go, without any credential or config. */
+  async resolve(writeKey: string): Promise<WriteKeyRecord> {
     const record = await this.dataSource
       .getRepository(WriteKeyEntity)
       .findOneBy({ keyHash: hashToken(writeKey) });
     if (!record) throw notFound();
-    return this.tenantOf(record, { revokedHasDestinations: false });
+    const base = this.baseOf(record);
+    if (record.revokedAt) return { ...base, status: 'revoked', destinations: [] };
+    const destinations: DestinationSummary[] = [];
+    for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
+      if (!app.credentialsCiphertext || !app.credentialsKeyId) continue;
+      destinations.push({
+        integrationId: integration.id,
+        kind,
+        appId: app.id,
+        appType: app.appType,
+        dataType: integration.dataType,
+      });
+    }
+    return { ...base, status: 'active', destinations };
   }
 
   /**
@@ -40,14 +59,16 @@ export class WriteKeyResolver {
     if (!isUuid(writeKeyId)) throw notFound();
     const record = await this.dataSource.getRepository(WriteKeyEntity).findOneBy({ id: writeKeyId });
     if (!record) throw notFound();
-    return this.tenantOf(record, { revokedHasDestinations: true });
+    const destinations: ResolvedDestination[] = [];
+    for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
+      const credentials = this.apps.openCredentials(app);
+      if (credentials) destinations.push(resolvedDestination(integration, app, kind, credentials));
+    }
+    return { ...this.baseOf(record), status: record.revokedAt ? 'revoked' : 'active', destinations };
   }
 
-  private async tenantOf(
-    record: WriteKeyEntity,
-    options: { revokedHasDestinations: boolean },
-  ): Promise<TenantRecord> {
-    const base = {
+  private baseOf(record: WriteKeyEntity) {
+    return {
       accountId: record.accountId,
       writeKeyId: record.id,
       allowedOrigins: record.allowedOrigins,
@@ -57,9 +78,10 @@ export class WriteKeyResolver {
       },
       warehouse: { kind: 'warehouse' as const, schema: warehouseSchemaFor(record.accountId) },
     };
-    const status = record.revokedAt ? ('revoked' as const) : ('active' as const);
-    if (record.revokedAt && !options.revokedHasDestinations) return { ...base, status, destinations: [] };
+  }
 
+  /** The account's active integrations from web tracking to an active destination app. */
+  private async destinationsOf(accountId: string) {
     const rows = await this.dataSource
       .getRepository(IntegrationEntity)
       .createQueryBuilder('integration')
@@ -70,7 +92,7 @@ export class WriteKeyResolver {
         'destination',
         'destination.id = integration.destinationAppId',
       )
-      .where('integration.accountId = :accountId', { accountId: record.accountId })
+      .where('integration.accountId = :accountId', { accountId })
       .andWhere("integration.state = 'active'")
       .andWhere("source.appType = 'web_tracking'")
       .andWhere("source.state <> 'deleted'")
@@ -78,14 +100,10 @@ export class WriteKeyResolver {
       .orderBy('integration.createdAt', 'ASC')
       .getMany();
 
-    const destinations: ResolvedDestination[] = [];
-    for (const integration of rows as (IntegrationEntity & { destinationApp: AppEntity })[]) {
+    return (rows as (IntegrationEntity & { destinationApp: AppEntity })[]).flatMap((integration) => {
       const app = integration.destinationApp;
       const kind = appTypeDefinition(app.appType)?.destinationKind;
-      const credentials = this.apps.openCredentials(app);
-      if (!kind || !credentials) continue;
-      destinations.push(resolvedDestination(integration, app, kind, credentials));
-    }
-    return { ...base, status, destinations };
+      return kind ? [{ integration, app, kind }] : [];
+    });
   }
 }

@@ -121,7 +121,7 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
       expect((await resolve(body.data.key)).body.data).toMatchObject({ status: 'revoked', destinations: [] });
     });
 
-    it('resolves to the tenant: origins, warehouse, and decrypted destinations of web-tracking integrations', async () => {
+    it('resolves to what ingestion needs: origins, warehouse, and which web-tracking integrations, without credentials or config', async () => {
       const tenant = await h.tenant();
       const app = (body: object) =>
         h
@@ -180,12 +180,27 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
             appId: amplitude,
             appType: 'amplitude',
             dataType: 'events',
-            config: { global: { token: 'g' }, tasks: [{ task_type: 'events' }] },
-            credentials: { apiKey: 'amp-key' },
-            appConfig: { region: 'eu' },
           },
         ],
       });
+      // Credentials travel only on the lookup the forwarding consumers use.
+      expect(JSON.stringify(response.body)).not.toContain('amp-key');
+      const lookedUp = await request(h.app)
+        .post('/internal/v1/write-keys/lookup')
+        .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
+        .send({ writeKeyId: body.data.id });
+      expect(lookedUp.body.data.destinations).toEqual([
+        {
+          integrationId: toAmplitude,
+          kind: 'product_analytics',
+          appId: amplitude,
+          appType: 'amplitude',
+          dataType: 'events',
+          config: { global: { token: 'g' }, tasks: [{ task_type: 'events' }] },
+          credentials: { apiKey: 'amp-key' },
+          appConfig: { region: 'eu' },
+        },
+      ]);
     });
 
     it('looks a tenant up by write key id for delivery, with its destinations even once the key is revoked', async () => {

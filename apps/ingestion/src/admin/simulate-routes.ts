@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { Router } from 'express';
 import { isAppError } from '@pipeline/errors';
 import { consentAllows, normalizeEvent, receiptContextOf } from '@pipeline/events';
-import type { TenantRecord } from '@pipeline/tenancy';
+import type { WriteKeyRecord } from '@pipeline/tenancy';
 import { parseCollectBody } from '../collect/collect-request';
 import { requestFacts } from '../collect/collect-endpoint';
 import { readRequestBody } from '../http/request-body';
@@ -24,7 +24,7 @@ const dryRunWarnings = [
   'schema discovery and the rules engine did not run',
 ];
 
-function preview(batch: ValidatedBatch, tenant: TenantRecord) {
+function preview(batch: ValidatedBatch, tenant: WriteKeyRecord) {
   const targets = [
     ...(tenant.warehouse
       ? [{ kind: 'warehouse', appType: 'postgres', integrationId: null as string | null }]

@@ -1,12 +1,17 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
-import { ControlPlaneUnavailable, type ControlPlaneClient, type TenantRecord } from '@pipeline/tenancy';
+import {
+  ControlPlaneUnavailable,
+  isPlausibleWriteKey,
+  type ControlPlaneClient,
+  type WriteKeyRecord,
+} from '@pipeline/tenancy';
 import { ingestionErrors } from '../collect/ingestion-errors';
 import type { WriteKeyAuthenticator } from './write-key-authenticator';
 
 interface CacheEntry {
-  tenant: TenantRecord | null;
+  tenant: WriteKeyRecord | null;
   expiresAt: number;
 }
 
@@ -26,7 +31,7 @@ export interface HostedAuthenticatorOptions {
 export class HostedAuthenticator implements WriteKeyAuthenticator {
   readonly mode = 'hosted';
   private readonly cache: LRUCache<string, CacheEntry>;
-  private readonly inFlight = new Map<string, Promise<TenantRecord | null>>();
+  private readonly inFlight = new Map<string, Promise<WriteKeyRecord | null>>();
 
   constructor(
     private readonly client: ControlPlaneClient,
@@ -42,11 +47,13 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
     return entry !== undefined && entry.tenant !== null && entry.expiresAt > this.now();
   }
 
-  async authenticate(writeKey: string): Promise<TenantRecord> {
+  async authenticate(writeKey: string): Promise<WriteKeyRecord> {
+    // Too long or odd to be a key: unknown, without a lookup that could only fail.
+    if (!isPlausibleWriteKey(writeKey)) throw ingestionErrors.invalidWriteKey();
     const key = hash(writeKey);
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt > this.now()) return usable(cached.tenant);
-    let tenant: TenantRecord | null;
+    let tenant: WriteKeyRecord | null;
     try {
       tenant = await this.lookup(key, writeKey);
     } catch (error) {
@@ -69,7 +76,7 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
     return usable(valid ? tenant : null);
   }
 
-  private lookup(key: string, writeKey: string): Promise<TenantRecord | null> {
+  private lookup(key: string, writeKey: string): Promise<WriteKeyRecord | null> {
     let pending = this.inFlight.get(key);
     if (!pending) {
       pending = this.client.resolve(writeKey).finally(() => this.inFlight.delete(key));
@@ -81,7 +88,7 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
 
 const hash = (writeKey: string) => createHash('sha256').update(writeKey).digest('base64url');
 
-function usable(tenant: TenantRecord | null): TenantRecord {
+function usable(tenant: WriteKeyRecord | null): WriteKeyRecord {
   if (!tenant) throw ingestionErrors.invalidWriteKey();
   return tenant;
 }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { TenantRecord } from '@pipeline/tenancy';
+import type { WriteKeyRecord } from '@pipeline/tenancy';
 import { ingestionErrors } from '../collect/ingestion-errors';
 import type { WriteKeyAuthenticator } from './write-key-authenticator';
 
@@ -12,7 +12,7 @@ export class StaticAuthenticator implements WriteKeyAuthenticator {
 
   constructor(
     writeKey: string,
-    private readonly tenant: TenantRecord,
+    private readonly tenant: WriteKeyRecord,
   ) {
     this.expected = digest(writeKey);
   }
@@ -21,7 +21,7 @@ export class StaticAuthenticator implements WriteKeyAuthenticator {
     return timingSafeEqual(digest(writeKey), this.expected);
   }
 
-  async authenticate(writeKey: string): Promise<TenantRecord> {
+  async authenticate(writeKey: string): Promise<WriteKeyRecord> {
     if (!this.isKnownValid(writeKey)) throw ingestionErrors.invalidWriteKey();
     return this.tenant;
   }

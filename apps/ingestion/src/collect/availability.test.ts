@@ -6,7 +6,7 @@ import request from 'supertest';
 import { loadConfig } from '@pipeline/config';
 import { createKafka, createProducer, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
-import type { TenantRecord } from '@pipeline/tenancy';
+import type { WriteKeyRecord } from '@pipeline/tenancy';
 import { createApp } from '../app';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
 import { clientAddressResolver } from './client-address';
@@ -44,7 +44,7 @@ describe('hosted mode when dependencies fail (real services)', () => {
 });
 
 describe('durable_ingress_unavailable', () => {
-  const tenant = (warehouse: TenantRecord['warehouse']): TenantRecord => ({
+  const tenant = (warehouse: WriteKeyRecord['warehouse']): WriteKeyRecord => ({
     accountId: 'a',
     writeKeyId: 'w',
     status: 'active',
@@ -52,13 +52,13 @@ describe('durable_ingress_unavailable', () => {
     destinations: [],
     warehouse,
   });
-  const authenticator = (record: TenantRecord): WriteKeyAuthenticator => ({
+  const authenticator = (record: WriteKeyRecord): WriteKeyAuthenticator => ({
     mode: 'hosted',
     authenticate: async () => record,
     isKnownValid: () => true,
   });
 
-  async function appWith(record: TenantRecord, brokers: string) {
+  async function appWith(record: WriteKeyRecord, brokers: string) {
     const kafka = createKafka(
       loadConfig(kafkaConfigSchema, { KAFKA_BROKERS: brokers, KAFKA_CONNECTION_TIMEOUT_MS: '300' }),
       { clientId: 't', logger },

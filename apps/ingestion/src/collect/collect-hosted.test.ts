@@ -126,6 +126,19 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
     expect((await collect(h.app).set('X-Write-Key', created.key).send(event())).status).toBe(401);
   });
 
+  it('answers 401 invalid_write_key, not 503, to keys too long or odd to be keys, and logs no outage', async () => {
+    const logged = h.logs.length;
+    for (const key of ['wk_' + 'a'.repeat(198), 'wk_' + 'a'.repeat(5000), 'wk_ with spaces', 'wk_clé']) {
+      const response = await collect(h.app).send({ ...event(), writeKey: key });
+      expect([key.length, response.status, response.body]).toEqual([
+        key.length,
+        401,
+        { ok: false, error: 'invalid_write_key' },
+      ]);
+    }
+    expect(h.logs.slice(logged).filter((line) => line.includes('control plane unavailable'))).toEqual([]);
+  });
+
   it('reads the write key from X-Write-Key, then Authorization: Bearer, then the body', async () => {
     const send = (headers: Record<string, string>, body: object) => collect(h.app).set(headers).send(body);
     expect(

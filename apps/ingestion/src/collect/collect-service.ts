@@ -8,7 +8,7 @@ import {
   type TrackingEvent,
 } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
-import { originAllowed, type TenantRecord } from '@pipeline/tenancy';
+import { originAllowed, type WriteKeyRecord } from '@pipeline/tenancy';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
 import type {
   AuthAttemptLimiter,
@@ -30,7 +30,7 @@ export interface RequestFacts {
 }
 
 export interface ValidatedBatch {
-  tenant: TenantRecord;
+  tenant: WriteKeyRecord;
   events: TrackingEvent[];
   received: number;
   errors: EventErrors[];

@@ -1,7 +1,7 @@
-import type { TenantRecord } from '@pipeline/tenancy';
+import type { WriteKeyRecord } from '@pipeline/tenancy';
 
 /** Static mode's only tenant: any origin, no forwarding destinations, the configured warehouse schema. */
-export function staticTenant(warehouseSchema: string): TenantRecord {
+export function staticTenant(warehouseSchema: string): WriteKeyRecord {
   return {
     accountId: 'static',
     writeKeyId: 'static',
