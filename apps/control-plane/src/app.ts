@@ -28,6 +28,7 @@ import { UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import { WriteKeysController } from './write-keys/write-key.controller';
 import { WriteKeyService } from './write-keys/write-key.service';
+import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { RegisterRoutes } from './generated/routes';
@@ -48,6 +49,8 @@ export interface AppDependencies {
   onJobQueued?: () => void;
   /** The usage price list (default: the documented defaults). */
   prices?: PriceList;
+  /** WRITE_KEY_MAX_EVENTS_PER_SECOND / _PER_DAY (default: the documented defaults). */
+  writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -58,15 +61,22 @@ export function createServices({
   onTaskRunQueued,
   onJobQueued,
   prices,
+  writeKeyRateLimitCeilings,
 }: Pick<
   AppDependencies,
-  'dataSource' | 'credentialKeys' | 'warehouse' | 'onTaskRunQueued' | 'onJobQueued' | 'prices'
+  | 'dataSource'
+  | 'credentialKeys'
+  | 'warehouse'
+  | 'onTaskRunQueued'
+  | 'onJobQueued'
+  | 'prices'
+  | 'writeKeyRateLimitCeilings'
 >) {
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
   const jobs = new JobService(dataSource, onJobQueued);
   const sources = new SourceService(dataSource, apps, jobs);
   const integrations = new IntegrationService(dataSource, apps, jobs);
-  const writeKeys = new WriteKeyService(dataSource);
+  const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
   const tasks = new TaskService(dataSource, reader, onTaskRunQueued);

@@ -24,6 +24,16 @@ describe('control plane configuration', () => {
     expect(config).toMatchObject({ PORT: 3000, HOST: '0.0.0.0', LOG_FORMAT: 'json' });
   });
 
+  it('bounds the write key rate limit ceilings by what the database can store', () => {
+    expect(loadConfig(controlPlaneConfigSchema, valid)).toMatchObject({
+      WRITE_KEY_MAX_EVENTS_PER_SECOND: 10_000,
+      WRITE_KEY_MAX_EVENTS_PER_DAY: 100_000_000,
+    });
+    expect(problems({ ...valid, WRITE_KEY_MAX_EVENTS_PER_DAY: String(2 ** 31) })).toEqual([
+      expect.stringMatching(/^WRITE_KEY_MAX_EVENTS_PER_DAY/),
+    ]);
+  });
+
   it('names the missing secrets', () => {
     expect(problems({})).toEqual([
       expect.stringMatching(/^CREDENTIALS_ENCRYPTION_KEYS is required/),

@@ -7,6 +7,7 @@ import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
 import { defaultPrices } from './usage/price-list';
+import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';
 
 /** A non-negative decimal written as digits (no exponent), so the price list stays exact. */
 const envDecimal = (defaultValue: string) =>
@@ -72,6 +73,17 @@ export const controlPlaneConfigSchema = z.object({
   ...vendorBaseUrlFields(vendorAppTypes),
   /** How long an integration run waits for the source import it needs before looking again. */
   INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }),
+  /** Ceilings on the per-key rate limits a tenant may set on its write keys (README, "Write keys"). */
+  WRITE_KEY_MAX_EVENTS_PER_SECOND: envInt({
+    default: defaultWriteKeyRateLimitCeilings.eventsPerSecond,
+    min: 1,
+    max: MAX_STORABLE_RATE_LIMIT,
+  }),
+  WRITE_KEY_MAX_EVENTS_PER_DAY: envInt({
+    default: defaultWriteKeyRateLimitCeilings.eventsPerDay,
+    min: 1,
+    max: MAX_STORABLE_RATE_LIMIT,
+  }),
   /** Usage prices in USD, exact decimals (README, "Usage"). */
   USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth),
   USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb),

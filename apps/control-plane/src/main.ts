@@ -134,6 +134,10 @@ async function main(): Promise<void> {
       onTaskRunQueued: () => worker?.wake(),
       onJobQueued: () => jobs?.wake(),
       prices,
+      writeKeyRateLimitCeilings: {
+        eventsPerSecond: config.WRITE_KEY_MAX_EVENTS_PER_SECOND,
+        eventsPerDay: config.WRITE_KEY_MAX_EVENTS_PER_DAY,
+      },
     }),
     {
       host: config.HOST,

@@ -9,6 +9,7 @@ import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
 import { WarehouseReader } from '../tasks/warehouse-reader';
 import type { PriceList } from '../usage/price-list';
+import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
 import { PgQueryMeter } from '../usage/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
 
@@ -50,6 +51,7 @@ export interface HarnessOptions {
   /** A warehouse database to read through a reader that meters into this harness's database. */
   meteredWarehouseUrl?: string;
   prices?: PriceList;
+  writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -68,6 +70,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     internalServiceToken: TEST_INTERNAL_TOKEN,
     warehouse: metered ?? options.warehouse,
     prices: options.prices,
+    writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
   };
   const services = createServices(deps);
   const app = createApp(deps);

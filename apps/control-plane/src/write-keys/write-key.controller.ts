@@ -42,6 +42,7 @@ export class WriteKeysController extends Controller {
   @Post()
   @Security('api_key', ['write_keys.write'])
   @SuccessResponse(201, 'Created')
+  @Response<Problem>(422, 'invalid_rate_limit: a rate limit is not a whole number from 1 to its ceiling')
   async createWriteKey(
     @Request() request: ExpressRequest,
     @Body() body: CreateWriteKeyBody,
@@ -79,11 +80,12 @@ export class WriteKeysController extends Controller {
     return { data: await this.writeKeys.get(principalOf(request).accountId, writeKeyId) };
   }
 
-  /** Renames the key or sets its allowed origins (replacing the list). */
+  /** Renames the key, sets its allowed origins (replacing the list) or its rate limits. */
   @Patch('{writeKeyId}')
   @Security('api_key', ['write_keys.write'])
   @Response<Problem>(404, 'No such write key in this account')
   @Response<Problem>(409, 'write_key_revoked')
+  @Response<Problem>(422, 'invalid_rate_limit: a rate limit is not a whole number from 1 to its ceiling')
   async updateWriteKey(
     @Request() request: ExpressRequest,
     @Path() writeKeyId: string,
