@@ -84,6 +84,11 @@ export const controlPlaneConfigSchema = z.object({
     min: 1,
     max: MAX_STORABLE_RATE_LIMIT,
   }),
+  /** The per-API-key request limit of /api/v1 and /mcp (README, "Rate limits"). */
+  API_RATE_LIMIT_ENABLED: envBool(true),
+  API_RATE_LIMIT_PER_MINUTE: envInt({ default: 600, min: 1, max: 1_000_000 }),
+  /** Shares the API rate limit counts across instances; unset: each instance counts alone. */
+  REDIS_URL: envUrl(['redis', 'rediss']).optional(),
   /** Usage prices in USD, exact decimals (README, "Usage"). */
   USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth),
   USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb),

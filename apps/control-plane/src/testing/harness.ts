@@ -10,6 +10,7 @@ import { scopes as allScopes, type Scope } from '../auth/scopes';
 import { WarehouseReader } from '../tasks/warehouse-reader';
 import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
+import type { ApiRateLimitOptions } from '../http/api-rate-limit';
 import { PgQueryMeter } from '../usage/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
 
@@ -52,6 +53,8 @@ export interface HarnessOptions {
   meteredWarehouseUrl?: string;
   prices?: PriceList;
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
+  /** Off unless given: suites make many requests with one key. */
+  apiRateLimit?: ApiRateLimitOptions;
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -71,6 +74,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     warehouse: metered ?? options.warehouse,
     prices: options.prices,
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
+    apiRateLimit: options.apiRateLimit,
   };
   const services = createServices(deps);
   const app = createApp(deps);
