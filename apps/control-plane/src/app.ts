@@ -28,8 +28,10 @@ import { UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import { WriteKeysController } from './write-keys/write-key.controller';
 import { WriteKeyService } from './write-keys/write-key.service';
+import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
 import { RegisterRoutes } from './generated/routes';
 import openApiDocument from './generated/openapi.json';
 
@@ -48,6 +50,10 @@ export interface AppDependencies {
   onJobQueued?: () => void;
   /** The usage price list (default: the documented defaults). */
   prices?: PriceList;
+  /** WRITE_KEY_MAX_EVENTS_PER_SECOND / _PER_DAY (default: the documented defaults). */
+  writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
+  /** The per-API-key request limit (API_RATE_LIMIT_*); absent: not limited. */
+  apiRateLimit?: ApiRateLimitOptions;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -58,15 +64,22 @@ export function createServices({
   onTaskRunQueued,
   onJobQueued,
   prices,
+  writeKeyRateLimitCeilings,
 }: Pick<
   AppDependencies,
-  'dataSource' | 'credentialKeys' | 'warehouse' | 'onTaskRunQueued' | 'onJobQueued' | 'prices'
+  | 'dataSource'
+  | 'credentialKeys'
+  | 'warehouse'
+  | 'onTaskRunQueued'
+  | 'onJobQueued'
+  | 'prices'
+  | 'writeKeyRateLimitCeilings'
 >) {
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
   const jobs = new JobService(dataSource, onJobQueued);
   const sources = new SourceService(dataSource, apps, jobs);
   const integrations = new IntegrationService(dataSource, apps, jobs);
-  const writeKeys = new WriteKeyService(dataSource);
+  const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
   const tasks = new TaskService(dataSource, reader, onTaskRunQueued);
@@ -100,6 +113,7 @@ export function createApp(deps: AppDependencies): Express {
 
   app.use(requestLogging(logger));
   app.use(express.json({ limit: '1mb', strict: true }));
+  // Mounted ahead of the limiter: the public document costs nothing and needs no key.
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
@@ -109,6 +123,9 @@ export function createApp(deps: AppDependencies): Express {
     swaggerUi.serve,
     swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline control plane API' }),
   );
+  // /health, /docs and /internal/v1 (the services' token, not API keys) are outside these paths.
+  if (deps.apiRateLimit?.enabled)
+    app.use(RATE_LIMITED_PATHS, apiRateLimit(authenticator, deps.apiRateLimit, logger));
   RegisterRoutes(app);
   app.use(mcpRouter(authenticator, services.tasks));
   app.use(notFoundHandler);

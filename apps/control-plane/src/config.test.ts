@@ -24,6 +24,38 @@ describe('control plane configuration', () => {
     expect(config).toMatchObject({ PORT: 3000, HOST: '0.0.0.0', LOG_FORMAT: 'json' });
   });
 
+  it('limits API requests per key by default, with Redis optional', () => {
+    const defaults = loadConfig(controlPlaneConfigSchema, valid);
+    expect(defaults).toMatchObject({ API_RATE_LIMIT_ENABLED: true, API_RATE_LIMIT_PER_MINUTE: 600 });
+    expect(defaults.REDIS_URL).toBeUndefined();
+    expect(
+      loadConfig(controlPlaneConfigSchema, {
+        ...valid,
+        API_RATE_LIMIT_ENABLED: 'false',
+        API_RATE_LIMIT_PER_MINUTE: '30',
+        REDIS_URL: 'redis://redis:6379',
+      }),
+    ).toMatchObject({
+      API_RATE_LIMIT_ENABLED: false,
+      API_RATE_LIMIT_PER_MINUTE: 30,
+      REDIS_URL: 'redis://redis:6379',
+    });
+    expect(problems({ ...valid, API_RATE_LIMIT_PER_MINUTE: '0', REDIS_URL: 'http://redis' })).toEqual([
+      expect.stringMatching(/^API_RATE_LIMIT_PER_MINUTE/),
+      expect.stringMatching(/^REDIS_URL/),
+    ]);
+  });
+
+  it('bounds the write key rate limit ceilings by what the database can store', () => {
+    expect(loadConfig(controlPlaneConfigSchema, valid)).toMatchObject({
+      WRITE_KEY_MAX_EVENTS_PER_SECOND: 10_000,
+      WRITE_KEY_MAX_EVENTS_PER_DAY: 100_000_000,
+    });
+    expect(problems({ ...valid, WRITE_KEY_MAX_EVENTS_PER_DAY: String(2 ** 31) })).toEqual([
+      expect.stringMatching(/^WRITE_KEY_MAX_EVENTS_PER_DAY/),
+    ]);
+  });
+
   it('names the missing secrets', () => {
     expect(problems({})).toEqual([
       expect.stringMatching(/^CREDENTIALS_ENCRYPTION_KEYS is required/),

@@ -8,6 +8,7 @@ import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
 import { defaultPrices } from './usage/price-list';
+import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';
 
 /** A non-negative decimal written as digits (no exponent), so the price list stays exact. */
 const envDecimal = (defaultValue: string) =>
@@ -73,6 +74,22 @@ export const controlPlaneConfigSchema = z.object({
   ...vendorBaseUrlFields(vendorAppTypes),
   /** How long an integration run waits for the source import it needs before looking again. */
   INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }),
+  /** Ceilings on the per-key rate limits a tenant may set on its write keys (README, "Write keys"). */
+  WRITE_KEY_MAX_EVENTS_PER_SECOND: envInt({
+    default: defaultWriteKeyRateLimitCeilings.eventsPerSecond,
+    min: 1,
+    max: MAX_STORABLE_RATE_LIMIT,
+  }),
+  WRITE_KEY_MAX_EVENTS_PER_DAY: envInt({
+    default: defaultWriteKeyRateLimitCeilings.eventsPerDay,
+    min: 1,
+    max: MAX_STORABLE_RATE_LIMIT,
+  }),
+  /** The per-API-key request limit of /api/v1 and /mcp (README, "Rate limits"). */
+  API_RATE_LIMIT_ENABLED: envBool(true),
+  API_RATE_LIMIT_PER_MINUTE: envInt({ default: 600, min: 1, max: 1_000_000 }),
+  /** Shares the API rate limit counts across instances; unset: each instance counts alone. */
+  REDIS_URL: envUrl(['redis', 'rediss']).optional(),
   /** Usage prices in USD, exact decimals (README, "Usage"). */
   USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth),
   USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb),

@@ -1,9 +1,10 @@
 import { loadConfigOrExit, vendorBaseUrlsOf } from '@pipeline/config';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
-import { createLogger } from '@pipeline/logger';
+import { createLogger, type Logger } from '@pipeline/logger';
+import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { createApp } from './app';
-import { controlPlaneConfigSchema, vendorAppTypes } from './config';
+import { controlPlaneConfigSchema, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './database/data-source';
 import { TaskWorker } from './tasks/task-worker';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -18,6 +19,26 @@ import { priceList } from './usage/price-list';
 import { PgQueryMeter } from './usage/query-meter';
 import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { WarehouseReader } from './tasks/warehouse-reader';
+
+/** The API rate limit's shared counters; null counts per instance. */
+async function connectRedis(
+  config: ControlPlaneConfig,
+  logger: Logger,
+  shutdown: Shutdown,
+): Promise<Redis | null> {
+  if (!config.API_RATE_LIMIT_ENABLED) return null;
+  if (!config.REDIS_URL) {
+    logger.warn('REDIS_URL is not set: the API rate limit is counted per instance');
+    return null;
+  }
+  const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger, keyPrefix: 'control-plane:' });
+  // Down at start is not fatal: the limiter counts locally until ioredis reconnects.
+  await redis
+    .connect()
+    .catch((error: Error) => logger.warn('redis not reachable at start', { error: error.message }));
+  shutdown.add('redis', () => closeRedis(redis));
+  return redis;
+}
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('control-plane', controlPlaneConfigSchema);
@@ -126,6 +147,7 @@ async function main(): Promise<void> {
     shutdown.add('usage metering', () => metering.stop());
   }
 
+  const redis = await connectRedis(config, logger, shutdown);
   await serveHttp(
     createApp({
       dataSource,
@@ -136,6 +158,15 @@ async function main(): Promise<void> {
       onTaskRunQueued: () => worker?.wake(),
       onJobQueued: () => jobs?.wake(),
       prices,
+      writeKeyRateLimitCeilings: {
+        eventsPerSecond: config.WRITE_KEY_MAX_EVENTS_PER_SECOND,
+        eventsPerDay: config.WRITE_KEY_MAX_EVENTS_PER_DAY,
+      },
+      apiRateLimit: {
+        enabled: config.API_RATE_LIMIT_ENABLED,
+        perMinute: config.API_RATE_LIMIT_PER_MINUTE,
+        redis,
+      },
     }),
     {
       host: config.HOST,

@@ -1,5 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
+const IV_LENGTH = 12;
+const TAG_LENGTH = 16;
+
 export interface SealedCredentials {
   /** base64 of iv (12 bytes) | tag (16 bytes) | ciphertext. */
   ciphertext: string;
@@ -44,8 +47,8 @@ export class CredentialCipher {
   }
 
   seal(credentials: Record<string, unknown>, associatedData: string): SealedCredentials {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.activeKey, iv);
+    const iv = randomBytes(IV_LENGTH);
+    const cipher = createCipheriv('aes-256-gcm', this.activeKey, iv, { authTagLength: TAG_LENGTH });
     cipher.setAAD(Buffer.from(associatedData, 'utf8'));
     const body = Buffer.concat([cipher.update(JSON.stringify(credentials), 'utf8'), cipher.final()]);
     return {
@@ -58,10 +61,17 @@ export class CredentialCipher {
     const key = this.keys.get(sealed.keyId);
     if (!key) throw new Error(`credentials were sealed with key ${sealed.keyId}, which is not configured`);
     const raw = Buffer.from(sealed.ciphertext, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+    // A shorter blob would hand GCM a truncated tag, which Node accepts down to 4 bytes: a
+    // forger then needs about 2^32 tries instead of 2^128. Refuse it before deciphering.
+    if (raw.length < IV_LENGTH + TAG_LENGTH) {
+      throw new Error(`sealed credentials are truncated: the authentication tag must be ${TAG_LENGTH} bytes`);
+    }
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_LENGTH), {
+      authTagLength: TAG_LENGTH,
+    });
     decipher.setAAD(Buffer.from(associatedData, 'utf8'));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-    return JSON.parse(plain) as Record<string, unknown>;
+    decipher.setAuthTag(raw.subarray(IV_LENGTH, IV_LENGTH + TAG_LENGTH));
+    const plain = Buffer.concat([decipher.update(raw.subarray(IV_LENGTH + TAG_LENGTH)), decipher.final()]);
+    return JSON.parse(plain.toString('utf8')) as Record<string, unknown>;
   }
 }

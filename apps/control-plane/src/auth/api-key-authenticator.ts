@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import type { DataSource } from 'typeorm';
 import { IsNull } from 'typeorm';
 import { AccountEntity } from '../accounts/account.entity';
@@ -12,17 +13,27 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /** Resolves `Authorization: Bearer <API_KEY>` to a principal and checks scopes. */
 export class ApiKeyAuthenticator {
   private readonly touched = new Map<string, number>();
+  // The rate limiter and then the route's authentication both need the key (a route with
+  // alternative scopes asks once per alternative): one lookup per request serves them all.
+  private readonly presented = new WeakMap<Request, Promise<ApiKeyEntity | null>>();
 
   constructor(private readonly dataSource: DataSource) {}
 
-  async authenticate(authorization: string | undefined, required: readonly string[]): Promise<Principal> {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-    if (!match?.[1]) {
+  /** The active key the request presents, or null (none, unknown or revoked). */
+  identify(request: Request): Promise<ApiKeyEntity | null> {
+    let found = this.presented.get(request);
+    if (!found) {
+      found = this.lookup(request.headers.authorization);
+      this.presented.set(request, found);
+    }
+    return found;
+  }
+
+  async authenticate(request: Request, required: readonly string[]): Promise<Principal> {
+    if (!bearerToken(request.headers.authorization)) {
       throw unauthenticated('unauthenticated', 'Send an API key as Authorization: Bearer <API_KEY>');
     }
-    const key = await this.dataSource
-      .getRepository(ApiKeyEntity)
-      .findOneBy({ keyHash: hashToken(match[1]), revokedAt: IsNull() });
+    const key = await this.identify(request);
     if (!key) throw unauthenticated('invalid_api_key', 'The API key is not valid or has been revoked');
 
     const missing = required.filter((scope) => !key.scopes.includes(scope));
@@ -39,6 +50,14 @@ export class ApiKeyAuthenticator {
     };
   }
 
+  private async lookup(authorization: string | undefined): Promise<ApiKeyEntity | null> {
+    const token = bearerToken(authorization);
+    if (!token) return null;
+    return this.dataSource
+      .getRepository(ApiKeyEntity)
+      .findOneBy({ keyHash: hashToken(token), revokedAt: IsNull() });
+  }
+
   /** Records last use at minute resolution, without a write per request. */
   private touch(id: string): void {
     const now = Date.now();
@@ -49,4 +68,8 @@ export class ApiKeyAuthenticator {
       .update({ id }, { lastUsedAt: new Date(now) })
       .catch(() => undefined);
   }
+}
+
+function bearerToken(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 }

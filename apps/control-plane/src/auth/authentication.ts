@@ -22,7 +22,7 @@ export async function expressAuthentication(
 ): Promise<Principal | ServicePrincipal> {
   if (securityName === 'api_key') {
     const authenticator = request.app.locals[AUTHENTICATOR] as ApiKeyAuthenticator;
-    return authenticator.authenticate(request.headers.authorization, requiredScopes);
+    return authenticator.authenticate(request, requiredScopes);
   }
   if (securityName === 'internal_token') {
     const expected = request.app.locals[INTERNAL_SERVICE_TOKEN] as string;

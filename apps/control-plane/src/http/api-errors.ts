@@ -22,3 +22,5 @@ export const conflict = (code: string, detail: string) => new AppError(409, code
 
 export const unprocessable = (code: string, detail: string, errors?: ProblemFieldError[]) =>
   new AppError(422, code, detail, errors ? { errors } : undefined);
+
+export const rateLimited = (detail: string) => new AppError(429, 'rate_limited', detail);

@@ -103,7 +103,7 @@ export function mcpRouter(authenticator: ApiKeyAuthenticator, tasks: TaskService
   const router = Router();
   router.post(MCP_PATH, async (req: Request, res: Response, next) => {
     try {
-      const principal = await authenticator.authenticate(req.headers.authorization, ['tasks.read']);
+      const principal = await authenticator.authenticate(req, ['tasks.read']);
       requireAutomations(principal);
       const server = buildMcpServer(principal, tasks);
       const transport = new StreamableHTTPServerTransport({

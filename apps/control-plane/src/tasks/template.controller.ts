@@ -9,6 +9,11 @@ import type { TaskService } from './task.service';
 @Route('api/v1/templates')
 @Tags('Tasks and templates')
 @Response<Problem>(401, 'Missing or invalid API key')
+// The headers inline: tsoa documents each property of a type literal as a header.
+@Response<Problem, { 'Retry-After': string; RateLimit: string; 'RateLimit-Policy': string }>(
+  429,
+  'rate_limited: the key made more than API_RATE_LIMIT_PER_MINUTE requests this minute. Retry-After: seconds to wait; RateLimit (IETF draft 8): `"600-in-1min"; r=<remaining>; t=<seconds to reset>`, also on every answer',
+)
 @Response<Problem>(403, 'insufficient_scope, or feature_not_enabled (the Automations feature is off)')
 export class TemplatesController extends Controller {
   constructor(private readonly tasks: TaskService) {

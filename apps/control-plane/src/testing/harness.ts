@@ -9,6 +9,8 @@ import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
 import { WarehouseReader } from '../tasks/warehouse-reader';
 import type { PriceList } from '../usage/price-list';
+import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
+import type { ApiRateLimitOptions } from '../http/api-rate-limit';
 import { PgQueryMeter } from '../usage/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
 
@@ -50,6 +52,9 @@ export interface HarnessOptions {
   /** A warehouse database to read through a reader that meters into this harness's database. */
   meteredWarehouseUrl?: string;
   prices?: PriceList;
+  writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
+  /** Off unless given: suites make many requests with one key. */
+  apiRateLimit?: ApiRateLimitOptions;
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -68,6 +73,8 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     internalServiceToken: TEST_INTERNAL_TOKEN,
     warehouse: metered ?? options.warehouse,
     prices: options.prices,
+    writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
+    apiRateLimit: options.apiRateLimit,
   };
   const services = createServices(deps);
   const app = createApp(deps);

@@ -32,6 +32,11 @@ import type { WriteKeyService } from './write-key.service';
 @Tags('Write keys')
 @Response<Problem>(400, 'Invalid request')
 @Response<Problem>(401, 'Missing or invalid API key')
+// The headers inline: tsoa documents each property of a type literal as a header.
+@Response<Problem, { 'Retry-After': string; RateLimit: string; 'RateLimit-Policy': string }>(
+  429,
+  'rate_limited: the key made more than API_RATE_LIMIT_PER_MINUTE requests this minute. Retry-After: seconds to wait; RateLimit (IETF draft 8): `"600-in-1min"; r=<remaining>; t=<seconds to reset>`, also on every answer',
+)
 @Response<Problem>(403, 'The API key lacks the required scope')
 export class WriteKeysController extends Controller {
   constructor(private readonly writeKeys: WriteKeyService) {
@@ -42,6 +47,7 @@ export class WriteKeysController extends Controller {
   @Post()
   @Security('api_key', ['write_keys.write'])
   @SuccessResponse(201, 'Created')
+  @Response<Problem>(422, 'invalid_rate_limit: a rate limit is not a whole number from 1 to its ceiling')
   async createWriteKey(
     @Request() request: ExpressRequest,
     @Body() body: CreateWriteKeyBody,
@@ -79,11 +85,12 @@ export class WriteKeysController extends Controller {
     return { data: await this.writeKeys.get(principalOf(request).accountId, writeKeyId) };
   }
 
-  /** Renames the key or sets its allowed origins (replacing the list). */
+  /** Renames the key, sets its allowed origins (replacing the list) or its rate limits. */
   @Patch('{writeKeyId}')
   @Security('api_key', ['write_keys.write'])
   @Response<Problem>(404, 'No such write key in this account')
   @Response<Problem>(409, 'write_key_revoked')
+  @Response<Problem>(422, 'invalid_rate_limit: a rate limit is not a whole number from 1 to its ceiling')
   async updateWriteKey(
     @Request() request: ExpressRequest,
     @Path() writeKeyId: string,

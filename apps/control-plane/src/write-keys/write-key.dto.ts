@@ -1,16 +1,12 @@
 export type WriteKeyState = 'active' | 'revoked';
 
-/** Overrides of ingestion's shared per-key limits (defaults 100 events/s, 100,000 events/day); null keeps the default. */
+/**
+ * Overrides of ingestion's shared per-key limits (defaults 100 events/s, 100,000 events/day);
+ * null keeps the default. Each must be a whole number from 1 to the operator's ceiling
+ * (defaults 10,000 events/s and 100,000,000 events/day); otherwise 422 `invalid_rate_limit`.
+ */
 export interface WriteKeyRateLimits {
-  /**
-   * @isInt
-   * @minimum 1
-   */
   eventsPerSecond: number | null;
-  /**
-   * @isInt
-   * @minimum 1
-   */
   eventsPerDay: number | null;
 }
 

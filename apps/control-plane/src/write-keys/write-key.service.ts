@@ -6,6 +6,11 @@ import { requireId } from '../http/ids';
 import { iso, isoOrNull } from '../http/list-query';
 import { listResponse, type ListResponse, type PageRequest } from '../http/pagination';
 import { normalizeAllowedOrigins } from './allowed-origins';
+import {
+  checkRateLimits,
+  defaultWriteKeyRateLimitCeilings,
+  type WriteKeyRateLimitCeilings,
+} from './rate-limits';
 import type {
   CreateWriteKeyBody,
   UpdateWriteKeyBody,
@@ -16,13 +21,17 @@ import type {
 import { WriteKeyEntity } from './write-key.entity';
 
 export class WriteKeyService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly ceilings: WriteKeyRateLimitCeilings = defaultWriteKeyRateLimitCeilings,
+  ) {}
 
   private get repository() {
     return this.dataSource.getRepository(WriteKeyEntity);
   }
 
   async create(accountId: string, body: CreateWriteKeyBody): Promise<WriteKeyCreated> {
+    const rateLimits = body.rateLimits && checkRateLimits(body.rateLimits, this.ceilings);
     const { token, prefix, hash } = issueToken('wk');
     const record = await this.repository.save(
       this.repository.create({
@@ -31,8 +40,8 @@ export class WriteKeyService {
         keyPrefix: prefix,
         keyHash: hash,
         allowedOrigins: normalizeAllowedOrigins(body.allowedOrigins ?? []),
-        rateLimitEventsPerSecond: body.rateLimits?.eventsPerSecond ?? null,
-        rateLimitEventsPerDay: body.rateLimits?.eventsPerDay ?? null,
+        rateLimitEventsPerSecond: rateLimits?.eventsPerSecond ?? null,
+        rateLimitEventsPerDay: rateLimits?.eventsPerDay ?? null,
         revokedAt: null,
       }),
     );
@@ -65,8 +74,9 @@ export class WriteKeyService {
     if (body.allowedOrigins !== undefined)
       record.allowedOrigins = normalizeAllowedOrigins(body.allowedOrigins);
     if (body.rateLimits !== undefined) {
-      record.rateLimitEventsPerSecond = body.rateLimits.eventsPerSecond;
-      record.rateLimitEventsPerDay = body.rateLimits.eventsPerDay;
+      const rateLimits = checkRateLimits(body.rateLimits, this.ceilings);
+      record.rateLimitEventsPerSecond = rateLimits.eventsPerSecond;
+      record.rateLimitEventsPerDay = rateLimits.eventsPerDay;
     }
     return toView(await this.repository.save(record));
   }

@@ -87,11 +87,91 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
       .send({ rateLimits: { eventsPerSecond: null, eventsPerDay: 5000 } });
     expect(updated.body.data.rateLimits).toEqual({ eventsPerSecond: null, eventsPerDay: 5000 });
     expect((await resolve(created.body.data.key)).body.data.rateLimits).toEqual({ eventsPerDay: 5000 });
-    const bad = await h
-      .as(t.key)
-      .patch(`/api/v1/write-keys/${created.body.data.id}`)
-      .send({ rateLimits: { eventsPerSecond: 0, eventsPerDay: null } });
-    expect(bad.status).toBe(400);
+  });
+
+  describe('rate limit overrides are bounded by the operator ceilings', () => {
+    // The defaults of WRITE_KEY_MAX_EVENTS_PER_SECOND and WRITE_KEY_MAX_EVENTS_PER_DAY.
+    const ceiling = { eventsPerSecond: 10_000, eventsPerDay: 100_000_000 };
+
+    it.each([
+      ['above the per-second ceiling', { eventsPerSecond: 10_001, eventsPerDay: null }, 'eventsPerSecond'],
+      ['above the per-day ceiling', { eventsPerSecond: null, eventsPerDay: 100_000_001 }, 'eventsPerDay'],
+      ['past a 32-bit integer', { eventsPerSecond: null, eventsPerDay: 2 ** 31 + 1 }, 'eventsPerDay'],
+      ['zero', { eventsPerSecond: 0, eventsPerDay: null }, 'eventsPerSecond'],
+      ['negative', { eventsPerSecond: null, eventsPerDay: -5 }, 'eventsPerDay'],
+      ['fractional', { eventsPerSecond: 1.5, eventsPerDay: null }, 'eventsPerSecond'],
+    ])(
+      'answers 422 with the field’s path for a value %s, on create and on update',
+      async (_, rateLimits, field) => {
+        const expected = {
+          status: 422,
+          code: 'invalid_rate_limit',
+          errors: [{ path: `body.rateLimits.${field}`, message: expect.stringMatching(/from 1 to \d+/) }],
+        };
+        const created = await h.as(t.key).post('/api/v1/write-keys').send({ name: 'too much', rateLimits });
+        expect(created.status).toBe(422);
+        expect(created.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(created.body).toMatchObject(expected);
+
+        const { body } = await h.as(t.key).post('/api/v1/write-keys').send({ name: 'ok' });
+        const updated = await h.as(t.key).patch(`/api/v1/write-keys/${body.data.id}`).send({ rateLimits });
+        expect(updated.status).toBe(422);
+        expect(updated.body).toMatchObject(expected);
+        const stored = await h.as(t.key).get(`/api/v1/write-keys/${body.data.id}`);
+        expect(stored.body.data.rateLimits).toEqual({ eventsPerSecond: null, eventsPerDay: null });
+      },
+    );
+
+    it('names every field out of range', async () => {
+      const response = await h
+        .as(t.key)
+        .post('/api/v1/write-keys')
+        .send({ name: 'both', rateLimits: { eventsPerSecond: 10_001, eventsPerDay: 0 } });
+      expect(response.body.errors.map((e: { path: string }) => e.path)).toEqual([
+        'body.rateLimits.eventsPerSecond',
+        'body.rateLimits.eventsPerDay',
+      ]);
+    });
+
+    it('accepts the ceilings themselves and reads them back', async () => {
+      const created = await h
+        .as(t.key)
+        .post('/api/v1/write-keys')
+        .send({ name: 'at the ceiling', rateLimits: ceiling });
+      expect(created.status).toBe(201);
+      const url = `/api/v1/write-keys/${created.body.data.id}`;
+      expect((await h.as(t.key).get(url)).body.data.rateLimits).toEqual(ceiling);
+      expect((await resolve(created.body.data.key)).body.data.rateLimits).toEqual(ceiling);
+      const lowered = await h
+        .as(t.key)
+        .patch(url)
+        .send({ rateLimits: { eventsPerSecond: 1, eventsPerDay: ceiling.eventsPerDay } });
+      expect(lowered.status).toBe(200);
+      expect((await h.as(t.key).get(url)).body.data.rateLimits).toEqual({
+        eventsPerSecond: 1,
+        eventsPerDay: ceiling.eventsPerDay,
+      });
+    });
+
+    it('takes its ceilings from the configuration', async () => {
+      const strict = await startHarness('write key ceilings', {
+        writeKeyRateLimitCeilings: { eventsPerSecond: 50, eventsPerDay: 1000 },
+      });
+      try {
+        const tenant = await strict.tenant();
+        const send = (rateLimits: object) =>
+          strict.as(tenant.key).post('/api/v1/write-keys').send({ name: 'k', rateLimits });
+        expect((await send({ eventsPerSecond: 50, eventsPerDay: 1000 })).status).toBe(201);
+        const over = await send({ eventsPerSecond: 51, eventsPerDay: 1001 });
+        expect(over.status).toBe(422);
+        expect(over.body.errors).toEqual([
+          { path: 'body.rateLimits.eventsPerSecond', message: 'must be null or a whole number from 1 to 50' },
+          { path: 'body.rateLimits.eventsPerDay', message: 'must be null or a whole number from 1 to 1000' },
+        ]);
+      } finally {
+        await strict.close();
+      }
+    });
   });
 
   it('needs the write_keys scopes and hides other accounts’ keys', async () => {
