@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { DataSource } from 'typeorm';
 import { requestLogging, type Logger } from '@pipeline/logger';
+import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { AppsController } from './apps/app.controller';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -54,6 +55,8 @@ export interface AppDependencies {
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
   /** The per-API-key request limit (API_RATE_LIMIT_*); absent: not limited. */
   apiRateLimit?: ApiRateLimitOptions;
+  /** Broadcasts revocations and tenant changes to ingestion and the consumers (REDIS_URL). */
+  tenantChanges?: TenantChangePublisher;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -65,6 +68,7 @@ export function createServices({
   onJobQueued,
   prices,
   writeKeyRateLimitCeilings,
+  tenantChanges,
 }: Pick<
   AppDependencies,
   | 'dataSource'
@@ -74,12 +78,13 @@ export function createServices({
   | 'onJobQueued'
   | 'prices'
   | 'writeKeyRateLimitCeilings'
+  | 'tenantChanges'
 >) {
-  const apps = new AppService(dataSource, new CredentialCipher(credentialKeys));
+  const apps = new AppService(dataSource, new CredentialCipher(credentialKeys), tenantChanges);
   const jobs = new JobService(dataSource, onJobQueued);
   const sources = new SourceService(dataSource, apps, jobs);
-  const integrations = new IntegrationService(dataSource, apps, jobs);
-  const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings);
+  const integrations = new IntegrationService(dataSource, apps, jobs, tenantChanges);
+  const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings, tenantChanges);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
   const tasks = new TaskService(dataSource, reader, onTaskRunQueued);

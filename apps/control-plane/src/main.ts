@@ -3,6 +3,7 @@ import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
 import { createLogger, type Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import { TenantChangePublisher } from '@pipeline/tenancy';
 import { createApp } from './app';
 import { controlPlaneConfigSchema, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './database/data-source';
@@ -167,6 +168,7 @@ async function main(): Promise<void> {
         perMinute: config.API_RATE_LIMIT_PER_MINUTE,
         redis,
       },
+      tenantChanges: new TenantChangePublisher(redis, logger),
     }),
     {
       host: config.HOST,

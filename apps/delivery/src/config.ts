@@ -41,6 +41,11 @@ export const deliveryConfigSchema = z.object({
   DELIVERY_BREAKER_FAILURES: envInt({ min: 1, max: 1000, default: 5 }),
   /** How long an open circuit parks records before one probe request. */
   DELIVERY_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }),
+  /**
+   * Forwarding kinds: where the control plane broadcasts tenant changes (rotated credentials);
+   * unset, a cached tenant is used at most 10 s.
+   */
+  REDIS_URL: envUrl(['redis', 'rediss']).optional(),
   ...warehouseConfigSchema.shape,
   ...egressConfigSchema.shape,
   ...vendorBaseUrlFields(vendorAppTypes),

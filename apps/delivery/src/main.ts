@@ -17,7 +17,7 @@ import { createKafka, ensureTopics, pipelineTopics, prefixedTopic } from '@pipel
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
-import { ControlPlaneClient } from '@pipeline/tenancy';
+import { ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
 import { parseDeliveryArgs } from './cli';
 import { deliveryConfigSchema, forwardingBaseUrls, forwardingLimitsOf } from './config';
 import { deliveryHttp } from './http/delivery-http';
@@ -52,14 +52,25 @@ async function main(kind: DestinationKind): Promise<void> {
     admin,
     groups: { [groupId]: outbox.topic, [retryGroupFor(groupId)]: retry.topic },
   });
+  let changes: TenantChangeSubscriber | undefined;
   const tenants =
     config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
       ? new TenantDirectory(
           new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger),
-          { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000 },
+          { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000, hearsChanges: () => changes?.live ?? false },
           logger,
         )
       : undefined;
+  if (tenants && config.REDIS_URL) {
+    // Rotated credentials and edited integrations reach this consumer as soon as they are saved.
+    const subscriber = TenantChangeSubscriber.start(
+      config.REDIS_URL,
+      (event) => tenants.invalidate(event),
+      logger,
+    );
+    changes = subscriber;
+    shutdown.add('tenant changes', () => subscriber.stop());
+  }
   const running = await runConsumer({
     kafka,
     destination: createDestination(kind, {

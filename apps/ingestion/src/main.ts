@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { loadConfigOrExit } from '@pipeline/config';
-import { ControlPlaneClient } from '@pipeline/tenancy';
+import { ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
 import {
   consumerGroupFor,
   destinationKinds,
@@ -61,6 +61,7 @@ async function hostedCollect(config: IngestionConfig, logger: Logger, shutdown: 
   // Runs after the HTTP drain: every request that was acknowledged has had its send awaited.
   shutdown.add('kafka producer', () => producer.disconnect());
   const redis = await connectRedis(config, logger, shutdown);
+  let changes: TenantChangeSubscriber | undefined;
   const authenticator = new HostedAuthenticator(
     new ControlPlaneClient(
       required(config.CONTROL_PLANE_URL, 'CONTROL_PLANE_URL'),
@@ -70,9 +71,20 @@ async function hostedCollect(config: IngestionConfig, logger: Logger, shutdown: 
     {
       validTtlMs: config.WRITE_KEY_CACHE_TTL_SECONDS * 1000,
       invalidTtlMs: config.WRITE_KEY_NEGATIVE_CACHE_TTL_SECONDS * 1000,
+      hearsRevocations: () => changes?.live ?? false,
     },
     logger,
   );
+  if (config.REDIS_URL) {
+    // Revoked keys are refused from the next request on (README, "Revocation and rotation").
+    const subscriber = TenantChangeSubscriber.start(
+      config.REDIS_URL,
+      (event) => authenticator.invalidate(event),
+      logger,
+    );
+    changes = subscriber;
+    shutdown.add('tenant changes', () => subscriber.stop());
+  }
   const groups = Object.fromEntries(
     destinationKinds.map((kind) => [kind, consumerGroupFor(kind, config.KAFKA_TOPIC_PREFIX)]),
   );

@@ -1,6 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
-import { ControlPlaneUnavailable, type ControlPlaneClient, type TenantRecord } from '@pipeline/tenancy';
+import {
+  ControlPlaneUnavailable,
+  UNSUBSCRIBED_MAX_TTL_MS,
+  type ControlPlaneClient,
+  type TenantChangeEvent,
+  type TenantRecord,
+} from '@pipeline/tenancy';
 
 export interface TenantDirectoryOptions {
   /** How long a looked-up tenant is used before it is asked again (config changes show up). */
@@ -8,6 +14,11 @@ export interface TenantDirectoryOptions {
   /** How long past its TTL a cached tenant is still used while the control plane is down. */
   staleIfErrorMs?: number;
   maxEntries?: number;
+  /**
+   * Whether the control plane's tenant changes are being heard. While not, an entry is used at
+   * most UNSUBSCRIBED_MAX_TTL_MS, so rotated credentials replace the old ones within that bound.
+   */
+  hearsChanges?: () => boolean;
 }
 
 /**
@@ -16,7 +27,10 @@ export interface TenantDirectoryOptions {
  * cached per write key id.
  */
 export class TenantDirectory {
-  private readonly cache: LRUCache<string, { tenant: TenantRecord | null; expiresAt: number }>;
+  private readonly cache: LRUCache<
+    string,
+    { tenant: TenantRecord | null; storedAt: number; expiresAt: number }
+  >;
   private readonly inFlight = new Map<string, Promise<TenantRecord | null>>();
 
   constructor(
@@ -31,7 +45,7 @@ export class TenantDirectory {
   /** The tenant, null for an unknown write key id; throws ControlPlaneUnavailable when it cannot be asked. */
   async forWriteKey(writeKeyId: string): Promise<TenantRecord | null> {
     const cached = this.cache.get(writeKeyId);
-    if (cached && cached.expiresAt > this.now()) return cached.tenant;
+    if (cached && this.fresh(cached)) return cached.tenant;
     try {
       let pending = this.inFlight.get(writeKeyId);
       if (!pending) {
@@ -39,11 +53,17 @@ export class TenantDirectory {
         this.inFlight.set(writeKeyId, pending);
       }
       const tenant = await pending;
-      this.cache.set(writeKeyId, { tenant, expiresAt: this.now() + this.options.ttlMs });
+      this.cache.set(writeKeyId, {
+        tenant,
+        storedAt: this.now(),
+        expiresAt: this.now() + this.options.ttlMs,
+      });
       return tenant;
     } catch (error) {
       const staleUntil = (cached?.expiresAt ?? 0) + (this.options.staleIfErrorMs ?? 15 * 60_000);
-      if (error instanceof ControlPlaneUnavailable && cached && staleUntil > this.now()) {
+      // Past its TTL an entry is only trusted while a rotation would still be heard.
+      const hears = this.options.hearsChanges?.() ?? false;
+      if (error instanceof ControlPlaneUnavailable && cached && staleUntil > this.now() && hears) {
         this.logger.warn('control plane unavailable; delivering with a cached tenant past its TTL', {
           error: error.message,
         });
@@ -51,5 +71,22 @@ export class TenantDirectory {
       }
       throw error;
     }
+  }
+
+  /** Drops what a tenant change makes stale: the account's entries, or all after a resync. */
+  invalidate(event: TenantChangeEvent): void {
+    if (event.kind === 'resync') {
+      this.cache.clear();
+      return;
+    }
+    for (const [writeKeyId, entry] of this.cache.entries()) {
+      if (entry.tenant?.accountId === event.accountId) this.cache.delete(writeKeyId);
+    }
+  }
+
+  private fresh(entry: { storedAt: number; expiresAt: number }): boolean {
+    const now = this.now();
+    if (entry.expiresAt <= now) return false;
+    return (this.options.hearsChanges?.() ?? false) || now - entry.storedAt < UNSUBSCRIBED_MAX_TTL_MS;
   }
 }

@@ -1,2 +1,2 @@
-export { closeRedis, createRedis, type Redis } from './redis-client';
+export { closeRedis, createRedis, createSubscriber, type Redis } from './redis-client';
 export { redisConfigSchema, type RedisConfig } from './redis-config';

@@ -37,3 +37,28 @@ export async function closeRedis(client: Redis): Promise<void> {
   if (client.status === 'ready') await client.quit();
   else client.disconnect();
 }
+
+/**
+ * A connection for SUBSCRIBE (a subscribed connection can issue nothing else). Unlike the
+ * counter client it queues the subscription until Redis answers and subscribes again after
+ * every reconnect, so a broadcast channel survives Redis restarts.
+ */
+export function createSubscriber(config: RedisConfig, options: { logger: Logger }): Redis {
+  const client = new Redis(config.REDIS_URL, {
+    lazyConnect: true,
+    enableOfflineQueue: true,
+    autoResubscribe: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: null,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  let lastError = '';
+  client.on('error', (error: Error) => {
+    if (error.message !== lastError) options.logger.warn('redis subscriber error', { error: error.message });
+    lastError = error.message;
+  });
+  client.on('ready', () => {
+    lastError = '';
+  });
+  return client;
+}

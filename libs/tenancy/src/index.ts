@@ -9,3 +9,11 @@ export type {
 export { isPlausibleWriteKey, MAX_WRITE_KEY_LENGTH } from './tenant-record';
 export { warehouseSchemaFor } from './warehouse-location';
 export { ControlPlaneClient, ControlPlaneUnavailable } from './control-plane-client';
+export {
+  TENANT_CHANGES_CHANNEL,
+  TenantChangePublisher,
+  TenantChangeSubscriber,
+  UNSUBSCRIBED_MAX_TTL_MS,
+  type TenantChange,
+  type TenantChangeEvent,
+} from './tenant-changes';

@@ -1,3 +1,4 @@
+import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { conflict, invalidField, unprocessable } from '../http/api-errors';
@@ -35,6 +36,7 @@ export class AppService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly cipher: CredentialCipher,
+    private readonly changes?: TenantChangePublisher,
   ) {}
 
   private get repository() {
@@ -115,6 +117,8 @@ export class AppService {
       app.config = keepMaskedSecrets(body.config, app.config) as Record<string, unknown>;
     if (body.credentials !== undefined) Object.assign(app, this.sealed(app.id, body.credentials));
     await this.saveUnique(app);
+    // Rotated credentials or a new config: the forwarding consumers must not keep the old ones.
+    await this.changes?.publish({ kind: 'tenant_changed', accountId });
     return this.toDetail(app);
   }
 
@@ -131,7 +135,9 @@ export class AppService {
         `App ${app.id} is used by active source ${activeSources.map((s) => s.id).join(', ')}; pause or delete it first`,
       );
     }
-    return this.toDetail(await softDelete(this.repository, app));
+    const deleted = this.toDetail(await softDelete(this.repository, app));
+    await this.changes?.publish({ kind: 'tenant_changed', accountId });
+    return deleted;
   }
 
   /** Decrypted credentials, for the internal write-key resolution only; never for API responses. */

@@ -1,3 +1,4 @@
+import type { TenantChangePublisher } from '@pipeline/tenancy';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { AppEntity } from '../apps/app.entity';
@@ -55,7 +56,14 @@ export class IntegrationService {
     private readonly dataSource: DataSource,
     private readonly apps: AppService,
     private readonly jobs: JobService,
+    private readonly changes?: TenantChangePublisher,
   ) {}
+
+  /** Tells every cache of the account's tenant records (README, "Revocation and rotation"). */
+  private async changed<T>(accountId: string, result: T): Promise<T> {
+    await this.changes?.publish({ kind: 'tenant_changed', accountId });
+    return result;
+  }
 
   private get repository() {
     return this.dataSource.getRepository(IntegrationEntity);
@@ -135,7 +143,7 @@ export class IntegrationService {
       integration.nextRunAt = integration.createdAt;
       await this.repository.update(integration.id, { nextRunAt: integration.nextRunAt });
     }
-    return this.toDetail(integration);
+    return this.changed(accountId, await this.toDetail(integration));
   }
 
   async update(
@@ -155,7 +163,7 @@ export class IntegrationService {
       integration.config = keepMaskedSecrets(body.config, integration.config) as IntegrationEntity['config'];
     }
     if (body.schedule !== undefined) integration.schedule = body.schedule;
-    return this.dataSource.transaction(async (tx) => {
+    const updated = await this.dataSource.transaction(async (tx) => {
       if (body.isActive === false && integration.state === 'active') {
         integration.state = 'inactive';
         integration.status = 'paused';
@@ -176,18 +184,20 @@ export class IntegrationService {
       await tx.getRepository(IntegrationEntity).save(integration);
       return this.toDetail(integration);
     });
+    return this.changed(accountId, updated);
   }
 
   /** Soft delete: a queued or running run is cancelled and nothing more is scheduled. Idempotent. */
   async delete(accountId: string, integrationId: string): Promise<IntegrationDetail> {
     const integration = await this.find(accountId, integrationId);
-    return this.dataSource.transaction(async (tx) => {
+    const deleted = await this.dataSource.transaction(async (tx) => {
       if (integration.state !== 'deleted') {
         await this.jobs.cancelActive({ integrationId: integration.id }, 'The integration was deleted', tx);
         integration.nextRunAt = null;
       }
       return this.toDetail(await softDelete(tx.getRepository(IntegrationEntity), integration));
     });
+    return this.changed(accountId, deleted);
   }
 
   /** `POST /integrations/{id}/run`: queues a run now, unless one is queued or running. */

@@ -1,3 +1,4 @@
+import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { Express } from 'express';
@@ -55,6 +56,8 @@ export interface HarnessOptions {
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
   /** Off unless given: suites make many requests with one key. */
   apiRateLimit?: ApiRateLimitOptions;
+  /** Broadcasts tenant changes (tests of revocation give one on a real Redis). */
+  tenantChanges?: TenantChangePublisher;
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -75,6 +78,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     prices: options.prices,
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
     apiRateLimit: options.apiRateLimit,
+    tenantChanges: options.tenantChanges,
   };
   const services = createServices(deps);
   const app = createApp(deps);

@@ -1,3 +1,4 @@
+import type { TenantChangePublisher } from '@pipeline/tenancy';
 import type { DataSource } from 'typeorm';
 import { IsNull, Not } from 'typeorm';
 import { issueToken } from '../auth/secret-token';
@@ -24,6 +25,7 @@ export class WriteKeyService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly ceilings: WriteKeyRateLimitCeilings = defaultWriteKeyRateLimitCeilings,
+    private readonly changes?: TenantChangePublisher,
   ) {}
 
   private get repository() {
@@ -78,16 +80,24 @@ export class WriteKeyService {
       record.rateLimitEventsPerSecond = rateLimits.eventsPerSecond;
       record.rateLimitEventsPerDay = rateLimits.eventsPerDay;
     }
-    return toView(await this.repository.save(record));
+    const view = toView(await this.repository.save(record));
+    // New origins or limits: ingestion's cached copy of the key must not outlive them.
+    await this.changes?.publish({ kind: 'tenant_changed', accountId });
+    return view;
   }
 
-  /** Revokes at once: ingestion refuses the key from its next resolution on. Idempotent. */
+  /**
+   * Revokes the key. Every ingestion instance hears it through Redis and refuses the key from
+   * its next request; without a live subscription an instance keeps a key at most 10 s
+   * (README, "Revocation and rotation"). Idempotent: a repeat broadcasts again.
+   */
   async revoke(accountId: string, id: string): Promise<WriteKeyView> {
     const record = await this.find(accountId, id);
     if (!record.revokedAt) {
       record.revokedAt = new Date();
       await this.repository.save(record);
     }
+    await this.changes?.publish({ kind: 'write_key_revoked', accountId, writeKeyId: record.id });
     return toView(record);
   }
 

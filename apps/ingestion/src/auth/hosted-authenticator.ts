@@ -4,7 +4,9 @@ import type { Logger } from '@pipeline/logger';
 import {
   ControlPlaneUnavailable,
   isPlausibleWriteKey,
+  UNSUBSCRIBED_MAX_TTL_MS,
   type ControlPlaneClient,
+  type TenantChangeEvent,
   type WriteKeyRecord,
 } from '@pipeline/tenancy';
 import { ingestionErrors } from '../collect/ingestion-errors';
@@ -12,6 +14,7 @@ import type { WriteKeyAuthenticator } from './write-key-authenticator';
 
 interface CacheEntry {
   tenant: WriteKeyRecord | null;
+  storedAt: number;
   expiresAt: number;
 }
 
@@ -21,6 +24,12 @@ export interface HostedAuthenticatorOptions {
   /** How long a known-valid tenant may be used past its TTL while the control plane is down. */
   staleIfErrorMs?: number;
   maxEntries?: number;
+  /**
+   * Whether revocations are being heard (the tenant-change subscription is live). While not,
+   * a valid key is kept at most UNSUBSCRIBED_MAX_TTL_MS, so a revocation takes effect within
+   * that bound either way.
+   */
+  hearsRevocations?: () => boolean;
 }
 
 /**
@@ -44,7 +53,30 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
 
   isKnownValid(writeKey: string): boolean {
     const entry = this.cache.get(hash(writeKey));
-    return entry !== undefined && entry.tenant !== null && entry.expiresAt > this.now();
+    return entry !== undefined && entry.tenant !== null && this.fresh(entry);
+  }
+
+  /**
+   * Applies a tenant change from the control plane: a revoked key, or an account whose
+   * destinations changed, is looked up again on its next request; a resync drops everything.
+   */
+  invalidate(event: TenantChangeEvent): void {
+    if (event.kind === 'resync') {
+      this.cache.clear();
+      return;
+    }
+    for (const [key, entry] of this.cache.entries()) {
+      const tenant = entry.tenant;
+      if (!tenant || tenant.accountId !== event.accountId) continue;
+      if (event.kind === 'tenant_changed' || tenant.writeKeyId === event.writeKeyId) this.cache.delete(key);
+    }
+  }
+
+  private fresh(entry: CacheEntry): boolean {
+    const now = this.now();
+    if (entry.expiresAt <= now) return false;
+    if (entry.tenant === null || (this.options.hearsRevocations?.() ?? false)) return true;
+    return now - entry.storedAt < UNSUBSCRIBED_MAX_TTL_MS;
   }
 
   async authenticate(writeKey: string): Promise<WriteKeyRecord> {
@@ -52,14 +84,16 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
     if (!isPlausibleWriteKey(writeKey)) throw ingestionErrors.invalidWriteKey();
     const key = hash(writeKey);
     const cached = this.cache.get(key);
-    if (cached && cached.expiresAt > this.now()) return usable(cached.tenant);
+    if (cached && this.fresh(cached)) return usable(cached.tenant);
     let tenant: WriteKeyRecord | null;
     try {
       tenant = await this.lookup(key, writeKey);
     } catch (error) {
       if (!(error instanceof ControlPlaneUnavailable)) throw error;
       const staleLimit = (cached?.expiresAt ?? 0) + (this.options.staleIfErrorMs ?? 15 * 60_000);
-      if (cached?.tenant && staleLimit > this.now()) {
+      // Past its TTL a key is only trusted while a revocation would still be heard.
+      const hears = this.options.hearsRevocations?.() ?? false;
+      if (cached?.tenant && staleLimit > this.now() && hears) {
         this.logger.warn('control plane unavailable; using a cached tenant past its TTL', {
           error: error.message,
         });
@@ -71,6 +105,7 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
     const valid = tenant !== null && tenant.status === 'active';
     this.cache.set(key, {
       tenant: valid ? tenant : null,
+      storedAt: this.now(),
       expiresAt: this.now() + (valid ? this.options.validTtlMs : this.options.invalidTtlMs),
     });
     return usable(valid ? tenant : null);

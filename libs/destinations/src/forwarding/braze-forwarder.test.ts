@@ -1,3 +1,6 @@
+import fc from 'fast-check';
+import { attributesOf } from './braze-forwarder';
+import { tagsOf } from './onesignal-forwarder';
 import { forwarderFor, type Forwarder } from './forwarder';
 import { correctedSampleTime, oneOfEachType, sampleEvent } from './testing/sample-events';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
@@ -201,5 +204,37 @@ describe('Braze forwarder (/users/track look-alike)', () => {
         reason: expect.stringContaining('invalid_config: appConfig.restEndpoint'),
       });
     }
+  });
+});
+
+describe('attributesOf (generative: odd trait names)', () => {
+  // Names Braze's standard attributes take (braze-forwarder.ts); every other trait keeps its name.
+  const standard = new Set(['email', 'firstName', 'first_name', 'lastName', 'last_name', 'phone', 'gender']);
+  for (const name of ['birthday', 'city', 'country', 'language']) standard.add(name);
+  const oddKeys = fc.oneof(
+    fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'),
+    fc.string({ unit: 'grapheme' }).filter((key) => !standard.has(key)),
+  );
+
+  it('carries every other trait as an own attribute of the same name and value', () => {
+    fc.assert(
+      fc.property(fc.dictionary(oddKeys, fc.oneof(fc.string(), fc.integer()), { maxKeys: 8 }), (traits) => {
+        const sent = JSON.parse(JSON.stringify(attributesOf(traits))) as Record<string, unknown>;
+        expect(Object.keys(sent).sort()).toEqual(Object.keys(traits).sort());
+        for (const [key, value] of Object.entries(traits)) expect(sent[key]).toEqual(value);
+      }),
+    );
+  });
+
+  it('a trait named constructor or __proto__ is an attribute of that name', () => {
+    const text = '{"constructor":"c","__proto__":{"x":1},"toString":"t"}';
+    expect(JSON.parse(JSON.stringify(attributesOf(JSON.parse(text) as Record<string, unknown>)))).toEqual(
+      JSON.parse(text),
+    );
+  });
+
+  it('OneSignal tags carry a trait named __proto__ too', () => {
+    const tags = tagsOf(JSON.parse('{"__proto__":"p","constructor":"c"}') as Record<string, unknown>);
+    expect(JSON.parse(JSON.stringify(tags))).toEqual(JSON.parse('{"__proto__":"p","constructor":"c"}'));
   });
 });

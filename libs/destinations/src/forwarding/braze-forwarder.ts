@@ -38,10 +38,15 @@ const standardAttributes: Record<string, string> = {
   language: 'language',
 };
 
-function attributesOf(traits: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/**
+ * Traits as Braze attributes. Own properties only, on both sides: a trait named `constructor`
+ * or `toString` must not read the table's prototype, and one named `__proto__` must be
+ * carried as an attribute, not set the object's prototype (a null-prototype record).
+ */
+export function attributesOf(traits: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [key, value] of Object.entries(traits)) {
-    const standard = standardAttributes[key];
+    const standard = Object.hasOwn(standardAttributes, key) ? standardAttributes[key] : undefined;
     if (standard === 'dob' && typeof value === 'string') out.dob = value.slice(0, 10);
     else out[standard ?? key] = value;
   }

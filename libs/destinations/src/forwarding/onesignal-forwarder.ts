@@ -32,8 +32,9 @@ export type OneSignalItem =
   | { endpoint: 'update_user'; update: OneSignalUserUpdate };
 
 /** Tags are flat strings: numbers and booleans become strings, nested values are left out. */
-function tagsOf(traits: Record<string, unknown>): Record<string, string> {
-  const tags: Record<string, string> = {};
+export function tagsOf(traits: Record<string, unknown>): Record<string, string> {
+  // Null prototype: a trait named `__proto__` is a tag like any other.
+  const tags: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [key, value] of Object.entries(traits)) {
     if (Object.keys(tags).length >= MAX_TAGS) break;
     if (typeof value === 'string') tags[key] = value;
