@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { lookup as dnsLookup } from 'node:dns';
 import { addressRefusal, parseAllowedRanges } from './address-policy';
-import { createGuardedFetch, EgressRefused, isEgressRefusal } from './guarded-fetch';
+import { createGuardedFetch, EgressRefused, isEgressRefusal, sharedGuardedFetch } from './guarded-fetch';
 
 interface Seen {
   method: string;
@@ -233,5 +233,75 @@ describe('createGuardedFetch', () => {
     const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
     const error = (await guarded(`${other.origin}/`).catch((e: unknown) => e)) as Error & { cause: Error };
     expect(error.cause.message).toBe('refused the scheme file:');
+  });
+  it('keeps a GET with redirect: manual, and a redirect without Location, as the caller’s answer', async () => {
+    const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
+    other.respond = (url) =>
+      url === '/no-location' ? { status: 302 } : { status: 302, headers: { location: '/elsewhere' } };
+    expect((await guarded(`${other.origin}/start`, { redirect: 'manual' })).status).toBe(302);
+    expect((await guarded(`${other.origin}/no-location`)).status).toBe(302);
+    expect(other.seen.map((s) => s.url)).toEqual(['/start', '/no-location']);
+  });
+
+  it('follows a HEAD like a GET, and keeps Accept and Accept-Language across origins', async () => {
+    const second = await serve('127.0.0.2');
+    try {
+      other.respond = () => ({ status: 302, headers: { location: `${second.origin}/moved` } });
+      const guarded = createGuardedFetch({ allowPrivateRanges: ['127.0.0.2/32'] });
+      const response = await guarded(`${other.origin}/`, {
+        method: 'HEAD',
+        headers: { accept: 'application/json', 'accept-language': 'fr', cookie: 'a=b' },
+      });
+      expect(response.status).toBe(200);
+      expect(second.seen.map((s) => [s.method, s.url])).toEqual([['HEAD', '/moved']]);
+      expect(second.seen[0]?.headers.accept).toBe('application/json');
+      expect(second.seen[0]?.headers['accept-language']).toBe('fr');
+      expect(second.seen[0]?.headers.cookie).toBeUndefined();
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('checks https URLs the same way (the scheme is allowed, the address is not)', async () => {
+    const refused = await refusal(createGuardedFetch()(`https://127.0.0.1:${loopback.port}/`));
+    expect(refused.range).toBe('loopback');
+  });
+
+  it('passes a resolver’s failure on, and treats no address as not found', async () => {
+    const failing = ((_h: string, _o: unknown, callback: (...args: unknown[]) => void) =>
+      callback(
+        Object.assign(new Error('queryA ESERVFAIL'), { code: 'ESERVFAIL' }),
+      )) as unknown as typeof dnsLookup;
+    const error = (await createGuardedFetch({ lookup: failing })('http://x.example/').catch(
+      (e: unknown) => e,
+    )) as {
+      cause: { code: string };
+    };
+    expect(error.cause.code).toBe('ESERVFAIL');
+    const empty = (await createGuardedFetch({ lookup: fixedLookup() })('http://x.example/').catch(
+      (e: unknown) => e,
+    )) as { cause: { code: string; message: string } };
+    expect(empty.cause).toMatchObject({ code: 'ENOTFOUND', message: 'no address for x.example' });
+  });
+
+  it('shares one guarded fetch per set of ranges, in any order', () => {
+    const a = sharedGuardedFetch(['10.0.0.0/8', '127.0.0.2/32']);
+    expect(sharedGuardedFetch(['127.0.0.2/32', '10.0.0.0/8'])).toBe(a);
+    expect(sharedGuardedFetch(['10.0.0.0/8'])).not.toBe(a);
+    expect(sharedGuardedFetch()).toBe(sharedGuardedFetch([]));
+  });
+
+  it('the shared fetch applies its ranges', async () => {
+    await refusal(sharedGuardedFetch()(`${other.origin}/`));
+    expect((await sharedGuardedFetch(['127.0.0.2/32'])(`${other.origin}/`)).status).toBe(200);
+  });
+
+  it('isEgressRefusal is false for other failures and for a cause that is itself', () => {
+    expect(isEgressRefusal(new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') }))).toBe(false);
+    expect(isEgressRefusal(null)).toBe(false);
+    const selfCaused = Object.assign(new Error('loop'), {}) as Error & { cause?: unknown };
+    selfCaused.cause = selfCaused;
+    expect(isEgressRefusal(selfCaused)).toBe(false);
+    expect(new EgressRefused('10.0.0.1', 'private').name).toBe('EgressRefused');
   });
 });
