@@ -107,7 +107,7 @@ export function normalizeEvent(event: TrackingEvent, receipt: ReceiptContext): W
     throw new UnstorableEvent('receivedAt is not an accepted date-time');
   const common = {
     message_id: event.messageId,
-    anonymous_id: event.anonymousId,
+    anonymous_id: text(event.anonymousId),
     user_id: text(event.userId),
     session_id: text(event.sessionId ?? event.context?.session?.id),
     timestamp: correctedTimestamp(event.timestamp, sentAt, receipt.receivedAt).toISOString(),
@@ -123,11 +123,12 @@ export function normalizeEvent(event: TrackingEvent, receipt: ReceiptContext): W
         row: { ...common, type: 'track', event: event.event, name: null, properties: event.properties ?? {} },
       };
     case 'page':
+    case 'screen':
       return {
-        table: tableForType.page,
+        table: tableForType[event.type],
         row: {
           ...common,
-          type: 'page',
+          type: event.type,
           event: null,
           name: text(event.name),
           properties: event.properties ?? {},

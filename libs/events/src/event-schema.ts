@@ -78,12 +78,29 @@ const common = {
     description: 'Unique event id (UUID recommended)',
   }),
   timestamp: isoTime('When the event happened, by the client clock (RFC 3339)'),
-  anonymousId: id('Anonymous visitor id'),
+  // Optional here: Segment's routes take userId alone. /collect requires it (validateEvent's
+  // 'collect' dialect), as its spec says.
+  anonymousId: Type.Optional(id('Anonymous visitor id')),
   userId: Type.Optional(Type.Union([id('Known user id'), Type.Null()])),
   sessionId: Type.Optional(id('Session id')),
   writeKey: Type.Optional(Type.String({ maxLength: 200 })),
   context: Type.Optional(eventContextSchema),
   sentAt: Type.Optional(isoTime('When the client sent the event, for clock correction')),
+  /**
+   * Segment's destination selection: `{"All": false, "Amplitude": true}`; a value that is an
+   * object (destination options) also enables (README, "Choosing destinations per event").
+   */
+  integrations: Type.Optional(
+    Type.Record(Type.String(), Type.Union([Type.Boolean(), Type.Object({}, { additionalProperties: true })])),
+  ),
+};
+
+/** Every event names who did it: an anonymous id, a user id, or both. */
+const someone = {
+  anyOf: [
+    { required: ['anonymousId'] },
+    { required: ['userId'], properties: { userId: { type: 'string' } } },
+  ],
 };
 
 const eventName = Type.String({ minLength: 1, maxLength: eventLimits.maxEventNameLength });
@@ -95,7 +112,7 @@ export const trackEventSchema = Type.Object(
     properties: Type.Optional(freeObject('Event properties')),
     ...common,
   },
-  { additionalProperties: true },
+  { additionalProperties: true, ...someone },
 );
 export const pageEventSchema = Type.Object(
   {
@@ -104,7 +121,17 @@ export const pageEventSchema = Type.Object(
     properties: Type.Optional(freeObject('Page properties')),
     ...common,
   },
-  { additionalProperties: true },
+  { additionalProperties: true, ...someone },
+);
+/** A mobile app's screen view (Segment's `screen`): stored like a page, in `events`. */
+export const screenEventSchema = Type.Object(
+  {
+    type: Type.Literal('screen'),
+    name: Type.Optional(Type.String({ maxLength: eventLimits.maxEventNameLength })),
+    properties: Type.Optional(freeObject('Screen properties')),
+    ...common,
+  },
+  { additionalProperties: true, ...someone },
 );
 export const identifyEventSchema = Type.Object(
   {
@@ -122,7 +149,7 @@ export const groupEventSchema = Type.Object(
     traits: Type.Optional(freeObject('Group traits')),
     ...common,
   },
-  { additionalProperties: true },
+  { additionalProperties: true, ...someone },
 );
 export const aliasEventSchema = Type.Object(
   {
@@ -139,14 +166,18 @@ export type PageEvent = Static<typeof pageEventSchema>;
 export type IdentifyEvent = Static<typeof identifyEventSchema>;
 export type GroupEvent = Static<typeof groupEventSchema>;
 export type AliasEvent = Static<typeof aliasEventSchema>;
-export type TrackingEvent = TrackEvent | PageEvent | IdentifyEvent | GroupEvent | AliasEvent;
+export type ScreenEvent = Static<typeof screenEventSchema>;
+export type TrackingEvent = TrackEvent | PageEvent | ScreenEvent | IdentifyEvent | GroupEvent | AliasEvent;
 export type EventType = TrackingEvent['type'];
 export type EventContext = Static<typeof eventContextSchema>;
 
-export const eventTypes: readonly EventType[] = ['track', 'identify', 'page', 'group', 'alias'];
+/** The types /collect takes (spec 2.7). */
+export const collectEventTypes: readonly EventType[] = ['track', 'identify', 'page', 'group', 'alias'];
+/** The types Segment's tracking API takes: /collect's and `screen`. */
+export const eventTypes: readonly EventType[] = [...collectEventTypes, 'screen'];
 
 /**
- * One schema for all five types: ajv's discriminator picks the variant by `type`, so an
+ * One schema for all six types: ajv's discriminator picks the variant by `type`, so an
  * invalid event gets the errors of its own type only.
  */
 export const trackingEventSchema: TSchema = {
@@ -154,5 +185,12 @@ export const trackingEventSchema: TSchema = {
   required: ['type'],
   properties: { type: { type: 'string', enum: [...eventTypes] } },
   discriminator: { propertyName: 'type' },
-  oneOf: [trackEventSchema, identifyEventSchema, pageEventSchema, groupEventSchema, aliasEventSchema],
+  oneOf: [
+    trackEventSchema,
+    identifyEventSchema,
+    pageEventSchema,
+    screenEventSchema,
+    groupEventSchema,
+    aliasEventSchema,
+  ],
 } as unknown as TSchema;

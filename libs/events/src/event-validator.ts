@@ -1,6 +1,12 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import { checkEventContent, maxEventDepth } from './event-content';
-import { eventLimits, eventTypes, trackingEventSchema, type TrackingEvent } from './event-schema';
+import {
+  collectEventTypes,
+  eventLimits,
+  eventTypes,
+  trackingEventSchema,
+  type TrackingEvent,
+} from './event-schema';
 import { parseEventTime } from './event-time';
 
 export interface EventError {
@@ -9,6 +15,12 @@ export interface EventError {
 
 export type EventValidation = { valid: true; event: TrackingEvent } | { valid: false; errors: EventError[] };
 
+/**
+ * Which contract an event arrived under: `collect` (spec 2.7: five types, anonymousId always
+ * required) or `segment` (Segment's tracking API: `screen` too, and userId or anonymousId).
+ */
+export type EventDialect = 'collect' | 'segment';
+
 // Compiled once, at module load: validation is on every request's hot path.
 const ajv = new Ajv({ allErrors: true, discriminator: true, strict: false });
 ajv.addFormat('event-time', {
@@ -16,6 +28,15 @@ ajv.addFormat('event-time', {
   validate: (text: string) => parseEventTime(text) !== undefined,
 });
 const validate = ajv.compile<TrackingEvent>(trackingEventSchema);
+
+/** The anyOf that asks for someone (event-schema.ts): one message instead of three. */
+function whoMissing(errors: readonly ErrorObject[], dialect: EventDialect): string[] | undefined {
+  const someone = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === '');
+  if (!someone) return undefined;
+  const rest = errors.filter((e) => e !== someone && !e.schemaPath.startsWith(someone.schemaPath));
+  const message = dialect === 'collect' ? 'anonymousId is required' : 'userId or anonymousId is required';
+  return [message, ...rest.map(describe)];
+}
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'event';
@@ -38,13 +59,18 @@ function describe(error: ErrorObject): string {
  * when the source is within half the limit the event cannot exceed it and is not serialized
  * again to be measured.
  */
-export function validateEvent(input: unknown, sourceBytes = Infinity): EventValidation {
+export function validateEvent(
+  input: unknown,
+  sourceBytes = Infinity,
+  dialect: EventDialect = 'collect',
+): EventValidation {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { valid: false, errors: [{ message: 'event must be an object' }] };
   }
+  const types = dialect === 'collect' ? collectEventTypes : eventTypes;
   const type = (input as { type?: unknown }).type;
-  if (typeof type !== 'string' || !(eventTypes as readonly string[]).includes(type)) {
-    return { valid: false, errors: [{ message: `type must be one of ${eventTypes.join(', ')}` }] };
+  if (typeof type !== 'string' || !(types as readonly string[]).includes(type)) {
+    return { valid: false, errors: [{ message: `type must be one of ${types.join(', ')}` }] };
   }
   // Before measuring: JSON.stringify overflows the stack on a deep enough value.
   const content = checkEventContent(input);
@@ -63,7 +89,16 @@ export function validateEvent(input: unknown, sourceBytes = Infinity): EventVali
       errors: [{ message: `event is ${size} bytes; at most ${eventLimits.maxEventBytes} are accepted` }],
     };
   }
-  if (validate(event)) return { valid: true, event };
-  const messages = [...new Set((validate.errors ?? []).map(describe))];
-  return { valid: false, errors: messages.map((message) => ({ message })) };
+  if (validate(event)) {
+    if (dialect === 'collect' && typeof event.anonymousId !== 'string')
+      return { valid: false, errors: [{ message: 'anonymousId is required' }] };
+    return { valid: true, event };
+  }
+  const errors = validate.errors ?? [];
+  const messages = [...new Set(whoMissing(errors, dialect) ?? errors.map(describe))];
+  // identify and alias require a userId, so their schema does not ask for someone; /collect
+  // still requires an anonymousId of them.
+  if (dialect === 'collect' && typeof event.anonymousId !== 'string')
+    messages.push('anonymousId is required');
+  return { valid: false, errors: [...new Set(messages)].map((message) => ({ message })) };
 }

@@ -2,6 +2,7 @@ export { correctedTimestamp, normalizeEvent, UnstorableEvent, type ReceiptContex
 export { checkEventContent, maxEventDepth, storableText, type ContentCheck } from './event-content';
 export { eventTimeIso, eventTimeRange, inEventTimeRange, parseEventTime } from './event-time';
 export {
+  collectEventTypes,
   eventLimits,
   eventTypes,
   trackingEventSchema,
@@ -11,10 +12,11 @@ export {
   type GroupEvent,
   type IdentifyEvent,
   type PageEvent,
+  type ScreenEvent,
   type TrackEvent,
   type TrackingEvent,
 } from './event-schema';
-export { validateEvent, type EventError, type EventValidation } from './event-validator';
+export { validateEvent, type EventDialect, type EventError, type EventValidation } from './event-validator';
 export {
   tableForType,
   warehouseTables,
@@ -32,3 +34,4 @@ export {
   type OutboxEnvelope,
 } from './outbox-envelope';
 export { consentAllows, consentGroupFor } from './consent';
+export { integrationAllows, segmentDestinationNames } from './destination-selection';

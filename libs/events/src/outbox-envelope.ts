@@ -26,10 +26,12 @@ export const MAX_ENVELOPE_BYTES = 512 * 1024;
 
 /**
  * The record key: a browser's batch comes from one visitor, so keying by its first event's
- * anonymous id puts each visitor's events on one partition, in order.
+ * anonymous id (its user id when it has none) puts each visitor's events on one partition, in order.
  */
-export const outboxKey = (envelope: OutboxEnvelope) =>
-  `${envelope.accountId}:${envelope.events[0]?.anonymousId ?? ''}`;
+export const outboxKey = (envelope: OutboxEnvelope) => {
+  const first = envelope.events[0];
+  return `${envelope.accountId}:${first?.anonymousId ?? first?.userId ?? ''}`;
+};
 
 /**
  * Splits a request's events into envelopes of at most MAX_ENVELOPE_BYTES (an event is at most

@@ -42,7 +42,7 @@ const commonColumns = {
 } as const satisfies Record<string, ColumnType>;
 
 export const warehouseTables = {
-  /** track and page */
+  /** track, page and screen */
   events: { ...commonColumns, type: 'text', event: 'text', name: 'text', properties: 'jsonb' },
   /** identify; upserted on user_id with traits merged */
   users: { ...commonColumns, traits: 'jsonb' },
@@ -74,6 +74,7 @@ export type WarehouseRow =
 export const tableForType = {
   track: 'events',
   page: 'events',
+  screen: 'events',
   identify: 'users',
   group: 'groups',
   alias: 'aliases',

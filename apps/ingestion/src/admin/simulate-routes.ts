@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Router } from 'express';
 import { isAppError } from '@pipeline/errors';
-import { consentAllows, normalizeEvent, receiptContextOf } from '@pipeline/events';
+import { consentAllows, integrationAllows, normalizeEvent, receiptContextOf } from '@pipeline/events';
 import type { WriteKeyRecord } from '@pipeline/tenancy';
 import { parseCollectBody } from '../collect/collect-request';
 import { requestFacts } from '../collect/collect-endpoint';
@@ -36,7 +36,11 @@ function preview(batch: ValidatedBatch, tenant: WriteKeyRecord) {
     })),
   ];
   return targets.map((target) => {
-    const allowed = batch.events.filter((e) => consentAllows(target.kind, e.context?.consent));
+    const allowed = batch.events.filter(
+      (e) =>
+        consentAllows(target.kind, e.context?.consent) &&
+        (target.kind === 'warehouse' || integrationAllows(target.appType, e.integrations)),
+    );
     return {
       ...target,
       events: allowed.map((e) => ({ messageId: e.messageId, type: e.type })),

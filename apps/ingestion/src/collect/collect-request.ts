@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { eventLimits, parseEventTime } from '@pipeline/events';
+import { eventLimits, parseEventTime, type EventDialect } from '@pipeline/events';
 import { ingestionErrors } from './ingestion-errors';
 
 export interface CollectRequest {
@@ -10,6 +10,8 @@ export interface CollectRequest {
   batchSentAt?: string;
   /** The body's size, an upper bound for any event's (see validateEvent). */
   bodyBytes: number;
+  /** The contract the events came under; /collect's when absent. */
+  dialect?: EventDialect;
 }
 
 /**
@@ -55,7 +57,10 @@ export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
   };
 }
 
-/** Write key locations in the spec's order: X-Write-Key, then Authorization: Bearer, then the body. */
+/**
+ * Write key locations in the spec's order: X-Write-Key, then Authorization: Bearer (or Basic
+ * with the key as user name, as Segment's libraries send it), then the body.
+ */
 export function findWriteKey(
   headers: IncomingHttpHeaders,
   bodyWriteKey: string | undefined,
@@ -63,7 +68,13 @@ export function findWriteKey(
   const header = headers['x-write-key'];
   const fromHeader = (Array.isArray(header) ? header[0] : header)?.trim();
   if (fromHeader) return fromHeader;
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+  const authorization = headers.authorization ?? '';
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
   if (bearer) return bearer;
+  const basic = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(authorization)?.[1];
+  if (basic) {
+    const user = Buffer.from(basic, 'base64').toString('utf8').split(':')[0]?.trim();
+    if (user) return user;
+  }
   return bodyWriteKey?.trim() || undefined;
 }

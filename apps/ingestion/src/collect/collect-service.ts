@@ -73,6 +73,24 @@ function reject(decision: LimitDecision): void {
 export class CollectService {
   constructor(private readonly deps: CollectDependencies) {}
 
+  /**
+   * The tenant of a write key, as every route checks it: the per-IP limit on lookups of keys
+   * not known to be valid, the key itself, and the request's Origin.
+   */
+  async authenticate(
+    writeKey: string,
+    facts: RequestFacts,
+    options: { countAuthAttempts: boolean },
+  ): Promise<WriteKeyRecord> {
+    const { authenticator, hosted } = this.deps;
+    if (hosted && options.countAuthAttempts && !authenticator.isKnownValid(writeKey)) {
+      reject(await hosted.authAttempts.take(facts.ip ?? 'unknown'));
+    }
+    const tenant = await authenticator.authenticate(writeKey);
+    if (!originAllowed(facts.origin, tenant.allowedOrigins)) throw ingestionErrors.originNotAllowed();
+    return tenant;
+  }
+
   /** Authenticates and validates a request: everything /collect and /admin/simulate share. */
   async validate(
     request: CollectRequest,
@@ -81,17 +99,12 @@ export class CollectService {
   ): Promise<ValidatedBatch> {
     const writeKey = findWriteKey(facts.headers, request.bodyWriteKey);
     if (!writeKey) throw ingestionErrors.missingWriteKey();
-    const { authenticator, hosted } = this.deps;
-    if (hosted && options.countAuthAttempts && !authenticator.isKnownValid(writeKey)) {
-      reject(await hosted.authAttempts.take(facts.ip ?? 'unknown'));
-    }
-    const tenant = await authenticator.authenticate(writeKey);
-    if (!originAllowed(facts.origin, tenant.allowedOrigins)) throw ingestionErrors.originNotAllowed();
+    const tenant = await this.authenticate(writeKey, facts, options);
 
     const events: TrackingEvent[] = [];
     const errors: EventErrors[] = [];
     request.events.forEach((input, index) => {
-      const result = validateEvent(input, request.bodyBytes);
+      const result = validateEvent(input, request.bodyBytes, request.dialect);
       if (result.valid) events.push(result.event);
       else errors.push({ index, errors: result.errors });
     });

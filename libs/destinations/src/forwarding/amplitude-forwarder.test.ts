@@ -16,7 +16,7 @@ describe('Amplitude forwarder (HTTP V2 look-alike)', () => {
     const events = oneOfEachType();
     const outcome = await forwarder.send(lookAlikeDestination(server), Object.values(events));
 
-    expect(outcome.sent).toBe(4);
+    expect(outcome.sent).toBe(5);
     expect(outcome.skipped).toEqual([
       { messageId: events.alias.event.messageId, reason: expect.stringMatching(/^alias_not_supported: /) },
     ]);
@@ -70,6 +70,12 @@ describe('Amplitude forwarder (HTTP V2 look-alike)', () => {
         event_type: '$identify',
         groups: { company: 'acme' },
         user_properties: { $set: { company: 'acme' } },
+      },
+      {
+        ...common,
+        insert_id: events.screen.event.messageId,
+        event_type: 'Screen Viewed',
+        event_properties: { name: 'Checkout', step: 2 },
       },
     ]);
   });

@@ -1,7 +1,16 @@
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import { deliverAll, type Endpoint, type ItemRejection, type Verdict } from './batch-delivery';
 import { optionalText, regionalHost, requiredText } from './destination-settings';
-import { defined, eventTime, PAGE_VIEWED, pageFields, payloadOf, userIdOf } from './event-fields';
+import {
+  defined,
+  eventTime,
+  PAGE_VIEWED,
+  pageFields,
+  payloadOf,
+  SCREEN_VIEWED,
+  screenFields,
+  userIdOf,
+} from './event-fields';
 import type { Forwarder, OutboundEvent, SendOutcome, VendorClientOptions } from './forwarder';
 import { failureOfStatus, type VendorResponse } from './vendor-request';
 
@@ -52,6 +61,8 @@ export function amplitudeEventOf(outbound: OutboundEvent, groupType: string): Am
         event_type: PAGE_VIEWED,
         event_properties: { ...pageFields(event), ...(event.properties ?? {}) },
       };
+    case 'screen':
+      return { ...common, event_type: SCREEN_VIEWED, event_properties: screenFields(event) };
     case 'identify':
       return { ...common, event_type: '$identify', user_properties: { $set: event.traits ?? {} } };
     case 'group':

@@ -17,14 +17,14 @@ describe('Braze forwarder (/users/track look-alike)', () => {
   });
   afterEach(() => server.close());
 
-  it('maps track, page and identify to the documented objects; group and alias are skipped with reasons', async () => {
+  it('maps track, page, screen and identify to the documented objects; group and alias are skipped with reasons', async () => {
     const events = oneOfEachType();
     const destination = lookAlikeDestination(server, {
       appConfig: { restEndpoint: 'https://rest.iad-01.braze.com', appId: 'braze-app-1' },
     });
     const outcome = await forwarder.send(destination, Object.values(events));
 
-    expect(outcome).toMatchObject({ sent: 3, requests: 1 });
+    expect(outcome).toMatchObject({ sent: 4, requests: 1 });
     expect(outcome.skipped.map((s) => s.reason.split(':')[0])).toEqual([
       'group_not_supported',
       'alias_not_supported',
@@ -67,6 +67,16 @@ describe('Braze forwarder (/users/track look-alike)', () => {
             referrer: 'https://ref.example/',
             variant: 'b',
           },
+        },
+      },
+      {
+        endpoint: 'events',
+        item: {
+          external_id: 'user-42',
+          app_id: 'braze-app-1',
+          name: 'Screen Viewed',
+          time,
+          properties: { name: 'Checkout', step: 2 },
         },
       },
     ]);

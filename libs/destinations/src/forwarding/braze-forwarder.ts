@@ -2,7 +2,16 @@ import type { TrackEvent } from '@pipeline/events';
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import { deliverAll, type Endpoint, type ItemRejection, type Verdict } from './batch-delivery';
 import { httpUrl, InvalidConfig, optionalText, requiredText } from './destination-settings';
-import { defined, eventTime, PAGE_VIEWED, pageFields, payloadOf, userIdOf } from './event-fields';
+import {
+  defined,
+  eventTime,
+  PAGE_VIEWED,
+  pageFields,
+  payloadOf,
+  SCREEN_VIEWED,
+  screenFields,
+  userIdOf,
+} from './event-fields';
 import type { Forwarder, OutboundEvent, SendOutcome, VendorClientOptions } from './forwarder';
 import { failureOfStatus, type VendorResponse } from './vendor-request';
 
@@ -123,6 +132,19 @@ export function brazeObjectsOf(outbound: OutboundEvent, mapping: BrazeMapping): 
             name: PAGE_VIEWED,
             time,
             properties: { ...pageFields(event), ...(event.properties ?? {}) },
+          },
+        },
+      ];
+    case 'screen':
+      return [
+        {
+          array: 'events',
+          object: {
+            ...identity,
+            ...app,
+            name: SCREEN_VIEWED,
+            time,
+            properties: screenFields(event),
           },
         },
       ];

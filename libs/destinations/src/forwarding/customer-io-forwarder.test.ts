@@ -15,11 +15,11 @@ describe('Customer.io forwarder (Track v2 batch look-alike)', () => {
   });
   afterEach(() => server.close());
 
-  it('maps track, page, identify and group to the documented operations; alias is skipped', async () => {
+  it('maps track, page, screen, identify and group to the documented operations; alias is skipped', async () => {
     const events = oneOfEachType();
     const outcome = await forwarder.send(lookAlikeDestination(server), Object.values(events));
 
-    expect(outcome).toMatchObject({ sent: 4, requests: 1 });
+    expect(outcome).toMatchObject({ sent: 5, requests: 1 });
     expect(outcome.skipped).toEqual([
       { messageId: events.alias.event.messageId, reason: expect.stringMatching(/^alias_not_supported: /) },
     ]);
@@ -64,6 +64,14 @@ describe('Customer.io forwarder (Track v2 batch look-alike)', () => {
         action: 'identify',
         attributes: { name: 'Acme', seats: 50 },
         cio_relationships: [{ identifiers: { id: 'user-42' } }],
+      },
+      {
+        ...person,
+        action: 'screen',
+        id: ulidOf(events.screen.event.messageId, correctedSampleTime.getTime()),
+        name: 'Checkout',
+        timestamp: seconds,
+        attributes: { step: 2 },
       },
     ]);
   });

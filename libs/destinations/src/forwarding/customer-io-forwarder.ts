@@ -69,6 +69,18 @@ export function customerIoOperationOf(
         attributes: { ...page, ...(event.properties ?? {}) },
       };
     }
+    case 'screen': {
+      if (event.type !== 'screen' || !event.name)
+        return 'screen_without_name: Customer.io names a screen view by its name';
+      return {
+        ...person,
+        action: 'screen',
+        id: ulidOf(event.messageId, time.getTime()),
+        name: event.name,
+        timestamp: seconds(time),
+        attributes: event.properties ?? {},
+      };
+    }
     case 'identify':
       return {
         ...person,

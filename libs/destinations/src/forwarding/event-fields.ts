@@ -3,6 +3,14 @@ import type { OutboundEvent } from './forwarder';
 
 /** The event name of a page view at vendors without a page call of their own. */
 export const PAGE_VIEWED = 'Page Viewed';
+/** The event name of a mobile screen view (Segment's `screen`) at vendors without one. */
+export const SCREEN_VIEWED = 'Screen Viewed';
+
+/** A screen call's properties with its name as `name`, properties winning. */
+export function screenFields(event: TrackingEvent): Record<string, unknown> {
+  if (event.type !== 'screen') return {};
+  return { ...(text(event.name) ? { name: event.name } : {}), ...(event.properties ?? {}) };
+}
 
 /** When the event happened, with the client's clock error corrected (spec 2.7). */
 export function eventTime({ event, receipt }: OutboundEvent): Date {

@@ -1,5 +1,6 @@
 import {
   consentAllows,
+  integrationAllows,
   parseOutboxEnvelope,
   receiptContextOf,
   type OutboxEnvelope,
@@ -144,8 +145,11 @@ export class ForwardingDestination implements Destination {
         this.logger.info('retry dropped: the integration no longer delivers here', { target: only });
       }
       for (const destination of destinations) {
-        const events = envelope.events.filter((event) =>
-          consentAllows(destination.kind, event.context?.consent),
+        // Consent, and the event's own choice of destinations (Segment's `integrations`).
+        const events = envelope.events.filter(
+          (event) =>
+            consentAllows(destination.kind, event.context?.consent) &&
+            integrationAllows(destination.appType, event.integrations),
         );
         consentSkipped += envelope.events.length - events.length;
         if (events.length === 0) continue;

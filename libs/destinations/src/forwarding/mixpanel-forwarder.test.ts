@@ -13,11 +13,11 @@ describe('Mixpanel forwarder (import API look-alike)', () => {
   });
   afterEach(() => server.close());
 
-  it('maps track, page and identify to documented records; group and alias are skipped with reasons', async () => {
+  it('maps track, page, screen and identify to documented records; group and alias are skipped with reasons', async () => {
     const events = oneOfEachType();
     const outcome = await forwarder.send(lookAlikeDestination(server), Object.values(events));
 
-    expect(outcome.sent).toBe(3);
+    expect(outcome.sent).toBe(4);
     expect(outcome.skipped.map((s) => [s.messageId, s.reason.split(':')[0]])).toEqual([
       [events.group.event.messageId, 'group_not_supported'],
       [events.alias.event.messageId, 'alias_not_supported'],
@@ -62,6 +62,10 @@ describe('Mixpanel forwarder (import API look-alike)', () => {
           $identified_id: 'user-42',
           $anon_id: 'anon-1234',
         },
+      },
+      {
+        event: 'Screen Viewed',
+        properties: { name: 'Checkout', step: 2, ...identity, $insert_id: events.screen.event.messageId },
       },
     ]);
   });

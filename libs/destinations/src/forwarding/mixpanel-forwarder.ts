@@ -2,7 +2,15 @@ import type { ResolvedDestination } from '@pipeline/tenancy';
 import { deliverAll, type Endpoint, type ItemRejection, type Verdict } from './batch-delivery';
 import { mixpanelInsertId } from './dedupe-keys';
 import { InvalidConfig, optionalText, regionalHost } from './destination-settings';
-import { defined, eventTime, pageFields, userAgentOf, userIdOf } from './event-fields';
+import {
+  defined,
+  eventTime,
+  pageFields,
+  SCREEN_VIEWED,
+  screenFields,
+  userAgentOf,
+  userIdOf,
+} from './event-fields';
 import type { Forwarder, OutboundEvent, SendOutcome, VendorClientOptions } from './forwarder';
 import { basicAuth, failureOfStatus, type VendorResponse } from './vendor-request';
 
@@ -69,6 +77,8 @@ export function mixpanelRecordOf(outbound: OutboundEvent): MixpanelRecord | stri
           ...reserved,
         },
       };
+    case 'screen':
+      return { event: SCREEN_VIEWED, properties: { ...screenFields(event), ...reserved } };
     case 'identify':
       // Traits are profile properties, which are Mixpanel's Engage API; this links the ids.
       return {

@@ -15,11 +15,11 @@ describe('OneSignal forwarder (user update and custom events look-alike)', () =>
   });
   afterEach(() => server.close());
 
-  it('sets tags on identify first, then sends track and page as custom events; group and alias are skipped', async () => {
+  it('sets tags on identify first, then sends track, page and screen as custom events; group and alias are skipped', async () => {
     const events = oneOfEachType();
     const outcome = await forwarder.send(lookAlikeDestination(server), Object.values(events));
 
-    expect(outcome).toMatchObject({ sent: 3, requests: 2 });
+    expect(outcome).toMatchObject({ sent: 4, requests: 2 });
     expect(outcome.skipped.map((s) => s.reason.split(':')[0])).toEqual([
       'group_not_supported',
       'alias_not_supported',
@@ -66,6 +66,15 @@ describe('OneSignal forwarder (user update and custom events look-alike)', () =>
             referrer: 'https://ref.example/',
             variant: 'b',
           },
+        },
+      },
+      {
+        endpoint: 'custom_events',
+        item: {
+          ...common,
+          idempotency_key: uuidOf(events.screen.event.messageId),
+          name: 'Screen Viewed',
+          properties: { name: 'Checkout', step: 2 },
         },
       },
     ]);

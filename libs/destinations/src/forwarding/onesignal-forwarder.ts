@@ -2,7 +2,16 @@ import type { ResolvedDestination } from '@pipeline/tenancy';
 import { deliverAll, type Endpoint, type ItemRejection, type Verdict } from './batch-delivery';
 import { uuidOf } from './dedupe-keys';
 import { requiredText } from './destination-settings';
-import { defined, eventTime, PAGE_VIEWED, pageFields, payloadOf, userIdOf } from './event-fields';
+import {
+  defined,
+  eventTime,
+  PAGE_VIEWED,
+  pageFields,
+  payloadOf,
+  SCREEN_VIEWED,
+  screenFields,
+  userIdOf,
+} from './event-fields';
 import type { Forwarder, OutboundEvent, SendOutcome, VendorClientOptions } from './forwarder';
 import { failureOfStatus, type VendorResponse } from './vendor-request';
 
@@ -74,6 +83,11 @@ export function oneSignalItemOf(outbound: OutboundEvent): OneSignalItem | string
           name: PAGE_VIEWED,
           properties: { ...pageFields(event), ...(event.properties ?? {}) },
         },
+      };
+    case 'screen':
+      return {
+        endpoint: 'custom_events',
+        event: { ...common, name: SCREEN_VIEWED, properties: screenFields(event) },
       };
     case 'identify': {
       const traits = payloadOf(event);

@@ -31,7 +31,7 @@ describe('Segment forwarder (HTTP tracking API look-alike)', () => {
       withWriteKey,
     ]);
 
-    expect(outcome).toEqual({ sent: 6, requests: 1, skipped: [] });
+    expect(outcome).toEqual({ sent: 7, requests: 1, skipped: [] });
     const [request] = server.requests;
     expect(request?.path).toBe('/v1/batch');
     expect(request?.headers.authorization).toBe(`Basic ${Buffer.from('seg-write-key:').toString('base64')}`);
@@ -59,7 +59,7 @@ describe('Segment forwarder (HTTP tracking API look-alike)', () => {
       receivedAt: '2026-03-01T12:00:00.000Z',
       context,
     });
-    expect(server.accepted.slice(0, 5).map((a) => a.item)).toEqual([
+    expect(server.accepted.slice(0, 6).map((a) => a.item)).toEqual([
       {
         type: 'track',
         event: 'Plan Upgraded',
@@ -79,6 +79,7 @@ describe('Segment forwarder (HTTP tracking API look-alike)', () => {
         ...common(events.group.event.messageId),
       },
       { type: 'alias', previousId: 'anon-1234', ...common(events.alias.event.messageId) },
+      { type: 'screen', name: 'Checkout', properties: { step: 2 }, ...common(events.screen.event.messageId) },
     ]);
     expect(JSON.parse(request!.body).sentAt).toEqual(expect.any(String));
   });

@@ -65,7 +65,8 @@ describe('webhook forwarder (signature-checking receiver)', () => {
   it('posts every event type as a Segment-spec batch, signed', async () => {
     const events = Object.values(oneOfEachType());
     const outcome = await forwarder.send(lookAlikeDestination(server), events);
-    expect(outcome).toEqual({ sent: 5, requests: 1, skipped: [] });
+    expect(outcome).toEqual({ sent: 6, requests: 1, skipped: [] });
+    expect(events.map((e) => e.event.type)).toContain('screen');
     const [request] = server.requests;
     expect(request?.path).toBe('/hooks/events');
     expect(request?.headers['content-type']).toBe('application/json');

@@ -28,7 +28,8 @@ export function sampleEvent(
     anonymousId: 'anon-1234',
     ...fields,
   };
-  const result = validateEvent(candidate);
+  // The widest door: Segment's routes take what /collect does, and screen calls.
+  const result = validateEvent(candidate, Infinity, 'segment');
   if (!result.valid) throw new Error(`invalid sample event: ${JSON.stringify(result.errors)}`);
   return { event: result.event, receipt: sampleReceipt };
 }
@@ -88,6 +89,13 @@ export function oneOfEachType(): Record<TrackingEvent['type'], OutboundEvent> {
       context,
     }),
     alias: sampleEvent({ type: 'alias', userId: 'user-42', previousId: 'anon-1234', context }),
+    screen: sampleEvent({
+      type: 'screen',
+      userId: 'user-42',
+      name: 'Checkout',
+      properties: { step: 2 },
+      context,
+    }),
   };
 }
 

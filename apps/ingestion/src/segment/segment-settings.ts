@@ -1,0 +1,54 @@
+import { Router } from 'express';
+import { requestFacts } from '../collect/collect-endpoint';
+import type { CollectService } from '../collect/collect-service';
+import { detectHost } from '../sdk/sdk-routes';
+
+/**
+ * The settings document Segment's browser library (`@segment/analytics-next`) fetches from
+ * `<cdnURL>/v1/projects/<writeKey>/settings` before it loads: delivery to this host's
+ * Segment-compatible API (`<host>/v1/t`, `/v1/p`, ...) and nothing else. No Segment-hosted
+ * destination, middleware, plan or remote metrics: every destination runs here, server side.
+ */
+export function segmentSettingsDocument(writeKey: string, origin: string) {
+  const url = new URL(origin);
+  return {
+    integrations: {
+      'Segment.io': {
+        apiKey: writeKey,
+        apiHost: `${url.host}/v1`,
+        protocol: url.protocol === 'https:' ? 'https' : 'http',
+        unbundledIntegrations: [],
+        addBundledMetadata: false,
+        maybeBundledConfigIds: {},
+      },
+    },
+    plan: {},
+    edgeFunction: {},
+    analyticsNextEnabled: true,
+    middlewareSettings: {},
+    enabledMiddleware: {},
+    // Remote metrics would go to Segment's own API host.
+    metrics: { sampleRate: 0 },
+    legacyVideoPluginsEnabled: false,
+    remotePlugins: [],
+  };
+}
+
+export function segmentSettingsRoutes(
+  service: CollectService,
+  clientAddress: Parameters<typeof requestFacts>[1],
+): Router {
+  const router = Router();
+  router.get('/v1/projects/:writeKey/settings', async (req, res, next) => {
+    try {
+      const writeKey = req.params.writeKey;
+      // An unknown or revoked key gets 401 like the tracking routes: the library does not load.
+      await service.authenticate(writeKey, requestFacts(req, clientAddress), { countAuthAttempts: true });
+      res.setHeader('Cache-Control', 'public, max-age=60');
+      res.json(segmentSettingsDocument(writeKey, detectHost(req)));
+    } catch (error) {
+      next(error);
+    }
+  });
+  return router;
+}
