@@ -50,6 +50,9 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
   const granted = event();
   const analyticsDenied = event({ context: { consent: { analytics: false, marketing: true } } });
   const identify = event({ type: 'identify', traits: { plan: 'pro' } } as Partial<TrackingEvent>);
+  // Segment's integrations object: only Amplitude, and everything but Amplitude.
+  const amplitudeOnly = event({ integrations: { All: false, Amplitude: true } });
+  const notAmplitude = event({ integrations: { Amplitude: false } });
 
   const start = async (kind: 'amplitude' | 'webhook') => {
     const tenants = new TenantDirectory(
@@ -111,7 +114,13 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
       ip: '203.0.113.1',
       userAgent: 'UA',
     };
-    const records = toOutboxEnvelopes(receipt, [granted, analyticsDenied, identify]);
+    const records = toOutboxEnvelopes(receipt, [
+      granted,
+      analyticsDenied,
+      identify,
+      amplitudeOnly,
+      notAmplitude,
+    ]);
     await producer.send({
       topic: outbox,
       acks: -1,
@@ -126,21 +135,24 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
     await webhook.close();
   });
 
-  it('delivers to one vendor after a 429 with Retry-After while another fails permanently into its dead-letter topic, filtering by consent', async () => {
+  it('delivers to one vendor after a 429 with Retry-After while another fails permanently into its dead-letter topic, filtering by consent and by each event’s integrations', async () => {
     amplitude.failNext({ status: 429, retryAfter: '1' });
     webhook.failNext({ status: 400, body: { error: 'bad payload' } }, 100);
     await start('amplitude');
     await start('webhook');
 
-    // Amplitude: the consent-denied event is withheld; the others arrive after the 429.
-    await waitFor(() => amplitude.accepted.length >= 2, 30_000, 'amplitude deliveries');
+    // Amplitude: the consent-denied event and the one that turned Amplitude off are withheld;
+    // the others, the Amplitude-only one included, arrive after the 429.
+    await waitFor(() => amplitude.accepted.length >= 3, 30_000, 'amplitude deliveries');
     const insertIds = amplitude.accepted.map((a) => a.item.insert_id);
-    expect(insertIds).toEqual(expect.arrayContaining([granted.messageId, identify.messageId]));
+    expect(insertIds.sort()).toEqual([granted.messageId, identify.messageId, amplitudeOnly.messageId].sort());
     expect(insertIds).not.toContain(analyticsDenied.messageId);
+    expect(insertIds).not.toContain(notAmplitude.messageId);
     const first429 = amplitude.requests.find((r) => r.status === 429)!;
     expect(first429).toBeDefined();
 
-    // Webhook (no consent gate): all three events, dead-lettered at once with the vendor's reason.
+    // Webhook (no consent gate): every event but the Amplitude-only one, dead-lettered at once
+    // with the vendor's reason.
     await waitFor(
       async () => (await topicRecords(kafka, topicsOf('webhook').deadLetter)).length >= 1,
       30_000,
@@ -157,7 +169,9 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
       JSON.parse(letter!.value)
         .events.map((e: TrackingEvent) => e.messageId)
         .sort(),
-    ).toEqual([granted.messageId, analyticsDenied.messageId, identify.messageId].sort());
+    ).toEqual(
+      [granted.messageId, analyticsDenied.messageId, identify.messageId, notAmplitude.messageId].sort(),
+    );
     // The amplitude retry went through its own retry topic, once.
     const retries = await topicRecords(kafka, topicsOf('amplitude').retry);
     expect(retries).toHaveLength(1);
@@ -165,7 +179,7 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
     expect(await topicRecords(kafka, topicsOf('amplitude').deadLetter)).toHaveLength(0);
 
     const text = await metrics.text();
-    expect(text).toMatch(/pipeline_delivery_events_delivered_total\{destination="amplitude"\} 2/);
+    expect(text).toMatch(/pipeline_delivery_events_delivered_total\{destination="amplitude"\} 3/);
     expect(text).toMatch(/pipeline_delivery_events_consent_skipped_total\{destination="amplitude"\} 1/);
     expect(text).toMatch(/pipeline_delivery_records_retried_total\{destination="amplitude"\} 1/);
     expect(text).toMatch(

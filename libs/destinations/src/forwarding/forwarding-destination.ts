@@ -145,13 +145,13 @@ export class ForwardingDestination implements Destination {
         this.logger.info('retry dropped: the integration no longer delivers here', { target: only });
       }
       for (const destination of destinations) {
-        // Consent, and the event's own choice of destinations (Segment's `integrations`).
-        const events = envelope.events.filter(
-          (event) =>
-            consentAllows(destination.kind, event.context?.consent) &&
-            integrationAllows(destination.appType, event.integrations),
+        // The event's own choice of destinations (Segment's `integrations`), then consent;
+        // only the latter is counted as withheld by consent.
+        const selected = envelope.events.filter((event) =>
+          integrationAllows(destination.appType, event.integrations),
         );
-        consentSkipped += envelope.events.length - events.length;
+        const events = selected.filter((event) => consentAllows(destination.kind, event.context?.consent));
+        consentSkipped += selected.length - events.length;
         if (events.length === 0) continue;
         const target = targets.get(destination.integrationId) ?? { destination, portions: [] };
         target.portions.push({ message, envelope, events });
