@@ -1,7 +1,8 @@
 // Load benchmark of POST /collect (issue 4): hosted mode vs a bare node:http baseline, batches
-// of 20 events with unique messageIds, over loopback, each server in its own process.
+// of 20 events with unique messageIds, over loopback, each server in its own process; and
+// Segment's POST /v1/batch (issue 18) with the same body, Basic auth, on the same server.
 //   node tools/bench/collect-load.js [seconds=10] [connections=32]
-// Prints events/s, p50 and p99 for both, the ratio, and p99 of hosted mode at 80% of its peak.
+// Prints events/s, p50 and p99 for each, the ratios, and p99 of hosted mode at 80% of its peak.
 const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const path = require('node:path');
@@ -50,23 +51,33 @@ function body() {
   return JSON.stringify({ sentAt: now, batch });
 }
 
-async function run(server, overallRate) {
+async function run(server, overallRate, route = 'collect') {
   const cpuBefore = await server.cpuMicros();
-  const result = await load(server, overallRate);
+  const result = await load(server, overallRate, route);
   result.cpuMicrosPerRequest = ((await server.cpuMicros()) - cpuBefore) / Math.max(1, result['2xx']);
   return result;
 }
 
-function load(server, overallRate) {
+/** The same body on both routes; each with its own way of presenting the write key. */
+const routes = {
+  collect: (server) => ({ path: '/collect', auth: { 'x-write-key': server.writeKey } }),
+  segment: (server) => ({
+    path: '/v1/batch',
+    auth: { authorization: `Basic ${Buffer.from(`${server.writeKey}:`).toString('base64')}` },
+  }),
+};
+
+function load(server, overallRate, route) {
+  const { path: urlPath, auth } = routes[route](server);
   return new Promise((resolve, reject) => {
     autocannon(
       {
-        url: `http://127.0.0.1:${server.port}/collect`,
+        url: `http://127.0.0.1:${server.port}${urlPath}`,
         method: 'POST',
         connections,
         duration: seconds,
         ...(overallRate ? { overallRate } : {}),
-        headers: { 'content-type': 'application/json', 'x-write-key': server.writeKey },
+        headers: { 'content-type': 'application/json', ...auth },
         requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }],
       },
       (error, result) => (error ? reject(error) : resolve(result)),
@@ -97,9 +108,16 @@ async function main() {
   const hostedEps = describe('hosted /collect (acks=-1)', peak);
   const rate = Math.max(1, Math.round((0.8 * peak['2xx']) / peak.duration));
   describe(`hosted at 80% of peak (${rate} req/s)`, await run(hosted, rate));
+  const segmentEps = describe('hosted /v1/batch (Segment API)', await run(hosted, undefined, 'segment'));
+  // /collect again after /v1/batch: the two are compared on an equally warm server.
+  const againEps = describe('hosted /collect, again', await run(hosted));
   hosted.child.kill('SIGTERM');
   await new Promise((resolve) => hosted.child.once('exit', resolve));
   console.log(`ratio hosted/baseline: ${(hostedEps / baselineEps).toFixed(2)} (target >= 0.5)`);
+  const collectEps = (hostedEps + againEps) / 2;
+  console.log(
+    `ratio /v1/batch to /collect (mean of the two /collect runs): ${(segmentEps / collectEps).toFixed(2)} (target within 0.90-1.10)`,
+  );
 }
 
 main().catch((error) => {

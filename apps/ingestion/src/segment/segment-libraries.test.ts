@@ -63,10 +63,14 @@ describe('Segment libraries send to us unchanged (real Kafka, Redis, PostgreSQL,
     await client.connect();
     schema = warehouseSchemaFor(h.accountId);
     const topics = { source: h.topic, retry: `${h.topic}.retry`, deadLetter: `${h.topic}.dead-letter` };
-    await ensureTopics(h.kafka, [topics.retry, topics.deadLetter].map((topic) => ({ topic, numPartitions: 1 })), {
-      replicationFactor: 1,
-      logger,
-    });
+    await ensureTopics(
+      h.kafka,
+      [topics.retry, topics.deadLetter].map((topic) => ({ topic, numPartitions: 1 })),
+      {
+        replicationFactor: 1,
+        logger,
+      },
+    );
     consumer = await runConsumer({
       kafka: h.kafka,
       destination: new WarehouseDestination(new WarehouseWriter(db.url), logger),
