@@ -28,6 +28,18 @@ describe("Segment's dialect of the event contract", () => {
     });
   });
 
+  it('names who is missing once, beside the other errors, in each dialect’s words', () => {
+    const nobody = { ...base, type: 'track' };
+    expect(validateEvent(nobody, Infinity, 'segment')).toEqual({
+      valid: false,
+      errors: [{ message: 'userId or anonymousId is required' }, { message: 'event is required' }],
+    });
+    expect(validateEvent(nobody)).toEqual({
+      valid: false,
+      errors: [{ message: 'anonymousId is required' }, { message: 'event is required' }],
+    });
+  });
+
   it('/collect keeps requiring an anonymousId and refuses screen', () => {
     expect(validateEvent({ ...base, type: 'track', event: 'E', userId: 'u-1' })).toEqual({
       valid: false,
@@ -106,6 +118,26 @@ describe('integrationAllows (Segment’s integrations object)', () => {
     expect(integrationAllows('braze', { Appboy: false, All: true })).toBe(false);
     expect(integrationAllows('amplitude', 'All')).toBe(true);
     expect(integrationAllows('amplitude', null)).toBe(true);
+  });
+
+  it.each([
+    ['amplitude', ['Amplitude', 'Actions Amplitude', 'Amplitude (Actions)', 'amplitude']],
+    ['mixpanel', ['Mixpanel', 'Actions Mixpanel', 'Mixpanel (Actions)', 'mixpanel']],
+    ['braze', ['Braze', 'Appboy', 'Braze Cloud Mode (Actions)', 'braze']],
+    ['customer_io', ['Customer.io', 'Customerio', 'Customer.io (Actions)', 'customer_io']],
+    ['segment', ['Segment', 'Segment.io', 'segment']],
+    ['onesignal', ['OneSignal', 'OneSignal (Actions)', 'onesignal']],
+    ['webhook', ['Webhooks', 'Webhook', 'Webhooks (Actions)', 'webhook']],
+  ])('%s answers to each documented name (docs/coming-from-segment.md)', (appType, names) => {
+    for (const name of names) {
+      expect([name, integrationAllows(appType, { All: false, [name]: true })]).toEqual([name, true]);
+      expect([name, integrationAllows(appType, { All: true, [name.toUpperCase()]: false })]).toEqual([
+        name,
+        false,
+      ]);
+    }
+    expect(integrationAllows(appType, { All: true })).toBe(true);
+    expect(integrationAllows(appType, { All: false, Other: true })).toBe(false);
   });
 
   it('a destination of another app type never decides, whatever the object holds (fast-check)', () => {
