@@ -24,6 +24,7 @@ step() { # name, command...
   "$@" || { status=1; failed_steps+=("$name"); }
 }
 step "format check" "$PNPM" exec prettier --check . --log-level warn
+step "kafka cluster id" bash tools/kafka/cluster-id.test.sh
 step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
 step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
 step "kubernetes manifests" bash tools/deploy/validate-manifests.sh

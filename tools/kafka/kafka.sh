@@ -7,6 +7,8 @@
 #   tools/kafka/kafka.sh stop     stop it cleanly (SIGTERM, then SIGKILL after a grace period)
 #   tools/kafka/kafka.sh status   exit 0 when a broker answers on the port
 #   tools/kafka/kafka.sh reset    stop and delete the broker's data
+#   tools/kafka/kafka.sh format [id]  format the (empty) storage with a cluster id, new by default
+#   tools/kafka/kafka.sh cluster-id   print a new cluster id
 #
 # Environment: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_HEAP_MAX (512m),
 # KAFKA_STATE_DIR (<repo>/.cache/kafka), KAFKA_LIBS_DIR, KAFKA_START_TIMEOUT (seconds, 90).
@@ -96,6 +98,25 @@ java_cmd() {
     -cp "$libs/*" "$@"
 }
 
+# A KRaft cluster id: 16 random bytes, base64url without padding (Kafka's Uuid form). It never
+# begins with '-' or '_': such an id looks like an option to a command line (Kafka's own
+# random-uuid avoids a leading '-' for the same reason).
+new_cluster_id() {
+  local id
+  while :; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    [[ "$id" == [A-Za-z0-9]* ]] && break
+  done
+  printf '%s\n' "$id"
+}
+
+# `--cluster-id=<id>` is one argument: the id is never read as an option, whatever it begins with.
+format_storage() {
+  fetch
+  write_config
+  java_cmd kafka.tools.StorageTool format "--cluster-id=$1" -c "$run/server.properties" --ignore-formatted >/dev/null
+}
+
 start() {
   local pid
   if pid="$(our_pid)" && port_open "$port"; then
@@ -108,12 +129,7 @@ start() {
   fi
   fetch
   write_config
-  if [[ ! -f "$data/meta.properties" ]]; then
-    # KRaft cluster id: 16 random bytes, base64url without padding.
-    local cluster_id
-    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
-    java_cmd kafka.tools.StorageTool format -t "$cluster_id" -c "$run/server.properties" --ignore-formatted >/dev/null
-  fi
+  if [[ ! -f "$data/meta.properties" ]]; then format_storage "$(new_cluster_id)"; fi
   : >"$logfile"
   say "starting Kafka $version on 127.0.0.1:$port (heap max $heap_max, logs in $logfile)"
   # setsid: the broker gets its own session, so a Ctrl-C meant for a foreground dev stack does
@@ -171,5 +187,7 @@ case "${1:-}" in
     if port_open "$port"; then say "up on 127.0.0.1:$port"; else say "down"; exit 1; fi
     ;;
   reset) stop; rm -rf "$data" "$run"; say "data removed" ;;
-  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  format) format_storage "${2:-$(new_cluster_id)}" ;;
+  cluster-id) new_cluster_id ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
