@@ -3,13 +3,24 @@
 # foreground (Kafka, migrations, control plane, ingestion, delivery consumers). Ctrl-C stops
 # all of it; the Kafka broker too when this script started it.
 #
+#   bash tools/dev.sh            start (reusing a running broker and its data)
+#   bash tools/dev.sh --reset    start from an empty broker (kafka.sh reset first)
+#
 # Environment: CONTROL_PLANE_PORT (3000), INGESTION_PORT (3001), DATABASE_URL, REDIS_URL,
 # KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log;
 # any kind of `delivery --destination`, e.g. warehouse,log,amplitude,webhook), DELIVERY_HTTP_PORT_BASE
-# (9400: each consumer's /metrics and /health, on consecutive ports).
+# (9400: each consumer's /metrics and /health, on consecutive ports), DEV_RESTART_CRASHED (1; 0
+# under CI=true: a crashed delivery consumer is restarted with a growing delay instead of
+# stopping the stack).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
 cd "$REPO"
 
+reset=0
+case "${1:-}" in
+  '') ;;
+  --reset) reset=1 ;;
+  *) log "usage: bash tools/dev.sh [--reset]"; exit 2 ;;
+esac
 cp_port="${CONTROL_PLANE_PORT:-3000}"
 ing_port="${INGESTION_PORT:-3001}"
 destinations="${DELIVERY_DESTINATIONS:-warehouse,log}"
@@ -35,13 +46,44 @@ fi
 source "$secrets"
 export CREDENTIALS_ENCRYPTION_KEYS="${CREDENTIALS_ENCRYPTION_KEYS:-$DEV_CREDENTIALS_ENCRYPTION_KEYS}"
 export INTERNAL_SERVICE_TOKEN="${INTERNAL_SERVICE_TOKEN:-$DEV_INTERNAL_SERVICE_TOKEN}"
+# One stack per set of ports: a second start says which one runs, and on which ports. (The
+# smoke test's stack, on its own ports, runs beside a developer's.)
+mkdir -p "$REPO/.cache"
+lock="$REPO/.cache/dev-stack-$cp_port.pid"
+if [[ -f "$lock" ]]; then
+  read -r running_pid running_kafka running_ports <"$lock" || true
+  if [[ -n "${running_pid:-}" ]] && kill -0 "$running_pid" 2>/dev/null; then
+    log "a stack is already running: pid $running_pid ($(ps -o args= -p "$running_pid" 2>/dev/null)), ports ${running_ports:-?}; stop it with Ctrl-C in its terminal or: kill $running_pid"
+    exit 1
+  fi
+fi
+# The process listening on a port, as "name (pid N)", for the messages below.
+holder() { ss -ltnpH "sport = :$1" 2>/dev/null | sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/\1 (pid \2)/p' | head -n 1; }
 for port in "$cp_port" "$ing_port"; do
-  if port_open 127.0.0.1 "$port"; then log "port $port is taken: is a stack already running? (set CONTROL_PLANE_PORT / INGESTION_PORT)"; exit 1; fi
+  if port_open 127.0.0.1 "$port"; then
+    taker="$(holder "$port")"
+    log "port $port is taken by ${taker:-another process}: is a stack already running? (set CONTROL_PLANE_PORT / INGESTION_PORT)"
+    exit 1
+  fi
 done
+if ((reset)); then
+  if "$REPO/tools/kafka/kafka.sh" status >/dev/null 2>&1 && ! [[ -f "$REPO/.cache/kafka/run/kafka.pid" ]]; then
+    log "--reset: the broker on ${KAFKA_PORT:-9092} was not started by tools/kafka/kafka.sh; not deleting its data"
+    exit 1
+  fi
+  log "--reset: stopping the broker and deleting its data"
+  "$REPO/tools/kafka/kafka.sh" reset
+fi
 log "building"
 "$PNPM" exec nx run-many -t build --output-style=static >/dev/null || { "$PNPM" exec nx run-many -t build; exit 1; }
 
 start_kafka
+# A broker that a killed earlier stack started (its lock names it) is this stack's to stop.
+if [[ "${running_kafka:-0}" == 1 && "$KAFKA_STARTED_HERE" == 0 ]]; then
+  log "adopting the broker a stopped stack (pid ${running_pid:-?}) left running"
+  KAFKA_STARTED_HERE=1
+fi
+echo "$$ $KAFKA_STARTED_HERE control-plane:$cp_port,ingestion:$ing_port" >"$lock"
 supervisor=
 cleanup() {
   # The services' own shutdown is bounded (SHUTDOWN_TIMEOUT_MS); wait for all of it, so that
@@ -53,6 +95,7 @@ cleanup() {
     while kill -0 "$supervisor" 2>/dev/null; do wait "$supervisor" 2>/dev/null || true; done
   fi
   stop_kafka_if_started_here
+  rm -f "$lock"
   log "stopped"
 }
 trap cleanup EXIT
@@ -70,11 +113,16 @@ commands=(
 )
 IFS=',' read -ra kinds <<<"$destinations"
 delivery_ports=()
+restart_crashed="${DEV_RESTART_CRASHED:-$([[ "${CI:-}" == true ]] && echo 0 || echo 1)}"
 for i in "${!kinds[@]}"; do
   kind=${kinds[$i]}
   delivery_ports+=("$kind :$((delivery_port_base + i))")
   names+=("delivery-$kind")
-  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node apps/delivery/dist/main.js --destination $kind")
+  # A consumer that crashes (a record it cannot handle, a broker hiccup) comes back after a
+  # growing delay; the rest of the stack keeps running. CI wants the crash to fail the run.
+  run="exec"
+  if [[ "$restart_crashed" == 1 ]]; then run="exec bash tools/lib/restart-crashed.sh delivery-$kind"; fi
+  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port $run node apps/delivery/dist/main.js --destination $kind")
 done
 
 (

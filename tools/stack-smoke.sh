@@ -21,7 +21,8 @@ check() { # description, command...
 started=$SECONDS
 # Its own session and process group, as a terminal would give it: the group is what Ctrl-C
 # signals, and the session is how leftovers are found afterwards.
-CONTROL_PLANE_PORT=$cp_port INGESTION_PORT=$ing_port DELIVERY_HTTP_PORT_BASE=$delivery_port LOG_FORMAT=json setsid bash tools/dev.sh >"$out" 2>&1 </dev/null &
+# DEV_RESTART_CRASHED=0: here a crashed consumer must fail the check, not come back.
+DEV_RESTART_CRASHED=0 CONTROL_PLANE_PORT=$cp_port INGESTION_PORT=$ing_port DELIVERY_HTTP_PORT_BASE=$delivery_port LOG_FORMAT=json setsid bash tools/dev.sh >"$out" 2>&1 </dev/null &
 leader=$!
 
 up=0

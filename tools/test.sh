@@ -31,6 +31,7 @@ step "kubernetes manifests" bash tools/deploy/validate-manifests.sh
 step "container image files" node tools/deploy/check-container-files.mjs
 step "pruned production installs" bash tools/deploy/check-pruned-install.sh
 step "stack smoke test" bash tools/stack-smoke.sh
+step "dev stack restarts a crashed consumer" bash tools/dev-restart.test.sh
 
 # Stopped before the summary, so the summary's closing line is the run's last line.
 stop_kafka_if_started_here
