@@ -32,6 +32,7 @@ step "container image files" node tools/deploy/check-container-files.mjs
 step "pruned production installs" bash tools/deploy/check-pruned-install.sh
 step "stack smoke test" bash tools/stack-smoke.sh
 step "dev stack restarts a crashed consumer" bash tools/dev-restart.test.sh
+step "every delivery kind starts at once on a fresh broker" bash tools/delivery-startup.test.sh
 
 # Stopped before the summary, so the summary's closing line is the run's last line.
 stop_kafka_if_started_here

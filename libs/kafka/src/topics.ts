@@ -61,16 +61,26 @@ export async function ensureTopics(
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((spec) => !existing.has(spec.topic));
     if (missing.length > 0) {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: missing.map((spec) => ({
-          topic: spec.topic,
-          numPartitions: spec.numPartitions,
-          replicationFactor: options.replicationFactor,
-          configEntries: Object.entries(spec.configEntries ?? {}).map(([name, value]) => ({ name, value })),
-        })),
-      });
-      options.logger.info('kafka topics created', { topics: missing.map((s) => s.topic) });
+      try {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((spec) => ({
+            topic: spec.topic,
+            numPartitions: spec.numPartitions,
+            replicationFactor: options.replicationFactor,
+            configEntries: Object.entries(spec.configEntries ?? {}).map(([name, value]) => ({ name, value })),
+          })),
+        });
+        options.logger.info('kafka topics created', { topics: missing.map((s) => s.topic) });
+      } catch (error) {
+        // Another process created them at the same moment, or a fresh broker does not show
+        // them yet ("does not host this topic-partition"): the leaders check below waits for
+        // them, bounded, and fails the start only if they never appear.
+        options.logger.info('kafka topics: creation raced or not settled yet; waiting for their leaders', {
+          topics: missing.map((s) => s.topic),
+          error: (error as Error).message,
+        });
+      }
     }
     const metadata = await leadersElected(admin, specs);
     for (const topic of metadata.topics) {

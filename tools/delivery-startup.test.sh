@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Every delivery kind started at once on a fresh broker comes up (issue 23: consumers racing to
+# create and use the same topics, and the broker's own offsets topic, on an empty broker).
+# Ten rounds, each on a new broker of its own (spare ports, a temporary state directory), so
+# nothing is left over from the round before. Run by tools/test.sh; needs the workspace built.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
+cd "$REPO"
+
+rounds="${STARTUP_TEST_ROUNDS:-10}"
+broker_port="${STARTUP_TEST_KAFKA_PORT:-19092}"
+controller_port="${STARTUP_TEST_KAFKA_CONTROLLER_PORT:-19093}"
+http_base="${STARTUP_TEST_HTTP_PORT:-15400}"
+kinds=(warehouse log amplitude mixpanel braze customer_io segment onesignal webhook)
+out="$REPO/.reports/delivery-startup"
+mkdir -p "$out"
+failures=0
+checks=0
+broker() { KAFKA_STATE_DIR="$state" KAFKA_PORT="$broker_port" KAFKA_CONTROLLER_PORT="$controller_port" bash tools/kafka/kafka.sh "$@"; }
+
+round() { # n
+  local n=$1 pids=() i started=$SECONDS
+  for i in "${!kinds[@]}"; do
+    KAFKA_BROKERS="127.0.0.1:$broker_port" DELIVERY_HTTP_PORT=$((http_base + i)) DELIVERY_HTTP_HOST=127.0.0.1 \
+      CONTROL_PLANE_URL=http://127.0.0.1:9 INTERNAL_SERVICE_TOKEN=startup-test-token-0123456789abcdef \
+      LOG_FORMAT=json LOG_LEVEL=warn node apps/delivery/dist/main.js --destination "${kinds[$i]}" \
+      >"$out/round-$n-${kinds[$i]}.log" 2>&1 &
+    pids+=($!)
+  done
+  local up=0 ok
+  for _ in $(seq 1 240); do
+    ok=0
+    for i in "${!kinds[@]}"; do
+      kill -0 "${pids[$i]}" 2>/dev/null || { log "round $n: delivery ${kinds[$i]} exited during start; see $out/round-$n-${kinds[$i]}.log"; break 2; }
+      curl -fsS -o /dev/null "http://127.0.0.1:$((http_base + i))/health" && ok=$((ok + 1))
+    done
+    if ((ok == ${#kinds[@]})); then up=1; break; fi
+    sleep 0.25
+  done
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  ((up)) && log "round $n: all ${#kinds[@]} kinds up in $((SECONDS - started))s"
+  ((up))
+}
+
+for n in $(seq 1 "$rounds"); do
+  state="$(mktemp -d)"
+  checks=$((checks + 1))
+  if broker start >"$out/broker-$n.log" 2>&1 && round "$n"; then :; else failures=$((failures + 1)); log "FAILED: round $n"; fi
+  broker stop >/dev/null 2>&1 || true
+  rm -rf "$state"
+done
+log "$((checks - failures)) of $checks rounds came up"
+mkdir -p "$REPO/.reports/jest"
+echo "{\"project\":\"delivery start-up (fresh broker)\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" >"$REPO/.reports/jest/delivery-startup.json"
+exit $((failures > 0))
