@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@pipeline/logger';
-import { writeError, writeJson } from '../http/error-handler';
+import { writeError, writeJson, type ErrorBody } from '../http/error-handler';
 import { readRequestBody } from '../http/request-body';
-import { parseCollectBody } from './collect-request';
-import type { CollectService, RequestFacts } from './collect-service';
+import { parseCollectBody, type CollectRequest } from './collect-request';
+import type { CollectResponse, CollectService, RequestFacts } from './collect-service';
 
 export function requestFacts(
   req: IncomingMessage,
@@ -25,31 +25,58 @@ export function isCollectRequest(req: IncomingMessage): boolean {
   return rest === '' || rest === '/' || rest.startsWith('?');
 }
 
+/** What differs between the routes that run on the fast path: how a body is read and answered. */
+export interface PipelineRoute {
+  /** Names the route in the log line of a request that could not be answered at all. */
+  name: string;
+  /** The decoded body's limit; the ingestion API's 2 MB by default. */
+  bodyLimit?: number;
+  parse(body: Buffer, req: IncomingMessage, facts: RequestFacts): CollectRequest;
+  answer(result: CollectResponse): CollectResponse;
+  errorBody?: ErrorBody;
+}
+
 /**
- * POST /collect on node:http directly rather than through express: the route is the service's
- * hot path, and express's per-request work (its router, request and response decoration) cost
- * more CPU than validating the 20 events of a batch (tools/bench/collect-load.js). CORS
- * preflights, the other routes and the 404s stay in express.
+ * A route of the tracking pipeline on node:http directly rather than through express: these
+ * are the service's hot path, and express's per-request work (its router, request and response
+ * decoration) cost more CPU than validating the 20 events of a batch
+ * (tools/bench/collect-load.js). CORS preflights, the other routes and the 404s stay in express.
  */
-export function collectEndpoint(
+export function pipelineEndpoint(
   service: CollectService,
   clientAddress: (req: IncomingMessage) => string | null,
   logger: Logger,
+  route: PipelineRoute,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     // What the cors middleware sets on a simple cross-site request, for any site.
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', 'Retry-After,X-Request-Id');
     const facts = requestFacts(req, clientAddress);
-    readRequestBody(req)
-      .then((body) => service.collect(parseCollectBody(body), facts))
+    readRequestBody(req, route.bodyLimit)
+      .then((body) => service.collect(route.parse(body, req, facts), facts))
       .then(
-        (result) => writeJson(res, result.status, result.body),
-        (error: unknown) => writeError(res, error, logger),
+        (result) => {
+          const { status, body } = route.answer(result);
+          writeJson(res, status, body);
+        },
+        (error: unknown) => writeError(res, error, logger, route.errorBody),
       )
       .catch((error: unknown) => {
-        logger.error('could not answer /collect', { error });
+        logger.error(`could not answer ${route.name}`, { error });
         res.destroy();
       });
   };
 }
+
+/** POST /collect: the spec's contract and answers. */
+export const collectEndpoint = (
+  service: CollectService,
+  clientAddress: (req: IncomingMessage) => string | null,
+  logger: Logger,
+) =>
+  pipelineEndpoint(service, clientAddress, logger, {
+    name: '/collect',
+    parse: (body) => parseCollectBody(body),
+    answer: (result) => result,
+  });

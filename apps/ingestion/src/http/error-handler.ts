@@ -19,20 +19,31 @@ export function writeJson(res: ServerResponse, status: number, body: unknown): v
   res.end(json);
 }
 
-/** The documented answer for an error: its status, body and Retry-After; 500 otherwise. */
-export function writeError(res: ServerResponse, error: unknown, logger: Logger): void {
+/** How a family of routes spells an error body, from the error's code, message and details. */
+export type ErrorBody = (code: string, message: string, details: Record<string, unknown>) => object;
+
+/** The ingestion API's own: `{ ok: false, error: <code>, ...details }`. */
+export const ingestionErrorBody: ErrorBody = (code, _message, details) =>
+  ({ ok: false, error: code, ...details }) satisfies IngestionErrorBody;
+
+/**
+ * The documented answer for an error: its status, body and Retry-After; 500 otherwise. `body`
+ * spells it for the route family (Segment's routes have their own, segment-endpoint.ts).
+ */
+export function writeError(
+  res: ServerResponse,
+  error: unknown,
+  logger: Logger,
+  body: ErrorBody = ingestionErrorBody,
+): void {
   if (!isAppError(error)) {
     logger.error('request failed', { error });
-    writeJson(res, 500, { ok: false, error: 'server_error' } satisfies IngestionErrorBody);
+    writeJson(res, 500, body('server_error', 'The request could not be handled', {}));
     return;
   }
   const retryAfter = error.details?.retryAfter;
   if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
-  writeJson(res, error.status, {
-    ok: false,
-    error: error.code,
-    ...error.details,
-  } satisfies IngestionErrorBody);
+  writeJson(res, error.status, body(error.code, error.message, error.details ?? {}));
 }
 
 /** One handler for the service's express routes; /collect's own path uses writeError too. */
