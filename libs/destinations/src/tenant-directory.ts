@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
 import {
   ControlPlaneUnavailable,
-  UNSUBSCRIBED_MAX_TTL_MS,
+  usableCacheEntry,
   type ControlPlaneClient,
   type TenantChangeEvent,
   type TenantRecord,
@@ -85,8 +85,6 @@ export class TenantDirectory {
   }
 
   private fresh(entry: { storedAt: number; expiresAt: number }): boolean {
-    const now = this.now();
-    if (entry.expiresAt <= now) return false;
-    return (this.options.hearsChanges?.() ?? false) || now - entry.storedAt < UNSUBSCRIBED_MAX_TTL_MS;
+    return usableCacheEntry(entry, this.now(), this.options.hearsChanges?.() ?? false);
   }
 }

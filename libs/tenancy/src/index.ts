@@ -14,6 +14,7 @@ export {
   TenantChangePublisher,
   TenantChangeSubscriber,
   UNSUBSCRIBED_MAX_TTL_MS,
+  usableCacheEntry,
   type TenantChange,
   type TenantChangeEvent,
 } from './tenant-changes';

@@ -23,6 +23,19 @@ export const TENANT_CHANGES_CHANNEL = 'pipeline:tenant-changes:v1';
  */
 export const UNSUBSCRIBED_MAX_TTL_MS = 10_000;
 
+/**
+ * Whether a cached tenant may still be used at `now`: before its TTL and, while no change would
+ * be heard, for at most UNSUBSCRIBED_MAX_TTL_MS after it was stored.
+ */
+export function usableCacheEntry(
+  entry: { storedAt: number; expiresAt: number },
+  now: number,
+  hearsChanges: boolean,
+): boolean {
+  if (entry.expiresAt <= now) return false;
+  return hearsChanges || now - entry.storedAt < UNSUBSCRIBED_MAX_TTL_MS;
+}
+
 export class TenantChangePublisher {
   constructor(
     private readonly redis: Pick<Redis, 'publish'> | null,

@@ -4,7 +4,7 @@ import type { Logger } from '@pipeline/logger';
 import {
   ControlPlaneUnavailable,
   isPlausibleWriteKey,
-  UNSUBSCRIBED_MAX_TTL_MS,
+  usableCacheEntry,
   type ControlPlaneClient,
   type TenantChangeEvent,
   type WriteKeyRecord,
@@ -73,10 +73,9 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
   }
 
   private fresh(entry: CacheEntry): boolean {
-    const now = this.now();
-    if (entry.expiresAt <= now) return false;
-    if (entry.tenant === null || (this.options.hearsRevocations?.() ?? false)) return true;
-    return now - entry.storedAt < UNSUBSCRIBED_MAX_TTL_MS;
+    // An unknown key needs no revocation to be heard: its TTL alone bounds it.
+    if (entry.tenant === null) return entry.expiresAt > this.now();
+    return usableCacheEntry(entry, this.now(), this.options.hearsRevocations?.() ?? false);
   }
 
   async authenticate(writeKey: string): Promise<WriteKeyRecord> {

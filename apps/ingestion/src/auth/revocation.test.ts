@@ -16,6 +16,7 @@ import {
   type Harness as ControlPlane,
   type Tenant,
 } from '@pipeline/control-plane/testing/harness';
+import { webTrackingTo } from '../testing/ingestion-harness';
 import { HostedAuthenticator } from './hosted-authenticator';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -139,19 +140,10 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
     );
     const subscriber = await subscribed((event) => directory.invalidate(event));
     const api = cp.as(tenant.key);
-    const web = (await api.post('/api/v1/apps').send({ appType: 'web_tracking', displayName: 'Site' })).body
-      .data.id;
-    const amplitude = (
-      await api
-        .post('/api/v1/apps')
-        .send({ appType: 'amplitude', displayName: 'Amp', credentials: { apiKey: 'old-key' } })
-    ).body.data.id;
-    await api.post('/api/v1/integrations').send({
-      sourceAppId: web,
-      destinationAppId: amplitude,
-      dataType: 'events',
-      config: { global: {}, tasks: [{ task_type: 'events' }] },
-      schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
+    const amplitude = await webTrackingTo(api, {
+      appType: 'amplitude',
+      displayName: 'Amp',
+      credentials: { apiKey: 'old-key' },
     });
     const key = await newWriteKey();
     const apiKeyOf = async () =>

@@ -82,6 +82,24 @@ export const event = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
+/**
+ * A web-tracking app of the key's account sending its events to a new destination app (`app`
+ * is the POST /api/v1/apps body); the destination app's id.
+ */
+export async function webTrackingTo(api: ReturnType<ControlPlane['as']>, app: object): Promise<string> {
+  const web = (await api.post('/api/v1/apps').send({ appType: 'web_tracking', displayName: 'Site' })).body
+    .data.id;
+  const destination = (await api.post('/api/v1/apps').send(app)).body.data.id as string;
+  await api.post('/api/v1/integrations').send({
+    sourceAppId: web,
+    destinationAppId: destination,
+    dataType: 'events',
+    config: { global: {}, tasks: [{ task_type: 'events' }] },
+    schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
+  });
+  return destination;
+}
+
 export async function startHosted(label: string, options: HostedOptions = {}): Promise<Hosted> {
   const controlPlane = await startControlPlane(`ingestion ${label}`);
   const controlPlaneServer = createServer(controlPlane.app);
@@ -90,20 +108,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
 
   const tenant = await controlPlane.tenant();
   const api = controlPlane.as(tenant.key);
-  const web = (await api.post('/api/v1/apps').send({ appType: 'web_tracking', displayName: 'Site' })).body
-    .data.id;
-  const amplitude = (
-    await api
-      .post('/api/v1/apps')
-      .send({ appType: 'amplitude', displayName: 'Amp', credentials: { apiKey: 'amp' } })
-  ).body.data.id;
-  await api.post('/api/v1/integrations').send({
-    sourceAppId: web,
-    destinationAppId: amplitude,
-    dataType: 'events',
-    config: { global: {}, tasks: [{ task_type: 'events' }] },
-    schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
-  });
+  await webTrackingTo(api, { appType: 'amplitude', displayName: 'Amp', credentials: { apiKey: 'amp' } });
   const writeKey = (
     await api.post('/api/v1/write-keys').send({ name: 'site', allowedOrigins: ['example.com'] })
   ).body.data.key;
