@@ -22,15 +22,21 @@ describe('README walkthrough (real PostgreSQL)', () => {
     };
 
     const shop = await ok(
-      api
-        .post('/api/v1/apps')
-        .send({ appType: 'shopify', displayName: 'Shop', credentials: { accessToken: 'shpat_x' } }),
+      api.post('/api/v1/apps').send({
+        appType: 'shopify',
+        displayName: 'Shop',
+        credentials: { accessToken: 'shpat_x' },
+        config: { shop: 'acme' },
+      }),
       201,
     );
     const braze = await ok(
-      api
-        .post('/api/v1/apps')
-        .send({ appType: 'braze', displayName: 'Braze', credentials: { restKey: 'r' } }),
+      api.post('/api/v1/apps').send({
+        appType: 'braze',
+        displayName: 'Braze',
+        credentials: { apiKey: 'r' },
+        config: { restEndpoint: 'https://rest.iad-01.braze.com' },
+      }),
       201,
     );
     const source = await ok(

@@ -12,7 +12,14 @@ const variable = (appType: string) => `VENDOR_BASE_URL_${appType.toUpperCase()}`
  */
 export function vendorBaseUrlFields<const T extends string>(appTypes: readonly T[]): BaseUrlFields<T> {
   return Object.fromEntries(
-    appTypes.map((appType) => [variable(appType), envUrl(['http', 'https']).optional()]),
+    appTypes.map((appType) => [
+      variable(appType),
+      envUrl(['http', 'https'])
+        .optional()
+        .describe(
+          `A proxy, sandbox or local test server in place of ${appType}'s API host; unset: the vendor's own host.`,
+        ),
+    ]),
   ) as BaseUrlFields<T>;
 }
 

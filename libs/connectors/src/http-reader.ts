@@ -1,4 +1,4 @@
-import { describeNetworkFailure } from '@pipeline/egress';
+import { describeNetworkFailure, parseRetryAfter } from '@pipeline/egress';
 import pRetry from 'p-retry';
 import { ConnectorError } from './connector';
 
@@ -26,15 +26,6 @@ class RetryableStatus extends Error {
   }
 }
 
-/** Retry-After in seconds (decimals allowed: Shopify sends "2.0") or an HTTP date. */
-export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
@@ -55,13 +46,43 @@ export async function getJson<T>(
   headers: Record<string, string>,
   options: HttpReaderOptions & { signal?: AbortSignal },
 ): Promise<JsonResponse<T>> {
+  return requestJson<T>(vendor, url, headers, options);
+}
+
+/**
+ * POSTs a JSON body and reads a JSON answer (read-only query endpoints such as HubSpot's
+ * search), with getJson's retries: safe to repeat, since the request changes nothing.
+ */
+export async function postJson<T>(
+  vendor: string,
+  url: URL,
+  headers: Record<string, string>,
+  body: unknown,
+  options: HttpReaderOptions & { signal?: AbortSignal },
+): Promise<JsonResponse<T>> {
+  return requestJson<T>(vendor, url, headers, options, JSON.stringify(body));
+}
+
+async function requestJson<T>(
+  vendor: string,
+  url: URL,
+  headers: Record<string, string>,
+  options: HttpReaderOptions & { signal?: AbortSignal },
+  body?: string,
+): Promise<JsonResponse<T>> {
   const doFetch = options.fetch ?? globalThis.fetch;
   return pRetry(
     async () => {
       let response: Response;
       try {
         response = await doFetch(url, {
-          headers: { accept: 'application/json', ...headers },
+          ...(body === undefined
+            ? { headers: { accept: 'application/json', ...headers } }
+            : {
+                method: 'POST',
+                body,
+                headers: { accept: 'application/json', 'content-type': 'application/json', ...headers },
+              }),
           signal: AbortSignal.any([
             AbortSignal.timeout(options.timeoutMs ?? 30_000),
             ...(options.signal ? [options.signal] : []),
@@ -97,7 +118,11 @@ export async function getJson<T>(
       }
       const detail = text.slice(0, 300);
       if (response.status === 429 || response.status >= 500) {
-        throw new RetryableStatus(response.status, retryAfterMs(response.headers.get('retry-after')), detail);
+        throw new RetryableStatus(
+          response.status,
+          parseRetryAfter(response.headers.get('retry-after')),
+          detail,
+        );
       }
       const code =
         response.status === 401 || response.status === 403 ? 'invalid_credentials' : 'request_rejected';

@@ -6,14 +6,34 @@ export {
   type StreamPage,
   type StreamSpec,
 } from './connector';
-export { connectorFor, type SourceApp } from './connector-registry';
-export { retryAfterMs, type HttpReaderOptions } from './http-reader';
-export { ShopifyConnector, nextPageUrl, type ShopifyConnectorOptions } from './shopify/shopify-connector';
-export { StripeConnector, type StripeConnectorOptions } from './stripe/stripe-connector';
 export {
-  shopifyRecords,
-  startShopifyLookAlike,
-  startStripeLookAlike,
-  stripeRecords,
-  type SourceLookAlike,
-} from './testing/source-look-alikes';
+  HubSpotConnector,
+  HUBSPOT_SEARCH_CAP,
+  hubspotRecord,
+  hubspotStreams,
+  type HubSpotConnectorOptions,
+  type HubSpotObject,
+} from './hubspot/hubspot-connector';
+export {
+  connectorHttpOptions,
+  textField,
+  type ConnectorHttpOptions,
+  type ConnectorOptions,
+  type SourceApp,
+} from './connector-options';
+export { type HttpReaderOptions } from './http-reader';
+export {
+  ShopifyConnector,
+  nextPageUrl,
+  shopifyApiVersion,
+  shopifyApiVersionPattern,
+  shopifyStreams,
+  type ShopifyConnectorOptions,
+} from './shopify/shopify-connector';
+export {
+  StripeConnector,
+  stripeEventRetentionMs,
+  stripeEventTypes,
+  stripeStreams,
+  type StripeConnectorOptions,
+} from './stripe/stripe-connector';

@@ -1,7 +1,8 @@
+import type { OutcomeRecorder } from './outcome-recorder';
 import type { TopicSpec } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
 import type { Destination } from './destination';
-import { forwarderFor, forwardingAppTypes, type ForwarderOptions } from './forwarding/forwarder';
+import type { Forwarder } from './forwarding/forwarder';
 import { ForwardingDestination, type ForwardingLimits } from './forwarding/forwarding-destination';
 import { LogDestination } from './log-destination';
 import type { TenantDirectory } from './tenant-directory';
@@ -15,39 +16,52 @@ export interface DestinationDependencies {
   warehouseUrl: string;
   /** Where forwarding kinds find each record's destinations (the control plane, cached). */
   tenants?: TenantDirectory;
-  /** Vendor base URLs and HTTP settings for the forwarding kinds. */
-  forwarding?: ForwarderOptions;
   /** Time budgets, concurrency and circuit breakers of the forwarding kinds. */
   forwardingLimits?: Partial<ForwardingLimits>;
   warehouseTimeouts?: WarehouseTimeouts;
+  /** Rows of one account and table per COPY (WAREHOUSE_ROWS_PER_COPY). */
+  warehouseRowsPerCopy?: number;
+  /** Told where each event went (the live debugger); unset: nothing recorded. */
+  outcomes?: OutcomeRecorder;
 }
 
-/** Every kind `delivery --destination <kind>` can run, each in its own consumer groups. */
-export const destinationKinds = ['log', 'warehouse', ...forwardingAppTypes] as const;
-
-export type DestinationKind = (typeof destinationKinds)[number];
-
-export function isDestinationKind(value: string): value is DestinationKind {
-  return (destinationKinds as readonly string[]).includes(value);
-}
+/**
+ * What `delivery --destination <kind>` runs: the log, the warehouse, or a forwarding app type
+ * of the app catalog (@pipeline/catalog lists them all as `deliveryKinds`).
+ */
+export type DestinationKind = string;
 
 /** True for the kinds that forward to vendors: they need the control plane for tenants. */
 export const isForwardingKind = (kind: DestinationKind) => kind !== 'log' && kind !== 'warehouse';
 
-export function createDestination(kind: DestinationKind, deps: DestinationDependencies): Destination {
+/**
+ * The destination of a kind. A forwarding kind needs its vendor client (`forwarder`, built by
+ * the app catalog) and the tenant directory.
+ */
+export function createDestination(
+  kind: DestinationKind,
+  deps: DestinationDependencies & { forwarder?: Forwarder },
+): Destination {
   if (kind === 'log') return new LogDestination(deps.logger);
   if (kind === 'warehouse')
     return new WarehouseDestination(
-      new WarehouseWriter(
-        deps.warehouseUrl,
-        deps.warehouseTimeouts ? { timeouts: deps.warehouseTimeouts } : {},
-      ),
+      new WarehouseWriter(deps.warehouseUrl, {
+        ...(deps.warehouseTimeouts ? { timeouts: deps.warehouseTimeouts } : {}),
+        ...(deps.warehouseRowsPerCopy ? { rowsPerCopy: deps.warehouseRowsPerCopy } : {}),
+      }),
       deps.logger,
+      deps.outcomes,
     );
-  const forwarder = forwarderFor(kind, deps.forwarding);
-  if (!forwarder || !deps.tenants)
+  const forwarder = deps.forwarder;
+  if (!forwarder || forwarder.appType !== kind || !deps.tenants)
     throw new Error(`destination ${kind} needs a forwarder and a tenant directory`);
-  return new ForwardingDestination(forwarder, deps.tenants, deps.logger, deps.forwardingLimits);
+  return new ForwardingDestination(
+    forwarder,
+    deps.tenants,
+    deps.logger,
+    deps.forwardingLimits,
+    deps.outcomes,
+  );
 }
 
 /** The kind's consumer group, under KAFKA_TOPIC_PREFIX. */

@@ -52,6 +52,8 @@ export interface Destination {
   readonly kind: string;
   deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport>;
   close?(): Promise<void>;
+  /** Integrations whose circuit breaker is open now (forwarding destinations), for metrics. */
+  openCircuits?(): number;
 }
 
 /** Headers of a parked record (retry and dead-letter topics). */

@@ -6,7 +6,7 @@ export interface AppListItem {
   id: string;
   /** @format uuid */
   accountId: string;
-  /** App type identifier, a key of the app catalog (README, "App types"). */
+  /** App type identifier, a key of the app catalog (docs/management-api.md, "Resources and their rules"). */
   appType: string;
   displayName: string;
   role: AppRole[];

@@ -1,3 +1,4 @@
+import { appTypeDefinition, appTypes, rolesOfAppType } from '@pipeline/catalog';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -8,9 +9,9 @@ import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { ResourceState } from '../http/resource-state';
 import { SourceEntity } from '../sources/source.entity';
-import { appTypeDefinition, appTypes } from './app-catalog';
 import type { AppDetail, AppListItem, CreateAppBody, UpdateAppBody } from './app.dto';
 import { AppEntity, type AppRole } from './app.entity';
+import { AppSettingsValidator } from './app-settings';
 import type { CredentialCipher } from './credential-cipher';
 import { keepMaskedSecrets, maskAll, maskSecretFields } from './secret-masking';
 
@@ -37,6 +38,7 @@ export class AppService {
     private readonly dataSource: DataSource,
     private readonly cipher: CredentialCipher,
     private readonly changes?: TenantChangePublisher,
+    private readonly settings = new AppSettingsValidator(),
   ) {}
 
   private get repository() {
@@ -88,7 +90,15 @@ export class AppService {
         [{ path: 'body.appType', message: 'unknown app type' }],
       );
     }
-    const role = this.checkRoles(body.appType, body.role ?? [...definition.roles]);
+    const role = this.checkRoles(body.appType, body.role ?? rolesOfAppType(body.appType));
+    const config = body.config ?? {};
+    this.checkNotEmpty(body.appType, body.credentials ?? null);
+    // A draft (no credentials, inactive) may leave required config for later; an app that
+    // becomes active must be complete.
+    this.settings.check(body.appType, {
+      credentials: body.credentials ?? null,
+      ...(body.config !== undefined || body.credentials ? { config } : {}),
+    });
     const id = randomUUID();
     const app = this.repository.create({
       id,
@@ -96,13 +106,13 @@ export class AppService {
       appType: body.appType,
       displayName: this.checkName(body.displayName),
       role,
-      config: body.config ?? {},
+      config,
       permissions: [],
       errorMessage: null,
       lastSyncAt: null,
       consecutiveFailureCount: 0,
       deletedAt: null,
-      ...this.sealed(id, body.credentials ?? null),
+      ...this.sealed(id, body.appType, body.credentials ?? null),
     });
     await this.saveUnique(app);
     return this.toDetail(app);
@@ -113,9 +123,20 @@ export class AppService {
     if (app.state === 'deleted') throw conflict('resource_deleted', `App ${app.id} is deleted`);
     if (body.displayName !== undefined) app.displayName = this.checkName(body.displayName);
     if (body.role !== undefined) app.role = this.checkRoles(app.appType, body.role);
-    if (body.config !== undefined)
-      app.config = keepMaskedSecrets(body.config, app.config) as Record<string, unknown>;
-    if (body.credentials !== undefined) Object.assign(app, this.sealed(app.id, body.credentials));
+    const config =
+      body.config !== undefined
+        ? (keepMaskedSecrets(body.config, app.config) as Record<string, unknown>)
+        : undefined;
+    if (body.credentials !== undefined) this.checkNotEmpty(app.appType, body.credentials);
+    // Only what the request changes is checked: an app saved before validation keeps working
+    // until its owner edits the part that does not fit.
+    this.settings.check(app.appType, {
+      ...(config !== undefined || body.credentials ? { config: config ?? app.config } : {}),
+      ...(body.credentials !== undefined ? { credentials: body.credentials } : {}),
+    });
+    if (config !== undefined) app.config = config;
+    if (body.credentials !== undefined)
+      Object.assign(app, this.sealed(app.id, app.appType, body.credentials));
     await this.saveUnique(app);
     // Rotated credentials or a new config: the forwarding consumers must not keep the old ones.
     await this.changes?.publish({ kind: 'tenant_changed', accountId });
@@ -149,12 +170,25 @@ export class AppService {
     );
   }
 
-  private sealed(id: string, credentials: Record<string, unknown> | null) {
-    if (credentials !== null && Object.keys(credentials).length === 0) {
+  private checkNotEmpty(appType: string, credentials: Record<string, unknown> | null) {
+    if (
+      credentials !== null &&
+      Object.keys(credentials).length === 0 &&
+      this.settings.needsCredentials(appType)
+    ) {
       throw invalidField('body.credentials', 'must have at least one field, or be omitted');
     }
-    if (credentials === null) {
-      return { credentialsCiphertext: null, credentialsKeyId: null, state: 'inactive' as const };
+  }
+
+  private sealed(id: string, appType: string, credentials: Record<string, unknown> | null) {
+    const needed = this.settings.needsCredentials(appType);
+    if (credentials === null || Object.keys(credentials).length === 0) {
+      // An app type with nothing to authenticate (web tracking) works without credentials.
+      return {
+        credentialsCiphertext: null,
+        credentialsKeyId: null,
+        state: needed ? ('inactive' as const) : ('active' as const),
+      };
     }
     const { ciphertext, keyId } = this.cipher.seal(credentials, `app:${id}`);
     return { credentialsCiphertext: ciphertext, credentialsKeyId: keyId, state: 'active' as const };
@@ -167,7 +201,7 @@ export class AppService {
   }
 
   private checkRoles(appType: string, roles: AppRole[]): AppRole[] {
-    const supported = appTypeDefinition(appType)?.roles ?? [];
+    const supported = rolesOfAppType(appType);
     const unique = [...new Set(roles)];
     const unsupported = unique.filter((r) => !supported.includes(r));
     if (unsupported.length > 0) {

@@ -55,7 +55,7 @@ describe('apps API (real PostgreSQL)', () => {
         accountId: t.accountId,
         appType: 'amplitude',
         displayName: 'Amplitude prod',
-        role: ['source', 'destination'],
+        role: ['destination'],
         state: 'inactive',
         errorMessage: null,
         lastSyncAt: null,
@@ -73,15 +73,15 @@ describe('apps API (real PostgreSQL)', () => {
         appType: 'stripe',
         displayName: 'Stripe',
         role: ['source'],
-        credentials: { apiKey: secret },
-        config: { accountCountry: 'DE', webhookSecret: 'whsec_123' },
+        credentials: { secretKey: `sk_live_${secret}` },
+        config: { apiVersion: '2025-09-30.clover' },
       });
       expect(response.status).toBe(201);
       expect(response.body.data).toMatchObject({
         state: 'active',
         role: ['source'],
-        credentials: { apiKey: '**********' },
-        config: { accountCountry: 'DE', webhookSecret: '**********' },
+        credentials: { secretKey: '**********' },
+        config: { apiVersion: '2025-09-30.clover' },
       });
       expect(JSON.stringify(response.body)).not.toContain(secret);
     });
@@ -90,13 +90,14 @@ describe('apps API (real PostgreSQL)', () => {
       const { body } = await create({
         appType: 'braze',
         displayName: 'Braze',
-        credentials: { restKey: secret },
+        credentials: { apiKey: secret },
+        config: { restEndpoint: 'https://rest.iad-01.braze.com' },
       });
       const row = await h.db.dataSource.getRepository(AppEntity).findOneByOrFail({ id: body.data.id });
       expect(row.credentialsKeyId).toBe('k2');
       expect(row.credentialsCiphertext).not.toContain(secret);
       expect(Buffer.from(row.credentialsCiphertext!, 'base64').toString('utf8')).not.toContain(secret);
-      expect(h.services.apps.openCredentials(row)).toEqual({ restKey: secret });
+      expect(h.services.apps.openCredentials(row)).toEqual({ apiKey: secret });
       // Copied onto another row, the ciphertext does not open: the app id is authenticated data.
       const other = { ...row, id: '00000000-0000-4000-8000-000000000000' };
       expect(() => h.services.apps.openCredentials(other)).toThrow();
@@ -127,8 +128,8 @@ describe('apps API (real PostgreSQL)', () => {
     });
 
     it('answers 409 app_name_taken for a duplicate name, case-insensitively', async () => {
-      expect((await create({ appType: 'hubspot', displayName: 'CRM' })).status).toBe(201);
-      const duplicate = await create({ appType: 'hubspot', displayName: 'crm' });
+      expect((await create({ appType: 'segment', displayName: 'CRM' })).status).toBe(201);
+      const duplicate = await create({ appType: 'segment', displayName: 'crm' });
       expect(duplicate.status).toBe(409);
       expect(duplicate.body.code).toBe('app_name_taken');
     });
@@ -154,24 +155,24 @@ describe('apps API (real PostgreSQL)', () => {
     });
 
     it('patches the allowed fields and moves between inactive and active with credentials', async () => {
-      const { body } = await create({ appType: 'google_ads', displayName: 'Ads' });
+      const { body } = await create({ appType: 'customer_io', displayName: 'Messages' });
       const id = body.data.id;
       const activated = await h
         .as(t.key)
         .patch(`/api/v1/apps/${id}`)
-        .send({ credentials: { refreshToken: secret } });
+        .send({ credentials: { siteId: 'site-1', apiKey: secret } });
       expect(activated.body.data).toMatchObject({
         state: 'active',
-        credentials: { refreshToken: '**********' },
+        credentials: { siteId: '**********', apiKey: '**********' },
       });
       const renamed = await h
         .as(t.key)
         .patch(`/api/v1/apps/${id}`)
-        .send({ displayName: 'Google Ads', role: ['destination'], config: { customerId: '123' } });
+        .send({ displayName: 'Customer.io EU', role: ['destination'], config: { region: 'eu' } });
       expect(renamed.body.data).toMatchObject({
-        displayName: 'Google Ads',
+        displayName: 'Customer.io EU',
         role: ['destination'],
-        config: { customerId: '123' },
+        config: { region: 'eu' },
         state: 'active',
       });
       const deactivated = await h.as(t.key).patch(`/api/v1/apps/${id}`).send({ credentials: null });
@@ -269,7 +270,7 @@ describe('apps API (real PostgreSQL)', () => {
       await h
         .as(tenant.key)
         .patch(`/api/v1/apps/${braze}`)
-        .send({ config: { touched: true } });
+        .send({ config: { restEndpoint: 'https://rest.iad-01.braze.com' } });
       const recent = await h.as(tenant.key).get('/api/v1/apps?sort=updated_at&limit=1');
       expect(recent.body.data[0].id).toBe(braze);
       const oldest = await h.as(tenant.key).get('/api/v1/apps?sort=updated_at&order=asc&limit=5');
@@ -278,8 +279,17 @@ describe('apps API (real PostgreSQL)', () => {
 
     it('never shows another account’s apps', async () => {
       const response = await h.as(tenant.key).get('/api/v1/apps?limit=100');
-      expect(response.body.data.every((a: { accountId: string }) => a.accountId === tenant.accountId)).toBe(
-        true,
+      // The five apps of this tenant, and only they: the length is what keeps this from passing on
+      // an empty list. Other accounts' apps exist (t's, created above).
+      expect(response.body.data.map((a: { displayName: string }) => a.displayName).sort()).toEqual([
+        'a-braze',
+        'b-amplitude',
+        'c-stripe',
+        'd-shopify',
+        'e-webhook',
+      ]);
+      expect(new Set(response.body.data.map((a: { accountId: string }) => a.accountId))).toEqual(
+        new Set([tenant.accountId]),
       );
     });
 

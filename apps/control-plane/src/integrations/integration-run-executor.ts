@@ -1,9 +1,9 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import { DeliveryFailure, forwarderFor, type Forwarder, type OutboundEvent } from '@pipeline/destinations';
+import { destinationCategoryOf, forwarderFor } from '@pipeline/catalog';
+import { DeliveryFailure, type Forwarder, type OutboundEvent } from '@pipeline/destinations';
 import type { TrackingEvent } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import type { ResolvedDestination } from '@pipeline/tenancy';
-import { appTypeDefinition } from '../apps/app-catalog';
 import { AppEntity } from '../apps/app.entity';
 import type { CredentialCipher } from '../apps/credential-cipher';
 import type { JobEntity } from '../jobs/job.entity';
@@ -175,7 +175,7 @@ export class IntegrationRunExecutor implements JobExecutor {
         'destination_not_ready',
         'The destination app is not active or has no credentials',
       );
-    const kind = appTypeDefinition(app.appType)?.destinationKind;
+    const kind = destinationCategoryOf(app.appType);
     const forwarder = forwarderFor(app.appType, {
       ...(this.options.baseUrls ? { baseUrls: this.options.baseUrls } : {}),
       ...(this.options.allowPrivateRanges ? { allowPrivateRanges: this.options.allowPrivateRanges } : {}),

@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
-import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors';
+import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors/testing';
+import { StreamTableWriter } from '@pipeline/destinations';
 import {
   lookAlikeCredentials,
   startLookAlikeVendor,
-  StreamTableWriter,
   type LookAlikeServer,
-} from '@pipeline/destinations';
+} from '@pipeline/destinations/testing';
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { JobRunner } from '../jobs/job-runner';

@@ -1,9 +1,9 @@
 import type { ProblemFieldError } from '../http/problem';
 import { unprocessable } from '../http/api-errors';
-import { appTypeDefinition } from '../apps/app-catalog';
+import { importTasksOf } from '@pipeline/catalog';
 
 /**
- * The task types of `config.tasks` (README, "Integration runs"):
+ * The task types of `config.tasks` (docs/delivery-and-destinations.md, "Integration runs"):
  * - `events`: tracked events forwarded as they arrive, by the delivery consumers (not by
  *   scheduled runs);
  * - `user_attributes` `{ fields?: string[] }`: identified users with their traits (only
@@ -57,7 +57,7 @@ export function scheduledTasks(tasks: readonly TaskInput[], sourceAppType: strin
       }
       case 'source_stream': {
         if (!sourceAppType) return fail('stream', 'needs the integration’s sourceAppId');
-        const offered = appTypeDefinition(sourceAppType)?.importTasks ?? [];
+        const offered = importTasksOf(sourceAppType);
         if (typeof task.stream !== 'string' || !offered.includes(task.stream))
           return fail(
             'stream',

@@ -6,8 +6,8 @@ import type { IntegrationRunStatus } from './integration.entity';
 /**
  * One unit of work of an integration; `task_type` names it, the other fields are its settings:
  * `events` (tracked events forwarded as they arrive), `user_attributes` `{ fields? }`,
- * `recent_events` `{ events? }`, `source_stream` `{ stream, userIdField? }` (README,
- * "Integration runs").
+ * `recent_events` `{ events? }`, `source_stream` `{ stream, userIdField? }`
+ * (docs/delivery-and-destinations.md, "Integration runs").
  */
 export interface IntegrationTaskBody {
   /** @pattern ^[a-z][a-z0-9_]{0,63}$ */
@@ -60,7 +60,7 @@ export interface IntegrationListItem {
   config: IntegrationConfigBody;
   schedule: IntegrationScheduleBody;
   state: ResourceState;
-  /** pending, running, completed, errored, paused, draft (README, "Integrations"). */
+  /** pending, running, completed, errored, paused, draft (docs/delivery-and-destinations.md, "Integration runs"). */
   status: IntegrationRunStatus;
   isActive: boolean;
   /** @format date-time */

@@ -59,7 +59,7 @@ export class IntegrationService {
     private readonly changes?: TenantChangePublisher,
   ) {}
 
-  /** Tells every cache of the account's tenant records (README, "Revocation and rotation"). */
+  /** Tells every cache of the account's tenant records (docs/tracking-api.md, "Revoked write keys"). */
   private async changed<T>(accountId: string, result: T): Promise<T> {
     await this.changes?.publish({ kind: 'tenant_changed', accountId });
     return result;

@@ -1,5 +1,5 @@
 import { SourceEntity } from '../sources/source.entity';
-import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { exampleSettings, startHarness, type Harness, type Tenant } from '../testing/harness';
 
 describe('integrations API (real PostgreSQL)', () => {
   let h: Harness;
@@ -14,17 +14,23 @@ describe('integrations API (real PostgreSQL)', () => {
   };
   const schedule = { frequencyValue: 6, frequencyUnit: 'hours', rollingWindowDays: 7 };
 
-  async function makeApp(tenant: Tenant, appType: string, displayName: string, credentials?: object) {
-    return (await h.as(tenant.key).post('/api/v1/apps').send({ appType, displayName, credentials })).body.data
-      .id as string;
+  /** An app: connected (the catalog's example settings) when `connected`, a draft otherwise. */
+  async function makeApp(tenant: Tenant, appType: string, displayName: string, connected?: true) {
+    const settings = connected ? exampleSettings(appType) : {};
+    const response = await h
+      .as(tenant.key)
+      .post('/api/v1/apps')
+      .send({ appType, displayName, ...settings });
+    expect(response.status).toBe(201);
+    return response.body.data.id as string;
   }
   const create = (body: object, key = t.key) => h.as(key).post('/api/v1/integrations').send(body);
 
   beforeAll(async () => {
     h = await startHarness('integrations api');
     t = await h.tenant();
-    braze = await makeApp(t, 'braze', 'Braze', { restKey: 'k' });
-    stripe = await makeApp(t, 'stripe', 'Stripe', { apiKey: 'k' });
+    braze = await makeApp(t, 'braze', 'Braze', true);
+    stripe = await makeApp(t, 'stripe', 'Stripe', true);
     unconnected = await makeApp(t, 'customer_io', 'Customer.io');
   });
   afterAll(() => h.close());
@@ -66,7 +72,7 @@ describe('integrations API (real PostgreSQL)', () => {
   });
 
   it('follows the source app’s imports: missing_source, waiting, ready', async () => {
-    const shop = await makeApp(t, 'shopify', 'Shop', { token: 'x' });
+    const shop = await makeApp(t, 'shopify', 'Shop', true);
     const { body } = await create({
       destinationAppId: braze,
       sourceAppId: shop,
@@ -132,7 +138,7 @@ describe('integrations API (real PostgreSQL)', () => {
 
   it('answers 422 when an app is missing or has the wrong role', async () => {
     const other = await h.tenant();
-    const foreign = await makeApp(other, 'braze', 'Foreign braze', { k: 1 });
+    const foreign = await makeApp(other, 'braze', 'Foreign braze', true);
     for (const [body, code] of [
       [{ destinationAppId: stripe }, 'app_role_mismatch'],
       [{ destinationAppId: foreign }, 'invalid_reference'],
@@ -208,9 +214,9 @@ describe('integrations API (real PostgreSQL)', () => {
     let src: string;
     beforeAll(async () => {
       tenant = await h.tenant();
-      dest1 = await makeApp(tenant, 'braze', 'B', { k: 1 });
-      dest2 = await makeApp(tenant, 'amplitude', 'A', { k: 1 });
-      src = await makeApp(tenant, 'stripe', 'S', { k: 1 });
+      dest1 = await makeApp(tenant, 'braze', 'B', true);
+      dest2 = await makeApp(tenant, 'amplitude', 'A', true);
+      src = await makeApp(tenant, 'stripe', 'S', true);
       ids.a = (
         await create(
           { destinationAppId: dest1, sourceAppId: src, dataType: 'customers', config, schedule },

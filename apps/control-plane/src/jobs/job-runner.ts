@@ -8,6 +8,7 @@ import {
   type ReapedItem,
   type WorkerSettings,
 } from '../work-queue/pg-work-queue';
+import type { JobOutcome } from '../http/control-plane-metrics';
 import { JobEntity, type JobKind } from './job.entity';
 import {
   JobDeferred,
@@ -37,7 +38,11 @@ export class JobRunner extends QueueWorker {
   private readonly executors = new Map<JobKind, JobExecutor>();
 
   constructor(private readonly options: JobRunnerOptions) {
-    super(options, { name: 'jobs', waitingStatus: 'queued', claimableWhen: 'run_after <= now()' }, 'job');
+    super(
+      options,
+      { name: 'jobs', waitingStatus: 'queued', claimableWhen: 'run_after <= now()', kindOf: 'kind' },
+      'job',
+    );
   }
 
   register(executor: JobExecutor): this {
@@ -51,16 +56,21 @@ export class JobRunner extends QueueWorker {
   }
 
   protected async execute(item: ClaimedItem, execution: Execution): Promise<void> {
+    const job = await this.options.dataSource.getRepository(JobEntity).findOneByOrFail({ id: item.id });
+    const outcome = await this.run(job, item, execution);
+    this.options.metrics?.jobFinished(job.kind, outcome, (Date.now() - execution.startedAt) / 1000);
+  }
+
+  private async run(job: JobEntity, item: ClaimedItem, execution: Execution): Promise<JobOutcome> {
     const { dataSource, logger } = this.options;
-    const job = await dataSource.getRepository(JobEntity).findOneByOrFail({ id: item.id });
     const executor = this.executors.get(job.kind);
     if (!executor) {
-      await execution.settle({
+      const owned = await execution.settle({
         status: 'failed',
         finished_at: NOW,
         error: JSON.stringify({ code: 'no_executor', message: `No executor runs ${job.kind} jobs here` }),
       });
-      return;
+      return owned ? 'failed' : 'interrupted';
     }
     const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
     try {
@@ -84,7 +94,7 @@ export class JobRunner extends QueueWorker {
         }),
       );
       Object.assign(counts, result);
-      await this.settle(
+      const owned = await this.settle(
         execution,
         executor,
         job,
@@ -96,9 +106,10 @@ export class JobRunner extends QueueWorker {
         },
       );
       logger.info('job succeeded', { jobId: job.id, kind: job.kind, ...counts });
+      return owned ? 'succeeded' : 'interrupted';
     } catch (thrown) {
       const error = execution.signal.aborted ? (execution.signal.reason as unknown) : thrown;
-      await this.afterError(execution, executor, job, item, counts, error);
+      return this.afterError(execution, executor, job, item, counts, error);
     }
   }
 
@@ -109,7 +120,7 @@ export class JobRunner extends QueueWorker {
     item: ClaimedItem,
     counts: JobCounts,
     error: unknown,
-  ): Promise<void> {
+  ): Promise<JobOutcome> {
     const { logger } = this.options;
     const rows = { rows_read: counts.rowsRead, rows_written: counts.rowsWritten };
     if (error instanceof Interrupted) {
@@ -121,10 +132,10 @@ export class JobRunner extends QueueWorker {
           computeOf(execution),
         );
       logger.info('job interrupted', { jobId: job.id, reason: error.reason });
-      return;
+      return 'interrupted';
     }
     if (error instanceof JobDeferred) {
-      await this.settle(
+      const owned = await this.settle(
         execution,
         executor,
         job,
@@ -139,14 +150,14 @@ export class JobRunner extends QueueWorker {
         },
       );
       logger.info('job deferred', { jobId: job.id, reason: error.reason, notBefore: error.notBefore });
-      return;
+      return owned ? 'deferred' : 'interrupted';
     }
     const described = describe(error);
     const detail =
       error instanceof TransientJobError || error instanceof JobFailure ? error.detail : undefined;
     if (error instanceof TransientJobError && item.attempts < this.options.maxAttempts) {
       const retryAt = new Date(Date.now() + this.backoffMs(item.attempts));
-      await this.settle(
+      const owned = await this.settle(
         execution,
         executor,
         job,
@@ -167,9 +178,9 @@ export class JobRunner extends QueueWorker {
         error: described,
         ...(detail !== undefined ? { detail } : {}),
       });
-      return;
+      return owned ? 'retried' : 'interrupted';
     }
-    await this.settle(
+    const owned = await this.settle(
       execution,
       executor,
       job,
@@ -187,6 +198,7 @@ export class JobRunner extends QueueWorker {
       error: described,
       ...(detail !== undefined ? { detail } : {}),
     });
+    return owned ? 'failed' : 'interrupted';
   }
 
   private async settle(
@@ -195,9 +207,9 @@ export class JobRunner extends QueueWorker {
     job: JobEntity,
     transition: JobTransition,
     values: Record<string, unknown>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const counts = transition.to === 'succeeded' ? transition.counts : undefined;
-    await execution.settle(
+    return execution.settle(
       {
         ...values,
         ...computeOf(execution),

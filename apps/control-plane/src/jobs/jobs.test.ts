@@ -1,4 +1,4 @@
-import { lookAlikeCredentials } from '@pipeline/destinations';
+import { lookAlikeCredentials } from '@pipeline/destinations/testing';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { JobEntity } from './job.entity';
 
@@ -24,7 +24,7 @@ describe('GET /api/v1/jobs/{id} needs the read scope of the job’s owner (real 
     const source = await h
       .as(t.key)
       .post('/api/v1/sources')
-      .send({ appId: await app('stripe', { apiKey: 'sk_test_1' }), syncType: 'stripe' });
+      .send({ appId: await app('stripe', { secretKey: 'sk_test_1' }), syncType: 'stripe' });
     const sync = await h.as(t.key).post(`/api/v1/sources/${source.body.data.id}/sync`);
     expect(sync.status).toBe(202);
     sourceJobId = sync.body.data.id;

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ConnectorError, connectorFor, type Connector, type HttpReaderOptions } from '@pipeline/connectors';
+import { connectorFor } from '@pipeline/catalog';
+import { ConnectorError, type Connector, type HttpReaderOptions } from '@pipeline/connectors';
 import type { StreamTableWriter } from '@pipeline/destinations';
 import type { Logger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';

@@ -3,9 +3,10 @@ import {
   shopifyRecords,
   startShopifyLookAlike,
   startStripeLookAlike,
+  recordStripeEvent,
   stripeRecords,
   type SourceLookAlike,
-} from '@pipeline/connectors';
+} from '@pipeline/connectors/testing';
 import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
@@ -216,22 +217,40 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
       expect(Date.parse(after.nextSyncAt!)).toBeGreaterThan(Date.now());
     });
 
-    it('syncs incrementally: only what is new since the cursor, plus the rolling window, without duplicates', async () => {
+    it('syncs incrementally from Stripe events: what changed since the cursor, old objects updated too, without duplicates', async () => {
       stripe.requests.length = 0;
-      const customers = stripe.data.get('customers')!;
-      customers.push(...stripeRecords('customers', 25, nowSeconds(), 100));
+      const t = nowSeconds();
+      for (const created of stripeRecords('customers', 25, t, 100))
+        recordStripeEvent(stripe, 'customers', 'customer.created', created, t);
+      const old = stripe.data.get('customers')!.find((c) => c.id === 'cus_00000003')!; // 30 days old
+      recordStripeEvent(
+        stripe,
+        'customers',
+        'customer.updated',
+        { ...old, email: 'renamed3@example.com' },
+        t,
+      );
+      const charge = stripe.data.get('charges')![7]!;
+      recordStripeEvent(stripe, 'charges', 'charge.refunded', { ...charge, status: 'refunded' }, t);
       const done = await finished((await trigger(sourceId)).id);
-      // Read from the cursor moved back by the 1-day window: the 10 customers at the cursor
-      // and the 25 new ones, not the 40 older ones; all 250 charges sit inside their window.
       expect(done.status).toBe('succeeded');
-      const customerRead = stripe.requests.find(
-        (r) => r.path.startsWith('/v1/customers') && r.path.includes('created'),
+      // Events after the cursor the backfill saved: when its listing began, less a minute.
+      const customerRead = stripe.requests.find((r) =>
+        decodeURIComponent(r.path).includes('types[]=customer.created'),
       )!;
-      const gte = Number(new URL(customerRead.path, stripe.url).searchParams.get('created[gte]'));
-      expect(Math.abs(gte - (nowSeconds() - 4 * DAY))).toBeLessThan(120);
-      expect(done.rowsRead).toBe(10 + 25 + 250);
-      expect(await rows('stripe_customers')).toHaveLength(75);
-      expect(await rows('stripe_charges')).toHaveLength(250);
+      const gt = Number(new URL(customerRead.path, stripe.url).searchParams.get('created[gt]'));
+      expect(Math.abs(gt - (nowSeconds() - 60))).toBeLessThan(120);
+      // No object list but the credentials check.
+      expect(stripe.requests.filter((r) => r.path.startsWith('/v1/customers')).map((r) => r.path)).toEqual([
+        '/v1/customers?limit=1',
+      ]);
+      expect(done.rowsRead).toBe(25 + 1 + 1);
+      const customers = await rows('stripe_customers');
+      expect(customers).toHaveLength(75);
+      expect(customers.find((c) => c.id === 'cus_00000003')).toMatchObject({ email: 'renamed3@example.com' });
+      const charges = await rows('stripe_charges');
+      expect(charges).toHaveLength(250);
+      expect(charges.filter((c) => c.status === 'refunded').map((c) => c.id)).toEqual([charge.id]);
     });
 
     it('answers 409 to a second trigger while a sync is queued or running', async () => {
@@ -295,16 +314,35 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
 
     it("rides out a 429 with Retry-After and a single 500 mid-stream within the client's own retries", async () => {
       stripe.requests.length = 0;
+      // 150 charges updated: two pages of charge events, newest first on the way to the oldest.
+      const t = nowSeconds();
+      for (const charge of stripe.data.get('charges')!.slice(0, 150))
+        recordStripeEvent(stripe, 'charges', 'charge.updated', { ...charge, metadata: { order: 'o-1' } }, t);
+      // The customers' last second of events is read again (the cursor stays one second short of it).
+      const [state] = (await h.db.dataSource.query(
+        "SELECT cursor FROM source_stream_states WHERE source_id = $1 AND stream = 'customers'",
+        [sourceId],
+      )) as { cursor: string }[];
+      const again = stripe.data
+        .get('events')!
+        .filter(
+          (e) => String(e.type).startsWith('customer.') && Number(e.created) > Number(state!.cursor),
+        ).length;
       stripe.failNext(429, 1, '0.2');
       stripe.failAfter(3, 500);
       const done = await finished((await trigger(sourceId)).id);
-      // Customers from a day before their cursor (the 25 new ones), all charges of their window.
-      expect(done).toMatchObject({ status: 'succeeded', attempts: 1, rowsRead: 25 + 250 });
+      // check; customers' events; charges' walk (page 1, then the 500 and its retry) and the newer page.
+      expect(done).toMatchObject({ status: 'succeeded', attempts: 1, rowsRead: again + 150 });
       expect(stripe.requests.map((r) => r.status)).toEqual([429, 200, 200, 200, 500, 200, 200]);
+      const charges = await rows('stripe_charges');
+      expect(charges.filter((c) => JSON.stringify(c.metadata) === '{"order":"o-1"}')).toHaveLength(150);
     });
 
     it("retries a sync whose 500s mid-stream outlast the client's retries after a backoff, without duplicates", async () => {
-      // check, customers page 1, charges page 1 succeed; both attempts at charges page 2 fail.
+      // check, customers' events, charges' events page 1 succeed; both attempts at page 2 fail.
+      const t = nowSeconds();
+      for (const charge of stripe.data.get('charges')!.slice(0, 150))
+        recordStripeEvent(stripe, 'charges', 'charge.updated', { ...charge, metadata: { order: 'o-2' } }, t);
       stripe.failAfter(3, 500, 2);
       const queued = await trigger(sourceId);
       let retrying: JobBody | undefined;
@@ -326,6 +364,8 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
       )) as { compute_ms: string; last: string }[];
       expect(Number(spent!.compute_ms)).toBeGreaterThan(Number(spent!.last));
       expect(await rows('stripe_customers')).toHaveLength(75);
+      const charges = await rows('stripe_charges');
+      expect(charges.filter((c) => JSON.stringify(c.metadata) === '{"order":"o-2"}')).toHaveLength(150);
       expect((await detail(sourceId)).consecutiveFailures).toBe(0);
     });
 

@@ -29,7 +29,7 @@ export interface SourceListItem {
   syncAnchorTimezone: string;
   rollingPeriodDays: number;
   state: ResourceState;
-  /** Import lifecycle: pending, queued, syncing, succeeded, failed, paused (README, "Sources"). */
+  /** Import lifecycle: pending, queued, syncing, succeeded, failed, paused (docs/management-api.md, "Resources and their rules"). */
   integrationStatus: IntegrationStatus;
   /** @format date-time */
   lastSyncAt: string | null;

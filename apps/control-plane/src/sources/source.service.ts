@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { appTypeDefinition } from '../apps/app-catalog';
+import { importTasksOf } from '@pipeline/catalog';
 import { AppEntity } from '../apps/app.entity';
 import type { AppService } from '../apps/app.service';
 import { keepMaskedSecrets, maskSecretFields } from '../apps/secret-masking';
@@ -100,7 +100,7 @@ export class SourceService {
         [{ path: 'body.syncType', message: `must equal the app type ${app.appType}` }],
       );
     }
-    const offered = appTypeDefinition(app.appType)?.importTasks ?? [];
+    const offered = importTasksOf(app.appType);
     const importTasks = this.checkImportTasks(app.appType, body.importTasks ?? [...offered]);
     const unit = body.syncFrequencyUnit ?? 'days';
     const value = body.syncFrequencyValue ?? 1;
@@ -201,7 +201,7 @@ export class SourceService {
   }
 
   private checkImportTasks(syncType: string, tasks: string[]): string[] {
-    const offered = appTypeDefinition(syncType)?.importTasks ?? [];
+    const offered = importTasksOf(syncType);
     const unknown = tasks.filter((t) => !offered.includes(t));
     if (unknown.length > 0) {
       throw unprocessable(

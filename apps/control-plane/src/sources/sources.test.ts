@@ -1,5 +1,5 @@
 import { JobEntity } from '../jobs/job.entity';
-import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { exampleSettings, startHarness, type Harness, type Tenant } from '../testing/harness';
 import { SourceEntity } from './source.entity';
 
 describe('sources API (real PostgreSQL)', () => {
@@ -10,12 +10,17 @@ describe('sources API (real PostgreSQL)', () => {
   beforeAll(async () => {
     h = await startHarness('sources api');
     t = await h.tenant();
-    stripeId = (await makeApp(t, 'stripe', 'Stripe', { apiKey: 'sk_test_1' })).id;
+    stripeId = (await makeApp(t, 'stripe', 'Stripe', { secretKey: 'sk_test_1' })).id;
   });
   afterAll(() => h.close());
 
+  /** An app with `credentials`, and the catalog example's config (a Shopify app needs its shop). */
   async function makeApp(tenant: Tenant, appType: string, displayName: string, credentials?: object) {
-    const response = await h.as(tenant.key).post('/api/v1/apps').send({ appType, displayName, credentials });
+    const settings = credentials ? { credentials, config: exampleSettings(appType).config } : {};
+    const response = await h
+      .as(tenant.key)
+      .post('/api/v1/apps')
+      .send({ appType, displayName, ...settings });
     expect(response.status).toBe(201);
     return response.body.data as { id: string };
   }
@@ -316,8 +321,8 @@ describe('sources API (real PostgreSQL)', () => {
     const ids: Record<string, string> = {};
     beforeAll(async () => {
       tenant = await h.tenant();
-      const stripe = await makeApp(tenant, 'stripe', 'S', { k: 1 });
-      const shop = await makeApp(tenant, 'shopify', 'Sh', { k: 1 });
+      const stripe = await makeApp(tenant, 'stripe', 'S', { secretKey: 'sk_test_1' });
+      const shop = await makeApp(tenant, 'shopify', 'Sh', { accessToken: 'shpat_1' });
       ids.stripeApp = stripe.id;
       for (const [name, appId, syncType] of [
         ['a', stripe.id, 'stripe'],

@@ -1,7 +1,7 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { unprocessable } from '../http/api-errors';
-import type { ProblemFieldError } from '../http/problem';
+import { schemaFieldErrors } from '../http/schema-errors';
 import type { TaskTemplate } from './templates/template';
 
 /**
@@ -29,24 +29,9 @@ export class ParamsValidator {
       throw unprocessable(
         'invalid_params',
         `The params do not match the parameter schema of template ${template.id}`,
-        (validate.errors ?? []).map((error) => fieldError(error, at)),
+        schemaFieldErrors(validate.errors ?? [], at, 'is not a parameter of this template'),
       );
     }
     return copy;
   }
-}
-
-function fieldError(error: ErrorObject, at: string): ProblemFieldError {
-  const segments = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
-  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
-  const path = segments.reduce((p, s) => (/^\d+$/.test(s) ? `${p}[${s}]` : `${p}.${s}`), at);
-  const message =
-    error.keyword === 'additionalProperties'
-      ? 'is not a parameter of this template'
-      : (error.message ?? 'is not valid');
-  return { path, message };
 }

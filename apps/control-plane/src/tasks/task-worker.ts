@@ -12,6 +12,7 @@ import { TaskRunEntity, type RunError, type RunProgress } from './task-run.entit
 import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
+import { TASK_RUN_KIND, type TaskRunOutcome } from '../http/control-plane-metrics';
 
 export interface TaskWorkerOptions extends WorkerSettings {
   warehouse: WarehouseReader;
@@ -27,22 +28,30 @@ export interface TaskWorkerOptions extends WorkerSettings {
  */
 export class TaskWorker extends QueueWorker {
   constructor(private readonly options: TaskWorkerOptions) {
-    super(options, { name: 'task_runs', waitingStatus: 'pending' }, 'task run');
+    super(options, { name: 'task_runs', waitingStatus: 'pending', kindOf: `'${TASK_RUN_KIND}'` }, 'task run');
   }
 
   /** Runs the template's steps, recording progress; ends in succeeded or failed (or stops if interrupted). */
   protected async execute(item: ClaimedItem, execution: Execution): Promise<void> {
+    const { template, outcome } = await this.run(item, execution);
+    this.options.metrics?.taskRunFinished(template, outcome, (Date.now() - execution.startedAt) / 1000);
+  }
+
+  private async run(
+    item: ClaimedItem,
+    execution: Execution,
+  ): Promise<{ template: string; outcome: TaskRunOutcome }> {
     const { dataSource, logger } = this.options;
     const signal = execution.signal;
     const run = await dataSource.getRepository(TaskRunEntity).findOneByOrFail({ id: item.id });
     const task = await dataSource.getRepository(TaskEntity).findOneBy({ id: run.taskId });
     const template = task ? findTemplate(task.templateId) : undefined;
     if (!task || !template) {
-      await this.finish(execution, 'failed', null, {
+      const owned = await this.finish(execution, 'failed', null, {
         code: 'unknown_template',
         message: `Template ${task?.templateId ?? '(task deleted)'} is not offered by this version`,
       });
-      return;
+      return { template: 'unknown', outcome: owned ? 'failed' : 'interrupted' };
     }
     const progress = initialProgress(template);
     logger.info('task run started', {
@@ -81,6 +90,7 @@ export class TaskWorker extends QueueWorker {
       const report = (last ? state[last.id] : {}) as Record<string, unknown>;
       const finished = await this.finish(execution, 'succeeded', report, null, progress);
       logger.info('task run finished', { runId: run.id, status: finished ? 'succeeded' : 'lost' });
+      return { template: template.id, outcome: finished ? 'succeeded' : 'interrupted' };
     } catch (error) {
       const interruption = signal.aborted ? signal.reason : error;
       if (interruption instanceof Interrupted) {
@@ -90,18 +100,19 @@ export class TaskWorker extends QueueWorker {
           reason: interruption.reason,
           step: current?.id,
         });
-        return;
+        return { template: template.id, outcome: 'interrupted' };
       }
       if (current) this.markStep(progress, current.id, 'failed');
       const message = error instanceof Error ? error.message : String(error);
       logger.warn('task run failed', { runId: run.id, step: current?.id, error: message });
-      await this.finish(
+      const owned = await this.finish(
         execution,
         'failed',
         null,
         { code: 'step_failed', message, step: current?.id },
         progress,
       );
+      return { template: template.id, outcome: owned ? 'failed' : 'interrupted' };
     }
   }
 

@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
 
-/** USD prices, exact decimals from configuration (README, "Usage"). */
+/** USD prices, exact decimals from configuration (docs/management-api.md, "Usage"). */
 export interface PriceList {
   storagePerGbMonth: Decimal;
   queryPerTb: Decimal;

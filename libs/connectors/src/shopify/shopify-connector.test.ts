@@ -1,7 +1,6 @@
 import type { StreamPage } from '../connector';
-import { connectorFor } from '../connector-registry';
 import { shopifyRecords, startShopifyLookAlike, type SourceLookAlike } from '../testing/source-look-alikes';
-import { nextPageUrl, ShopifyConnector } from './shopify-connector';
+import { nextPageUrl, ShopifyConnector, shopifyApiVersion } from './shopify-connector';
 
 async function readAll(pages: AsyncIterable<StreamPage>) {
   const records: Record<string, unknown>[] = [];
@@ -85,9 +84,32 @@ describe('ShopifyConnector against a Shopify look-alike', () => {
     expect(() => new ShopifyConnector({ shop: 'evil.example.com/x', accessToken: 't' })).toThrow(
       /config.shop/,
     );
-    expect(() => connectorFor({ appType: 'shopify', credentials: { accessToken: 't' }, config: {} })).toThrow(
-      /config.shop is required/,
-    );
+  });
+
+  it('asks for the supported default Admin API version 2026-10 unless config.apiVersion names another', async () => {
+    expect(shopifyApiVersion).toBe('2026-10');
+    await connector().check();
+    await readAll(connector().read('customers', { cursor: null }));
+    await connector({ apiVersion: '2026-07' }).check();
+    await connector({ apiVersion: '2027-01' }).check();
+    expect(shop.requests.map((r) => r.path.split('?')[0])).toEqual([
+      '/admin/api/2026-10/shop.json',
+      '/admin/api/2026-10/customers.json',
+      '/admin/api/2026-07/shop.json',
+      '/admin/api/2027-01/shop.json',
+    ]);
+  });
+
+  it('refuses a config.apiVersion that is not a stable quarterly version (YYYY-01|04|07|10)', () => {
+    for (const bad of ['2026-11', '2026-1', '26-10', '2026-10-01', 'unstable', '2026-10 ', '2026/10', ''])
+      expect(() => connector({ apiVersion: bad })).toThrow(
+        expect.objectContaining({ code: 'invalid_config', retryable: false }),
+      );
+    expect(
+      () => new ShopifyConnector({ shop: 'lookalike', accessToken: 't', apiVersion: '2025-13' }),
+    ).toThrow(/config.apiVersion must be a stable Admin API version.*"2025-13"/);
+    for (const good of ['2025-01', '2025-04', '2026-07', '2026-10'])
+      expect(() => connector({ apiVersion: good })).not.toThrow();
   });
 
   it('parses Link headers as Shopify’s client does', () => {

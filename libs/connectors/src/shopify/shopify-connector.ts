@@ -13,7 +13,7 @@ export interface ShopifyConnectorOptions extends HttpReaderOptions {
   shop: string;
   /** The Admin API access token (`shpat_…`). */
   accessToken: string;
-  /** Admin API version, YYYY-MM. */
+  /** Admin API version, `YYYY-01|04|07|10` (a stable quarterly release); default {@link shopifyApiVersion}. */
   apiVersion?: string;
   /** In place of https://{shop}.myshopify.com (tests, proxies). */
   baseUrl?: string;
@@ -24,6 +24,31 @@ export interface ShopifyConnectorOptions extends HttpReaderOptions {
 }
 
 const streamNames = ['orders', 'customers', 'products'] as const;
+
+/** What a Shopify source imports: one warehouse table per stream. */
+export const shopifyStreams: readonly StreamSpec[] = streamNames.map((name) => ({
+  name,
+  primaryKey: 'id',
+  cursorField: 'updated_at',
+}));
+
+/**
+ * The Admin API version asked for when config.apiVersion is not given: the one place it is named.
+ *
+ * Shopify releases a stable version at the start of each quarter (January, April, July, October,
+ * 17:00 UTC) and supports each for at least 12 months after its release; a request to a version
+ * past its support is served by the oldest supported one ("falls forward"), so answers change shape
+ * without notice. 2024-10, the default before, left support in October 2025. 2026-10 (released
+ * 2026-10-01) is the newest stable version as of 2026-11 and is supported until at least
+ * 2027-10-01; 2026-07 would have run out three months sooner.
+ *
+ * Move it by 2027-07 (when 2027-07 is out and 2026-10 has three months left), after checking the
+ * REST release notes of the versions in between for changes to orders, customers and products.
+ */
+export const shopifyApiVersion = '2026-10';
+
+/** A stable Admin API version name: the year and a quarter's first month (not `unstable`, not an RC). */
+export const shopifyApiVersionPattern = /^\d{4}-(01|04|07|10)$/;
 
 /** The `rel="next"` URL of a Link header, as Shopify's own client parses it. */
 export function nextPageUrl(link: string | null): string | undefined {
@@ -40,11 +65,7 @@ export function nextPageUrl(link: string | null): string | undefined {
  */
 export class ShopifyConnector implements Connector {
   readonly appType = 'shopify';
-  readonly streams: readonly StreamSpec[] = streamNames.map((name) => ({
-    name,
-    primaryKey: 'id',
-    cursorField: 'updated_at',
-  }));
+  readonly streams = shopifyStreams;
   private readonly baseUrl: string;
   private readonly version: string;
 
@@ -59,7 +80,13 @@ export class ShopifyConnector implements Connector {
         false,
       );
     this.baseUrl = options.baseUrl ?? `https://${shop}.myshopify.com`;
-    this.version = options.apiVersion ?? '2024-10';
+    if (options.apiVersion !== undefined && !shopifyApiVersionPattern.test(options.apiVersion))
+      throw new ConnectorError(
+        'invalid_config',
+        `shopify: config.apiVersion must be a stable Admin API version, YYYY-01, -04, -07 or -10 (got ${JSON.stringify(options.apiVersion)})`,
+        false,
+      );
+    this.version = options.apiVersion ?? shopifyApiVersion;
   }
 
   private get headers(): Record<string, string> {

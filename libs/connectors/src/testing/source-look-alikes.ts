@@ -91,10 +91,17 @@ const stripePrefixes: Record<string, string> = {
  * Stripe's list APIs: Bearer or Basic secret key, `limit` 1-100, `starting_after`/`ending_before`
  * (not both), `created[gte|gt|lte|lt]`, newest first, `has_more`; subscriptions without
  * `status=all` leave out canceled ones. Error bodies as Stripe's.
+ *
+ * `/v1/events` lists the events in `data.get('events')` (see {@link recordStripeEvent}) the same
+ * way, filtered by `types[]` (exact names, at most 20) or `type` (with `*` wildcards), not both.
+ * `ending_before=<id>` answers the `limit` items just newer than that one, still newest first,
+ * `has_more` telling whether newer ones remain (as Stripe, and stripe-node's backwards paging).
  */
 export async function startStripeLookAlike(options: { secret?: string } = {}): Promise<SourceLookAlike> {
   const secret = options.secret ?? 'sk_test_lookalike';
-  const data = new Map<string, Record<string, unknown>[]>(Object.keys(stripePrefixes).map((s) => [s, []]));
+  const data = new Map<string, Record<string, unknown>[]>(
+    [...Object.keys(stripePrefixes), 'events'].map((s) => [s, []]),
+  );
   const error = (res: ServerResponse, status: number, type: string, message: string) =>
     json(res, status, { error: { type, message } });
   return listen(
@@ -134,21 +141,83 @@ export async function startStripeLookAlike(options: { secret?: string } = {}): P
       bound('lt', (c, v) => c < v);
       if (stream === 'subscriptions' && q.get('status') !== 'all')
         list = list.filter((r) => r.status !== 'canceled');
-      const after = q.get('starting_after');
-      if (after) {
-        const index = list.findIndex((r) => r.id === after);
-        if (index < 0) return error(res, 400, 'invalid_request_error', `No such object: '${after}'`);
-        list = list.slice(index + 1);
+      if (stream === 'events') {
+        const types = q.getAll('types[]');
+        const type = q.get('type');
+        if (types.length > 0 && type !== null)
+          return error(
+            res,
+            400,
+            'invalid_request_error',
+            'You may only specify one of these parameters: type, types.',
+          );
+        if (types.length > 20)
+          return error(res, 400, 'invalid_request_error', 'types: you may pass at most 20 event types.');
+        if (types.length > 0) list = list.filter((r) => types.includes(String(r.type)));
+        if (type !== null) {
+          const pattern = new RegExp(
+            `^${type
+              .split('*')
+              .map((p) => p.replace(/[.]/g, '\\.'))
+              .join('[^]*')}$`,
+          );
+          list = list.filter((r) => pattern.test(String(r.type)));
+        }
       }
-      json(res, 200, {
-        object: 'list',
-        url: url.pathname,
-        has_more: list.length > limit,
-        data: list.slice(0, limit),
-      });
+      const after = q.get('starting_after');
+      const before = q.get('ending_before');
+      let hasMore: boolean;
+      if (before) {
+        const index = list.findIndex((r) => r.id === before);
+        if (index < 0) return error(res, 400, 'invalid_request_error', `No such object: '${before}'`);
+        list = list.slice(Math.max(0, index - limit), index);
+        hasMore = index - limit > 0;
+      } else {
+        if (after) {
+          const index = list.findIndex((r) => r.id === after);
+          if (index < 0) return error(res, 400, 'invalid_request_error', `No such object: '${after}'`);
+          list = list.slice(index + 1);
+        }
+        hasMore = list.length > limit;
+        list = list.slice(0, limit);
+      }
+      json(res, 200, { object: 'list', url: url.pathname, has_more: hasMore, data: list });
     },
     data,
   );
+}
+
+let stripeEventCount = 0;
+
+/**
+ * A change to an object of a Stripe look-alike: the object is stored as given (or removed, for
+ * a `*.deleted` event of a customer or invoice) and an event of `type` with a copy of it in
+ * `data.object` is added, created at `created` (unix seconds). Returns the event.
+ */
+export function recordStripeEvent(
+  stripe: SourceLookAlike,
+  stream: string,
+  type: string,
+  object: Record<string, unknown>,
+  created: number,
+): Record<string, unknown> {
+  const records = stripe.data.get(stream);
+  if (!records) throw new Error(`no stream ${stream}`);
+  const index = records.findIndex((r) => r.id === object.id);
+  const removed = type === 'customer.deleted' || type === 'invoice.deleted';
+  if (index >= 0) records.splice(index, 1, ...(removed ? [] : [object]));
+  else if (!removed) records.push(object);
+  stripeEventCount += 1;
+  const event = {
+    id: `evt_${String(stripeEventCount).padStart(10, '0')}`,
+    object: 'event',
+    type,
+    created,
+    livemode: false,
+    data: { object: structuredClone(object) },
+  };
+  stripe.data.get('events')?.push(event);
+  return event;
 }
 
 /** Stripe-shaped objects of a stream, created one second apart ending at `newestCreated`. */

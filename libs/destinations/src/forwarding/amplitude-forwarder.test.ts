@@ -1,4 +1,6 @@
-import { DeliveryFailure, forwarderFor, type Forwarder } from './forwarder';
+import { AmplitudeForwarder } from './amplitude-forwarder';
+import { DeliveryFailure } from './delivery-failure';
+import { type Forwarder, vendorClientOptions } from './forwarder';
 import { bulkyEvents, correctedSampleTime, oneOfEachType, sampleEvent } from './testing/sample-events';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 
@@ -8,7 +10,7 @@ describe('Amplitude forwarder (HTTP V2 look-alike)', () => {
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('amplitude');
-    forwarder = forwarderFor('amplitude', { baseUrls: { amplitude: server.url } })!;
+    forwarder = new AmplitudeForwarder(vendorClientOptions({}, server.url));
   });
   afterEach(() => server.close());
 
@@ -153,7 +155,7 @@ describe('Amplitude forwarder (HTTP V2 look-alike)', () => {
       urls.push(String(url));
       return new Response(JSON.stringify({ code: 200 }), { status: 200 });
     }) as typeof fetch;
-    const regional = forwarderFor('amplitude', { fetch: fakeFetch })!;
+    const regional = new AmplitudeForwarder(vendorClientOptions({ fetch: fakeFetch }));
     const destination = lookAlikeDestination(server, { appConfig: { region: 'eu' } });
     await regional.send(destination, [oneOfEachType().track]);
     expect(urls).toEqual(['https://api.eu.amplitude.com/2/httpapi']);

@@ -1,6 +1,7 @@
 import { DeliveryFailure, type SkippedEvent, type UndeliveredEvent } from './delivery-failure';
 import { InvalidConfig } from './destination-settings';
-import type { OutboundEvent, SendOutcome } from './forwarder';
+import type { SendOutcome } from './forwarder';
+import type { OutboundEvent } from './outbound-event';
 import { packRequests, type RequestLimits } from './request-batching';
 import {
   abortReason,
@@ -27,6 +28,11 @@ export type Verdict =
   | { kind: 'resend_without'; rejected: readonly ItemRejection[] }
   /** 413: the same items in smaller requests will pass. */
   | { kind: 'too_large' }
+  /**
+   * Nothing ingested because of some item the vendor does not name (Meta's and HubSpot's 400
+   * on an invalid item): halve the request to find it; alone, the item fails with `failure`.
+   */
+  | { kind: 'isolate'; failure: RequestFailure }
   | { kind: 'failed'; failure: RequestFailure };
 
 /** Requests one send may make by halving after 413s before it parks the rest for a retry. */
@@ -75,6 +81,11 @@ export class DeliveryLedger {
     readonly http: VendorHttp,
   ) {
     this.states = events.map(() => ({ state: 'pending' }));
+  }
+
+  /** Counts a request made outside deliver (a token exchange, a lookup the send needs first). */
+  noteRequest(): void {
+    this.requestCount += 1;
   }
 
   skip(position: number, reason: string): void {
@@ -188,6 +199,30 @@ export class DeliveryLedger {
             // A receiver answering 413 to everything would otherwise cost two requests per event.
             for (const unit of batch)
               this.reject(unit.position, `too_large: still 413 after ${cap} smaller requests`, true);
+            break;
+          }
+          this.splitRequests += 2;
+          const half = Math.ceil(batch.length / 2);
+          queue.unshift(batch.slice(0, half), batch.slice(half));
+          break;
+        }
+        case 'isolate': {
+          const { failure } = verdict;
+          if (batch.length === 1) {
+            const [only] = batch;
+            if (only) this.reject(only.position, failure.reason, false, failure);
+            break;
+          }
+          const cap = this.http.maxSplitRequests ?? defaultMaxSplitRequests;
+          if (this.splitRequests + 2 > cap) {
+            // Good events may be among them: a later attempt, in other batches, may pass.
+            for (const unit of batch)
+              this.reject(
+                unit.position,
+                `${failure.reason}: not isolated within ${cap} smaller requests`,
+                true,
+                failure,
+              );
             break;
           }
           this.splitRequests += 2;

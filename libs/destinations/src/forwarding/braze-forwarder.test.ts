@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { attributesOf } from './braze-forwarder';
+import { attributesOf, BrazeForwarder } from './braze-forwarder';
 import { tagsOf } from './onesignal-forwarder';
-import { forwarderFor, type Forwarder } from './forwarder';
+import { type Forwarder, vendorClientOptions } from './forwarder';
 import { correctedSampleTime, oneOfEachType, sampleEvent } from './testing/sample-events';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 
@@ -13,7 +13,7 @@ describe('Braze forwarder (/users/track look-alike)', () => {
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('braze');
-    forwarder = forwarderFor('braze', { baseUrls: { braze: server.url } })!;
+    forwarder = new BrazeForwarder(vendorClientOptions({}, server.url));
   });
   afterEach(() => server.close());
 
@@ -204,7 +204,7 @@ describe('Braze forwarder (/users/track look-alike)', () => {
   });
 
   it('sends the key only to a Braze host: another restEndpoint is invalid config', async () => {
-    const real = forwarderFor('braze')!;
+    const real = new BrazeForwarder(vendorClientOptions());
     for (const restEndpoint of ['https://evil.example.com', 'http://rest.iad-01.braze.com', undefined]) {
       const destination = lookAlikeDestination(server, { appConfig: restEndpoint ? { restEndpoint } : {} });
       const failure = await real.send(destination, [oneOfEachType().track]).catch((e) => e);

@@ -1,5 +1,6 @@
+import { CustomerIoForwarder } from './customer-io-forwarder';
 import { ulidOf } from './dedupe-keys';
-import { forwarderFor, type Forwarder } from './forwarder';
+import { type Forwarder, vendorClientOptions } from './forwarder';
 import { bulkyEvents, correctedSampleTime, oneOfEachType, sampleEvent } from './testing/sample-events';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 
@@ -11,7 +12,7 @@ describe('Customer.io forwarder (Track v2 batch look-alike)', () => {
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('customer_io');
-    forwarder = forwarderFor('customer_io', { baseUrls: { customer_io: server.url } })!;
+    forwarder = new CustomerIoForwarder(vendorClientOptions({}, server.url));
   });
   afterEach(() => server.close());
 
@@ -132,7 +133,7 @@ describe('Customer.io forwarder (Track v2 batch look-alike)', () => {
       expect(JSON.parse(String(init?.body)).batch[0].identifiers.object_type_id).toBe('4');
       return new Response('{}', { status: 200 });
     }) as typeof fetch;
-    const eu = forwarderFor('customer_io', { fetch: fakeFetch })!;
+    const eu = new CustomerIoForwarder(vendorClientOptions({ fetch: fakeFetch }));
     const destination = lookAlikeDestination(server, {
       appConfig: { region: 'eu' },
       config: { global: { objectTypeId: '4' }, tasks: [] },

@@ -1,4 +1,4 @@
-import type { OutboundEvent } from './forwarder';
+import type { OutboundEvent } from './outbound-event';
 
 /** An event the vendor did not take, and whether sending it again later may work. */
 export interface UndeliveredEvent {

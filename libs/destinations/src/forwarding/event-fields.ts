@@ -1,5 +1,5 @@
 import { correctedTimestamp, type TrackingEvent } from '@pipeline/events';
-import type { OutboundEvent } from './forwarder';
+import type { OutboundEvent } from './outbound-event';
 
 /** The event name of a page view at vendors without a page call of their own. */
 export const PAGE_VIEWED = 'Page Viewed';

@@ -1,35 +1,26 @@
-import type { ReceiptContext, TrackingEvent } from '@pipeline/events';
 import { sharedGuardedFetch } from '@pipeline/egress';
 import type { ResolvedDestination } from '@pipeline/tenancy';
-import { AmplitudeForwarder } from './amplitude-forwarder';
-import { BrazeForwarder } from './braze-forwarder';
-import { CustomerIoForwarder } from './customer-io-forwarder';
-import { MixpanelForwarder } from './mixpanel-forwarder';
-import { OneSignalForwarder } from './onesignal-forwarder';
-import { SegmentForwarder } from './segment-forwarder';
-import { WebhookForwarder } from './webhook-forwarder';
-
-export { DeliveryFailure, type SkippedEvent, type UndeliveredEvent } from './delivery-failure';
 import type { SkippedEvent } from './delivery-failure';
+import type { OutboundEvent } from './outbound-event';
+import type { VendorStatusClass } from './vendor-request';
 
-/** One accepted event with what the server knew when it arrived. */
-export interface OutboundEvent {
-  event: TrackingEvent;
-  receipt: ReceiptContext;
-}
+// The forwarders' contract. It imports no forwarder: the app catalog (@pipeline/catalog) is
+// the registry that knows them all.
+export type { OutboundEvent } from './outbound-event';
+export type { VendorStatusClass } from './vendor-request';
 
 /** What a send achieved when every event was accepted or skipped. */
 export interface SendOutcome {
   /** Events the vendor accepted. */
   sent: number;
   requests: number;
-  /** Events with no equivalent at this vendor, not sent on purpose (README, "Forwarding destinations"). */
+  /** Events with no equivalent at this vendor, not sent on purpose (libs/destinations/README.md, "Forwarding destinations"). */
   skipped: readonly SkippedEvent[];
 }
 
 /** A client of one vendor's public HTTP API. */
 export interface Forwarder {
-  /** Key of the app catalog, e.g. 'amplitude'. */
+  /** Its app type in the app catalog (@pipeline/catalog), e.g. 'amplitude'. */
   readonly appType: string;
   /**
    * Sends every event to this destination; resolves when the vendor accepted all of them (or
@@ -43,7 +34,10 @@ export interface Forwarder {
 }
 
 export interface ForwarderOptions {
-  /** Base URLs by app type, in place of the vendor's (tests, proxies, vendor sandboxes). */
+  /**
+   * Base URLs by app type, in place of the vendor's (tests, proxies, vendor sandboxes). The
+   * catalog passes an app type's only when it has a vendor host to replace (never a webhook's).
+   */
   baseUrls?: Partial<Record<string, string>>;
   /**
    * In place of the guarded fetch (tests). Without it, requests to hosts a tenant chose go
@@ -56,6 +50,8 @@ export interface ForwarderOptions {
   timeoutMs?: number;
   /** Requests one send may make by halving after 413s; 16 by default. */
   maxSplitRequests?: number;
+  /** Told of each vendor request's outcome: its status class, or `network` for no answer (metrics). */
+  onResponse?: (statusClass: VendorStatusClass) => void;
 }
 
 /** What a vendor client is built with. */
@@ -65,31 +61,20 @@ export interface VendorClientOptions {
   fetch: typeof fetch;
   timeoutMs: number;
   maxSplitRequests?: number;
+  onResponse?: (statusClass: VendorStatusClass) => void;
 }
 
-const forwarders = {
-  amplitude: (options: VendorClientOptions) => new AmplitudeForwarder(options),
-  mixpanel: (options: VendorClientOptions) => new MixpanelForwarder(options),
-  braze: (options: VendorClientOptions) => new BrazeForwarder(options),
-  customer_io: (options: VendorClientOptions) => new CustomerIoForwarder(options),
-  segment: (options: VendorClientOptions) => new SegmentForwarder(options),
-  onesignal: (options: VendorClientOptions) => new OneSignalForwarder(options),
-  webhook: (options: VendorClientOptions) => new WebhookForwarder(options),
-} as const satisfies Record<string, (options: VendorClientOptions) => Forwarder>;
-
-/** The app types events can be forwarded to. */
-export const forwardingAppTypes = Object.keys(forwarders) as (keyof typeof forwarders)[];
-
-/** The client for an app type, or undefined when events cannot be forwarded to it. */
-export function forwarderFor(appType: string, options: ForwarderOptions = {}): Forwarder | undefined {
-  if (!Object.hasOwn(forwarders, appType)) return undefined;
-  // A webhook's URL is always the tenant's; every other client sends only to the operator's
-  // base URL when one is set (VENDOR_BASE_URL_*), which is trusted as configured.
-  const baseUrl = appType === 'webhook' ? undefined : options.baseUrls?.[appType];
-  return forwarders[appType as keyof typeof forwarders]({
+/**
+ * The settings one vendor client is built with. `baseUrl` is the operator's (VENDOR_BASE_URL_*),
+ * trusted as configured; without it, requests to hosts a tenant chose go through the guarded
+ * fetch, which refuses internal addresses.
+ */
+export function vendorClientOptions(options: ForwarderOptions = {}, baseUrl?: string): VendorClientOptions {
+  return {
     ...(baseUrl ? { baseUrl: baseUrl.replace(/\/+$/, '') } : {}),
     fetch: options.fetch ?? (baseUrl ? globalThis.fetch : sharedGuardedFetch(options.allowPrivateRanges)),
     timeoutMs: options.timeoutMs ?? 10_000,
     ...(options.maxSplitRequests ? { maxSplitRequests: options.maxSplitRequests } : {}),
-  });
+    ...(options.onResponse ? { onResponse: options.onResponse } : {}),
+  };
 }

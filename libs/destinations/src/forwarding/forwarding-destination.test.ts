@@ -9,7 +9,9 @@ import { runConsumer, type RunningConsumer } from '../consumer-runner';
 import { DeliveryMetrics } from '../delivery-metrics';
 import { TenantDirectory } from '../tenant-directory';
 import { topicRecords, waitFor } from '../testing/topic-records';
-import { forwarderFor } from './forwarder';
+import { AmplitudeForwarder } from './amplitude-forwarder';
+import { vendorClientOptions, type ForwarderOptions } from './forwarder';
+import { WebhookForwarder } from './webhook-forwarder';
 import { ForwardingDestination } from './forwarding-destination';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 
@@ -65,11 +67,11 @@ describe('forwarding destinations (real Kafka, look-alike vendors)', () => {
       { ttlMs: 60_000 },
       logger,
     );
-    const forwarder = forwarderFor(kind, {
-      baseUrls: { amplitude: amplitude.url },
-      allowPrivateRanges: ['127.0.0.0/8'],
-      timeoutMs: 2000,
-    })!;
+    const options: ForwarderOptions = { allowPrivateRanges: ['127.0.0.0/8'], timeoutMs: 2000 };
+    const forwarder =
+      kind === 'amplitude'
+        ? new AmplitudeForwarder(vendorClientOptions(options, amplitude.url))
+        : new WebhookForwarder(vendorClientOptions(options));
     running.push(
       await runConsumer({
         kafka,

@@ -27,8 +27,10 @@ import {
   type Destination,
   type FailedDelivery,
 } from '../destination';
+import { recordOutcome, type OutcomeRecorder } from '../outcome-recorder';
 import type { TenantDirectory } from '../tenant-directory';
-import { DeliveryFailure, type Forwarder, type OutboundEvent } from './forwarder';
+import { DeliveryFailure } from './delivery-failure';
+import type { Forwarder, OutboundEvent } from './forwarder';
 
 /** How one batch shares its time and the vendors' health among the tenants in it. */
 export interface ForwardingLimits {
@@ -81,6 +83,7 @@ export class ForwardingDestination implements Destination {
     private readonly tenants: TenantDirectory,
     private readonly logger: Logger,
     limits: Partial<ForwardingLimits> = {},
+    private readonly outcomes?: OutcomeRecorder,
   ) {
     this.kind = forwarder.appType;
     this.limits = { ...defaultForwardingLimits, ...limits };
@@ -91,6 +94,15 @@ export class ForwardingDestination implements Destination {
     const state = this.breakers.get(integrationId)?.state;
     if (state === CircuitState.Open || state === CircuitState.Isolated) return 'open';
     return state === CircuitState.HalfOpen ? 'half-open' : 'closed';
+  }
+
+  /** Integrations whose circuit is open now (pipeline_delivery_circuits_open). */
+  openCircuits(): number {
+    let open = 0;
+    // Iterating does not touch the entries' recency.
+    for (const breaker of this.breakers.values())
+      if (breaker.state === CircuitState.Open || breaker.state === CircuitState.Isolated) open += 1;
+    return open;
   }
 
   private breakerFor(integrationId: string): CircuitBreakerPolicy {
@@ -152,6 +164,19 @@ export class ForwardingDestination implements Destination {
         );
         const events = selected.filter((event) => consentAllows(destination.kind, event.context?.consent));
         consentSkipped += selected.length - events.length;
+        if (this.outcomes && events.length < selected.length) {
+          recordOutcome(
+            this.outcomes,
+            envelope.writeKeyId,
+            selected.filter((event) => !events.includes(event)).map((event) => event.messageId),
+            {
+              destination: this.kind,
+              integrationId: destination.integrationId,
+              outcome: 'consent_skipped',
+              reason: `consent denies the ${destination.kind} category`,
+            },
+          );
+        }
         if (events.length === 0) continue;
         const target = targets.get(destination.integrationId) ?? { destination, portions: [] };
         target.portions.push({ message, envelope, events });
@@ -182,8 +207,18 @@ export class ForwardingDestination implements Destination {
               this.forwarder.send(destination, outbound, signal),
             );
             delivered += outcome.sent;
+            if (this.outcomes) this.recordSent(target, outbound, portionOf, new Set(), outcome.skipped);
           } catch (error) {
             delivered += error instanceof DeliveryFailure ? error.sent : 0;
+            if (this.outcomes && error instanceof DeliveryFailure && error.sent > 0) {
+              // What the vendor took of a partly failed send; the rest is parked (retried / dead_lettered).
+              const failed = new Set(
+                error.undelivered.length > 0
+                  ? error.undelivered.map((u) => u.event.event.messageId)
+                  : outbound.slice(error.sent).map((item) => item.event.messageId),
+              );
+              this.recordSent(target, outbound, portionOf, failed, error.skipped ?? []);
+            }
             if (error instanceof DeliveryFailure && error.detail !== undefined) {
               // The remote detail is for operators; the tenant-facing reason has none.
               this.logger.warn('send failed', { target, reason: error.reason, detail: error.detail });
@@ -194,6 +229,34 @@ export class ForwardingDestination implements Destination {
       ),
     );
     return { delivered, consentSkipped, failed };
+  }
+
+  /** The debugger's `delivered` and `skipped` outcomes of one target's send. */
+  private recordSent(
+    target: string,
+    outbound: readonly OutboundEvent[],
+    portionOf: Map<string, Portion>,
+    failed: ReadonlySet<string>,
+    skipped: readonly { messageId: string; reason: string }[],
+  ): void {
+    const skippedIds = new Set(skipped.map((s) => s.messageId));
+    const writeKeyOf = (messageId: string) => portionOf.get(messageId)?.envelope.writeKeyId;
+    const delivered = new Map<string, string[]>();
+    for (const { event } of outbound) {
+      const writeKeyId = writeKeyOf(event.messageId);
+      if (!writeKeyId || failed.has(event.messageId) || skippedIds.has(event.messageId)) continue;
+      const ids = delivered.get(writeKeyId) ?? [];
+      ids.push(event.messageId);
+      delivered.set(writeKeyId, ids);
+    }
+    const entry = { destination: this.kind, integrationId: target, reason: null };
+    for (const [writeKeyId, ids] of delivered)
+      recordOutcome(this.outcomes, writeKeyId, ids, { ...entry, outcome: 'delivered' });
+    for (const { messageId, reason } of skipped) {
+      const writeKeyId = writeKeyOf(messageId);
+      if (writeKeyId)
+        recordOutcome(this.outcomes, writeKeyId, [messageId], { ...entry, outcome: 'skipped', reason });
+    }
   }
 
   /** One failure per record and verdict, holding that record's undelivered events. */

@@ -9,7 +9,9 @@ import { runConsumer, type RunningConsumer } from '../consumer-runner';
 import type { DeliveryMessage } from '../destination';
 import { TenantDirectory } from '../tenant-directory';
 import { topicRecords, waitFor } from '../testing/topic-records';
-import { forwarderFor } from './forwarder';
+import { AmplitudeForwarder } from './amplitude-forwarder';
+import { vendorClientOptions, type ForwarderOptions } from './forwarder';
+import { WebhookForwarder } from './webhook-forwarder';
 import { ForwardingDestination, type ForwardingLimits } from './forwarding-destination';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 
@@ -109,16 +111,19 @@ describe('tenants are isolated in forwarding (real Kafka, look-alike vendors)', 
     const tenants = directoryOf([a, b, c]);
     const limits: Partial<ForwardingLimits> = { integrationBudgetMs: 15_000, concurrency: 4 };
     for (const kind of ['webhook', 'amplitude'] as const) {
-      const forwarder = forwarderFor(kind, {
+      const options: ForwarderOptions = {
         fetch: async (url, init) => {
           const response = await fetch(url, init);
           if (String(url).startsWith(slow.url)) slowAnswered = true;
           return response;
         },
-        baseUrls: { amplitude: amplitude.url },
         timeoutMs: 12_000,
         maxSplitRequests,
-      })!;
+      };
+      const forwarder =
+        kind === 'amplitude'
+          ? new AmplitudeForwarder(vendorClientOptions(options, amplitude.url))
+          : new WebhookForwarder(vendorClientOptions(options));
       running.push(
         await runConsumer({
           kafka,
@@ -219,7 +224,7 @@ describe('circuit breakers and time budgets per integration (look-alike vendors)
 
   it('opens after N consecutive outages, parks without calling the vendor, and closes after a good probe', async () => {
     const destination = new ForwardingDestination(
-      forwarderFor('webhook', { allowPrivateRanges: ['127.0.0.0/8'], timeoutMs: 2000 })!,
+      new WebhookForwarder(vendorClientOptions({ allowPrivateRanges: ['127.0.0.0/8'], timeoutMs: 2000 })),
       directoryOf([tenant]),
       logger,
       {
@@ -262,7 +267,7 @@ describe('circuit breakers and time budgets per integration (look-alike vendors)
 
   it('parks an integration that outlasts its time budget, delivering the others', async () => {
     const destination = new ForwardingDestination(
-      forwarderFor('webhook', { allowPrivateRanges: ['127.0.0.0/8'], timeoutMs: 10_000 })!,
+      new WebhookForwarder(vendorClientOptions({ allowPrivateRanges: ['127.0.0.0/8'], timeoutMs: 10_000 })),
       directoryOf([tenant]),
       logger,
       {

@@ -1,5 +1,6 @@
+import { MixpanelForwarder } from './mixpanel-forwarder';
 import { mixpanelInsertId } from './dedupe-keys';
-import { forwarderFor, type Forwarder } from './forwarder';
+import { type Forwarder, vendorClientOptions } from './forwarder';
 import { bulkyEvents, correctedSampleTime, oneOfEachType, sampleEvent } from './testing/sample-events';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 
@@ -9,7 +10,7 @@ describe('Mixpanel forwarder (import API look-alike)', () => {
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('mixpanel');
-    forwarder = forwarderFor('mixpanel', { baseUrls: { mixpanel: server.url } })!;
+    forwarder = new MixpanelForwarder(vendorClientOptions({}, server.url));
   });
   afterEach(() => server.close());
 

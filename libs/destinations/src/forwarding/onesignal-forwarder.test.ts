@@ -1,5 +1,6 @@
+import { OneSignalForwarder } from './onesignal-forwarder';
 import { uuidOf } from './dedupe-keys';
-import { forwarderFor, type Forwarder } from './forwarder';
+import { type Forwarder, vendorClientOptions } from './forwarder';
 import { bulkyEvents, correctedSampleTime, oneOfEachType, sampleEvent } from './testing/sample-events';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 
@@ -11,7 +12,7 @@ describe('OneSignal forwarder (user update and custom events look-alike)', () =>
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('onesignal');
-    forwarder = forwarderFor('onesignal', { baseUrls: { onesignal: server.url } })!;
+    forwarder = new OneSignalForwarder(vendorClientOptions({}, server.url));
   });
   afterEach(() => server.close());
 

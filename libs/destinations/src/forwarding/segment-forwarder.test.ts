@@ -1,4 +1,5 @@
-import { forwarderFor, type Forwarder } from './forwarder';
+import { SegmentForwarder } from './segment-forwarder';
+import { type Forwarder, vendorClientOptions } from './forwarder';
 import {
   bulkyEvents,
   correctedSampleTime,
@@ -14,7 +15,7 @@ describe('Segment forwarder (HTTP tracking API look-alike)', () => {
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('segment');
-    forwarder = forwarderFor('segment', { baseUrls: { segment: server.url } })!;
+    forwarder = new SegmentForwarder(vendorClientOptions({}, server.url));
   });
   afterEach(() => server.close());
 
@@ -114,7 +115,7 @@ describe('Segment forwarder (HTTP tracking API look-alike)', () => {
       urls.push(String(url));
       return new Response('{"success":true}', { status: 200 });
     }) as typeof fetch;
-    const compatible = forwarderFor('segment', { fetch: fakeFetch })!;
+    const compatible = new SegmentForwarder(vendorClientOptions({ fetch: fakeFetch }));
     await compatible.send(
       lookAlikeDestination(server, { appConfig: { endpoint: 'https://dp.example.com/' } }),
       [oneOfEachType().track],

@@ -1,4 +1,4 @@
-import type { OutboundEvent } from './forwarder';
+import type { OutboundEvent } from './outbound-event';
 import { segmentMessageId } from './dedupe-keys';
 import { defined, eventTime, userAgentOf, userIdOf } from './event-fields';
 

@@ -1,4 +1,4 @@
-import { failureOfStatus, parseRetryAfter, type VendorResponse } from './vendor-request';
+import { failureOfStatus, type VendorResponse } from './vendor-request';
 
 const response = (status: number, headers: Record<string, string> = {}, body = ''): VendorResponse => {
   let json: unknown;
@@ -9,28 +9,6 @@ const response = (status: number, headers: Record<string, string> = {}, body = '
   }
   return { status, headers: new Headers(headers), text: body, json };
 };
-
-describe('parseRetryAfter', () => {
-  const now = new Date('2026-03-01T12:00:00Z');
-
-  it('reads delta-seconds, whole or decimal', () => {
-    expect(parseRetryAfter('7', now)).toBe(7000);
-    expect(parseRetryAfter('2.0', now)).toBe(2000);
-    expect(parseRetryAfter('0', now)).toBe(0);
-  });
-
-  it('reads an HTTP date as the time until it, never negative', () => {
-    expect(parseRetryAfter('Sun, 01 Mar 2026 12:00:30 GMT', now)).toBe(30_000);
-    expect(parseRetryAfter('Sun, 01 Mar 2026 11:00:00 GMT', now)).toBe(0);
-  });
-
-  it('ignores what it cannot read', () => {
-    expect(parseRetryAfter(null, now)).toBeUndefined();
-    expect(parseRetryAfter('', now)).toBeUndefined();
-    expect(parseRetryAfter('soon', now)).toBeUndefined();
-    expect(parseRetryAfter('-5', now)).toBeUndefined();
-  });
-});
 
 describe('failureOfStatus', () => {
   it.each([408, 429, 500, 502, 503, 504])('%i is retryable', (status) => {
@@ -76,6 +54,15 @@ describe('failureOfStatus', () => {
     expect(failureOfStatus(response(429), { defaultRetryAfterMs: 30_000 }).retryAfterMs).toBe(30_000);
     expect(failureOfStatus(response(503, { 'Retry-After': '9' })).retryAfterMs).toBe(9000);
     expect(failureOfStatus(response(500)).retryAfterMs).toBeUndefined();
+    // Read by the one parser (@pipeline/egress): a date, and garbage that leaves the fallback.
+    const inTenSeconds = new Date(Date.now() + 10_000).toUTCString();
+    const dated = failureOfStatus(response(503, { 'Retry-After': inTenSeconds })).retryAfterMs!;
+    expect(dated).toBeGreaterThan(8_000);
+    expect(dated).toBeLessThanOrEqual(10_000);
+    expect(
+      failureOfStatus(response(429, { 'Retry-After': '-5' }), { defaultRetryAfterMs: 30_000 }).retryAfterMs,
+    ).toBe(30_000);
+    expect(failureOfStatus(response(429, { 'Retry-After': '9999999' })).retryAfterMs).toBe(86_400_000);
     expect(failureOfStatus(response(400, { 'Retry-After': '9' })).retryAfterMs).toBeUndefined();
   });
 });

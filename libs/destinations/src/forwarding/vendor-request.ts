@@ -1,8 +1,9 @@
-import { describeNetworkFailure } from '@pipeline/egress';
+import { describeNetworkFailure, parseRetryAfter } from '@pipeline/egress';
 
 /** One HTTP call to a vendor, fully built. */
 export interface VendorRequest {
-  method: 'POST' | 'PUT' | 'PATCH';
+  /** GET only for what a send must look up first (HubSpot's property list); its body is ignored. */
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -35,6 +36,12 @@ export interface RequestFailure {
   fatal?: boolean;
 }
 
+/** A vendor request's outcome for metrics: the answer's status class, or no answer at all. */
+export type VendorStatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'network';
+
+export const statusClassOf = (status: number): VendorStatusClass =>
+  status >= 100 && status < 600 ? (`${Math.floor(status / 100)}xx` as VendorStatusClass) : 'network';
+
 export interface VendorHttp {
   fetch: typeof fetch;
   timeoutMs: number;
@@ -43,6 +50,8 @@ export interface VendorHttp {
   redirect?: 'follow' | 'manual';
   /** Requests one send may make by halving after 413s (batch-delivery.ts, defaultMaxSplitRequests). */
   maxSplitRequests?: number;
+  /** Told of each request's outcome (ForwarderOptions.onResponse). */
+  onResponse?: (statusClass: VendorStatusClass) => void;
 }
 
 /** HTTP Basic credentials; an empty password still keeps its colon. */
@@ -82,14 +91,17 @@ export async function callVendor(
 ): Promise<VendorResponse | RequestFailure> {
   const timeout = AbortSignal.timeout(http.timeoutMs);
   const signal = http.signal ? AbortSignal.any([http.signal, timeout]) : timeout;
+  let answered = false;
   try {
     const response = await http.fetch(request.url, {
       method: request.method,
       headers: request.headers,
-      body: request.body,
+      ...(request.method === 'GET' ? {} : { body: request.body }),
       signal,
       redirect: http.redirect ?? 'follow',
     });
+    answered = true;
+    http.onResponse?.(statusClassOf(response.status));
     const text = await readCapped(response);
     let json: unknown;
     try {
@@ -99,6 +111,8 @@ export async function callVendor(
     }
     return { status: response.status, headers: response.headers, text, json };
   } catch (error) {
+    // Thrown before an answer (a body cut off after it is the answer's, counted already).
+    if (!answered) http.onResponse?.('network');
     if (http.signal?.aborted) return { reason: abortReason(http.signal), retryable: true };
     if (timeout.aborted) return { reason: `timeout: no answer within ${http.timeoutMs} ms`, retryable: true };
     const { category, detail } = describeNetworkFailure(error);
@@ -116,18 +130,6 @@ export function abortReason(signal: AbortSignal): string {
 
 export function isRequestFailure(value: VendorResponse | RequestFailure): value is RequestFailure {
   return 'reason' in value;
-}
-
-/** Retry-After is either delta-seconds (some vendors send "2.0") or an HTTP date. */
-export function parseRetryAfter(value: string | null, now: Date = new Date()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  // An HTTP date names its day and month; Date.parse would also take "-5" as a year.
-  if (!/[a-z]/i.test(trimmed)) return undefined;
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now.getTime());
 }
 
 /** The shortest useful description of a vendor's error answer, for logs. */

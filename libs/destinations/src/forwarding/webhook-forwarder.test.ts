@@ -1,6 +1,7 @@
+import { WebhookForwarder } from './webhook-forwarder';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { forwarderFor, type Forwarder } from './forwarder';
+import { type Forwarder, vendorClientOptions } from './forwarder';
 import { bulkyEvents, oneOfEachType, sampleEvent } from './testing/sample-events';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 import { signWebhookBody, verifyWebhookSignature, webhookHeaders } from './webhook-signature';
@@ -58,7 +59,7 @@ describe('webhook forwarder (signature-checking receiver)', () => {
 
   beforeEach(async () => {
     server = await startLookAlikeVendor('webhook');
-    forwarder = forwarderFor('webhook', { allowPrivateRanges: ['127.0.0.0/8'] })!;
+    forwarder = new WebhookForwarder(vendorClientOptions({ allowPrivateRanges: ['127.0.0.0/8'] }));
   });
   afterEach(() => server.close());
 
@@ -114,6 +115,7 @@ describe('webhook forwarder (signature-checking receiver)', () => {
     ]);
     expect(outcome.sent).toBe(180);
     const sizes = server.requests.map((r) => JSON.parse(r.body).batch.length as number);
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(180);
     expect(sizes.every((size) => size <= 100)).toBe(true);
     for (const request of server.requests)
       expect(Buffer.byteLength(request.body)).toBeLessThanOrEqual(512 * 1024);
@@ -128,7 +130,7 @@ describe('webhook forwarder (signature-checking receiver)', () => {
   ])(
     'refuses an internal address (%s) without an operator range, and tells the tenant no more',
     async (_, url) => {
-      const guarded = forwarderFor('webhook')!;
+      const guarded = new WebhookForwarder(vendorClientOptions());
       const destination = lookAlikeDestination(server, {
         config: { global: { url: url(Number(new URL(server.url).port)) }, tasks: [] },
       });

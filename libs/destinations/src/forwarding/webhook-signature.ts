@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** Headers of a signed webhook request (README, "Forwarding destinations", Webhook). */
+/** Headers of a signed webhook request (libs/destinations/README.md, "Forwarding destinations", Webhook). */
 export const webhookHeaders = {
   /** Unix seconds when the request was signed. */
   timestamp: 'X-Signature-Timestamp',

@@ -9,7 +9,16 @@ import { verifyWebhookSignature, webhookHeaders } from '../webhook-signature';
 // records what it accepted, and can be told to fail, stall or reject items.
 
 export type LookAlikeVendor =
-  'amplitude' | 'mixpanel' | 'braze' | 'customer_io' | 'segment' | 'onesignal' | 'webhook';
+  | 'amplitude'
+  | 'mixpanel'
+  | 'braze'
+  | 'customer_io'
+  | 'segment'
+  | 'onesignal'
+  | 'webhook'
+  | 'hubspot'
+  | 'meta_conversions'
+  | 'google_ads';
 
 export interface RecordedRequest {
   method: string;
@@ -72,6 +81,14 @@ export const lookAlikeCredentials: Record<LookAlikeVendor, Record<string, string
   segment: { writeKey: 'seg-write-key' },
   onesignal: { appId: '5eb5a37e-b458-11e3-ac11-000c2940e62c', apiKey: 'os-app-key' },
   webhook: { signingSecret: 'whsec-test-secret' },
+  hubspot: { accessToken: 'pat-na1-look-alike' },
+  meta_conversions: { accessToken: 'EAAB-look-alike-token' },
+  google_ads: {
+    developerToken: 'dev-token-look-alike',
+    clientId: 'look-alike.apps.googleusercontent.com',
+    clientSecret: 'look-alike-client-secret',
+    refreshToken: '1//look-alike-refresh-token',
+  },
 };
 
 const destinationKinds: Record<LookAlikeVendor, ResolvedDestination['kind']> = {
@@ -82,6 +99,18 @@ const destinationKinds: Record<LookAlikeVendor, ResolvedDestination['kind']> = {
   segment: 'customer_data',
   onesignal: 'push',
   webhook: 'webhook',
+  hubspot: 'customer_data',
+  meta_conversions: 'advertising',
+  google_ads: 'advertising',
+};
+
+/** The app config the newer look-alikes expect (the pixel and customer they know). */
+const lookAlikeAppConfigs: Partial<Record<LookAlikeVendor, Record<string, unknown>>> = {
+  meta_conversions: { pixelId: '1234567890' },
+  google_ads: {
+    customerId: '123-456-7890',
+    conversionActions: { Clicked: '1001', 'Order Completed': '1002', 'Signed Up': '1003' },
+  },
 };
 
 /**
@@ -100,7 +129,9 @@ export function lookAlikeDestination(
     delete credentials.projectId;
   }
   const appConfig: Record<string, unknown> =
-    server.vendor === 'braze' ? { restEndpoint: 'https://rest.iad-01.braze.com' } : {};
+    server.vendor === 'braze'
+      ? { restEndpoint: 'https://rest.iad-01.braze.com' }
+      : { ...(lookAlikeAppConfigs[server.vendor] ?? {}) };
   return {
     integrationId: `int-${server.vendor}`,
     kind: destinationKinds[server.vendor],
@@ -689,6 +720,520 @@ const webhook: Handler = (incoming, state) => {
   return { status: 200, body: { ok: true } };
 };
 
+// ---------------------------------------------------------------------------------------------
+// HubSpot CRM v3: contact properties and contacts batch upsert
+
+/** The account's contact properties: HubSpot's usual ones and a few custom ones. */
+export const hubspotLookAlikeProperties: Record<string, { type: string; readOnly?: boolean }> = {
+  email: { type: 'string' },
+  firstname: { type: 'string' },
+  lastname: { type: 'string' },
+  phone: { type: 'string' },
+  company: { type: 'string' },
+  jobtitle: { type: 'string' },
+  website: { type: 'string' },
+  address: { type: 'string' },
+  city: { type: 'string' },
+  state: { type: 'string' },
+  zip: { type: 'string' },
+  country: { type: 'string' },
+  plan_type: { type: 'string' },
+  favorite_color: { type: 'enumeration' },
+  seats: { type: 'number' },
+  is_trial: { type: 'bool' },
+  renewal_date: { type: 'date' },
+  hs_object_id: { type: 'number', readOnly: true },
+  lastmodifieddate: { type: 'datetime', readOnly: true },
+};
+
+const HUBSPOT_MAX_INPUTS = 100;
+const HUBSPOT_MAX_VALUE = 65_536;
+const LOOSE_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function hubspotInputProblem(input: unknown): { error: string; message: string; name?: string } | undefined {
+  if (!isObject(input)) return { error: 'INVALID_INPUT', message: 'each input must be an object' };
+  if (input.idProperty !== 'email')
+    return { error: 'INVALID_ID_PROPERTY', message: 'idProperty must be a unique property (email)' };
+  if (typeof input.id !== 'string' || !LOOSE_EMAIL.test(input.id))
+    return { error: 'INVALID_EMAIL', message: `Email address ${String(input.id)} is invalid` };
+  if (!isObject(input.properties)) return { error: 'INVALID_INPUT', message: 'properties must be an object' };
+  for (const [name, value] of Object.entries(input.properties)) {
+    const property = Object.hasOwn(hubspotLookAlikeProperties, name)
+      ? hubspotLookAlikeProperties[name]
+      : undefined;
+    if (!property)
+      return { error: 'PROPERTY_DOESNT_EXIST', message: `Property "${name}" does not exist`, name };
+    if (property.readOnly)
+      return {
+        error: 'READ_ONLY_VALUE',
+        message: `"${name}" is a read only property; its value cannot be set.`,
+        name,
+      };
+    if (typeof value !== 'string')
+      return { error: 'INVALID_PROPERTY_VALUE', message: `${name} must be a string`, name };
+    if (value.length > HUBSPOT_MAX_VALUE)
+      return {
+        error: 'INVALID_PROPERTY_VALUE',
+        message: `${name} is longer than ${HUBSPOT_MAX_VALUE}`,
+        name,
+      };
+    if (
+      property.type === 'date' &&
+      value !== '' &&
+      !/^\d{4}-\d{2}-\d{2}$/.test(value) &&
+      !/^\d+$/.test(value)
+    )
+      return { error: 'INVALID_DATE', message: `${value} is not a valid date for ${name}`, name };
+    if (name === 'email' && value.toLowerCase() !== String(input.id).toLowerCase())
+      return { error: 'INVALID_INPUT', message: 'email differs from the id', name };
+  }
+  return undefined;
+}
+
+const hubspot: Handler = (incoming, state) => {
+  const fail = (status: number, category: string, message: string, extra: Record<string, unknown> = {}) => ({
+    status,
+    body: {
+      status: 'error',
+      message,
+      correlationId: '00000000-0000-4000-8000-000000000000',
+      category,
+      ...extra,
+    },
+  });
+  if (incoming.headers.authorization !== `Bearer ${state.expected.accessToken}`)
+    return fail(
+      401,
+      'INVALID_AUTHENTICATION',
+      'Authentication credentials not found. This API supports OAuth 2.0 authentication.',
+    );
+  if (incoming.method === 'GET' && incoming.path === '/crm/v3/properties/contacts') {
+    return {
+      status: 200,
+      body: {
+        results: Object.entries(hubspotLookAlikeProperties).map(([name, p]) => ({
+          name,
+          label: name,
+          type: p.type,
+          fieldType: 'text',
+          modificationMetadata: {
+            archivable: true,
+            readOnlyDefinition: true,
+            readOnlyValue: p.readOnly === true,
+          },
+        })),
+      },
+    };
+  }
+  if (incoming.method !== 'POST' || incoming.path !== '/crm/v3/objects/contacts/batch/upsert')
+    return fail(404, 'OBJECT_NOT_FOUND', 'Resource not found');
+  const body = parseJson(incoming.body);
+  if (!isJson(incoming) || !isObject(body) || !Array.isArray(body.inputs))
+    return fail(400, 'VALIDATION_ERROR', 'Invalid input JSON on line 1');
+  if (body.inputs.length === 0 || body.inputs.length > HUBSPOT_MAX_INPUTS)
+    return fail(400, 'VALIDATION_ERROR', `inputs must have between 1 and ${HUBSPOT_MAX_INPUTS} items`);
+  const ids = new Set<string>();
+  for (const input of body.inputs as unknown[]) {
+    const problem = hubspotInputProblem(input);
+    if (problem)
+      return fail(400, 'VALIDATION_ERROR', `Property values were not valid: ${JSON.stringify([problem])}`);
+    const id = String((input as Record<string, unknown>).id).toLowerCase();
+    if (ids.has(id)) return fail(400, 'VALIDATION_ERROR', `Duplicate IDs found in batch input: [${id}]`);
+    ids.add(id);
+  }
+  const errors: Record<string, unknown>[] = [];
+  const results: Record<string, unknown>[] = [];
+  for (const input of body.inputs as Record<string, unknown>[]) {
+    const rejection = state.rejection(input, 'contacts/batch/upsert');
+    if (rejection) {
+      errors.push({
+        status: 'error',
+        category: 'VALIDATION_ERROR',
+        message: rejection,
+        context: { ids: [input.id] },
+      });
+      continue;
+    }
+    state.accept('contacts/batch/upsert', input);
+    const now = new Date().toISOString();
+    results.push({
+      id: String(results.length + 1),
+      properties: input.properties,
+      createdAt: now,
+      updatedAt: now,
+      archived: false,
+      new: true,
+    });
+  }
+  const when = new Date().toISOString();
+  return {
+    status: errors.length > 0 ? 207 : 200,
+    body: {
+      status: 'COMPLETE',
+      results,
+      ...(errors.length > 0 ? { numErrors: errors.length, errors } : {}),
+      requestedAt: when,
+      startedAt: when,
+      completedAt: when,
+    },
+  };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Meta Conversions API (Graph API /{version}/{pixel_id}/events)
+
+/** The pixel (dataset) id the look-alike knows. */
+export const META_LOOKALIKE_PIXEL = '1234567890';
+const META_MAX_EVENTS = 1000;
+const META_MAX_AGE_S = 7 * 86_400;
+const metaActionSources = new Set([
+  'email',
+  'website',
+  'app',
+  'phone_call',
+  'chat',
+  'physical_store',
+  'system_generated',
+  'business_messaging',
+  'other',
+]);
+const HASHED = /^[0-9a-f]{64}$/;
+const metaHashedKeys = ['em', 'ph', 'fn', 'ln', 'ge', 'db', 'ct', 'st', 'zp', 'country', 'external_id'];
+
+function metaEventProblem(event: unknown, now: number): string | undefined {
+  if (!isObject(event)) return 'each event must be an object';
+  if (!nonEmpty(event.event_name)) return 'event_name is required';
+  if (!Number.isInteger(event.event_time)) return 'event_time must be a unix timestamp in seconds';
+  const time = event.event_time as number;
+  if (time > now + 60 * 60 * 24 * 365 * 10 || time > now + 60) return 'event_time must not be in the future';
+  if (now - time > META_MAX_AGE_S)
+    return 'The timestamp for this event is more than 7 days in the past (event_time)';
+  if (!nonEmpty(event.action_source) || !metaActionSources.has(event.action_source))
+    return 'action_source must be one of the documented sources';
+  if (!isObject(event.user_data)) return 'user_data is required';
+  const user = event.user_data;
+  for (const key of metaHashedKeys) {
+    const value = user[key];
+    if (value === undefined) continue;
+    const values = Array.isArray(value) ? value : [value];
+    if (values.length === 0 || values.some((v) => typeof v !== 'string' || !HASHED.test(v)))
+      return `user_data.${key} must be SHA-256 hashed (lowercase hex)`;
+  }
+  if (
+    user.client_ip_address !== undefined &&
+    (typeof user.client_ip_address !== 'string' || !/^[0-9a-fA-F.:]+$/.test(user.client_ip_address))
+  )
+    return 'user_data.client_ip_address must be an IPv4 or IPv6 address';
+  if (event.action_source === 'website') {
+    if (!nonEmpty(user.client_user_agent)) return 'client_user_agent is required for website events';
+    if (!nonEmpty(event.event_source_url)) return 'event_source_url is required for website events';
+  }
+  if (!['em', 'ph', 'external_id', 'fbc', 'fbp', 'client_ip_address'].some((k) => user[k] !== undefined))
+    return 'user_data must hold at least one customer information parameter';
+  if (event.custom_data !== undefined) {
+    if (!isObject(event.custom_data)) return 'custom_data must be an object';
+    const { value, currency } = event.custom_data;
+    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
+      return 'custom_data.value must be a number';
+    if (currency !== undefined && (typeof currency !== 'string' || !/^[A-Za-z]{3}$/.test(currency)))
+      return 'custom_data.currency must be an ISO 4217 code';
+  }
+  if (event.event_name === 'Purchase') {
+    const custom = isObject(event.custom_data) ? event.custom_data : {};
+    if (custom.value === undefined || custom.currency === undefined)
+      return 'custom_data.value and custom_data.currency are required for Purchase events';
+  }
+  return undefined;
+}
+
+const metaConversions: Handler = (incoming, state) => {
+  const graphError = (message: string, code: number, extra: Record<string, unknown> = {}) => ({
+    status: 400,
+    body: { error: { message, type: 'OAuthException', code, fbtrace_id: 'ALookAlikeTrace', ...extra } },
+  });
+  const path = incoming.path.match(/^\/(v\d+\.\d+)\/([^/]+)\/events$/);
+  if (incoming.method !== 'POST' || !path) return graphError('Unknown path components', 2500);
+  const body = parseJson(incoming.body);
+  const token = (isObject(body) ? body.access_token : undefined) ?? incoming.query.get('access_token');
+  if (!nonEmpty(token)) return graphError('An access token is required to request this resource.', 104);
+  if (token !== state.expected.accessToken)
+    return graphError('Invalid OAuth access token - Cannot parse access token', 190);
+  if (path[2] !== META_LOOKALIKE_PIXEL)
+    return graphError(
+      `Unsupported post request. Object with ID '${path[2]}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+      100,
+      { error_subcode: 33, type: 'GraphMethodException' },
+    );
+  if (!isJson(incoming) || !isObject(body) || !Array.isArray(body.data) || body.data.length === 0)
+    return graphError('(#100) The parameter data is required', 100);
+  if (body.data.length > META_MAX_EVENTS)
+    return graphError(`(#100) data: at most ${META_MAX_EVENTS} events per request`, 100);
+  if (body.test_event_code !== undefined && !nonEmpty(body.test_event_code))
+    return graphError('(#100) test_event_code must be a string', 100);
+  const now = Math.floor(Date.now() / 1000);
+  for (const [index, event] of (body.data as unknown[]).entries()) {
+    const problem =
+      metaEventProblem(event, now) ?? state.rejection(event as Record<string, unknown>, 'events');
+    // One invalid event fails the whole request: Meta processes none of it.
+    if (problem)
+      return graphError('Invalid parameter', 100, {
+        error_subcode: 2804003,
+        is_transient: false,
+        error_user_title: 'Invalid event',
+        error_user_msg: `data[${index}]: ${problem}`,
+      });
+  }
+  for (const event of body.data as Record<string, unknown>[])
+    state.accept(body.test_event_code ? 'test_events' : 'events', event);
+  return {
+    status: 200,
+    body: { events_received: body.data.length, messages: [], fbtrace_id: 'ALookAlikeTrace' },
+  };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Google: OAuth token endpoint and Google Ads ConversionUploadService.UploadClickConversions
+
+/** The customer the Google Ads look-alike knows. */
+export const GOOGLE_ADS_LOOKALIKE_CUSTOMER = '1234567890';
+const GOOGLE_ADS_MAX_CONVERSIONS = 2000;
+const GOOGLE_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)?([+-]\d{2}:\d{2})$/;
+/** Google keeps clicks for conversions for at most 90 days. */
+const GOOGLE_MAX_CLICK_AGE_MS = 90 * 86_400_000;
+
+/** The access token the look-alike issues for a refresh token: the same each time. */
+const googleAccessToken = (refreshToken: string) =>
+  `ya29.lookalike-${Buffer.from(refreshToken).toString('base64url').slice(0, 16)}`;
+
+function googleConversionProblem(
+  conversion: unknown,
+  customer: string,
+  now: number,
+): [string, string, string] | undefined {
+  // [error group, code, message]
+  if (!isObject(conversion)) return ['requestError', 'INVALID_INPUT', 'conversion must be an object'];
+  const clickIds = ['gclid', 'gbraid', 'wbraid'].filter((k) => conversion[k] !== undefined);
+  const identifiers = conversion.userIdentifiers;
+  if (clickIds.length > 1)
+    return ['conversionUploadError', 'GBRAID_WBRAID_BOTH_SET', 'at most one of gclid, gbraid, wbraid'];
+  if (clickIds.length === 1 && identifiers !== undefined)
+    return ['conversionUploadError', 'CONVERSION_NOT_FOUND', 'a click id and user identifiers together'];
+  if (clickIds.length === 0) {
+    if (!Array.isArray(identifiers) || identifiers.length === 0)
+      return ['conversionUploadError', 'UNPARSEABLE_GCLID', 'a click id or user identifiers are required'];
+    for (const identifier of identifiers as unknown[]) {
+      if (!isObject(identifier)) return ['requestError', 'INVALID_INPUT', 'userIdentifiers must be objects'];
+      const hashes = ['hashedEmail', 'hashedPhoneNumber'].filter((k) => identifier[k] !== undefined);
+      if (hashes.length !== 1 || !HASHED.test(String(identifier[hashes[0] as string])))
+        return [
+          'collectionSizeError',
+          'INVALID_USER_IDENTIFIER',
+          'each user identifier is one SHA-256 hex hash',
+        ];
+    }
+  } else {
+    const id = conversion[clickIds[0] as string];
+    if (!nonEmpty(id) || !/^[\w-]{1,200}$/.test(id))
+      return ['conversionUploadError', 'UNPARSEABLE_GCLID', `${clickIds[0]} cannot be parsed`];
+  }
+  if (
+    typeof conversion.conversionAction !== 'string' ||
+    !new RegExp(`^customers/${customer}/conversionActions/\\d+$`).test(conversion.conversionAction)
+  )
+    return [
+      'conversionUploadError',
+      'INVALID_CONVERSION_ACTION',
+      'conversionAction is not a resource name of this customer',
+    ];
+  const time =
+    typeof conversion.conversionDateTime === 'string'
+      ? GOOGLE_DATE_TIME.exec(conversion.conversionDateTime)
+      : null;
+  if (!time)
+    return [
+      'dateError',
+      'INVALID_FIELD_VALUES_IN_DATE_TIME',
+      'conversionDateTime must be yyyy-mm-dd hh:mm:ss+|-hh:mm',
+    ];
+  const at = Date.parse(`${time[1]}-${time[2]}-${time[3]}T${time[4]}:${time[5]}:${time[6]}${time[7]}`);
+  if (Number.isNaN(at))
+    return ['dateError', 'INVALID_FIELD_VALUES_IN_DATE_TIME', 'conversionDateTime is not a date'];
+  if (at > now + 60_000)
+    return ['conversionUploadError', 'CONVERSION_PRECEDES_EVENT', 'the conversion is in the future'];
+  if (now - at > GOOGLE_MAX_CLICK_AGE_MS)
+    return ['conversionUploadError', 'EXPIRED_EVENT', 'the click is older than the conversion window'];
+  if (
+    conversion.conversionValue !== undefined &&
+    (typeof conversion.conversionValue !== 'number' || !Number.isFinite(conversion.conversionValue))
+  )
+    return ['fieldError', 'INVALID_VALUE', 'conversionValue must be a number'];
+  if (
+    conversion.currencyCode !== undefined &&
+    (typeof conversion.currencyCode !== 'string' || !/^[A-Z]{3}$/.test(conversion.currencyCode))
+  )
+    return ['conversionUploadError', 'INVALID_CURRENCY_CODE', 'currencyCode must be ISO 4217'];
+  if (
+    conversion.orderId !== undefined &&
+    (typeof conversion.orderId !== 'string' ||
+      conversion.orderId.length === 0 ||
+      conversion.orderId.length > 64)
+  )
+    return ['stringLengthError', 'TOO_LONG', 'orderId must have 1 to 64 characters'];
+  return undefined;
+}
+
+const googleAds: Handler = (incoming, state) => {
+  if (incoming.method === 'POST' && incoming.path === '/token') {
+    const form = (incoming.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')
+      ? new URLSearchParams(incoming.body)
+      : new URLSearchParams();
+    if (form.get('grant_type') !== 'refresh_token')
+      return {
+        status: 400,
+        body: { error: 'unsupported_grant_type', error_description: 'Invalid grant_type: ' },
+      };
+    if (
+      form.get('client_id') !== state.expected.clientId ||
+      form.get('client_secret') !== state.expected.clientSecret
+    )
+      return {
+        status: 401,
+        body: { error: 'invalid_client', error_description: 'The OAuth client was not found.' },
+      };
+    if (form.get('refresh_token') !== state.expected.refreshToken)
+      return {
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' },
+      };
+    state.accept('token', { client_id: form.get('client_id') });
+    return {
+      status: 200,
+      body: {
+        access_token: googleAccessToken(state.expected.refreshToken ?? ''),
+        expires_in: 3599,
+        scope: 'https://www.googleapis.com/auth/adwords',
+        token_type: 'Bearer',
+      },
+    };
+  }
+  const rpcError = (
+    status: number,
+    statusText: string,
+    message: string,
+    errorCode?: Record<string, string>,
+  ) => ({
+    status,
+    body: {
+      error: {
+        code: status,
+        message,
+        status: statusText,
+        ...(errorCode
+          ? {
+              details: [
+                {
+                  '@type': 'type.googleapis.com/google.ads.googleads.v26.errors.GoogleAdsFailure',
+                  errors: [{ errorCode, message }],
+                  requestId: 'lookalike-request',
+                },
+              ],
+            }
+          : {}),
+      },
+    },
+  });
+  const path = incoming.path.match(/^\/(v\d+)\/customers\/(\d+):uploadClickConversions$/);
+  if (incoming.method !== 'POST' || !path) return rpcError(404, 'NOT_FOUND', 'Not Found');
+  if (incoming.headers.authorization !== `Bearer ${googleAccessToken(state.expected.refreshToken ?? '')}`)
+    return rpcError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.', {
+      authenticationError: 'OAUTH_TOKEN_INVALID',
+    });
+  if (incoming.headers['developer-token'] !== state.expected.developerToken)
+    return rpcError(401, 'UNAUTHENTICATED', 'The developer token is not valid.', {
+      authenticationError: 'DEVELOPER_TOKEN_INVALID',
+    });
+  const customer = path[2] ?? '';
+  if (customer !== GOOGLE_ADS_LOOKALIKE_CUSTOMER)
+    return rpcError(403, 'PERMISSION_DENIED', 'The caller does not have permission', {
+      authorizationError: 'USER_PERMISSION_DENIED',
+    });
+  const login = incoming.headers['login-customer-id'];
+  if (login !== undefined && !/^\d{10}$/.test(String(login)))
+    return rpcError(400, 'INVALID_ARGUMENT', 'login-customer-id must be 10 digits', {
+      requestError: 'INVALID_INPUT',
+    });
+  const body = parseJson(incoming.body);
+  if (
+    !isJson(incoming) ||
+    !isObject(body) ||
+    !Array.isArray(body.conversions) ||
+    body.conversions.length === 0
+  )
+    return rpcError(400, 'INVALID_ARGUMENT', 'Request contains an invalid argument.', {
+      requestError: 'REQUIRED_FIELD_MISSING',
+    });
+  if (body.conversions.length > GOOGLE_ADS_MAX_CONVERSIONS)
+    return rpcError(400, 'INVALID_ARGUMENT', 'Too many operations in the request.', {
+      requestError: 'TOO_MANY_OPERATIONS',
+    });
+  if (body.partialFailure !== true)
+    return rpcError(400, 'INVALID_ARGUMENT', 'partialFailure must be true for this upload.', {
+      requestError: 'INVALID_INPUT',
+    });
+  const now = Date.now();
+  const errors: Record<string, unknown>[] = [];
+  const results: Record<string, unknown>[] = [];
+  (body.conversions as unknown[]).forEach((conversion, index) => {
+    const problem = googleConversionProblem(conversion, customer, now);
+    const scripted = problem
+      ? undefined
+      : state.rejection(conversion as Record<string, unknown>, 'uploadClickConversions');
+    if (problem || scripted) {
+      const [group, code, message] = problem ?? [
+        'conversionUploadError',
+        scripted as string,
+        scripted as string,
+      ];
+      errors.push({
+        errorCode: { [group]: code },
+        message,
+        location: { fieldPathElements: [{ fieldName: 'conversions', index }] },
+      });
+      results.push({});
+      return;
+    }
+    const item = conversion as Record<string, unknown>;
+    state.accept('uploadClickConversions', item);
+    results.push({
+      ...(item.gclid ? { gclid: item.gclid } : {}),
+      conversionAction: item.conversionAction,
+      conversionDateTime: item.conversionDateTime,
+    });
+  });
+  return {
+    status: 200,
+    body: {
+      results,
+      ...(errors.length > 0
+        ? {
+            partialFailureError: {
+              code: 3,
+              message: `Errors in ${errors.length} conversion(s).`,
+              details: [
+                {
+                  '@type': `type.googleapis.com/google.ads.googleads.${path[1]}.errors.GoogleAdsFailure`,
+                  errors,
+                  requestId: 'lookalike-request',
+                },
+              ],
+            },
+          }
+        : {}),
+      jobId: '1',
+    },
+  };
+};
+
 const handlers: Record<LookAlikeVendor, Handler> = {
   amplitude,
   mixpanel,
@@ -697,6 +1242,9 @@ const handlers: Record<LookAlikeVendor, Handler> = {
   segment,
   onesignal: oneSignal,
   webhook,
+  hubspot,
+  meta_conversions: metaConversions,
+  google_ads: googleAds,
 };
 
 /** Each vendor's error body for a status a test scripts. */
@@ -740,6 +1288,54 @@ function scriptedBody(vendor: LookAlikeVendor, status: number): unknown {
           : '';
     case 'webhook':
       return { error: `scripted ${status}` };
+    case 'hubspot':
+      return status === 429
+        ? {
+            status: 'error',
+            message: 'You have reached your ten_secondly_rolling limit.',
+            errorType: 'RATE_LIMIT',
+            policyName: 'TEN_SECONDLY_ROLLING',
+          }
+        : status === 400
+          ? { status: 'error', message: 'Invalid input JSON', category: 'VALIDATION_ERROR' }
+          : { status: 'error', message: 'internal error', category: 'INTERNAL_ERROR' };
+    case 'meta_conversions':
+      return status === 400
+        ? {
+            error: {
+              message: '(#100) Invalid parameter',
+              type: 'OAuthException',
+              code: 100,
+              fbtrace_id: 'AScripted',
+            },
+          }
+        : status === 429
+          ? {
+              error: {
+                message: '(#4) Application request limit reached',
+                type: 'OAuthException',
+                code: 4,
+                is_transient: true,
+                fbtrace_id: 'AScripted',
+              },
+            }
+          : {
+              error: {
+                message: 'An unexpected error has occurred. Please retry your request later.',
+                type: 'OAuthException',
+                code: 2,
+                is_transient: true,
+                fbtrace_id: 'AScripted',
+              },
+            };
+    case 'google_ads':
+      return {
+        error: {
+          code: status,
+          message: status === 429 ? 'Resource has been exhausted (e.g. check quota).' : 'scripted failure',
+          status: status === 429 ? 'RESOURCE_EXHAUSTED' : status === 400 ? 'INVALID_ARGUMENT' : 'INTERNAL',
+        },
+      };
   }
 }
 

@@ -1,13 +1,14 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DeliveryFailure, forwarderFor, type OutboundEvent } from './forwarder';
-import { rawSampleEvent } from './testing/sample-events';
+import { DeliveryFailure, type OutboundEvent } from '@pipeline/destinations';
 import {
   lookAlikeDestination,
+  rawSampleEvent,
   startLookAlikeVendor,
   type LookAlikeServer,
   type LookAlikeVendor,
-} from './testing/vendor-server';
+} from '@pipeline/destinations/testing';
+import { forwarderFor, forwardingAppTypes } from './catalog';
 
 /** The operator setting that lets tenant URLs (the webhook's) reach these local servers. */
 const loopback = ['127.0.0.0/8'];
@@ -21,7 +22,47 @@ const loopback = ['127.0.0.0/8'];
  * per batch is out of reach (500 KB comes first for messages of 225 bytes or more), so its
  * splitting is tested by bytes in segment-forwarder.test.ts.
  */
-const vendors: { vendor: LookAlikeVendor; perRequest?: number; authStatus: number }[] = [
+interface VendorContract {
+  vendor: LookAlikeVendor;
+  perRequest?: number;
+  authStatus: number;
+  /** Events this vendor maps to exactly one item each, where plain track events are skipped. */
+  events?: (count: number) => OutboundEvent[];
+  /**
+   * The client first fetches what every send needs (Google's access token, HubSpot's
+   * property list) and caches it: a first send warms that cache, so the answers scripted
+   * below meet the vendor's data endpoint, as with the other vendors.
+   */
+  warm?: boolean;
+}
+
+/** Small track events by a known user: every vendor maps each to exactly one item. */
+const trackEvents = (count: number): OutboundEvent[] =>
+  Array.from({ length: count }, (_, i) =>
+    rawSampleEvent({ type: 'track', userId: `u-${i % 50}`, event: 'Clicked' }),
+  );
+
+/** Received now: Meta takes events of the last 7 days only. */
+const recentTrackEvents = (count: number): OutboundEvent[] =>
+  trackEvents(count).map((outbound) => ({
+    event: { ...outbound.event, timestamp: new Date().toISOString() },
+    receipt: { ...outbound.receipt, receivedAt: new Date(), batchSentAt: undefined },
+  }));
+
+/** HubSpot upserts contacts from identify calls with an email, one contact per address. */
+const identifyEvents = (count: number): OutboundEvent[] =>
+  Array.from({ length: count }, (_, i) =>
+    rawSampleEvent({ type: 'identify', userId: `u-${i}`, traits: { email: `u-${i}@example.com` } }),
+  );
+
+/** Google Ads converts events with a click id, from now. */
+const clickEvents = (count: number): OutboundEvent[] =>
+  recentTrackEvents(count).map((outbound, i) => ({
+    ...outbound,
+    event: { ...outbound.event, context: { clickId: { gclid: `gclid-${i}` } } },
+  }));
+
+const vendors: VendorContract[] = [
   { vendor: 'amplitude', perRequest: 2000, authStatus: 400 },
   { vendor: 'mixpanel', perRequest: 2000, authStatus: 401 },
   { vendor: 'braze', perRequest: 75, authStatus: 401 },
@@ -29,16 +70,25 @@ const vendors: { vendor: LookAlikeVendor; perRequest?: number; authStatus: numbe
   { vendor: 'segment', authStatus: 401 },
   { vendor: 'onesignal', perRequest: 1000, authStatus: 401 },
   { vendor: 'webhook', perRequest: 100, authStatus: 401 },
+  { vendor: 'hubspot', perRequest: 100, authStatus: 401, events: identifyEvents, warm: true },
+  // The Graph API answers a bad token 400 (OAuthException code 190).
+  { vendor: 'meta_conversions', perRequest: 1000, authStatus: 400, events: recentTrackEvents },
+  // The token endpoint answers 401 invalid_client to a wrong client.
+  { vendor: 'google_ads', perRequest: 2000, authStatus: 401, events: clickEvents, warm: true },
 ];
-const countLimited = vendors.flatMap(({ vendor, perRequest }) =>
-  perRequest ? [{ vendor, perRequest }] : [],
+const defaultEvents = trackEvents;
+const countLimited = vendors.flatMap(({ perRequest, ...contract }) =>
+  perRequest ? [{ ...contract, perRequest }] : [],
 );
 
-/** Small track events by a known user: every vendor maps each to exactly one item. */
-const trackEvents = (count: number): OutboundEvent[] =>
-  Array.from({ length: count }, (_, i) =>
-    rawSampleEvent({ type: 'track', userId: `u-${i % 50}`, event: 'Clicked' }),
-  );
+/** Sends one event so the client caches what it fetches first, then forgets that request. */
+async function warmUp(contract: Pick<VendorContract, 'vendor' | 'events' | 'warm'>, server: LookAlikeServer) {
+  if (!contract.warm) return;
+  const forwarder = forwarderFor(contract.vendor, { baseUrls: { [contract.vendor]: server.url } })!;
+  await forwarder.send(lookAlikeDestination(server), (contract.events ?? trackEvents)(1));
+  server.requests.length = 0;
+  server.accepted.length = 0;
+}
 
 async function failureOf(promise: Promise<unknown>): Promise<DeliveryFailure> {
   try {
@@ -56,14 +106,16 @@ function itemsPerRequest(server: LookAlikeServer): number[] {
     const body = JSON.parse(request.body) as unknown;
     if (Array.isArray(body)) return body.length;
     const record = body as Record<string, unknown[] | undefined>;
-    return ['events', 'batch', 'attributes', 'purchases'].reduce(
+    return ['events', 'batch', 'attributes', 'purchases', 'inputs', 'data', 'conversions'].reduce(
       (sum, key) => sum + (record[key]?.length ?? 0),
       0,
     );
   });
 }
 
-describe.each(countLimited)('$vendor forwarder batching', ({ vendor, perRequest }) => {
+describe.each(countLimited)('$vendor forwarder batching', (contract) => {
+  const { vendor, perRequest } = contract;
+  const trackEvents = contract.events ?? defaultEvents;
   let server: LookAlikeServer;
   const forwarder = () =>
     forwarderFor(vendor, {
@@ -74,6 +126,7 @@ describe.each(countLimited)('$vendor forwarder batching', ({ vendor, perRequest 
 
   beforeEach(async () => {
     server = await startLookAlikeVendor(vendor);
+    await warmUp(contract, server);
   });
   afterEach(() => server.close());
 
@@ -99,7 +152,9 @@ describe.each(countLimited)('$vendor forwarder batching', ({ vendor, perRequest 
   });
 });
 
-describe.each(vendors)('$vendor forwarder contract', ({ vendor, perRequest = 100, authStatus }) => {
+describe.each(vendors)('$vendor forwarder contract', (contract) => {
+  const { vendor, perRequest = 100, authStatus } = contract;
+  const trackEvents = contract.events ?? defaultEvents;
   let server: LookAlikeServer;
   const forwarder = () =>
     forwarderFor(vendor, {
@@ -110,6 +165,7 @@ describe.each(vendors)('$vendor forwarder contract', ({ vendor, perRequest = 100
 
   beforeEach(async () => {
     server = await startLookAlikeVendor(vendor);
+    await warmUp(contract, server);
   });
   afterEach(() => server.close());
 
@@ -138,6 +194,7 @@ describe.each(vendors)('$vendor forwarder contract', ({ vendor, perRequest = 100
     // The vendor's words go to the logs; the tenant sees the status.
     expect(failure.reason).toBe(`${vendor}: http_400`);
     expect(failure.detail).toBe('malformed');
+    expect(failure.undelivered).toHaveLength(2);
     expect(failure.undelivered.every((u) => !u.retryable && u.reason === 'http_400')).toBe(true);
   });
 
@@ -210,8 +267,12 @@ describe.each(vendors)('$vendor forwarder contract', ({ vendor, perRequest = 100
 
 describe('forwarderFor', () => {
   it('knows the vendors events can be forwarded to, and no others', () => {
+    // This contract covers every forwarding app type of the catalog.
+    expect(vendors.map(({ vendor }) => vendor).sort()).toEqual([...forwardingAppTypes].sort());
     for (const { vendor } of vendors) expect(forwarderFor(vendor)?.appType).toBe(vendor);
-    expect(forwarderFor('hubspot')).toBeUndefined();
+    expect(forwarderFor('stripe')).toBeUndefined();
+    expect(forwarderFor('web_tracking')).toBeUndefined();
+    expect(forwarderFor('facebook_ads')).toBeUndefined();
     expect(forwarderFor('toString')).toBeUndefined();
   });
 });

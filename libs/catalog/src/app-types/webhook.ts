@@ -1,0 +1,21 @@
+import { WebhookForwarder } from '@pipeline/destinations';
+import { Type } from '@sinclair/typebox';
+import { defineAppType, fields, secret, text } from '../app-type';
+
+export const webhook = defineAppType({
+  appType: 'webhook',
+  name: 'Webhook',
+  description:
+    'POSTs batches of Segment-spec messages to your URL, signed with HMAC-SHA256. The URL may also be set per integration (config.global.url); internal addresses are refused.',
+  credentials: fields({ signingSecret: secret('The key of the HMAC-SHA256 signature header.') }),
+  config: fields({
+    url: Type.Optional(
+      text('The http(s) URL to POST to.', { pattern: '^https?://[^\\s/?#@]+(/[^\\s]*)?$', maxLength: 2048 }),
+    ),
+  }),
+  example: {
+    credentials: { signingSecret: 'whsec-0123456789abcdef' },
+    config: { url: 'https://hooks.example.com/pipeline' },
+  },
+  forwards: { category: 'webhook', forwarder: (client) => new WebhookForwarder(client) },
+});
