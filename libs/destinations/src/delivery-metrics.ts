@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { consumerGroupLag } from '@pipeline/kafka';
 
 export interface LagSource {
@@ -9,8 +9,8 @@ export interface LagSource {
 }
 
 /**
- * A delivery process's counters per destination, and its consumer groups' lag measured at
- * scrape time, in Prometheus text format.
+ * A delivery process's counters per destination, its consumer groups' lag and its open circuits
+ * measured at scrape time, and the process's default metrics, in Prometheus text format.
  */
 export class DeliveryMetrics {
   readonly registry = new Registry();
@@ -18,9 +18,14 @@ export class DeliveryMetrics {
   private readonly consentSkipped: Counter<'destination'>;
   private readonly retried: Counter<'destination'>;
   private readonly deadLettered: Counter<'destination' | 'reason'>;
+  private readonly batchDuration: Histogram<'destination'>;
+  private readonly vendorResponses: Counter<'destination' | 'status_class'>;
+  /** Destination -> how many of its integrations' circuits are open now. */
+  private readonly circuits = new Map<string, () => number>();
 
   constructor(lag?: LagSource) {
     const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
     this.deliveredEvents = new Counter({
       name: 'pipeline_delivery_events_delivered_total',
       help: 'Events a destination accepted.',
@@ -44,6 +49,30 @@ export class DeliveryMetrics {
       help: 'Records parked in the dead-letter topic, by reason: the failure code (data_error, unstorable_event, http_400, ...) or attempts_exhausted.',
       labelNames: ['destination', 'reason'],
       registers,
+    });
+    this.batchDuration = new Histogram({
+      name: 'pipeline_delivery_batch_duration_seconds',
+      help: 'Time to handle one batch: delivering it to the destination and parking its failures.',
+      labelNames: ['destination'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    });
+    this.vendorResponses = new Counter({
+      name: 'pipeline_delivery_vendor_responses_total',
+      help: "Requests to a destination's vendor by outcome: the answer's status class (2xx, 3xx, 4xx, 5xx), or network when no answer came (refused, reset, timeout).",
+      labelNames: ['destination', 'status_class'],
+      registers,
+    });
+    const circuits = this.circuits;
+    new Gauge({
+      name: 'pipeline_delivery_circuits_open',
+      help: 'Integrations whose circuit breaker is open: their records park without calling the vendor until a probe succeeds.',
+      labelNames: ['destination'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [destination, open] of circuits) this.set({ destination }, open());
+      },
     });
     if (lag) {
       new Gauge({
@@ -72,6 +101,20 @@ export class DeliveryMetrics {
   parked(destination: string, retried: number, deadLetterReasons: readonly string[]): void {
     if (retried > 0) this.retried.inc({ destination }, retried);
     for (const reason of deadLetterReasons) this.deadLettered.inc({ destination, reason });
+  }
+
+  batchHandled(destination: string, seconds: number): void {
+    this.batchDuration.observe({ destination }, seconds);
+  }
+
+  /** One vendor request's outcome (ForwarderOptions.onResponse). */
+  vendorResponse(destination: string, statusClass: string): void {
+    this.vendorResponses.inc({ destination, status_class: statusClass });
+  }
+
+  /** Reports `openCircuits()` of the destination at each scrape. */
+  watchCircuits(destination: string, openCircuits: () => number): void {
+    this.circuits.set(destination, openCircuits);
   }
 
   /** The Prometheus text exposition. */

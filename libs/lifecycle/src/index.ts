@@ -3,3 +3,4 @@ export { serveHttp, type ServeHttpOptions } from './http-serve';
 export { lifecycleConfigSchema } from './lifecycle-config';
 export { startService } from './start-service';
 export { Shutdown, type ShutdownHook, type ShutdownOptions } from './shutdown';
+export { livenessAnswer, readiness, sharedCheck, type ProbeAnswer, type ReadinessCheck } from './probes';

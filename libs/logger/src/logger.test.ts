@@ -112,3 +112,44 @@ describe('requestLogging', () => {
     expect(lines[0]?.requestId).toBe(response.headers['x-request-id']);
   });
 });
+
+describe('requestLogging with successLevel debug', () => {
+  const serve = (level: 'info' | 'debug') => {
+    const captured = capture();
+    const logger = createLogger({ service: 'svc', stream: captured.stream, level });
+    const middleware = requestLogging(logger, { successLevel: 'debug' });
+    const server = createServer((req, res) =>
+      middleware(req, res, () => {
+        res.statusCode = req.url === '/fail' ? 503 : req.url === '/bad' ? 400 : 202;
+        res.end();
+      }),
+    );
+    return { server, lines: captured.lines };
+  };
+
+  it('logs 4xx and 5xx at info and leaves 2xx out at level info', async () => {
+    const { server, lines } = serve('info');
+    await request(server).get('/ok').set('X-Request-Id', 'r-ok');
+    await request(server).get('/bad').set('X-Request-Id', 'r-bad');
+    await request(server).get('/fail').set('X-Request-Id', 'r-fail');
+    await flush();
+    expect(lines.map((l) => [l.level, l.status, l.requestId])).toEqual([
+      ['info', 400, 'r-bad'],
+      ['info', 503, 'r-fail'],
+    ]);
+  });
+
+  it('logs 2xx at debug when the level is debug', async () => {
+    const { server, lines } = serve('debug');
+    await request(server).get('/ok').set('X-Request-Id', 'r-ok');
+    await flush();
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'debug',
+        status: 202,
+        requestId: 'r-ok',
+        message: 'request completed',
+      }),
+    ]);
+  });
+});

@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import winston from 'winston';
 import { currentRequestId } from './request-context';
 
@@ -45,11 +46,30 @@ const requestId = winston.format((info) => {
 });
 
 /**
+ * Inside a traced operation (a request, a Kafka batch's handling) the active span's ids, to find
+ * the trace of a log line. With tracing off no span is ever active and nothing is added.
+ */
+const traceIds = winston.format((info) => {
+  const span = trace.getActiveSpan()?.spanContext();
+  if (span && isSpanContextValid(span)) {
+    info.trace_id = span.traceId;
+    info.span_id = span.spanId;
+  }
+  return info;
+});
+
+/**
  * A JSON logger: one object per line with timestamp, level, service, message and, inside a
- * request, its requestId. `pretty` is for a developer's terminal only.
+ * request, its requestId; with tracing on, inside a traced operation, trace_id and span_id. `pretty` is for a developer's terminal only.
  */
 export function createLogger(options: LoggerOptions): Logger {
-  const base = [winston.format.timestamp(), requestId(), redaction(), winston.format.errors({ stack: true })];
+  const base = [
+    winston.format.timestamp(),
+    requestId(),
+    traceIds(),
+    redaction(),
+    winston.format.errors({ stack: true }),
+  ];
   const format =
     options.format === 'pretty'
       ? winston.format.combine(

@@ -12,6 +12,14 @@ export function runWithRequestId<T>(requestId: string, fn: () => T): T {
   return storage.run({ requestId }, fn);
 }
 
+/**
+ * Runs `fn` outside any request's context: for work shared by many requests (a batched send),
+ * whose log lines must not carry the id of whichever request happened to start it.
+ */
+export function runOutsideRequest<T>(fn: () => T): T {
+  return storage.exit(fn);
+}
+
 export function currentRequestId(): string | undefined {
   return storage.getStore()?.requestId;
 }

@@ -31,3 +31,27 @@ describe('a consumer process’s /health', () => {
     expect(response.body).toEqual({ ok: false, destination: 'amplitude' });
   });
 });
+
+describe('a consumer process’s probes', () => {
+  const metrics = new DeliveryMetrics();
+
+  it('/readyz is 503 naming the consumer before it joined and after it stopped; /livez stays 200', async () => {
+    let running = false;
+    const app = deliveryHttp(metrics, { destination: 'log', running: () => running });
+    const notJoined = await request(app).get('/readyz');
+    expect(notJoined.status).toBe(503);
+    expect(notJoined.body).toEqual({ ok: false, checks: { consumer: 'down' }, failing: ['consumer'] });
+    expect((await request(app).get('/livez')).status).toBe(200);
+
+    running = true;
+    const ready = await request(app).get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ ok: true, checks: { consumer: 'up' } });
+
+    running = false;
+    expect((await request(app).get('/readyz')).status).toBe(503);
+    const live = await request(app).get('/livez');
+    expect(live.status).toBe(200);
+    expect(live.body).toEqual({ ok: true });
+  });
+});

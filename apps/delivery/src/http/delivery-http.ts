@@ -1,5 +1,6 @@
 import type { RequestListener } from 'node:http';
 import type { DeliveryMetrics } from '@pipeline/destinations';
+import { livenessAnswer } from '@pipeline/lifecycle';
 
 export interface DeliveryHealth {
   destination: string;
@@ -11,8 +12,10 @@ export interface DeliveryHealth {
 
 /**
  * A consumer process's own endpoints: GET /metrics (Prometheus text: delivered, retried,
- * dead-lettered and consent-skipped counts, lag of its groups) and GET /health (200 once its
- * consumers joined their groups, 503 before).
+ * dead-lettered and consent-skipped counts, lag of its groups), GET /health (200 once its
+ * consumers joined their groups, 503 before), and the probes: GET /livez (200 while the process
+ * answers) and GET /readyz (200 while its consumer runs, 503 naming the `consumer` check
+ * otherwise).
  */
 export function deliveryHttp(metrics: DeliveryMetrics, health: DeliveryHealth): RequestListener {
   return (req, res) => {
@@ -38,6 +41,18 @@ export function deliveryHttp(metrics: DeliveryMetrics, health: DeliveryHealth): 
           ...(unavailableSince ? { destinationUnavailableSince: unavailableSince.toISOString() } : {}),
         }),
       );
+      return;
+    }
+    if (path === '/livez') {
+      send(livenessAnswer.status, 'application/json', JSON.stringify(livenessAnswer.body));
+      return;
+    }
+    if (path === '/readyz') {
+      const running = health.running();
+      const body = running
+        ? { ok: true, checks: { consumer: 'up' } }
+        : { ok: false, checks: { consumer: 'down' }, failing: ['consumer'] };
+      send(running ? 200 : 503, 'application/json', JSON.stringify(body));
       return;
     }
     if (path === '/metrics') {

@@ -1,0 +1,21 @@
+// Test look-alikes and fixtures: imported as @pipeline/destinations/testing, never from the
+// production entry point.
+export {
+  lookAlikeCredentials,
+  lookAlikeDestination,
+  startLookAlikeVendor,
+  type AcceptedItem,
+  type LookAlikeServer,
+  type LookAlikeVendor,
+  type RecordedRequest,
+  type ScriptedAnswer,
+} from '../forwarding/testing/vendor-server';
+export {
+  bulkyEvents,
+  correctedSampleTime,
+  oneOfEachType,
+  rawSampleEvent,
+  sampleEvent,
+} from '../forwarding/testing/sample-events';
+export { topicRecords, waitFor, type TopicRecord } from './topic-records';
+export { parsePrometheusText, sampleSum, samplesOf, type PrometheusSample } from './prometheus-text';
