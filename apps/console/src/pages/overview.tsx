@@ -1,0 +1,185 @@
+import { api } from '../api';
+import type { AppItem, IntegrationItem, List, SourceItem } from '../types';
+import { Badge, LastError, Show, Time, useLoad } from '../ui';
+
+/** Apps, sources and integrations of the account: state, status, last sync, last error. */
+export function Overview() {
+  return (
+    <>
+      <h1>Overview</h1>
+      <Sources />
+      <Integrations />
+      <Apps />
+    </>
+  );
+}
+
+function Sources() {
+  const [loaded] = useLoad(
+    () => api<List<SourceItem>>('/api/v1/sources?limit=100', { action: 'read sources' }),
+    [],
+  );
+  return (
+    <section aria-labelledby="sources-heading">
+      <h2 id="sources-heading">Sources</h2>
+      <Show loaded={loaded}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <p class="muted">No sources yet.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">App</th>
+                  <th scope="col">Sync</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Last sync</th>
+                  <th scope="col">Last error</th>
+                  <th scope="col">Jobs</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.map((s) => (
+                  <tr key={s.id} data-source-id={s.id}>
+                    <td>{s.appName}</td>
+                    <td>
+                      {s.syncType}, {s.syncFrequency}
+                    </td>
+                    <td>
+                      <Badge value={s.state} />
+                    </td>
+                    <td>
+                      <Badge value={s.integrationStatus} />
+                      {s.consecutiveFailures > 0 ? (
+                        <span class="muted"> ({s.consecutiveFailures} failures in a row)</span>
+                      ) : null}
+                    </td>
+                    <td>
+                      <Time at={s.lastSyncAt} />
+                    </td>
+                    <td>
+                      <LastError error={s.lastError} />
+                    </td>
+                    <td>
+                      <a href={`#/sources/${s.id}/jobs`}>Jobs of {s.appName}</a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+    </section>
+  );
+}
+
+function Integrations() {
+  const [loaded] = useLoad(
+    () => api<List<IntegrationItem>>('/api/v1/integrations?limit=100', { action: 'read integrations' }),
+    [],
+  );
+  return (
+    <section aria-labelledby="integrations-heading">
+      <h2 id="integrations-heading">Integrations</h2>
+      <Show loaded={loaded}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <p class="muted">No integrations yet.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">From → to</th>
+                  <th scope="col">Data</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Last sync</th>
+                  <th scope="col">Last error</th>
+                  <th scope="col">Jobs</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.map((i) => (
+                  <tr key={i.id}>
+                    <td>
+                      {i.sourceAppName} → {i.destinationAppName}
+                    </td>
+                    <td>{i.dataType}</td>
+                    <td>
+                      <Badge value={i.state} />
+                    </td>
+                    <td>
+                      <Badge value={i.status} />
+                    </td>
+                    <td>
+                      <Time at={i.lastSyncAt} />
+                    </td>
+                    <td>
+                      <LastError error={i.lastError} />
+                    </td>
+                    <td>
+                      <a href={`#/integrations/${i.id}/jobs`}>Jobs</a>
+                      {i.latestJobId ? (
+                        <>
+                          {' · '}
+                          <a href={`#/jobs/${i.latestJobId}`}>latest job</a>
+                        </>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+    </section>
+  );
+}
+
+function Apps() {
+  const [loaded] = useLoad(() => api<List<AppItem>>('/api/v1/apps?limit=100', { action: 'read apps' }), []);
+  return (
+    <section aria-labelledby="apps-heading">
+      <h2 id="apps-heading">Apps</h2>
+      <Show loaded={loaded}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <p class="muted">No apps yet.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Last sync</th>
+                  <th scope="col">Last error</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.map((a) => (
+                  <tr key={a.id}>
+                    <td>{a.displayName}</td>
+                    <td>{a.appType}</td>
+                    <td>{a.role.join(', ')}</td>
+                    <td>
+                      <Badge value={a.state} />
+                    </td>
+                    <td>
+                      <Time at={a.lastSyncAt} />
+                    </td>
+                    <td>{a.errorMessage ?? <span class="muted">none</span>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+    </section>
+  );
+}

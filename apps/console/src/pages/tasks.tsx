@@ -1,0 +1,285 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, mcpTool } from '../api';
+import type { List, Task, TaskRun, Template } from '../types';
+import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
+
+interface PrecheckResult {
+  ready: boolean;
+  gaps: { kind: string; capability: { name?: string; appType?: string }; hint: string }[];
+}
+
+/**
+ * Tasks: the templates (MCP templates_list), each template's precheck, starting a task made from
+ * it (POST /api/v1/tasks, then .../start), and the account's tasks (MCP tasks_list).
+ */
+export function Tasks() {
+  const [templates] = useLoad(() => mcpTool<{ data: Template[] }>('templates_list'), []);
+  const [tasks, reloadTasks] = useLoad(() => mcpTool<List<Task>>('tasks_list', { limit: 20 }), []);
+  return (
+    <>
+      <h1>Tasks</h1>
+      <section aria-labelledby="templates-heading">
+        <h2 id="templates-heading">Templates</h2>
+        <Show loaded={templates}>
+          {({ data }) => (
+            <ul class="cards">
+              {data.map((t) => (
+                <TemplateCard key={t.template_id} template={t} onStarted={reloadTasks} />
+              ))}
+            </ul>
+          )}
+        </Show>
+      </section>
+      <section aria-labelledby="tasks-heading">
+        <h2 id="tasks-heading">Tasks of this account</h2>
+        <Show loaded={tasks}>
+          {({ data }) =>
+            data.length === 0 ? (
+              <p class="muted">No tasks yet: start one from a template.</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Task</th>
+                    <th scope="col">Template</th>
+                    <th scope="col">Latest run</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.map((t) => (
+                    <tr key={t.task_id}>
+                      <td>
+                        <a href={`#/tasks/${t.task_id}`}>{t.title}</a>
+                      </td>
+                      <td>{t.template_id}</td>
+                      <td>
+                        <Badge value={t.latest_run?.status ?? 'never_run'} />
+                      </td>
+                      <td>
+                        <Time at={t.created_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
+        </Show>
+      </section>
+    </>
+  );
+}
+
+function TemplateCard({ template, onStarted }: { template: Template; onStarted: () => void }) {
+  const [precheck, setPrecheck] = useState<PrecheckResult | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <li class="card">
+      <h3>{template.name}</h3>
+      <p class="muted mono">
+        {template.template_id} v{template.version}
+      </p>
+      <p>{template.description}</p>
+      <div class="actions">
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            run(async () => {
+              const { data } = await api<{ data: PrecheckResult }>(
+                `/api/v1/templates/${encodeURIComponent(template.template_id)}/precheck`,
+                { method: 'POST', body: {}, action: 'check tasks' },
+              );
+              setPrecheck(data);
+            })
+          }
+        >
+          Check prerequisites
+        </button>
+        <button
+          type="button"
+          class="primary"
+          disabled={busy}
+          onClick={() =>
+            run(async () => {
+              const created = await api<{ data: { task_id: string } }>('/api/v1/tasks', {
+                method: 'POST',
+                body: { template_id: template.template_id },
+                action: 'create tasks',
+              });
+              await api(`/api/v1/tasks/${created.data.task_id}/start`, {
+                method: 'POST',
+                body: {},
+                action: 'start tasks',
+              });
+              onStarted();
+              location.hash = `#/tasks/${created.data.task_id}`;
+            })
+          }
+        >
+          Start a task
+        </button>
+      </div>
+      {precheck ? (
+        precheck.ready ? (
+          <p class="notice good">Ready: nothing is missing.</p>
+        ) : (
+          <ul class="gaps" aria-label="What is missing">
+            {precheck.gaps.map((g, i) => (
+              <li key={i}>
+                <Badge value={g.kind} /> {g.hint}
+              </li>
+            ))}
+          </ul>
+        )
+      ) : null}
+      {error ? <ErrorNotice error={error} /> : null}
+    </li>
+  );
+}
+
+/** One task: its runs, the latest one's progress and report; start again or cancel. */
+export function TaskPage({ id }: { id: string }) {
+  const [loaded, reload] = useLoad(
+    () => mcpTool<Task & { runs: TaskRun[] }>('tasks_get', { task_id: id }),
+    [id],
+  );
+  const [error, setError] = useState<unknown>(null);
+  const active =
+    loaded.state === 'done' && ['pending', 'running'].includes(loaded.value.latest_run?.status ?? '');
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(reload, 1000);
+    return () => clearInterval(timer);
+  }, [active, reload]);
+  const act = (path: string, action: string) => {
+    setError(null);
+    api(`/api/v1/tasks/${encodeURIComponent(id)}/${path}`, { method: 'POST', body: {}, action }).then(
+      reload,
+      setError,
+    );
+  };
+  return (
+    <>
+      <p>
+        <a href="#/tasks">← Tasks</a>
+      </p>
+      <Show loaded={loaded}>
+        {(task) => (
+          <>
+            <h1>{task.title}</h1>
+            <dl class="facts">
+              <dt>Template</dt>
+              <dd>{task.template_id}</dd>
+              <dt>Params</dt>
+              <dd class="mono">{JSON.stringify(task.params)}</dd>
+              <dt>Latest run</dt>
+              <dd>
+                <Badge value={task.latest_run?.status ?? 'never_run'} />
+              </dd>
+            </dl>
+            <div class="actions">
+              <button
+                type="button"
+                class="primary"
+                disabled={active}
+                onClick={() => act('start', 'start tasks')}
+              >
+                Start a run
+              </button>
+              <button type="button" disabled={!active} onClick={() => act('cancel', 'cancel tasks')}>
+                Cancel the run
+              </button>
+            </div>
+            {error ? <ErrorNotice error={error} /> : null}
+            {task.runs.map((run, i) => (
+              <section key={run.task_run_id} class="run" aria-label={`Run ${task.runs.length - i}`}>
+                <h2>
+                  Run {task.runs.length - i} <Badge value={run.status} />
+                </h2>
+                <p class="muted">
+                  started <Time at={run.started_at} />, finished <Time at={run.finished_at} />
+                </p>
+                {run.error ? <Json value={run.error} label="The run's error" /> : null}
+                {run.result ? (
+                  <>
+                    <h3>Report</h3>
+                    <Report report={run.result} />
+                  </>
+                ) : null}
+                {run.progress && !run.result ? <Steps progress={run.progress} /> : null}
+              </section>
+            ))}
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+interface Progress {
+  steps?: { id: string; name: string; status: string; startedAt: string | null; finishedAt: string | null }[];
+}
+
+function Steps({ progress }: { progress: unknown }) {
+  const steps = (progress as Progress).steps ?? [];
+  return (
+    <ol class="steps" aria-label="Steps">
+      {steps.map((step) => (
+        <li key={step.id}>
+          {step.name} <Badge value={step.status} />
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+interface Finding {
+  severity: string;
+  code: string;
+  resource?: unknown;
+  message: string;
+  recommendation?: string;
+}
+
+function Report({ report }: { report: unknown }) {
+  const r = report as { summary?: Record<string, number>; findings?: Finding[] };
+  return (
+    <>
+      {r.summary ? (
+        <p>
+          {Object.entries(r.summary)
+            .map(([k, v]) => `${v} ${k}`)
+            .join(', ')}
+        </p>
+      ) : null}
+      {r.findings && r.findings.length > 0 ? (
+        <ul class="findings">
+          {r.findings.map((f, i) => (
+            <li key={i} class={`finding ${f.severity}`}>
+              <Badge value={f.severity} /> <code>{f.code}</code> {f.message}
+              {f.recommendation ? <div class="muted">{f.recommendation}</div> : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <details>
+        <summary>The whole report (JSON)</summary>
+        <Json value={report} label="The run's report" />
+      </details>
+    </>
+  );
+}

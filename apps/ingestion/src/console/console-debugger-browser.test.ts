@@ -1,0 +1,343 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Client } from 'pg';
+import { chromium, type Browser, type Page, type Request } from 'playwright-core';
+import { createApp as createControlPlaneApp } from '@pipeline/control-plane/app';
+import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKEN } from '@pipeline/control-plane/testing/harness';
+import {
+  runConsumer,
+  WarehouseDestination,
+  WarehouseWriter,
+  type RunningConsumer,
+} from '@pipeline/destinations';
+import { ensureTopics } from '@pipeline/kafka';
+import { createLogger } from '@pipeline/logger';
+import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
+import { createRedis, DebugStreamWriter, type Redis } from '@pipeline/redis';
+import { warehouseSchemaFor } from '@pipeline/tenancy';
+// The delivery app's own recorder, wired as apps/delivery/src/main.ts wires it.
+import { RedisOutcomeRecorder } from '../../../delivery/src/debugger/redis-outcome-recorder';
+import { createApp } from '../app';
+import { StaticHealth } from '../health/delivery-health';
+import { loadSdkFile } from '../sdk/sdk-file';
+import { startHosted, type Hosted } from '../testing/ingestion-harness';
+
+// The console's live debugger end to end, as a site owner sees it: a test page on another
+// origin pastes the snippet, loads the browser SDK from ingestion (the hosted harness's collect
+// service, which records what it takes in Redis) and tracks an event; the same page sends an
+// event the server rejects. A real warehouse consumer (Kafka → PostgreSQL) records its outcome
+// with the delivery app's RedisOutcomeRecorder. A control plane on the harness's database
+// serves /console and the debugger API; headless Chromium, signed in with an API key, shows
+// both events and the accepted one's warehouse outcome.
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const SDK_PATH = path.resolve(__dirname, '../../../../libs/sdk/dist/sdk.js');
+const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
+
+let hosted: Hosted;
+let redis: Redis;
+let outcomeRedis: Redis;
+let server: Server;
+let ingestion: Server;
+let site: Server;
+let browser: Browser;
+let base: string;
+let ingestionUrl: string;
+let siteUrl: string;
+let writeKeyId: string;
+let db: ScratchDatabase;
+let pg: Client;
+let consumer: RunningConsumer;
+
+async function listen(target: Server): Promise<string> {
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+}
+
+async function close(target: Server | undefined): Promise<void> {
+  if (!target) return;
+  target.closeAllConnections();
+  await new Promise((resolve) => target.close(resolve));
+}
+
+/** Reads until `done` holds or 15 s have passed, and returns the last value read. */
+async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(SDK_PATH)) throw new Error(`${SDK_PATH} is missing: build @pipeline/sdk first`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  hosted = await startHosted('console debugger', { debugger: { redisUrl: REDIS_URL } });
+  const logger = createLogger({ service: 'console-debugger-test', stream: new PassThrough() });
+  redis = createRedis({ REDIS_URL }, { logger });
+  await redis.connect();
+  const controlPlane = createControlPlaneApp({
+    dataSource: hosted.controlPlane.db.dataSource,
+    logger,
+    credentialKeys: TEST_CREDENTIAL_KEYS,
+    internalServiceToken: TEST_INTERNAL_TOKEN,
+    debugger: { redis, redisUrl: REDIS_URL },
+    metrics: hosted.controlPlane.metrics,
+  });
+  server = createServer(controlPlane);
+  base = await listen(server);
+  const keys = await fetch(`${base}/api/v1/write-keys`, {
+    headers: { Authorization: `Bearer ${hosted.apiKey}` },
+  });
+  expect(keys.status).toBe(200);
+  const list = (await keys.json()) as { data: { id: string; name: string }[] };
+  writeKeyId = list.data.find((k) => k.name === 'open')!.id;
+  expect(writeKeyId).toBe(hosted.openWriteKeyId);
+
+  // Ingestion on a real port: the harness's collect service, serving the SDK.
+  ingestion = createServer(
+    createApp({
+      logger,
+      collect: hosted.collectService,
+      health: new StaticHealth(),
+      sdk: loadSdkFile(SDK_PATH, logger),
+      simulate: { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
+      clientAddress: () => null,
+    }),
+  );
+  ingestionUrl = await listen(ingestion);
+
+  // The site: another port, so another origin, with the snippet from /v1/snippet pasted in.
+  site = createServer((req, res) => {
+    const query = new URLSearchParams({ writeKey: hosted.openWriteKey, host: ingestionUrl });
+    void fetch(`${ingestionUrl}/v1/snippet?${query}`)
+      .then((answer) => answer.text())
+      .then((snippet) => {
+        const configured = snippet.replace('a.host=', 'a.flushInterval=100;a.host=');
+        if (configured === snippet) throw new Error('the snippet has no a.host= any more');
+        res
+          .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+          .end(
+            `<!doctype html><html><head><title>Shop</title>${configured}</head><body><h1>Shop</h1></body></html>`,
+          );
+      })
+      .catch((error: Error) => res.writeHead(500).end(error.message));
+  });
+  siteUrl = await listen(site);
+  expect(new URL(siteUrl).origin).not.toBe(new URL(ingestionUrl).origin);
+
+  // The warehouse consumer, as `delivery --destination warehouse` runs it with the debugger on.
+  db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'console debugger');
+  pg = new Client({ connectionString: db.url });
+  await pg.connect();
+  outcomeRedis = createRedis({ REDIS_URL }, { logger });
+  await outcomeRedis.connect();
+  const outcomes = new RedisOutcomeRecorder(
+    new DebugStreamWriter(outcomeRedis, { maxLen: 500, ttlSeconds: 3600, maxPerSecond: 50 }, logger),
+  );
+  const topics = {
+    source: hosted.topic,
+    retry: `${hosted.topic}.warehouse.retry`,
+    deadLetter: `${hosted.topic}.warehouse.dead-letter`,
+  };
+  await ensureTopics(
+    hosted.kafka,
+    [topics.retry, topics.deadLetter].map((topic) => ({ topic, numPartitions: 1 })),
+    { replicationFactor: 1, logger },
+  );
+  consumer = await runConsumer({
+    kafka: hosted.kafka,
+    outcomes,
+    destination: new WarehouseDestination(new WarehouseWriter(db.url), logger, outcomes),
+    topics,
+    groupId: `console-debugger-warehouse-${randomUUID()}`,
+    logger,
+    maxWaitTimeInMs: 100,
+  });
+  await consumer.joined;
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await consumer?.stop();
+  await pg?.end();
+  await db?.drop();
+  outcomeRedis?.disconnect();
+  await close(site);
+  await close(ingestion);
+  await close(server);
+  redis?.disconnect();
+  await hosted?.close();
+});
+
+async function debuggerPage(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  page.setDefaultTimeout(10_000);
+  await page.goto(`${base}/console/#/write-keys/${writeKeyId}`);
+  await page.getByLabel('API key').fill(hosted.apiKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Write key “open”' }).waitFor();
+  await page.locator('.live', { hasText: '● live' }).waitFor();
+  return page;
+}
+
+const batchOf = (request: Request) =>
+  (JSON.parse(request.postData() ?? '{}') as { batch?: { messageId: string; event?: string }[] }).batch ?? [];
+
+describe('the console’s live debugger', () => {
+  it('shows what the SDK on another origin sends within 2 s, a rejected event with its error, and the warehouse row', async () => {
+    const page = await debuggerPage();
+    const context = await browser.newContext();
+    const shop = await context.newPage();
+    shop.setDefaultTimeout(10_000);
+    await shop.goto(`${siteUrl}/`);
+    await shop.waitForFunction('window.analytics && window.analytics.initialized === true');
+
+    // The SDK tracks; its request to /collect names the event's messageId.
+    const tracked = shop.waitForRequest(
+      (request) =>
+        request.url() === `${ingestionUrl}/collect` &&
+        request.method() === 'POST' &&
+        batchOf(request).some((e) => e.event === 'Console Checked'),
+    );
+    const sentAt = Date.now();
+    await shop.evaluate(`analytics.track('Console Checked', { plan: 'pro', seats: 3 })`);
+    const request = await tracked;
+    const messageId = batchOf(request).find((e) => e.event === 'Console Checked')!.messageId;
+    expect((await request.response())?.status()).toBe(202);
+    const row = page.locator(`button.event-row[data-message-id="${messageId}"]`);
+    await row.waitFor({ timeout: 2_000 });
+    const latencyMs = Date.now() - sentAt;
+    console.log(`debugger: the SDK's track appeared ${latencyMs} ms after analytics.track()`);
+    expect(latencyMs).toBeLessThan(2_000);
+    expect(await row.innerText()).toMatch(/accepted[\s\S]*track[\s\S]*Console Checked/);
+
+    // The SDK refuses a track without an event name before sending it; the same page sends one
+    // with fetch, as the SDK sends (the write key in X-Write-Key and in the body).
+    const refused = shop.waitForEvent('console', (message) =>
+      /track: event must be a non-empty string; the event is not sent/.test(message.text()),
+    );
+    await shop.evaluate(`analytics.track('')`);
+    expect((await refused).type()).toBe('error');
+    const badId = `bad-${randomUUID()}`;
+    const badSentAt = Date.now();
+    const answer = (await shop.evaluate(
+      async ([host, writeKey, id]) => {
+        const response = await fetch(`${host}/collect`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Write-Key': writeKey },
+          body: JSON.stringify({
+            writeKey,
+            sentAt: new Date().toISOString(),
+            batch: [
+              {
+                type: 'track',
+                messageId: id,
+                anonymousId: 'shopper-1',
+                timestamp: new Date().toISOString(),
+                properties: { plan: 'pro' },
+              },
+            ],
+          }),
+        });
+        return { status: response.status, body: (await response.json()) as unknown };
+      },
+      [ingestionUrl, hosted.openWriteKey, badId] as const,
+    )) as { status: number; body: unknown };
+    expect(answer).toEqual({
+      status: 400,
+      body: {
+        ok: false,
+        error: 'no_valid_events',
+        details: [{ index: 0, errors: [{ message: 'event is required' }] }],
+      },
+    });
+    const bad = page.locator('li.rejected', { has: page.locator(`button[data-message-id="${badId}"]`) });
+    await bad.waitFor({ timeout: 2_000 });
+    const badLatencyMs = Date.now() - badSentAt;
+    console.log(`debugger: the rejected event appeared ${badLatencyMs} ms after the page sent it`);
+    expect(badLatencyMs).toBeLessThan(2_000);
+    expect(await bad.innerText()).toMatch(/rejected[\s\S]*track/);
+    const errorText = await bad.locator('.errors').innerText();
+    console.log(
+      `debugger: the rejected event's error: ${errorText}; /collect answered ${JSON.stringify(answer.body)}`,
+    );
+    expect(errorText).toBe('event: event is required');
+    expect(await page.evaluate("getComputedStyle(document.querySelector('li.rejected button')).color")).toBe(
+      'rgb(153, 27, 27)',
+    );
+
+    // The warehouse consumer stores the accepted event: the account's schema, by messageId.
+    const schema = warehouseSchemaFor(hosted.accountId);
+    const rows = await until(
+      async () => {
+        try {
+          return (
+            await pg.query<{ event: string; message_id: string }>(
+              `SELECT event, message_id FROM ${schema}.events WHERE message_id = $1`,
+              [messageId],
+            )
+          ).rows;
+        } catch (error) {
+          if ((error as { code?: string }).code === '42P01') return []; // created with the first record
+          throw error;
+        }
+      },
+      (found) => found.length > 0,
+      'the warehouse row',
+    );
+    expect(rows).toEqual([{ event: 'Console Checked', message_id: messageId }]);
+
+    // Its outcome, recorded by the consumer, under Deliveries (Refresh until it is there).
+    await row.click();
+    const detail = page.getByRole('article');
+    await detail.getByRole('heading', { name: 'track “Console Checked”' }).waitFor();
+    const payload = JSON.parse(await detail.getByLabel('The event as received').innerText()) as Record<
+      string,
+      unknown
+    >;
+    expect(payload).toMatchObject({
+      type: 'track',
+      event: 'Console Checked',
+      messageId,
+      properties: { plan: 'pro', seats: 3 },
+    });
+    const deliveries = detail.locator('table.deliveries tbody tr');
+    await until(
+      async () => {
+        if ((await deliveries.count()) > 0) return true;
+        await detail.getByRole('button', { name: 'Refresh' }).click();
+        return false;
+      },
+      (shown) => shown,
+      'the warehouse outcome under Deliveries',
+    );
+    expect(await deliveries.count()).toBe(1);
+    expect(await deliveries.first().innerText()).toMatch(/^warehouse\s+stored/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, '12-debugger.png'), fullPage: true });
+    await context.close();
+    await page.close();
+  });
+});

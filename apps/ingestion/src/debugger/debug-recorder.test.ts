@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { debuggerKeys, type DebugEventRecord, type Redis } from '@pipeline/redis';
+import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
+import { errorPath } from './debug-recorder';
+
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+type Entry = DebugEventRecord & { id: string };
+
+/** The key's recorded events, oldest first. */
+async function recorded(redis: Redis, writeKeyId: string): Promise<Entry[]> {
+  const entries = (await redis.xrange(debuggerKeys.events(writeKeyId), '-', '+')) as [string, string[]][];
+  return entries.map(([id, fields]) => ({ id, ...(JSON.parse(fields[1] as string) as DebugEventRecord) }));
+}
+
+/** Waits (bounded) until the key has at least `count` recorded events. */
+async function waitForRecorded(redis: Redis, writeKeyId: string, count: number): Promise<Entry[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const entries = await recorded(redis, writeKeyId);
+    if (entries.length >= count) return entries;
+    if (Date.now() > deadline) throw new Error(`recorded ${entries.length} of ${count} events`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('the debugger recorder in ingestion (real Redis, Kafka, control plane)', () => {
+  let h: Hosted;
+  let redis: Redis;
+  beforeAll(async () => {
+    h = await startHosted('debugger', { backstopEps: 1_000_000, debugger: { redisUrl: REDIS_URL } });
+    redis = h.debugRedis as Redis;
+  });
+  afterAll(async () => {
+    await redis.del(debuggerKeys.events(h.openWriteKeyId));
+    await h.close();
+  });
+  beforeEach(() => redis.del(debuggerKeys.events(h.openWriteKeyId)));
+
+  it('records the accepted and the rejected events of a batch as received, with the errors', async () => {
+    const good = event({ properties: { plan: 'pro', seats: 3 } });
+    const bad = event({ timestamp: 'yesterday', event: 'Broken' });
+    const response = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .set('X-Request-Id', 'req-debug-1')
+      .send({ batch: [good, bad] });
+    expect(response.status).toBe(202);
+    const [first, second] = await waitForRecorded(redis, h.openWriteKeyId, 2);
+    expect(first).toMatchObject({
+      requestId: 'req-debug-1',
+      status: 'accepted',
+      type: 'track',
+      event: 'Clicked',
+      messageId: good.messageId,
+      errors: [],
+      payload: good,
+    });
+    expect(Date.parse(first?.receivedAt ?? '')).toBeGreaterThan(Date.now() - 60_000);
+    expect(second).toMatchObject({
+      requestId: 'req-debug-1',
+      status: 'rejected',
+      type: 'track',
+      event: 'Broken',
+      messageId: bad.messageId,
+      payload: bad,
+    });
+    expect(second?.errors).toEqual([
+      {
+        path: 'timestamp',
+        message:
+          'timestamp must be an ISO 8601 date-time with a time zone (e.g. 2026-01-31T12:00:00.000Z), on a date that exists, in the years 0001-9999',
+      },
+    ]);
+    // The answer's own errors say the same.
+    expect(response.body.errors).toEqual([{ index: 1, errors: [{ message: second?.errors[0]?.message }] }]);
+    // And the control plane's debugger API serves both, newest first.
+    const listed = await h.controlPlane.as(h.apiKey).get(`/api/v1/write-keys/${h.openWriteKeyId}/events`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([second, first]);
+    const rejected = await h.controlPlane
+      .as(h.apiKey)
+      .get(`/api/v1/write-keys/${h.openWriteKeyId}/events?status=rejected`);
+    expect(rejected.body.data.map((e: Entry) => e.messageId)).toEqual([bad.messageId]);
+  });
+
+  it('records a request with no valid event, each event with its own errors', async () => {
+    const noName = {
+      type: 'track',
+      anonymousId: 'a',
+      messageId: randomUUID(),
+      timestamp: new Date().toISOString(),
+    };
+    const response = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .send({ batch: [noName, 42] });
+    expect(response.status).toBe(400);
+    const entries = await waitForRecorded(redis, h.openWriteKeyId, 2);
+    expect(entries.map((e) => [e.status, e.type, e.messageId, e.errors])).toEqual([
+      ['rejected', 'track', noName.messageId, [{ path: 'event', message: 'event is required' }]],
+      ['rejected', null, null, [{ path: '', message: 'event must be an object' }]],
+    ]);
+    expect(entries[1]?.payload).toEqual({ value: 42 });
+  });
+
+  it('records a body that cannot be read as one item with the request error; an unknown key records nothing', async () => {
+    const before = h.debugStats?.recorded ?? 0;
+    const unknown = await collect(h.app).set('X-Write-Key', 'wk_unknown_key_000000000').send(event());
+    expect(unknown.status).toBe(401);
+    const response = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .set('Content-Type', 'text/plain')
+      .send('{"type": "track", ');
+    expect(response.status).toBe(400);
+    const [only] = await waitForRecorded(redis, h.openWriteKeyId, 1);
+    expect(only).toMatchObject({
+      status: 'rejected',
+      type: null,
+      event: null,
+      messageId: null,
+      payload: {},
+      errors: [{ path: '', message: 'body is not valid JSON', code: 'invalid_payload' }],
+    });
+    // The unknown key's request was recorded nowhere: only this one entry was written.
+    const deadline = Date.now() + 2000;
+    while ((h.debugStats?.recorded ?? 0) < before + 1 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.debugStats?.recorded).toBe(before + 1);
+  });
+
+  it("records Segment's routes and a truncated payload above 16 KB", async () => {
+    const big = 'x'.repeat(20_000);
+    const response = await request(h.app)
+      .post('/v1/track')
+      .set('Authorization', `Basic ${Buffer.from(`${h.openWriteKey}:`).toString('base64')}`)
+      .send({ userId: 'seg-1', event: 'Big', messageId: 'seg-msg-1', properties: { big } });
+    expect(response.status).toBe(200);
+    const [only] = await waitForRecorded(redis, h.openWriteKeyId, 1);
+    expect(only).toMatchObject({
+      status: 'accepted',
+      type: 'track',
+      event: 'Big',
+      messageId: 'seg-msg-1',
+      truncated: true,
+      payload: { type: 'track', event: 'Big', userId: 'seg-1', messageId: 'seg-msg-1', truncated: true },
+    });
+    expect(only?.payload.bytes).toBeGreaterThan(20_000);
+    expect(JSON.stringify(only).length).toBeLessThan(16 * 1024);
+  });
+
+  it('records rate-limited events as rejected with the request error', async () => {
+    const limited = await startHosted('debugger limited', {
+      backstopEps: 2,
+      debugger: { redisUrl: REDIS_URL },
+    });
+    try {
+      const key = debuggerKeys.events(limited.openWriteKeyId);
+      const response = await collect(limited.app)
+        .set('X-Write-Key', limited.openWriteKey)
+        .send({ batch: [event(), event(), event()] });
+      expect(response.status).toBe(429);
+      const entries = await waitForRecorded(limited.debugRedis as Redis, limited.openWriteKeyId, 3);
+      expect(entries.map((e) => e.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(entries[0]?.errors).toEqual([
+        { path: '', message: 'Over the second rate limit', code: 'rate_limit_exceeded' },
+      ]);
+      await limited.debugRedis?.del(key);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('debugger sampling and Redis down', () => {
+  it('records at most DEBUGGER_MAX_EVENTS_PER_SECOND per key and counts the rest', async () => {
+    const h = await startHosted('debugger sampling', {
+      backstopEps: 1_000_000,
+      debugger: { redisUrl: REDIS_URL, maxPerSecond: 5 },
+    });
+    try {
+      const batch = Array.from({ length: 20 }, (_, i) => event({ event: `E${i}` }));
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send({ batch })).status).toBe(202);
+      const entries = await waitForRecorded(h.debugRedis as Redis, h.openWriteKeyId, 5);
+      expect(entries.map((e) => e.event)).toEqual(['E0', 'E1', 'E2', 'E3', 'E4']);
+      expect(h.debugStats?.sampledOut).toBe(15);
+      const metrics = await h.metrics.text();
+      expect(metrics).toContain('pipeline_ingestion_debugger_events_total{result="sampled_out"} 15');
+      await h.debugRedis?.del(debuggerKeys.events(h.openWriteKeyId));
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('answers /collect as usual with the debugger Redis on a closed port, and counts the loss', async () => {
+    const h = await startHosted('debugger redis down', {
+      backstopEps: 1_000_000,
+      debugger: { redisUrl: 'redis://127.0.0.1:1' },
+    });
+    try {
+      // Warm the write-key cache.
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202);
+      const durations: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now();
+        const response = await collect(h.app)
+          .set('X-Write-Key', h.openWriteKey)
+          .send({ batch: [event(), event({ timestamp: 'bad' })] });
+        durations.push(performance.now() - started);
+        expect(response.status).toBe(202);
+        expect(response.body).toMatchObject({ accepted: true, received: 2, invalid: 1 });
+      }
+      // Never the 2 s connect timeout: nothing waits for the debugger's Redis.
+      expect(Math.max(...durations)).toBeLessThan(1000);
+      expect(h.debugStats?.failed).toBe(1 + 20 * 2);
+      expect(h.debugStats?.recorded).toBe(0);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('errorPath', () => {
+  it.each([
+    ['properties.plan must be string', 'properties.plan'],
+    ['anonymousId is required', 'anonymousId'],
+    ['event is required', 'event'],
+    ['event must be an object', ''],
+    ['event is 40000 bytes; at most 32768 are accepted', ''],
+    ['', ''],
+  ])('%s -> %s', (message, path) => {
+    expect(errorPath(message)).toBe(path);
+  });
+});
