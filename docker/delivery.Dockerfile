@@ -5,7 +5,7 @@
 # The build stage installs the workspace, builds it, and prunes one deployable to its
 # production dependencies with `pnpm deploy` (tools/deploy/check-pruned-install.sh runs that
 # same install and starts it); the runtime stage holds only that directory.
-ARG NODE_IMAGE=node:20.19-bookworm-slim
+ARG NODE_IMAGE=node:24.21-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 ARG PNPM_VERSION=10.34.8
@@ -13,6 +13,8 @@ ENV NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false CI=true
 RUN npm install --global --no-audit --no-fund "pnpm@${PNPM_VERSION}"
 WORKDIR /repo
 COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+# pnpm fetch reads the patches/ that the lockfile's patchedDependencies name.
+COPY patches ./patches
 RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --offline \

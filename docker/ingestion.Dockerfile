@@ -1,10 +1,10 @@
 # syntax=docker/dockerfile:1
-# Ingestion image: /collect, /health and the SDK file (PORT 3001). Build context: the repository root
+# Ingestion image: /collect, the probes and the SDK file (PORT 3001), /metrics (METRICS_PORT 9464). Build context: the repository root
 #   docker build -f docker/ingestion.Dockerfile -t pipeline/ingestion .
 # The build stage installs the workspace, builds it, and prunes one deployable to its
 # production dependencies with `pnpm deploy` (tools/deploy/check-pruned-install.sh runs that
 # same install and starts it); the runtime stage holds only that directory.
-ARG NODE_IMAGE=node:20.19-bookworm-slim
+ARG NODE_IMAGE=node:24.21-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 ARG PNPM_VERSION=10.34.8
@@ -12,6 +12,8 @@ ENV NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false CI=true
 RUN npm install --global --no-audit --no-fund "pnpm@${PNPM_VERSION}"
 WORKDIR /repo
 COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+# pnpm fetch reads the patches/ that the lockfile's patchedDependencies name.
+COPY patches ./patches
 RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --offline \
@@ -29,6 +31,8 @@ WORKDIR /app
 COPY --from=build /out /app
 USER 10001:10001
 EXPOSE 3001
+# GET /metrics (METRICS_PORT), apart from the public port.
+EXPOSE 9464
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + (process.env.PORT || 3001) + '/health', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
 STOPSIGNAL SIGTERM

@@ -1,8 +1,11 @@
 // Checks docker/ without a Docker engine: one multi-stage Dockerfile per deployable that
 // prunes with the same `pnpm deploy` as tools/deploy/check-pruned-install.sh, runs as a
 // non-root user, has a HEALTHCHECK on the port the service really listens on and starts a
-// script the build produces; and docker/compose.yaml, whose environment for each service must
-// pass that service's own config schema. Then it breaks copies in known ways and requires each
+// script the build produces; that the control plane's pruned install carries the built console;
+// and docker/compose.yaml, whose environment for each service must
+// pass that service's own config schema; that every image, and engines.node of the root and the
+// three services, derive from the one Node version of .node-version, and compose's broker from
+// tools/kafka/pom.xml's Kafka version. Then it breaks copies in known ways and requires each
 // break to be reported. Needs the workspace built. Usage: node check-container-files.mjs
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,7 +16,7 @@ import YAML from 'yaml';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
 const cp = require(path.join(repo, 'apps/control-plane/dist/config.js'));
-const { destinationKinds } = require(path.join(repo, 'libs/destinations/dist/index.js'));
+const { deliveryKinds: destinationKinds } = require(path.join(repo, 'libs/catalog/dist/index.js'));
 // Image -> the workspace package it prunes, the schema its process reads, the port variable.
 const images = {
   'control-plane': { app: 'control-plane', schema: cp.controlPlaneConfigSchema, port: 'PORT' },
@@ -31,6 +34,16 @@ const images = {
 };
 const pnpmVersion = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')).packageManager.split(
   '@',
+)[1];
+
+// The one declared Node version; images pin its minor (the image's patch releases are security
+// fixes), engines accept it and later releases of its major only.
+const nodeVersion = readFileSync(path.join(repo, '.node-version'), 'utf8').trim();
+const [nodeMajor, nodeMinor] = nodeVersion.split('.').map(Number);
+const nodeImage = `node:${nodeMajor}.${nodeMinor}-bookworm-slim`;
+const enginesRange = `>=${nodeVersion} <${nodeMajor + 1}`;
+const kafkaVersion = /<kafka\.version>(.+)<\/kafka\.version>/.exec(
+  readFileSync(path.join(repo, 'tools/kafka/pom.xml'), 'utf8'),
 )[1];
 
 /** Instructions of a Dockerfile, continuation lines joined, comments dropped, split in stages. */
@@ -66,6 +79,12 @@ function dockerfileProblems(name, text) {
   const arg = all.find((i) => i.op === 'ARG' && i.args.startsWith('PNPM_VERSION='));
   if (arg?.args !== `PNPM_VERSION=${pnpmVersion}`)
     fail(`PNPM_VERSION must be ${pnpmVersion} (package.json packageManager)`);
+  const nodeArg = all.find((i) => i.op === 'ARG' && i.args.startsWith('NODE_IMAGE='))?.args;
+  if (nodeArg !== `NODE_IMAGE=${nodeImage}`)
+    fail(`NODE_IMAGE must be ${nodeImage} (.node-version ${nodeVersion}; found ${nodeArg})`);
+  const bases = all.filter((i) => i.op === 'FROM').map((i) => i.args.split(/\s+/)[0]);
+  if (bases.some((base) => base !== '${NODE_IMAGE}'))
+    fail(`every stage must start FROM \${NODE_IMAGE} (found ${bases.join(', ')})`);
   const runtime = stages.at(-1) ?? [];
   if (runtime.some((i) => i.op === 'RUN' && /pnpm|npm (ci|install)/.test(i.args)))
     fail('the runtime stage must not install packages');
@@ -113,6 +132,8 @@ function composeProblems(compose) {
   for (const service of ['postgres', 'redis', 'kafka']) if (!services[service]) fail(`no ${service} service`);
   if (!/KRaft|broker,controller/.test(JSON.stringify(services.kafka ?? {})))
     fail('kafka must run in KRaft mode');
+  if (services.kafka?.image !== `apache/kafka:${kafkaVersion}`)
+    fail(`kafka must be apache/kafka:${kafkaVersion}, the version tools/kafka/pom.xml tests against`);
   const built = new Set();
   for (const [name, service] of Object.entries(services)) {
     if (!service.build) continue;
@@ -150,10 +171,50 @@ function composeProblems(compose) {
   return problems;
 }
 
-function problemsOf(dockerfiles, compose) {
+const readPackage = (dir) => JSON.parse(readFileSync(path.join(repo, dir, 'package.json'), 'utf8'));
+const packages = {
+  root: readPackage('.'),
+  controlPlane: readPackage('apps/control-plane'),
+  ingestion: readPackage('apps/ingestion'),
+  delivery: readPackage('apps/delivery'),
+  console: readPackage('apps/console'),
+};
+
+/** engines.node of the root and of each service, which refuse other majors at start-up. */
+function enginesProblems(pkgs) {
+  const problems = [];
+  for (const key of ['root', 'controlPlane', 'ingestion', 'delivery']) {
+    const found = pkgs[key].engines?.node;
+    if (found !== enginesRange)
+      problems.push(
+        `${pkgs[key].name}: engines.node must be "${enginesRange}" (.node-version; found ${found})`,
+      );
+  }
+  return problems;
+}
+
+/**
+ * The control plane image serves the console (docs/console.md): `pnpm deploy --prod` copies it
+ * only as a production dependency of the control plane, and only its `files`, which must hold
+ * the built dist/ (the build stage builds it; here the workspace's build must have made it).
+ */
+function consoleProblems({ controlPlane, console: consolePackage }) {
+  const problems = [];
+  const fail = (m) => problems.push(`apps/console: ${m}`);
+  if (controlPlane.dependencies?.['@pipeline/console'] !== 'workspace:*')
+    fail('@pipeline/console must be a production dependency (workspace:*) of @pipeline/control-plane');
+  if (!(consolePackage.files ?? []).includes('dist')) fail('package.json files must include dist');
+  if (!existsSync(path.join(repo, 'apps/console/dist/index.html')))
+    fail('dist/index.html is missing: build @pipeline/console');
+  return problems;
+}
+
+function problemsOf(dockerfiles, compose, pkgs = packages) {
   return [
     ...Object.entries(dockerfiles).flatMap(([name, text]) => dockerfileProblems(name, text)),
     ...composeProblems(compose),
+    ...consoleProblems(pkgs),
+    ...enginesProblems(pkgs),
   ];
 }
 
@@ -212,12 +273,49 @@ const breaks = [
     },
   ],
 ];
+breaks.push([
+  'the console as a development dependency of the control plane',
+  (_, __, p) => {
+    delete p.controlPlane.dependencies['@pipeline/console'];
+    p.controlPlane.devDependencies['@pipeline/console'] = 'workspace:*';
+  },
+]);
+breaks.push(
+  [
+    'an image on another Node',
+    (d) => {
+      d.migrations = d.migrations.replace(`NODE_IMAGE=${nodeImage}`, 'NODE_IMAGE=node:22-bookworm-slim');
+    },
+  ],
+  [
+    'a stage that bypasses NODE_IMAGE',
+    (d) => {
+      d.delivery = d.delivery.replace(
+        'FROM ${NODE_IMAGE} AS runtime',
+        `FROM node:${nodeMajor}-alpine AS runtime`,
+      );
+    },
+  ],
+  [
+    'engines that accept an older major',
+    (_, __, p) => {
+      p.ingestion.engines = { node: `>=${nodeMajor - 4}` };
+    },
+  ],
+  [
+    'compose on another Kafka than the tests',
+    (_, c) => {
+      c.services.kafka.image = 'apache/kafka:3.7.0';
+    },
+  ],
+);
 let unnoticed = 0;
 for (const [name, mutate] of breaks) {
   const d = { ...dockerfiles };
   const c = structuredClone(compose);
-  mutate(d, c);
-  if (problemsOf(d, c).length === 0) {
+  const p = structuredClone(packages);
+  mutate(d, c, p);
+  if (problemsOf(d, c, p).length === 0) {
     unnoticed += 1;
     console.error(`the checks did not notice ${name}`);
   }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What each image's build stage does, without Docker: `pnpm deploy --legacy --prod` of each
 # deployable into its own directory (the image's /app), then, from those directories only,
-# the migrations run, and the control plane, ingestion (hosted) and a warehouse and a
-# forwarding delivery consumer start against the local PostgreSQL, Redis and Kafka on spare
+# the migrations run, and the control plane (serving the built console at /console),
+# ingestion (hosted) and a warehouse and a forwarding delivery consumer start against the local PostgreSQL, Redis and Kafka on spare
 # ports, answer 200 on /health, and exit 0 on SIGTERM. Also checks that no development-only
 # package reached a pruned install. Needs the workspace built (the images build it too).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/bootstrap.sh"
@@ -28,7 +28,7 @@ for app in control-plane ingestion delivery; do
 done
 only_production() { # dir: no development-only package of the workspace is installed
   local dir=$1 dev
-  for dev in typescript jest @swc/core nx eslint tsoa supertest; do
+  for dev in typescript jest @swc/core nx eslint tsoa supertest esbuild playwright-core preact uplot; do
     if [[ -e "$dir/node_modules/$dev" ]] || ls "$dir/node_modules/.pnpm" 2>/dev/null | grep -q "^${dev/\//+}@"; then
       echo "$dir has the development package $dev" >&2
       return 1
@@ -42,6 +42,7 @@ cp_port="$(free_port)"
 ing_port="$(free_port)"
 wh_port="$(free_port)"
 fwd_port="$(free_port)"
+ing_metrics_port="$(free_port)"
 tag="pruned_$$"
 pg_base="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/pipeline}"
 with_db() { node -e 'const u=new URL(process.argv[1]);u.pathname="/"+process.argv[2];console.log(u.href)' "$pg_base" "$1"; }
@@ -107,7 +108,7 @@ check "migrations run from the pruned install" \
   >"$logs/migrate.log" 2>&1
 start control-plane "$out/control-plane" PORT="$cp_port" HOST=127.0.0.1 DATABASE_URL="$database_url" \
   CREDENTIALS_ENCRYPTION_KEYS="$key" INTERNAL_SERVICE_TOKEN="$token" node dist/main.js
-start ingestion "$out/ingestion" PORT="$ing_port" HOST=127.0.0.1 MANAGED_AUTH_ENABLED=true \
+start ingestion "$out/ingestion" PORT="$ing_port" METRICS_PORT="$ing_metrics_port" HOST=127.0.0.1 MANAGED_AUTH_ENABLED=true \
   CONTROL_PLANE_URL="http://127.0.0.1:$cp_port" INTERNAL_SERVICE_TOKEN="$token" \
   REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}" node dist/main.js
 start delivery-warehouse "$out/delivery" DELIVERY_HTTP_PORT="$wh_port" DELIVERY_HTTP_HOST=127.0.0.1 \
@@ -118,6 +119,14 @@ start delivery-webhook "$out/delivery" DELIVERY_HTTP_PORT="$fwd_port" DELIVERY_H
 
 check "control plane /health answers 200" healthy "http://127.0.0.1:$cp_port/health"
 check "ingestion /health answers 200" healthy "http://127.0.0.1:$ing_port/health"
+serves_console() { # url: the built console, index.html with the CSP and the bundle it names
+  local index js
+  index="$(curl -s -D "$logs/console-headers.txt" "$1/")" || return 1
+  grep -qi "^content-security-policy: default-src 'none'; script-src 'self'" "$logs/console-headers.txt" || return 1
+  js="$(grep -o 'src="\./[^"]*\.js"' <<<"$index" | sed 's/^src="\.\///; s/"$//')"
+  [[ -n "$js" && "$(curl -s -o /dev/null -w '%{http_code}' "$1/$js")" == 200 ]]
+}
+check "the control plane serves the built console at /console/" serves_console "http://127.0.0.1:$cp_port/console"
 check "delivery --destination warehouse /health answers 200" healthy "http://127.0.0.1:$wh_port/health"
 check "delivery --destination webhook /health answers 200" healthy "http://127.0.0.1:$fwd_port/health"
 check "the dead-letter CLI runs from the pruned install" \

@@ -25,7 +25,10 @@ const schemas = {
   ingestion: keysOf(ingestionConfig.ingestionConfigSchema),
   delivery: keysOf(require(path.join(repo, 'apps/delivery/dist/config.js')).deliveryConfigSchema),
 };
-const { destinationKinds, forwardingAppTypes } = require(path.join(repo, 'libs/destinations/dist/index.js'));
+// Every kind and forwarding app type comes from the app catalog.
+const { deliveryKinds: destinationKinds, forwardingAppTypes } = require(
+  path.join(repo, 'libs/catalog/dist/index.js'),
+);
 const forwardingKinds = new Set(forwardingAppTypes);
 const listenPort = { 'control-plane': 'PORT', ingestion: 'PORT', delivery: 'DELIVERY_HTTP_PORT' };
 
@@ -160,12 +163,36 @@ function contractProblems(objects, secrets) {
       if (workload.kind !== 'Deployment') continue;
       const port = Number(env.get(listenPort[role]));
       const named = new Map((container.ports ?? []).map((p) => [p.name, p.containerPort]));
-      for (const probeName of ['readinessProbe', 'livenessProbe']) {
+      // Liveness checks the process alone (a restart cures no dependency), readiness its
+      // dependencies (docs/operations.md, "Probes").
+      for (const [probeName, probePath] of [
+        ['readinessProbe', '/readyz'],
+        ['livenessProbe', '/livez'],
+      ]) {
         const probe = container[probeName]?.httpGet;
         const probePort = typeof probe?.port === 'string' ? named.get(probe.port) : probe?.port;
-        if (probe?.path !== '/health') fail(`${cid}: ${probeName} must GET /health`);
+        if (probe?.path !== probePath) fail(`${cid}: ${probeName} must GET ${probePath}`);
         else if (probePort !== port)
           fail(`${cid}: ${probeName} port ${probePort} is not ${listenPort[role]}=${port}`);
+      }
+      if (role === 'ingestion') {
+        // The Ingress routes every path of PORT: /metrics must be on a port of its own that no
+        // Service routes (so no Ingress can).
+        const metricsPort = Number(env.get('METRICS_PORT'));
+        if (!(metricsPort > 0) || metricsPort === port)
+          fail(`${cid}: METRICS_PORT ${env.get('METRICS_PORT')} must be a port other than PORT=${port}`);
+        for (const service of byKind('Service').filter((x) =>
+          matches(x.spec.selector, workload.spec.template.metadata.labels),
+        )) {
+          for (const servicePort of service.spec.ports ?? []) {
+            const target =
+              typeof servicePort.targetPort === 'string'
+                ? named.get(servicePort.targetPort)
+                : (servicePort.targetPort ?? servicePort.port);
+            if (target === metricsPort)
+              fail(`Service/${service.metadata.name}: routes ingestion's METRICS_PORT ${metricsPort}`);
+          }
+        }
       }
       for (const part of ['requests', 'limits']) {
         for (const resource of ['cpu', 'memory']) {
@@ -290,6 +317,33 @@ function contractProblems(objects, secrets) {
         `Ingress/${route.ing.metadata.name}: path ${route.path} exposes the control plane's /internal endpoints`,
       );
     }
+    // The public API, its reference and the console only: never /metrics, /health or anything
+    // added later.
+    if (!/^\/(api|docs|console)(\/|$)/.test(route.path) || route.pathType === 'ImplementationSpecific') {
+      fail(
+        `Ingress/${route.ing.metadata.name}: path ${route.path} (${route.pathType}) routes more of the control plane than /api, /docs and /console`,
+      );
+    }
+  }
+  // Prometheus finds what it scrapes by these annotations: the control plane's and each consumer's.
+  for (const workload of byKind('Deployment')) {
+    const notes = workload.spec.template.metadata.annotations ?? {};
+    const name = workload.metadata.name;
+    const scraped = notes['prometheus.io/scrape'] === 'true';
+    const wanted =
+      name === 'control-plane' ||
+      workload.spec.template.metadata.labels?.['app.kubernetes.io/component'] === 'delivery';
+    if (wanted && !scraped) fail(`Deployment/${name}: no prometheus.io/scrape annotation`);
+    if (!scraped) continue;
+    const ports = workload.spec.template.spec.containers.flatMap((c) =>
+      (c.ports ?? []).map((p) => String(p.containerPort)),
+    );
+    if (!ports.includes(notes['prometheus.io/port']))
+      fail(
+        `Deployment/${name}: prometheus.io/port ${notes['prometheus.io/port']} is none of its container ports`,
+      );
+    if (notes['prometheus.io/path'] !== '/metrics')
+      fail(`Deployment/${name}: prometheus.io/path must be /metrics`);
   }
   return problems;
 }
@@ -347,6 +401,29 @@ const breaks = [
     },
   ],
   [
+    'a readiness probe on /livez',
+    (o) => {
+      dep(o, 'delivery-log').containers[0].readinessProbe.httpGet.path = '/livez';
+    },
+  ],
+  [
+    "ingestion's /metrics on the public port",
+    (o) => {
+      o.find((x) => x.kind === 'ConfigMap' && x.metadata.name === 'ingestion-config').data.METRICS_PORT =
+        '3001';
+    },
+  ],
+  [
+    "ingestion's metrics port in its Service",
+    (o) => {
+      o.find((x) => x.kind === 'Service' && x.metadata.name === 'ingestion').spec.ports.push({
+        name: 'metrics',
+        port: 9464,
+        targetPort: 'metrics',
+      });
+    },
+  ],
+  [
     'the warehouse consumer allowed to the control plane',
     (o) => {
       tpl(o, 'delivery-warehouse').metadata.labels['pipeline.internal-api-client'] = 'true';
@@ -374,6 +451,20 @@ const breaks = [
       o.find(
         (x) => x.kind === 'Ingress' && x.metadata.name === 'control-plane',
       ).spec.rules[0].http.paths[0].path = '/';
+    },
+  ],
+  [
+    "the control plane's /metrics routed at the edge",
+    (o) => {
+      const paths = o.find((x) => x.kind === 'Ingress' && x.metadata.name === 'control-plane').spec.rules[0]
+        .http.paths;
+      paths.push({ ...structuredClone(paths[0]), path: '/metrics' });
+    },
+  ],
+  [
+    'the control plane not scraped',
+    (o) => {
+      delete tpl(o, 'control-plane').metadata.annotations['prometheus.io/scrape'];
     },
   ],
   [

@@ -6,18 +6,23 @@
 #   tools/kafka/kafka.sh start    start the broker, or reuse the one already running
 #   tools/kafka/kafka.sh stop     stop it cleanly (SIGTERM, then SIGKILL after a grace period)
 #   tools/kafka/kafka.sh status   exit 0 when a broker answers on the port
+#   tools/kafka/kafka.sh owned    exit 0 when the broker on the port is the one this script started
 #   tools/kafka/kafka.sh reset    stop and delete the broker's data
 #   tools/kafka/kafka.sh format [id]  format the (empty) storage with a cluster id, new by default
 #   tools/kafka/kafka.sh cluster-id   print a new cluster id
+#   tools/kafka/kafka.sh version      print the Kafka version this script runs
 #
-# Environment: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_HEAP_MAX (512m),
-# KAFKA_STATE_DIR (<repo>/.cache/kafka), KAFKA_LIBS_DIR, KAFKA_START_TIMEOUT (seconds, 90).
+# Environment: KAFKA_VERSION (pom.xml's, 4.3.1; 3.9.1 runs the 3.9 line), KAFKA_PORT (9092),
+# KAFKA_CONTROLLER_PORT (9093), KAFKA_HEAP_MAX (512m), KAFKA_STATE_DIR (<repo>/.cache/kafka/<version>),
+# KAFKA_LIBS_DIR, KAFKA_START_TIMEOUT (seconds, 90).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")"
-state="${KAFKA_STATE_DIR:-$repo/.cache/kafka}"
+version="${KAFKA_VERSION:-$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")}"
+major="${version%%.*}"
+# One state dir per version by default: a log dir formatted by Kafka 4 is not readable by 3.9.
+state="${KAFKA_STATE_DIR:-$repo/.cache/kafka/$version}"
 # Jars are shared by every state dir (a second broker for a fault test fetches nothing).
 libs="${KAFKA_LIBS_DIR:-$repo/.cache/kafka/libs-$version}"
 run="$state/run"
@@ -47,8 +52,8 @@ fetch() {
   say "fetching Kafka $version jars from Maven Central into $libs"
   mkdir -p "$(dirname "$libs")"
   rm -rf "$libs.tmp"
-  mvn -q -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
-    -DoutputDirectory="$libs.tmp" -DincludeScope=runtime
+  mvn -q -B -Dstyle.color=never -f "$here/pom.xml" "-Dkafka.version=$version" "-Pkafka-$major" \
+    dependency:copy-dependencies -DoutputDirectory="$libs.tmp" -DincludeScope=runtime
   rm -rf "$libs"
   mv "$libs.tmp" "$libs"
   touch "$libs/.complete"
@@ -80,7 +85,27 @@ auto.create.topics.enable=false
 log.cleaner.dedupe.buffer.size=16777216
 log.retention.hours=168
 PROPS
-  cat >"$run/log4j.properties" <<PROPS
+  # The same logging either way: INFO into server.log, where start() waits for "Kafka Server
+  # started" (KafkaRaftServer logs it), and WARN for the rest of Kafka.
+  if ((major >= 4)); then
+    # Kafka 4 reads only a Log4j 2 configuration; given a log4j 1 file it logs nothing there.
+    cat >"$run/log4j2.properties" <<PROPS
+rootLogger.level=INFO
+rootLogger.appenderRef.file.ref=file
+appender.file.type=File
+appender.file.name=file
+appender.file.fileName=$logfile
+appender.file.layout.type=PatternLayout
+appender.file.layout.pattern=[%d] %p %m (%c)%n
+logger.kafka.name=org.apache.kafka
+logger.kafka.level=WARN
+logger.raftserver.name=kafka.server.KafkaRaftServer
+logger.raftserver.level=INFO
+logger.statechange.name=state.change.logger
+logger.statechange.level=WARN
+PROPS
+  else
+    cat >"$run/log4j.properties" <<PROPS
 log4j.rootLogger=INFO, file
 log4j.appender.file=org.apache.log4j.FileAppender
 log4j.appender.file.File=$logfile
@@ -90,12 +115,14 @@ log4j.logger.org.apache.kafka=WARN
 log4j.logger.kafka.server.KafkaRaftServer=INFO
 log4j.logger.state.change.logger=WARN
 PROPS
+  fi
 }
 
 java_cmd() {
+  local logging="-Dlog4j.configuration=file:$run/log4j.properties"
+  ((major >= 4)) && logging="-Dlog4j2.configurationFile=$run/log4j2.properties"
   java -Xms128m "-Xmx$heap_max" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError \
-    -Djava.awt.headless=true "-Dlog4j.configuration=file:$run/log4j.properties" \
-    -cp "$libs/*" "$@"
+    -Djava.awt.headless=true "$logging" -cp "$libs/*" "$@"
 }
 
 # A KRaft cluster id: 16 random bytes, base64url without padding (Kafka's Uuid form). It never
@@ -134,7 +161,7 @@ start() {
   say "starting Kafka $version on 127.0.0.1:$port (heap max $heap_max, logs in $logfile)"
   # setsid: the broker gets its own session, so a Ctrl-C meant for a foreground dev stack does
   # not kill it mid-write; the stack stops it through `stop`.
-  setsid nohup bash -c "$(declare -f java_cmd); heap_max='$heap_max' run='$run' libs='$libs' java_cmd kafka.Kafka '$run/server.properties'" \
+  setsid nohup bash -c "$(declare -f java_cmd); heap_max='$heap_max' run='$run' libs='$libs' major='$major' java_cmd kafka.Kafka '$run/server.properties'" \
     >>"$run/stdout.log" 2>&1 </dev/null &
   echo $! >"$pidfile"
   local started=$SECONDS
@@ -186,8 +213,10 @@ case "${1:-}" in
   status)
     if port_open "$port"; then say "up on 127.0.0.1:$port"; else say "down"; exit 1; fi
     ;;
+  owned) our_pid >/dev/null && port_open "$port" ;;
+  version) printf '%s\n' "$version" ;;
   reset) stop; rm -rf "$data" "$run"; say "data removed" ;;
   format) format_storage "${2:-$(new_cluster_id)}" ;;
   cluster-id) new_cluster_id ;;
-  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

