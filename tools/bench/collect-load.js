@@ -3,25 +3,51 @@
 // Segment's POST /v1/batch (issue 18) with the same body, Basic auth, on the same server.
 //   node tools/bench/collect-load.js [seconds=10] [connections=32]
 // Prints events/s, p50 and p99 for each, the ratios, and p99 of hosted mode at 80% of its peak.
+//   node tools/bench/collect-load.js [seconds] [connections] --debugger [rounds=3]
+// The live debugger's cost (issue 21): two hosted servers, the recorder on (DEBUGGER_* as in
+// production) and off (DEBUGGER_ENABLED=false), loaded in alternating runs; prints each run,
+// the mean rates and CPU per request, and the ratio on/off.
+//   node tools/bench/collect-load.js [seconds] [connections] --compare 'a:K=V,K=V' 'b:K=V' [rounds=3]
+// Any two hosted servers the same way, each with its own environment: BENCH_ROOT=<worktree>
+// runs another checkout's build (a lever's before and after), BENCH_COMPRESSION=lz4|gzip|none,
+// BENCH_LOG_LEVEL=... (see collect-server.js).
+// BENCH_KAFKA_LOG_DIR=<the broker's log.dirs> prints the bytes each hosted server's outbox
+// topic takes on the broker (BENCH_COMPRESSION=lz4|gzip|none picks the records' codec).
+// Every mode prints the peak RSS (VmHWM) of each hosted process. BENCH_CPU_PROF_DIR=<dir>
+// writes a CPU profile of each hosted process there (node --cpu-prof) when it exits.
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const { randomUUID } = require('node:crypto');
 const path = require('node:path');
 const readline = require('node:readline');
 const autocannon = require('autocannon');
 
-const seconds = Number(process.argv[2] ?? 10);
-const connections = Number(process.argv[3] ?? 32);
+// Positional arguments before `--debugger` (see above).
+const flagAt = process.argv.findIndex((arg) => arg === '--debugger' || arg === '--compare');
+const positional = process.argv.slice(2, flagAt >= 0 ? flagAt : undefined);
+const seconds = Number(positional[0] ?? 10);
+const connections = Number(positional[1] ?? 32);
 const EVENTS = 20;
 
-function startServer(mode) {
-  const child = spawn(process.execPath, [path.join(__dirname, 'collect-server.js'), mode], {
+function startServer(mode, env = {}, label = mode) {
+  const profile = process.env.BENCH_CPU_PROF_DIR && mode === 'hosted';
+  const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, 'collect-server.js'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
   });
   const lines = readline.createInterface({ input: child.stdout });
   const cpuReplies = [];
+  const counts = { requests: 0 };
   lines.on('line', (line) => {
     const message = JSON.parse(line);
     if ('cpuMicros' in message) cpuReplies.shift()?.(message.cpuMicros);
+    if ('topicBytes' in message) {
+      const perEvent = message.topicBytes / Math.max(1, counts.requests * EVENTS);
+      console.log(
+        `outbox topic of ${label}: ${message.topicBytes} bytes in the broker's log, ${perEvent.toFixed(1)} bytes per event`,
+      );
+    }
   });
   const cpuMicros = () =>
     new Promise((resolve) => {
@@ -29,7 +55,7 @@ function startServer(mode) {
       child.kill('SIGUSR2');
     });
   return new Promise((resolve, reject) => {
-    lines.once('line', (line) => resolve({ child, cpuMicros, ...JSON.parse(line) }));
+    lines.once('line', (line) => resolve({ child, cpuMicros, counts, ...JSON.parse(line) }));
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
 }
@@ -55,6 +81,7 @@ async function run(server, overallRate, route = 'collect') {
   const cpuBefore = await server.cpuMicros();
   const result = await load(server, overallRate, route);
   result.cpuMicrosPerRequest = ((await server.cpuMicros()) - cpuBefore) / Math.max(1, result['2xx']);
+  server.counts.requests += result['2xx'];
   return result;
 }
 
@@ -94,26 +121,111 @@ const describe = (name, r) => {
   return eps;
 };
 
+/** The service's peak resident set (VmHWM of /proc/<pid>/status), in MB; null off Linux. */
+function peakRssMb(child) {
+  try {
+    const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
+    return Number.isFinite(kb) ? Math.round(kb / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function stop(name, server) {
+  console.log(`peak RSS of ${name} (VmHWM): ${peakRssMb(server.child)} MB (ingestion target < 300 MB)`);
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => server.child.once('exit', resolve));
+  await new Promise((resolve) => setImmediate(resolve)); // its last lines read
+}
+
+/** `label:K=V,K=V` -> { label, env }. */
+function variant(spec) {
+  const at = spec.indexOf(':');
+  const label = at < 0 ? spec : spec.slice(0, at);
+  const env = {};
+  for (const pair of (at < 0 ? '' : spec.slice(at + 1)).split(',').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return { label, env };
+}
+
+/** Two hosted servers loaded in alternating runs; prints each run, the means and the ratios a/b. */
+async function compare(a, b, rounds, check) {
+  console.log(
+    `POST /collect, ${a.label} vs ${b.label}, batches of ${EVENTS} events, ${connections} connections, ${seconds}s per run, ${rounds} rounds, node ${process.version}`,
+  );
+  const servers = {
+    [a.label]: await startServer('hosted', a.env, a.label),
+    [b.label]: await startServer('hosted', b.env, b.label),
+  };
+  check?.(servers[a.label], servers[b.label]);
+  for (const label of [a.label, b.label]) await run(servers[label]); // warm-up of both
+  const totals = { [a.label]: { eps: 0, cpu: 0 }, [b.label]: { eps: 0, cpu: 0 } };
+  for (let round = 1; round <= rounds; round++) {
+    // Alternating which goes first: drift of the machine weighs on both alike.
+    const order = round % 2 === 1 ? [a.label, b.label] : [b.label, a.label];
+    for (const label of order) {
+      const result = await run(servers[label]);
+      totals[label].eps += describe(`round ${round} ${label}`, result);
+      totals[label].cpu += result.cpuMicrosPerRequest;
+    }
+  }
+  for (const label of [a.label, b.label]) await stop(label, servers[label]);
+  const mean = (label) => ({ eps: totals[label].eps / rounds, cpu: totals[label].cpu / rounds });
+  const m = { a: mean(a.label), b: mean(b.label) };
+  console.log(
+    `mean ${a.label}: ${Math.round(m.a.eps)} events/s, ${Math.round(m.a.cpu)} µs/req; ${b.label}: ${Math.round(m.b.eps)} events/s, ${Math.round(m.b.cpu)} µs/req`,
+  );
+  console.log(
+    `ratio ${a.label}/${b.label}: rate ${(m.a.eps / m.b.eps).toFixed(3)}, server CPU per request ${(m.a.cpu / m.b.cpu).toFixed(3)}`,
+  );
+}
+
+const debuggerCost = (rounds) =>
+  compare(
+    { label: 'recorder on', env: { DEBUGGER_ENABLED: 'true' } },
+    { label: 'recorder off', env: { DEBUGGER_ENABLED: 'false' } },
+    rounds,
+    (on, off) => {
+      if (!on.debugger || off.debugger) throw new Error('the build has no debugger recorder');
+    },
+  ).then(() => console.log('(target for the recorder: rate ratio on/off >= 0.95)'));
+
 async function main() {
+  const flag = process.argv.indexOf('--debugger');
+  if (flag >= 0) return debuggerCost(Number(process.argv[flag + 1] ?? 3) || 3);
+  const compared = process.argv.indexOf('--compare');
+  if (compared >= 0) {
+    const [a, b, rounds] = process.argv.slice(compared + 1);
+    if (!a || !b) throw new Error("--compare needs two variants, e.g. 'before:BENCH_ROOT=/work/x' 'after:'");
+    return compare(variant(a), variant(b), Number(rounds ?? 3) || 3);
+  }
   console.log(
     `POST /collect, batches of ${EVENTS} events, ${connections} connections, ${seconds}s per run, node ${process.version}`,
   );
   const base = await startServer('baseline');
-  const baselineEps = describe('baseline (node:http + JSON)', await run(base));
-  base.child.kill('SIGTERM');
+  await run(base); // warm-up, as the hosted server's
+  const baselineRun = await run(base);
+  const baselineEps = describe('baseline (node:http + JSON)', baselineRun);
+  await stop('the baseline', base);
 
   const hosted = await startServer('hosted');
   await run({ ...hosted }, undefined).then(() => undefined); // warm-up: JIT, connections, caches
   const peak = await run(hosted);
   const hostedEps = describe('hosted /collect (acks=-1)', peak);
+  const hostedCpu = peak.cpuMicrosPerRequest;
   const rate = Math.max(1, Math.round((0.8 * peak['2xx']) / peak.duration));
   describe(`hosted at 80% of peak (${rate} req/s)`, await run(hosted, rate));
   const segmentEps = describe('hosted /v1/batch (Segment API)', await run(hosted, undefined, 'segment'));
   // /collect again after /v1/batch: the two are compared on an equally warm server.
   const againEps = describe('hosted /collect, again', await run(hosted));
-  hosted.child.kill('SIGTERM');
-  await new Promise((resolve) => hosted.child.once('exit', resolve));
-  console.log(`ratio hosted/baseline: ${(hostedEps / baselineEps).toFixed(2)} (target >= 0.5)`);
+  await stop('the hosted service', hosted);
+  console.log(`ratio hosted/baseline: ${(hostedEps / baselineEps).toFixed(2)} (target >= 0.35, stretch 0.5)`);
+  console.log(
+    `server CPU per request hosted/baseline: ${(hostedCpu / baselineRun.cpuMicrosPerRequest).toFixed(2)} (target <= 3)`,
+  );
   const collectEps = (hostedEps + againEps) / 2;
   console.log(
     `ratio /v1/batch to /collect (mean of the two /collect runs): ${(segmentEps / collectEps).toFixed(2)} (target within 0.90-1.10)`,

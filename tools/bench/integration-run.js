@@ -14,7 +14,8 @@ const lib = (name) => require(require.resolve(name, { paths: [path.join(root, 'a
 const total = Number(process.argv[2] ?? 100_000);
 
 async function main() {
-  const { WarehouseWriter, startLookAlikeVendor, lookAlikeCredentials } = lib('@pipeline/destinations');
+  const { WarehouseWriter } = lib('@pipeline/destinations');
+  const { startLookAlikeVendor, lookAlikeCredentials } = lib('@pipeline/destinations/testing');
   const { warehouseTables } = lib('@pipeline/events');
   const { createScratchDatabase, DEFAULT_DATABASE_URL } = lib('@pipeline/postgres');
   const { warehouseSchemaFor } = lib('@pipeline/tenancy');

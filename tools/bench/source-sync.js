@@ -12,14 +12,12 @@ const lib = (name) =>
       paths: [path.join(root, 'apps/delivery/dist'), path.join(root, 'libs/connectors')],
     }),
   );
-const { StripeConnector, ShopifyConnector, startStripeLookAlike, startShopifyLookAlike } = require(
-  path.join(root, 'libs/connectors/dist'),
+const { StripeConnector, ShopifyConnector } = require(path.join(root, 'libs/connectors/dist'));
+const { startStripeLookAlike, startShopifyLookAlike, stripeRecords, shopifyRecords } = require(
+  path.join(root, 'libs/connectors/dist/testing'),
 );
 const { StreamTableWriter } = lib('@pipeline/destinations');
 const { createScratchDatabase, DEFAULT_DATABASE_URL } = lib('@pipeline/postgres');
-const { stripeRecords, shopifyRecords } = require(
-  path.join(root, 'libs/connectors/dist/testing/source-look-alikes'),
-);
 
 const total = Number(process.argv[2] ?? 100_000);
 const FLUSH_ROWS = 5000;

@@ -1,9 +1,13 @@
-// Delivery benchmark (issue 5): events/s from the Kafka outbox into the warehouse tables by the
-// built `delivery --destination warehouse` process, against a raw COPY of the same rows into
-// PostgreSQL in the same run; then the latency from ingestion's 202 to the row being visible.
-//   node tools/bench/warehouse-load.js [events=100000] [latencySeconds=10] [requestsPerSecond=100]
+// Delivery benchmark (issues 5 and 22): events/s from the Kafka outbox into the warehouse tables
+// by the built `delivery --destination warehouse` process, against a raw COPY of the same rows
+// into PostgreSQL in the same run, with the delivery process's peak RSS; then the latency from
+// ingestion's 202 to the row being visible (skipped when latencySeconds is 0).
+//   node tools/bench/warehouse-load.js [events=100000] [latencySeconds=10] [requestsPerSecond=100] [--rows-per-copy=100,500,1000,5000]
+// --rows-per-copy measures each size in turn (WAREHOUSE_ROWS_PER_COPY), each against its own COPY;
+// without it, the writer's default is measured. --cpu-prof=DIR profiles the delivery process.
 const { spawn, spawnSync } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
+const fs = require('node:fs');
 const path = require('node:path');
 const readline = require('node:readline');
 const { PassThrough } = require('node:stream');
@@ -21,14 +25,20 @@ const { warehouseSchemaFor } = lib('@pipeline/tenancy');
 const { WarehouseWriter, consumerGroupFor, deliveryTopicsFor, retryGroupFor } = lib('@pipeline/destinations');
 const { Client } = require(require.resolve('pg', { paths: [path.join(root, 'libs/destinations')] }));
 
-const total = Number(process.argv[2] ?? 100_000);
-const latencySeconds = Number(process.argv[3] ?? 10);
-const requestsPerSecond = Number(process.argv[4] ?? 100);
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const total = Number(args[0] ?? 100_000);
+const latencySeconds = Number(args[1] ?? 10);
+const requestsPerSecond = Number(args[2] ?? 100);
+const sizesFlag = flags.find((f) => f.startsWith('--rows-per-copy='));
+// --cpu-prof=DIR: the delivery process writes a CPU profile there when it stops.
+const profileFlag = flags.find((f) => f.startsWith('--cpu-prof='));
+const nodeArgs = profileFlag ? ['--cpu-prof', `--cpu-prof-dir=${profileFlag.split('=')[1]}`] : [];
+const rowsPerCopySizes = sizesFlag ? sizesFlag.split('=')[1].split(',').map(Number) : [undefined];
 const PER_RECORD = 20;
 const logger = createLogger({ service: 'bench', stream: new PassThrough(), level: 'error' });
 const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'bench', logger });
-const prefix = `bench-${Date.now()}.`;
-const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix);
+const prefixes = [];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
@@ -47,10 +57,10 @@ const makeEvents = (n) =>
     },
   }));
 
-function startDelivery(warehouseUrl) {
+function startDelivery(warehouseUrl, prefix, rowsPerCopy) {
   const child = spawn(
     process.execPath,
-    [path.join(root, 'apps/delivery/dist/main.js'), '--destination', 'warehouse'],
+    [...nodeArgs, path.join(root, 'apps/delivery/dist/main.js'), '--destination', 'warehouse'],
     {
       env: {
         ...process.env,
@@ -59,6 +69,7 @@ function startDelivery(warehouseUrl) {
         DELIVERY_HTTP_PORT: '0',
         DELIVERY_SESSION_TIMEOUT_MS: '6000',
         LOG_LEVEL: 'error',
+        ...(rowsPerCopy ? { WAREHOUSE_ROWS_PER_COPY: String(rowsPerCopy) } : {}),
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     },
@@ -71,6 +82,19 @@ const stop = (child) =>
     child.kill('SIGTERM');
   });
 
+/** Peak resident set of a live process (kB), as the kernel counts it. */
+function peakRssKb(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
+}
+
+/** CPU seconds (user + system) a live process has used so far. */
+function cpuSeconds(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime, fields 14 and 15 of proc(5), in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function count(client, schema) {
   try {
     return (await client.query(`SELECT count(*)::int AS n FROM ${schema}.events`)).rows[0].n;
@@ -79,14 +103,12 @@ async function count(client, schema) {
   }
 }
 
-async function main() {
-  const db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'bench warehouse');
-  const client = new Client({ connectionString: db.url });
-  await client.connect();
+/** Fills an outbox, delivers it with a fresh process, then COPYs the same rows: one same-run ratio. */
+async function measure(db, client, rowsPerCopy) {
+  const prefix = `bench-${Date.now()}-${rowsPerCopy ?? 'default'}.`;
+  prefixes.push(prefix);
+  const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix);
   await ensureTopics(kafka, [outbox], { replicationFactor: 1, logger });
-  console.log(
-    `warehouse delivery: ${total} track events in records of ${PER_RECORD}, node ${process.version}`,
-  );
 
   // 1. Kafka -> warehouse: the outbox filled first, then the consumer started; timed from its first row to its last.
   const accountId = randomUUID();
@@ -115,9 +137,10 @@ async function main() {
     await producer.send({ topic: outbox.topic, acks: -1, messages });
   }
   await producer.disconnect();
-  let delivery = startDelivery(db.url);
+  const delivery = startDelivery(db.url, prefix, rowsPerCopy);
   while ((await count(client, schema)) === 0) await sleep(20);
   const firstRow = Date.now();
+  const cpuAtFirstRow = cpuSeconds(delivery.pid);
   for (;;) {
     const n = await count(client, schema);
     if (n >= total) break;
@@ -125,9 +148,13 @@ async function main() {
   }
   const e2eSeconds = (Date.now() - firstRow) / 1000;
   const e2eRate = total / e2eSeconds;
+  const rssMb = peakRssKb(delivery.pid) / 1024;
+  const cpuUsed = cpuSeconds(delivery.pid) - cpuAtFirstRow;
+  const cpuPerThousand = (cpuUsed / total) * 1000;
+  await stop(delivery);
 
   // 2. Baseline: COPY of the same rows (normalized beforehand, untimed) into the same table shape.
-  const baselineSchema = 'bench_copy_baseline';
+  const baselineSchema = `bench_copy_baseline_${prefixes.length}`;
   const writer = new WarehouseWriter(db.url);
   const rows = events.map((event) => normalizeEvent(event, receiptContextOf(receipt)));
   await writer.write(baselineSchema, rows.slice(0, 1));
@@ -165,22 +192,67 @@ async function main() {
   const copied = await count(client, baselineSchema);
   const copyRate = copied / copySeconds;
 
+  const label = rowsPerCopy ? `${rowsPerCopy} rows per COPY` : 'default rows per COPY';
   console.log(
-    `kafka -> warehouse (delivery process)  ${Math.round(e2eRate)} events/s  (${total} in ${e2eSeconds.toFixed(2)} s)`,
+    `[${label}] kafka -> warehouse (delivery process)  ${Math.round(e2eRate)} events/s  (${total} in ${e2eSeconds.toFixed(2)} s), peak RSS ${rssMb.toFixed(0)} MB, CPU ${(cpuPerThousand * 1000).toFixed(0)} ms per 1000 events (${Math.round((100 * cpuUsed) / e2eSeconds)}% of a core)`,
   );
   console.log(
-    `baseline: COPY of the same rows         ${Math.round(copyRate)} events/s  (${copied} in ${copySeconds.toFixed(2)} s)`,
+    `[${label}] baseline: COPY of the same rows         ${Math.round(copyRate)} events/s  (${copied} in ${copySeconds.toFixed(2)} s)`,
   );
-  console.log(`ratio delivery/COPY: ${(e2eRate / copyRate).toFixed(2)}`);
+  console.log(`[${label}] ratio delivery/COPY: ${(e2eRate / copyRate).toFixed(2)}`);
+  return outbox;
+}
 
-  // 3. Latency: hosted /collect (202 after Kafka acks) -> row visible in the warehouse, at a steady rate.
+async function main() {
+  const db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'bench warehouse');
+  const client = new Client({ connectionString: db.url });
+  await client.connect();
+  console.log(
+    `warehouse delivery: ${total} track events in records of ${PER_RECORD}, node ${process.version}`,
+  );
+  let outbox;
+  for (const rowsPerCopy of rowsPerCopySizes) outbox = await measure(db, client, rowsPerCopy);
+  if (latencySeconds > 0) await latency(db, client, outbox);
+
+  await client.end();
+  const admin = kafka.admin();
+  await admin.connect();
+  for (const prefix of prefixes) {
+    const topics = deliveryTopicsFor('warehouse', prefix);
+    await admin
+      .deleteTopics({
+        topics: [
+          prefixedTopic(pipelineTopics.trackingEvents, prefix).topic,
+          topics.retry.topic,
+          topics.deadLetter.topic,
+        ],
+      })
+      .catch(() => undefined);
+    await admin
+      .deleteGroups([
+        consumerGroupFor('warehouse', prefix),
+        retryGroupFor(consumerGroupFor('warehouse', prefix)),
+      ])
+      .catch(() => undefined);
+  }
+  await admin.disconnect();
+  await db.drop();
+}
+
+/** Hosted /collect (202 after Kafka acks) -> row visible in the warehouse, at a steady rate. */
+async function latency(db, client, outbox) {
+  const delivery = startDelivery(db.url, prefixes[prefixes.length - 1]);
   const server = spawn(process.execPath, [path.join(__dirname, 'collect-server.js'), 'hosted'], {
     env: { ...process.env, BENCH_TOPIC: outbox.topic },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const ready = await new Promise((resolve) =>
-    readline.createInterface({ input: server.stdout }).once('line', (line) => resolve(JSON.parse(line))),
-  );
+  const ready = await new Promise((resolve, reject) => {
+    // collect-server.js needs the built ingestion and control plane; without them it exits at once.
+    server.once('exit', (code) =>
+      reject(new Error(`collect-server.js exited (${code}) before it was ready`)),
+    );
+    readline.createInterface({ input: server.stdout }).once('line', (line) => resolve(JSON.parse(line)));
+  });
   const latencySchema = warehouseSchemaFor(ready.accountId);
   const acked = new Map();
   const latencies = [];
@@ -240,26 +312,6 @@ async function main() {
     server.kill('SIGTERM');
   });
   await stop(delivery);
-  await client.end();
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin
-    .deleteTopics({
-      topics: [
-        outbox.topic,
-        deliveryTopicsFor('warehouse', prefix).retry.topic,
-        deliveryTopicsFor('warehouse', prefix).deadLetter.topic,
-      ],
-    })
-    .catch(() => undefined);
-  await admin
-    .deleteGroups([
-      consumerGroupFor('warehouse', prefix),
-      retryGroupFor(consumerGroupFor('warehouse', prefix)),
-    ])
-    .catch(() => undefined);
-  await admin.disconnect();
-  await db.drop();
 }
 
 main().catch((error) => {

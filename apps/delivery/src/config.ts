@@ -1,60 +1,112 @@
+import { baseUrlAppTypes } from '@pipeline/catalog';
 import { z } from 'zod';
-import { envInt, envPort, envString, envUrl, vendorBaseUrlFields, vendorBaseUrlsOf } from '@pipeline/config';
-import { warehouseConfigSchema, type ForwardingLimits } from '@pipeline/destinations';
+import {
+  envBool,
+  envInt,
+  envPort,
+  envString,
+  envUrl,
+  vendorBaseUrlFields,
+  vendorBaseUrlsOf,
+} from '@pipeline/config';
+import { defaultRowsPerCopy, warehouseConfigSchema, type ForwardingLimits } from '@pipeline/destinations';
 import { egressConfigSchema } from '@pipeline/egress';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
+import { tracingConfigSchema } from '@pipeline/telemetry';
 
-/** The forwarding app types whose vendor host can be replaced (VENDOR_BASE_URL_<APP TYPE>). */
-const vendorAppTypes = ['amplitude', 'mixpanel', 'braze', 'customer_io', 'segment', 'onesignal'] as const;
+/** The forwarding app types whose vendor host can be replaced (VENDOR_BASE_URL_<APP TYPE>), from the app catalog. */
+const vendorAppTypes = baseUrlAppTypes.forwarding;
 
 export const deliveryConfigSchema = z.object({
-  /** The PostgreSQL warehouse of `--destination warehouse` (created when missing). */
-  WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], 'postgres://postgres@127.0.0.1:5432/warehouse'),
-  /** Forwarding kinds look each record's tenant up here (by write key id). */
-  CONTROL_PLANE_URL: envUrl(['http', 'https']).optional(),
-  INTERNAL_SERVICE_TOKEN: z.string().min(32, 'must have at least 32 characters').optional(),
-  /** How long a looked-up tenant (destinations, credentials) is cached. */
-  TENANT_CACHE_TTL_SECONDS: envInt({ min: 1, max: 3600, default: 60 }),
-  /** GET /metrics (Prometheus) and GET /health of this consumer process. */
-  DELIVERY_HTTP_PORT: envPort(9400),
-  DELIVERY_HTTP_HOST: envString('0.0.0.0'),
-  /** Attempts in all before a retryable failure is dead-lettered. */
-  DELIVERY_MAX_ATTEMPTS: envInt({ min: 1, max: 50, default: 6 }),
-  /** The wait before the second attempt; doubled for each further one, with jitter. */
-  DELIVERY_RETRY_BASE_MS: envInt({ min: 10, max: 3_600_000, default: 2000 }),
-  DELIVERY_RETRY_MAX_MS: envInt({ min: 10, max: 86_400_000, default: 600_000 }),
-  /** How long the group waits for a consumer that stopped heartbeating before it rebalances. */
-  DELIVERY_SESSION_TIMEOUT_MS: envInt({ min: 6000, max: 300_000, default: 30_000 }),
-  /** One vendor request's time limit. */
-  VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }),
-  /** A batch's time for every integration in it; what is still sending then is parked for a retry. */
-  DELIVERY_BATCH_BUDGET_MS: envInt({ min: 1000, max: 600_000, default: 60_000 }),
-  /** One integration's time within a batch. */
-  DELIVERY_INTEGRATION_BUDGET_MS: envInt({ min: 500, max: 600_000, default: 20_000 }),
-  /** Integrations of one batch sent at once. */
-  DELIVERY_INTEGRATION_CONCURRENCY: envInt({ min: 1, max: 64, default: 4 }),
-  /** Requests one send may make by halving after 413 answers. */
-  DELIVERY_MAX_SPLIT_REQUESTS: envInt({ min: 2, max: 1000, default: 16 }),
-  /** Consecutive failed sends that open an integration's circuit breaker. */
-  DELIVERY_BREAKER_FAILURES: envInt({ min: 1, max: 1000, default: 5 }),
-  /** How long an open circuit parks records before one probe request. */
-  DELIVERY_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }),
-  /**
-   * Forwarding kinds: where the control plane broadcasts tenant changes (rotated credentials);
-   * unset, a cached tenant is used at most 10 s.
-   */
-  REDIS_URL: envUrl(['redis', 'rediss']).optional(),
+  WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], 'postgres://postgres@127.0.0.1:5432/warehouse').describe(
+    'The PostgreSQL warehouse of `--destination warehouse`: created when missing, a schema per account (`account_<id without dashes>`) with versioned migrations.',
+  ),
+  CONTROL_PLANE_URL: envUrl(['http', 'https'])
+    .optional()
+    .describe("Forwarding kinds: the control plane's base URL, where each record's tenant is looked up."),
+  INTERNAL_SERVICE_TOKEN: z
+    .string()
+    .min(32, 'must have at least 32 characters')
+    .optional()
+    .describe("Forwarding kinds: the token presented to the control plane's internal endpoints."),
+  TENANT_CACHE_TTL_SECONDS: envInt({ min: 1, max: 3600, default: 60 }).describe(
+    "Forwarding kinds: how long a tenant's destinations and credentials are cached.",
+  ),
+  DELIVERY_HTTP_PORT: envPort(9400).describe(
+    "Port of this consumer's `GET /metrics` (Prometheus) and `GET /health`.",
+  ),
+  DELIVERY_HTTP_HOST: envString('0.0.0.0').describe('Listen address of `/metrics` and `/health`.'),
+  DELIVERY_MAX_ATTEMPTS: envInt({ min: 1, max: 50, default: 6 }).describe(
+    'Attempts in all before a retryable failure is dead-lettered.',
+  ),
+  DELIVERY_RETRY_BASE_MS: envInt({ min: 10, max: 3_600_000, default: 2000 }).describe(
+    "The wait before the second attempt; doubled for each further one, with jitter (half to all of it). A vendor's Retry-After is a lower bound.",
+  ),
+  DELIVERY_RETRY_MAX_MS: envInt({ min: 10, max: 86_400_000, default: 600_000 }).describe(
+    'Ceiling of the wait between attempts.',
+  ),
+  DELIVERY_SESSION_TIMEOUT_MS: envInt({ min: 6000, max: 300_000, default: 30_000 }).describe(
+    'How long the consumer group waits for a consumer that stopped heartbeating (a killed process) before its partitions move.',
+  ),
+  WAREHOUSE_ROWS_PER_COPY: envInt({ min: 1, max: 100_000, default: defaultRowsPerCopy }).describe(
+    '`--destination warehouse`: rows of one account and table loaded by one COPY (docs/performance.md, "Warehouse").',
+  ),
+  WAREHOUSE_PARTITIONS_CONCURRENTLY: envInt({ min: 1, max: 32, default: 4 }).describe(
+    '`--destination warehouse`: outbox partitions loaded at the same time, each on its own connection of the pool (docs/performance.md, "Warehouse"). The forwarding kinds take one partition at a time.',
+  ),
+  VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }).describe(
+    "Forwarding kinds: one vendor request's time limit.",
+  ),
+  DELIVERY_BATCH_BUDGET_MS: envInt({ min: 1000, max: 600_000, default: 60_000 }).describe(
+    "Forwarding kinds: a batch's time for every integration in it; what is still unsent then is parked in the retry topic.",
+  ),
+  DELIVERY_INTEGRATION_BUDGET_MS: envInt({ min: 500, max: 600_000, default: 20_000 }).describe(
+    "Forwarding kinds: one integration's time within a batch.",
+  ),
+  DELIVERY_INTEGRATION_CONCURRENCY: envInt({ min: 1, max: 64, default: 4 }).describe(
+    'Forwarding kinds: integrations of one batch sent at once.',
+  ),
+  DELIVERY_MAX_SPLIT_REQUESTS: envInt({ min: 2, max: 1000, default: 16 }).describe(
+    'Forwarding kinds: requests one send may make by halving after 413 answers.',
+  ),
+  DELIVERY_BREAKER_FAILURES: envInt({ min: 1, max: 1000, default: 5 }).describe(
+    "Forwarding kinds: consecutive failed sends that open an integration's circuit breaker.",
+  ),
+  DELIVERY_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }).describe(
+    'Forwarding kinds: how long an open circuit parks records before one probe request.',
+  ),
+  REDIS_URL: envUrl(['redis', 'rediss'])
+    .optional()
+    .describe(
+      'Where the control plane broadcasts tenant changes (forwarding kinds: rotated credentials), and where the live debugger records delivery outcomes; unset: a cached tenant is used at most 10 s, and no outcome is recorded.',
+    ),
+  DEBUGGER_ENABLED: envBool(true).describe(
+    'Record where each event went (stored, delivered, skipped, retried, dead-lettered) for the live debugger (needs `REDIS_URL`).',
+  ),
+  DEBUGGER_OUTCOMES_PER_KEY: envInt({ min: 10, max: 1_000_000, default: 5000 }).describe(
+    'Debugger: recent delivery outcomes kept per write key (a capped Redis stream, approximate), all destinations together.',
+  ),
+  DEBUGGER_TTL_SECONDS: envInt({ min: 60, max: 30 * 86400, default: 86400 }).describe(
+    "Debugger: a write key's recorded outcomes expire this long after its last recorded outcome.",
+  ),
+  DEBUGGER_MAX_EVENTS_PER_SECOND: envInt({ min: 1, max: 100_000, default: 50 }).describe(
+    'Debugger: outcomes recorded per write key per second by one consumer; above it the rest of the second is not recorded.',
+  ),
   ...warehouseConfigSchema.shape,
   ...egressConfigSchema.shape,
   ...vendorBaseUrlFields(vendorAppTypes),
   ...loggingConfigSchema.shape,
+  ...tracingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...kafkaConfigSchema.shape,
 });
 
 export type DeliveryConfig = z.infer<typeof deliveryConfigSchema>;
+
+/** The dead-letter CLI's configuration: the broker and logging only. */
+export const deadLetterConfigSchema = kafkaConfigSchema.extend(loggingConfigSchema.shape);
 
 export function forwardingLimitsOf(config: DeliveryConfig): ForwardingLimits {
   return {

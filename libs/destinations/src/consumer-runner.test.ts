@@ -162,7 +162,8 @@ describe('runConsumer (real broker)', () => {
     await second.stop();
     expect([...healthy.delivered].sort()).toEqual([...values].sort());
 
-    // Everything is committed now: a third consumer of the group has nothing left to read.
+    // Everything is committed now: a third consumer of the group has nothing left to read. A
+    // marker sent to each partition after it joined proves that it reads, and is all it reads.
     const third = new RecordingDestination(0);
     const last = await runConsumer({
       kafka,
@@ -173,9 +174,18 @@ describe('runConsumer (real broker)', () => {
       maxWaitTimeInMs: 100,
     });
     await last.joined;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const markers = ['marker-0', 'marker-1'];
+    const producer = createProducer(kafka);
+    await producer.connect();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: markers.map((value, partition) => ({ value, partition })),
+    });
+    await producer.disconnect();
+    await waitFor(() => third.delivered.length >= markers.length, 30000, 'the markers');
     await last.stop();
-    expect(third.delivered).toEqual([]);
+    expect([...third.delivered].sort()).toEqual(markers);
   });
 });
 

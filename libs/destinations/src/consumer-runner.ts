@@ -1,6 +1,7 @@
 import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { createProducer } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
+import { traceHeadersOf, withProcessSpan } from '@pipeline/telemetry';
 import {
   DestinationUnavailable,
   deliveryHeaders,
@@ -10,6 +11,8 @@ import {
   type FailedDelivery,
 } from './destination';
 import type { DeliveryMetrics } from './delivery-metrics';
+import { parseOutboxEnvelope } from '@pipeline/events';
+import { recordOutcome, type OutcomeRecorder } from './outcome-recorder';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included; after the last a retryable failure is dead-lettered too. */
@@ -45,6 +48,12 @@ export interface ConsumerRunnerOptions {
   /** How long the group waits for a member that stopped heartbeating (a killed process). */
   sessionTimeoutMs?: number;
   /**
+   * Outbox partitions whose batches are delivered at the same time (kafkajs's
+   * partitionsConsumedConcurrently; 1 by default). Order within a partition and its commits stay
+   * as with 1; only the warehouse uses more (docs/performance.md, "Warehouse").
+   */
+  partitionsConcurrently?: number;
+  /**
    * Called when the consumer can no longer do its job: a destination threw something other than
    * DestinationUnavailable, or kafkajs crashed and will not restart. The process should exit
    * non-zero; the batch in hand stays uncommitted.
@@ -53,6 +62,8 @@ export interface ConsumerRunnerOptions {
   /** How a batch is tried again while its destination is unavailable (DestinationUnavailable). */
   unavailableBackoff?: { baseDelayMs: number; maxDelayMs: number };
   random?: () => number;
+  /** Told of each parked event: `retried` or `dead_lettered` with the reason (the live debugger). */
+  outcomes?: OutcomeRecorder;
 }
 
 export interface RunningConsumer {
@@ -148,6 +159,10 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
   const policy = options.policy ?? defaultRetryPolicy;
   const random = options.random ?? Math.random;
   const backoff = options.unavailableBackoff ?? { baseDelayMs: 500, maxDelayMs: 30_000 };
+  if (destination.openCircuits) {
+    const open = destination.openCircuits.bind(destination);
+    metrics?.watchCircuits(destination.kind, open);
+  }
   const producer: Producer = createProducer(kafka);
   await producer.connect();
   let fatalError: Error | undefined;
@@ -182,6 +197,8 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         [deliveryHeaders.origin]:
           headerText(message.headers, deliveryHeaders.origin) ??
           `${message.topic}/${message.partition}/${message.offset}`,
+        // A retry goes on in the trace of the request that sent the record.
+        ...traceHeadersOf(message.headers),
       };
       const record = { key: message.key, value: failure.value };
       if (toRetry) {
@@ -197,6 +214,22 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
             [deliveryHeaders.deadLetteredAt]: new Date(now).toISOString(),
           },
         });
+      }
+      if (options.outcomes) {
+        const envelope = parseOutboxEnvelope(failure.value);
+        if (envelope) {
+          recordOutcome(
+            options.outcomes,
+            envelope.writeKeyId,
+            envelope.events.map((event) => event.messageId),
+            {
+              destination: destination.kind,
+              integrationId: failure.target === destination.kind ? null : failure.target,
+              outcome: toRetry ? 'retried' : 'dead_lettered',
+              reason: failure.reason,
+            },
+          );
+        }
       }
       logger.warn('delivery failed', {
         destination: destination.kind,
@@ -221,13 +254,17 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
    * offsets must not be committed. Heartbeats go on while it runs, so a slow destination does
    * not cost the group its member.
    */
-  const deliverAndPark = async (messages: DeliveryMessage[], control: BatchControl): Promise<boolean> => {
+  const deliverAndPark = async (
+    messages: DeliveryMessage[],
+    control: BatchControl,
+    group: string,
+  ): Promise<boolean> => {
     if (fatalError) throw fatalError;
     const beat = setInterval(() => void control.heartbeat().catch(() => undefined), heartbeatIntervalMs);
     try {
       for (let attempt = 1; ; attempt += 1) {
         try {
-          await deliverOnce(messages);
+          await deliverOnce(messages, group);
           if (unavailableSince) {
             logger.info('destination available again', {
               destination: destination.kind,
@@ -258,17 +295,31 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     }
   };
 
-  const deliverOnce = async (messages: DeliveryMessage[]): Promise<void> => {
-    const started = Date.now();
+  /** One attempt at a batch, traced as `process <topic>` in the trace of its first record. */
+  const deliverOnce = (messages: DeliveryMessage[], group: string): Promise<void> =>
+    withProcessSpan(
+      {
+        topic: messages[0]?.topic ?? topics.source,
+        consumerGroup: group,
+        records: messages.map((message) => message.headers),
+        attributes: { 'pipeline.destination.kind': destination.kind },
+      },
+      () => deliverAndReport(messages),
+    );
+
+  const deliverAndReport = async (messages: DeliveryMessage[]): Promise<void> => {
+    const started = performance.now();
     const report = await destination.deliver(messages);
     if (report.failed.length > 0) await park(report.failed);
+    const seconds = (performance.now() - started) / 1000;
     metrics?.delivered(destination.kind, report.delivered, report.consentSkipped);
+    metrics?.batchHandled(destination.kind, seconds);
     logger.debug('batch handled', {
       destination: destination.kind,
       count: messages.length,
       delivered: report.delivered,
       failed: report.failed.length,
-      durationMs: Date.now() - started,
+      durationMs: Math.round(seconds * 1000),
     });
   };
 
@@ -330,12 +381,13 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
 
   const outboxJoined = await start(groupId, topics.source, (consumer) => ({
     autoCommit: false,
+    partitionsConsumedConcurrently: options.partitionsConcurrently ?? 1,
     eachBatchAutoResolve: false,
     eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
       const messages = toMessages(batch);
       const last = messages[messages.length - 1];
       if (!last || !isRunning() || isStale()) return;
-      if (!(await deliverAndPark(messages, batchControl({ heartbeat, isRunning, isStale })))) return;
+      if (!(await deliverAndPark(messages, batchControl({ heartbeat, isRunning, isStale }), groupId))) return;
       resolveOffset(last.offset);
       await commit(consumer, last);
       await heartbeat();
@@ -363,7 +415,7 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         let end = next + 1;
         while (end < messages.length && dueAt(messages[end] as DeliveryMessage) <= Date.now()) end += 1;
         const due = messages.slice(next, end);
-        if (!(await deliverAndPark(due, control))) return;
+        if (!(await deliverAndPark(due, control, retryGroupFor(groupId)))) return;
         const last = due[due.length - 1] as DeliveryMessage;
         resolveOffset(last.offset);
         await commit(consumer, last);

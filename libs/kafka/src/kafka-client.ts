@@ -1,4 +1,7 @@
+import LZ4Codec from '@2l/kafkajs-lz4';
 import {
+  CompressionCodecs,
+  CompressionTypes,
   Kafka,
   logLevel,
   Partitioners,
@@ -9,6 +12,10 @@ import {
 } from 'kafkajs';
 import type { Logger } from '@pipeline/logger';
 import type { KafkaConfig } from './kafka-config';
+
+// kafkajs ships only GZIP; LZ4 is registered for every client of this library, so each consumer
+// reads what a producer compressed with it.
+CompressionCodecs[CompressionTypes.LZ4] = new LZ4Codec().codec;
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',

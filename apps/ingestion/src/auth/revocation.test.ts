@@ -39,7 +39,7 @@ const refused = (authenticator: HostedAuthenticator, key: string) =>
     (error: { code?: string }) => error.code === 'invalid_write_key',
   );
 
-// Revocation and rotation through Redis (README, "Revocation and rotation"): a real control
+// Revocation and rotation through Redis (docs/tracking-api.md, "Revoked write keys"): a real control
 // plane on PostgreSQL publishes, ingestion's authenticator and the consumers' tenant directory
 // hear it on a real Redis, with caches far longer than the bound.
 describe('revocation and rotation reach every cache (real PostgreSQL, Redis, control plane)', () => {
@@ -130,6 +130,29 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
     expect(authenticator.isKnownValid(key.key)).toBe(false);
     expect(await refused(authenticator, key.key)).toBe(true);
     expect(UNSUBSCRIBED_MAX_TTL_MS).toBe(10_000);
+  });
+
+  it('both caches ask the control plane once for many concurrent lookups of one key (one TenantCache)', async () => {
+    const authenticator = new HostedAuthenticator(
+      client,
+      { validTtlMs: HOUR_MS, invalidTtlMs: HOUR_MS, hearsRevocations: () => true },
+      logger,
+    );
+    const directory = new TenantDirectory(client, { ttlMs: HOUR_MS, hearsChanges: () => true }, logger);
+    const key = await newWriteKey();
+    const tenants = await Promise.all(Array.from({ length: 40 }, () => authenticator.authenticate(key.key)));
+    expect(new Set(tenants.map((t) => t.writeKeyId))).toEqual(new Set([key.id]));
+    expect(authenticator.lookups).toBe(1);
+    const records = await Promise.all(Array.from({ length: 40 }, () => directory.forWriteKey(key.id)));
+    expect(new Set(records.map((t) => t?.accountId))).toEqual(new Set([tenant.accountId]));
+    expect(directory.lookups).toBe(1);
+    // A revoked key is unknown to ingestion at once; the directory still has its tenant.
+    await cp.as(tenant.key).delete(`/api/v1/write-keys/${key.id}`);
+    authenticator.invalidate({ kind: 'write_key_revoked', accountId: tenant.accountId, writeKeyId: key.id });
+    directory.invalidate({ kind: 'write_key_revoked', accountId: tenant.accountId, writeKeyId: key.id });
+    expect(await refused(authenticator, key.key)).toBe(true);
+    expect((await directory.forWriteKey(key.id))?.writeKeyId).toBe(key.id);
+    expect([authenticator.lookups, directory.lookups]).toEqual([2, 2]);
   });
 
   it('rotated credentials replace the cached ones in the forwarding consumers', async () => {

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isAppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
+import { INVALID_EVENT } from '../metrics/ingestion-metrics';
 import { writeError, writeJson, type ErrorBody } from '../http/error-handler';
 import { readRequestBody } from '../http/request-body';
 import { parseCollectBody, type CollectRequest } from './collect-request';
@@ -15,6 +17,7 @@ export function requestFacts(
     userAgent: req.headers['user-agent'] ?? null,
     origin: req.headers.origin,
     receivedAt: new Date(),
+    startedAt: performance.now(),
   };
 }
 
@@ -53,14 +56,32 @@ export function pipelineEndpoint(
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', 'Retry-After,X-Request-Id');
     const facts = requestFacts(req, clientAddress);
+    const { metrics } = service;
+    // The request's events once its body was read: a request refused before counts as one.
+    let events = 1;
+    let read = false;
     readRequestBody(req, route.bodyLimit)
-      .then((body) => service.collect(route.parse(body, req, facts), facts))
+      .then((body) => {
+        const request = route.parse(body, req, facts);
+        events = request.events.length;
+        read = true;
+        return service.collect(request, facts);
+      })
       .then(
         (result) => {
+          if (result.events) {
+            metrics.eventsAccepted(result.events.accepted);
+            metrics.eventsRejected(INVALID_EVENT, result.events.invalid);
+          }
           const { status, body } = route.answer(result);
           writeJson(res, status, body);
         },
-        (error: unknown) => writeError(res, error, logger, route.errorBody),
+        (error: unknown) => {
+          metrics.eventsRejected(isAppError(error) ? error.code : 'server_error', events);
+          writeError(res, error, logger, route.errorBody);
+          // After the answer: its write key may have to be looked up.
+          if (!read) service.recordUnreadRequest(facts, error);
+        },
       )
       .catch((error: unknown) => {
         logger.error(`could not answer ${route.name}`, { error });

@@ -51,10 +51,11 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
       { index: 1, errors: [{ message: 'event is required' }] },
       {
         index: 3,
-        errors: expect.arrayContaining([
+        errors: [
+          { message: 'timestamp is required' },
           { message: 'userId is required' },
           { message: 'anonymousId is required' },
-        ]),
+        ],
       },
     ]);
     const ids = (await h.readTopic()).map((e) => e.event.messageId);
@@ -96,6 +97,34 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
     expect(response.status).toBe(400);
     expect(response.body.error).toBe('no_valid_events');
     expect(response.body.details.map((d: { index: number }) => d.index)).toEqual([0, 1]);
+  });
+
+  it('accepts a batch of exactly 100 events', async () => {
+    const response = await collect(h.app)
+      .set('X-Write-Key', h.openWriteKey)
+      .send({ batch: Array.from({ length: 100 }, () => event()) });
+    expect(response.status).toBe(202);
+    expect(response.body).toMatchObject({ ok: true, received: 100, invalid: 0, accepted: true });
+  });
+
+  it('accepts an event of exactly 32,768 bytes and refuses one of 32,769, naming both sizes', async () => {
+    const sized = (bytes: number) => {
+      const empty = event({ properties: { pad: '' } });
+      const pad = 'x'.repeat(bytes - Buffer.byteLength(JSON.stringify(empty), 'utf8'));
+      const sizedEvent = { ...empty, properties: { pad } };
+      expect(Buffer.byteLength(JSON.stringify(sizedEvent), 'utf8')).toBe(bytes);
+      return sizedEvent;
+    };
+    const atLimit = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(sized(32_768));
+    expect(atLimit.status).toBe(202);
+    expect(atLimit.body).toMatchObject({ ok: true, received: 1, invalid: 0, accepted: true });
+    const over = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(sized(32_769));
+    expect(over.status).toBe(400);
+    expect(over.body).toMatchObject({
+      ok: false,
+      error: 'no_valid_events',
+      details: [{ index: 0, errors: [{ message: 'event is 32769 bytes; at most 32768 are accepted' }] }],
+    });
   });
 
   it('answers 413 batch_too_large above 100 events and 413 payload_too_large above 2 MB', async () => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isAppError } from '@pipeline/errors';
 import type { Message } from 'kafkajs';
 import {
   outboxKey,
@@ -10,12 +11,14 @@ import {
 import type { Logger } from '@pipeline/logger';
 import { originAllowed, type WriteKeyRecord } from '@pipeline/tenancy';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
+import type { DebugRecorder } from '../debugger/debug-recorder';
 import type {
   AuthAttemptLimiter,
   LimitDecision,
   LocalBackstop,
   SharedRateLimiter,
 } from '../limits/rate-limits';
+import { IngestionMetrics } from '../metrics/ingestion-metrics';
 import type { BatchDedupe } from '../outbox/batch-dedupe';
 import type { OutboxPublisher } from '../outbox/outbox-publisher';
 import { findWriteKey, type CollectRequest } from './collect-request';
@@ -27,6 +30,8 @@ export interface RequestFacts {
   userAgent: string | null;
   origin: string | undefined;
   receivedAt: Date;
+  /** performance.now() on receipt: the start of pipeline_ingestion_publish_duration_seconds. */
+  startedAt: number;
 }
 
 export interface ValidatedBatch {
@@ -59,19 +64,31 @@ export interface CollectDependencies {
   };
   /** Static mode. */
   staticDelivery?: StaticDelivery;
+  /** Unset: counted on a registry nobody reads. */
+  metrics?: IngestionMetrics;
+  /** The live debugger's recorder (docs/tracking-api.md, "Debugger"); unset: nothing recorded. */
+  recorder?: DebugRecorder;
 }
 
 export interface CollectResponse {
   status: number;
   body: Record<string, unknown>;
-}
-
-function reject(decision: LimitDecision): void {
-  if (!decision.allowed) throw ingestionErrors.rateLimited(decision.limitType, decision.retryAfter);
+  /** The request's events: acknowledged, and refused one by one (pipeline_ingestion_events_total). */
+  events?: { accepted: number; invalid: number };
 }
 
 export class CollectService {
-  constructor(private readonly deps: CollectDependencies) {}
+  readonly metrics: IngestionMetrics;
+
+  constructor(private readonly deps: CollectDependencies) {
+    this.metrics = deps.metrics ?? new IngestionMetrics();
+  }
+
+  private enforce(decision: LimitDecision): void {
+    if (decision.allowed) return;
+    this.metrics.rateLimited(decision.limitType);
+    throw ingestionErrors.rateLimited(decision.limitType, decision.retryAfter);
+  }
 
   /**
    * The tenant of a write key, as every route checks it: the per-IP limit on lookups of keys
@@ -84,7 +101,7 @@ export class CollectService {
   ): Promise<WriteKeyRecord> {
     const { authenticator, hosted } = this.deps;
     if (hosted && options.countAuthAttempts && !authenticator.isKnownValid(writeKey)) {
-      reject(await hosted.authAttempts.take(facts.ip ?? 'unknown'));
+      this.enforce(await hosted.authAttempts.take(facts.ip ?? 'unknown'));
     }
     const tenant = await authenticator.authenticate(writeKey);
     if (!originAllowed(facts.origin, tenant.allowedOrigins)) throw ingestionErrors.originNotAllowed();
@@ -95,11 +112,12 @@ export class CollectService {
   async validate(
     request: CollectRequest,
     facts: RequestFacts,
-    options: { countAuthAttempts: boolean },
+    options: { countAuthAttempts: boolean; onTenant?: (tenant: WriteKeyRecord) => void },
   ): Promise<ValidatedBatch> {
     const writeKey = findWriteKey(facts.headers, request.bodyWriteKey);
     if (!writeKey) throw ingestionErrors.missingWriteKey();
     const tenant = await this.authenticate(writeKey, facts, options);
+    options.onTenant?.(tenant);
 
     const events: TrackingEvent[] = [];
     const errors: EventErrors[] = [];
@@ -136,29 +154,106 @@ export class CollectService {
   }
 
   async collect(request: CollectRequest, facts: RequestFacts): Promise<CollectResponse> {
-    const batch = await this.validate(request, facts, { countAuthAttempts: true });
+    const { recorder } = this.deps;
+    if (!recorder) return this.commit(request, facts);
+    if (!recorder.available) {
+      recorder.unavailable(request.events.length);
+      return this.commit(request, facts);
+    }
+    let tenant: WriteKeyRecord | undefined;
+    let eventErrors: EventErrors[] = [];
+    try {
+      const result = await this.commit(
+        request,
+        facts,
+        (t) => (tenant = t),
+        (errors) => (eventErrors = errors),
+      );
+      if (tenant)
+        recorder.recordEvents(
+          tenant.writeKeyId,
+          facts.headers,
+          facts.receivedAt,
+          request.events,
+          eventErrors,
+        );
+      return result;
+    } catch (error) {
+      if (tenant) {
+        // no_valid_events lists every event's errors; any other refusal applies to all of them.
+        const isNoValid = isAppError(error) && error.code === 'no_valid_events';
+        const listed = isNoValid
+          ? ((error.details?.details as EventErrors[] | undefined) ?? [])
+          : eventErrors;
+        recorder.recordEvents(
+          tenant.writeKeyId,
+          facts.headers,
+          facts.receivedAt,
+          request.events,
+          listed,
+          isNoValid ? undefined : error,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * A request of a known write key whose body could not be read (the debugger's one item for
+   * it). The write key can only come from the headers; checked as /collect checks it. Never throws.
+   */
+  recordUnreadRequest(facts: RequestFacts, error: unknown): void {
+    const { recorder } = this.deps;
+    if (!recorder?.available || !isAppError(error) || error.status >= 500 || error.status === 429) return;
+    const writeKey = findWriteKey(facts.headers, undefined);
+    if (!writeKey) return;
+    this.authenticate(writeKey, facts, { countAuthAttempts: true }).then(
+      (tenant) => recorder.recordUnreadRequest(tenant.writeKeyId, facts.headers, facts.receivedAt, error),
+      () => undefined,
+    );
+  }
+
+  private async commit(
+    request: CollectRequest,
+    facts: RequestFacts,
+    onTenant?: (tenant: WriteKeyRecord) => void,
+    onValidated?: (errors: EventErrors[]) => void,
+  ): Promise<CollectResponse> {
+    const batch = await this.validate(request, facts, { countAuthAttempts: true, onTenant });
+    onValidated?.(batch.errors);
     const summary = {
       ok: true,
       received: batch.received,
       invalid: batch.errors.length,
       errors: batch.errors,
     };
+    const events = { accepted: batch.events.length, invalid: batch.errors.length };
     const { hosted, staticDelivery } = this.deps;
     if (staticDelivery) {
       // Static mode: no rate limits; delivered before the answer.
-      return { status: 200, body: { ...summary, inserted: await staticDelivery.deliver(batch) } };
+      const inserted = await staticDelivery.deliver(batch);
+      return { status: 200, body: { ...summary, inserted }, events };
     }
     if (!hosted) throw new Error('CollectService needs a hosted or a static configuration');
 
     const { tenant } = batch;
-    reject(hosted.backstop.take(tenant.writeKeyId, batch.events.length));
-    reject(await hosted.shared.take(tenant.writeKeyId, batch.events.length, tenant.rateLimits));
+    this.enforce(hosted.backstop.take(tenant.writeKeyId, batch.events.length));
+    // The dedupe check rides along with the shared limits: one round trip to the store.
+    const shared = await hosted.shared.take(
+      tenant.writeKeyId,
+      batch.events.length,
+      tenant.rateLimits,
+      hosted.dedupe.keyOf(batch.batchId),
+    );
+    this.enforce(shared);
     const deliveryCount = tenant.destinations.length + (tenant.warehouse ? 1 : 0);
     if (deliveryCount === 0) throw ingestionErrors.durableIngressUnavailable('no_enabled_destination', 60);
 
     const accepted = { ...summary, accepted: true, batchId: batch.batchId, deliveryCount };
-    if (await hosted.dedupe.seen(batch.batchId))
-      return { status: 202, body: { ...accepted, deduplicated: true } };
+    if (shared.exists ?? (await hosted.dedupe.seen(batch.batchId))) {
+      this.metrics.dedupeHit();
+      return { status: 202, body: { ...accepted, deduplicated: true }, events };
+    }
     const messages: Message[] = toOutboxEnvelopes(batch.receipt, batch.events, batch.bodyBytes).map(
       ({ envelope, json }) => ({
         key: outboxKey(envelope),
@@ -179,7 +274,8 @@ export class CollectService {
       });
       throw ingestionErrors.durableIngressUnavailable('outbox_unavailable', 5);
     }
+    this.metrics.published(facts.startedAt);
     await hosted.dedupe.remember(batch.batchId);
-    return { status: 202, body: { ...accepted, deduplicated: false } };
+    return { status: 202, body: { ...accepted, deduplicated: false }, events };
   }
 }

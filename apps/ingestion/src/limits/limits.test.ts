@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@pipeline/logger';
 import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
@@ -5,17 +6,25 @@ import { LocalBackstop, SharedRateLimiter } from './rate-limits';
 
 const batchOf = (n: number) => ({ batch: Array.from({ length: n }, () => event()) });
 
+/**
+ * The limits' clock, set by the test: windows (seconds, UTC days) line up by moving it, not by
+ * waiting, and a run across midnight UTC sees the day the test says.
+ */
+function testClock(start: number) {
+  let ms = start;
+  return { now: () => ms, set: (to: number) => (ms = to), advance: (by: number) => (ms += by) };
+}
+
 describe('rate limits of spec 8 (real Redis)', () => {
   describe('shared per-key limits, driven low', () => {
     let h: Hosted;
+    const clock = testClock(Date.UTC(2026, 0, 15, 12, 0, 0, 100));
     beforeAll(async () => {
-      h = await startHosted('limits shared', { perSecond: 5, perDay: 12 });
+      h = await startHosted('limits shared', { perSecond: 5, perDay: 12, now: clock.now });
     });
     afterAll(() => h.close());
 
     it('answers 429 second with retryAfter 1 and Retry-After, then 429 day until midnight UTC', async () => {
-      // Counters are per second: start right after a second boundary so the burst stays in one window.
-      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
       expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
       const second = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1));
       expect(second.status).toBe(429);
@@ -27,21 +36,30 @@ describe('rate limits of spec 8 (real Redis)', () => {
       });
       expect(second.headers['retry-after']).toBe('1');
 
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      clock.advance(1000);
       expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      clock.advance(1000); // 12:00:02.100 UTC: 43,197.9 s before midnight
       const day = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5));
       expect(day.status).toBe(429);
-      expect(day.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'day' });
-      const untilMidnight = Math.ceil(
-        (Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) -
-          Date.now()) /
-          1000,
-      );
-      expect(Math.abs(day.body.retryAfter - untilMidnight)).toBeLessThanOrEqual(2);
-      expect(day.headers['retry-after']).toBe(String(day.body.retryAfter));
+      expect(day.body).toEqual({
+        ok: false,
+        error: 'rate_limit_exceeded',
+        limitType: 'day',
+        retryAfter: 43_198,
+      });
+      expect(day.headers['retry-after']).toBe('43198');
       // The refused batch was not counted: 2 more events still fit the day.
       expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(2))).status).toBe(202);
+      clock.set(Date.UTC(2026, 0, 15, 23, 59, 59, 900));
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1))).body).toEqual({
+        ok: false,
+        error: 'rate_limit_exceeded',
+        limitType: 'day',
+        retryAfter: 1,
+      });
+      // Midnight UTC opens a new day's window.
+      clock.set(Date.UTC(2026, 0, 16, 0, 0, 0, 0));
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
     });
 
     it('limits each write key separately', async () => {
@@ -59,7 +77,7 @@ describe('rate limits of spec 8 (real Redis)', () => {
   describe('per-key overrides from the tenant record', () => {
     let h: Hosted;
     beforeAll(async () => {
-      h = await startHosted('limits override');
+      h = await startHosted('limits override', { now: testClock(Date.UTC(2026, 0, 15, 12, 0, 0, 100)).now });
     });
     afterAll(() => h.close());
 
@@ -70,7 +88,6 @@ describe('rate limits of spec 8 (real Redis)', () => {
           .post('/api/v1/write-keys')
           .send({ name: 'slow', rateLimits: { eventsPerSecond: 3, eventsPerDay: null } })
       ).body.data.key;
-      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
       expect((await collect(h.app).set('X-Write-Key', key).send(batchOf(3))).status).toBe(202);
       expect((await collect(h.app).set('X-Write-Key', key).send(batchOf(1))).body).toMatchObject({
         limitType: 'second',
@@ -82,12 +99,15 @@ describe('rate limits of spec 8 (real Redis)', () => {
   describe('the per-instance backstop, without any shared store', () => {
     let h: Hosted;
     beforeAll(async () => {
-      h = await startHosted('limits backstop', { backstopEps: 4, withRedis: false });
+      h = await startHosted('limits backstop', {
+        backstopEps: 4,
+        withRedis: false,
+        now: testClock(Date.UTC(2026, 0, 15, 12, 0, 0, 100)).now,
+      });
     });
     afterAll(() => h.close());
 
     it('holds without Redis', async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
       expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(4))).status).toBe(202);
       const over = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1));
       expect(over.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'second', retryAfter: 1 });
@@ -146,6 +166,46 @@ describe('rate limits of spec 8 (real Redis)', () => {
       expect(limited.status).toBe(429);
       expect(limited.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'auth_resolution' });
     });
+  });
+});
+
+describe('the shared limits and the dedupe check in one round trip (real Redis)', () => {
+  it('answers whether the dedupe key exists along with an allowed decision, and counts either way', async () => {
+    const { createRedis } = await import('@pipeline/redis');
+    const logger = createLogger({ service: 't', stream: new PassThrough() });
+    const redis = createRedis(
+      { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' },
+      { logger, keyPrefix: `test:${randomUUID()}:` },
+    );
+    await redis.connect();
+    try {
+      const at = Date.UTC(2026, 0, 15, 12, 0, 0, 100);
+      const shared = new SharedRateLimiter(
+        redis,
+        { eventsPerSecond: 10, eventsPerDay: 100 },
+        logger,
+        () => at,
+      );
+      expect(await shared.take('k', 4, undefined, 'dedupe:batch:b1')).toEqual({
+        allowed: true,
+        exists: false,
+      });
+      await redis.set('dedupe:batch:b1', '1');
+      expect(await shared.take('k', 4, undefined, 'dedupe:batch:b1')).toEqual({
+        allowed: true,
+        exists: true,
+      });
+      // 8 of 10 counted, seen or not: over the second's limit, the key is not looked at.
+      expect(await shared.take('k', 4, undefined, 'dedupe:batch:b1')).toEqual({
+        allowed: false,
+        limitType: 'second',
+        retryAfter: 1,
+      });
+      expect(await redis.get('rl:s:k:1768478400')).toBe('8');
+      expect(await shared.take('k', 2)).toEqual({ allowed: true });
+    } finally {
+      redis.disconnect();
+    }
   });
 });
 

@@ -8,6 +8,7 @@ const ALLOWED: LimitDecision = { allowed: true };
 
 /** A fixed-window counter per key in this process's memory. */
 class LocalWindows {
+  // Stryker disable next-line UnaryOperator: equivalent, the counts start empty whatever window comes first
   private window = -1;
   private counts = new Map<string, number>();
 
@@ -41,7 +42,9 @@ export class LocalBackstop {
 }
 
 // Checks both windows, then counts the events in both, atomically: a rejected batch is not
-// counted against the day.
+// counted against the day. With a third key (the batch's dedupe key), also answers whether it
+// exists, in the same round trip: 0 allowed, 1 over the second, 2 over the day, 3 allowed and
+// the key exists.
 const SHARED_TAKE = `
 local n = tonumber(ARGV[1])
 local second = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -52,15 +55,17 @@ redis.call('INCRBY', KEYS[1], n)
 redis.call('EXPIRE', KEYS[1], 2)
 redis.call('INCRBY', KEYS[2], n)
 redis.call('EXPIRE', KEYS[2], 90000)
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then return 3 end
 return 0`;
 
-type SharedTakeCommand = (
-  secondKey: string,
-  dayKey: string,
-  events: number,
-  eventsPerSecond: number,
-  eventsPerDay: number,
-) => Promise<number>;
+/** Called as (numberOfKeys, ...keys, ...args): the dedupe key is optional. */
+type SharedTakeCommand = (numberOfKeys: 2 | 3, ...keysThenArgs: (string | number)[]) => Promise<number>;
+
+/**
+ * A shared decision and, when asked, whether the key checked alongside exists; `exists` is
+ * undefined when it was not asked or the store could not answer.
+ */
+export type SharedDecision = LimitDecision & { exists?: boolean };
 
 export interface SharedLimits {
   eventsPerSecond: number;
@@ -82,27 +87,41 @@ export class SharedRateLimiter {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    // A defined command is sent by its SHA (EVALSHA), not as the whole script on every request.
-    redis?.defineCommand('ingestionSharedTake', { numberOfKeys: 2, lua: SHARED_TAKE });
+    // A defined command is sent by its SHA (EVALSHA), not as the whole script on every request;
+    // without numberOfKeys it is given on each call (2, or 3 with a dedupe key).
+    redis?.defineCommand('ingestionSharedTake', { lua: SHARED_TAKE });
     this.sharedTake = redis
       ? (redis as unknown as Record<'ingestionSharedTake', SharedTakeCommand>).ingestionSharedTake.bind(redis)
       : null;
   }
 
-  async take(writeKeyId: string, events: number, overrides?: Partial<SharedLimits>): Promise<LimitDecision> {
+  /**
+   * Counts `events` against the key's windows. `alsoCheckExists` (a key of the same store, e.g.
+   * the batch's dedupe key) is looked up in the same round trip: /collect makes one round trip
+   * to the store before it publishes.
+   */
+  async take(
+    writeKeyId: string,
+    events: number,
+    overrides?: Partial<SharedLimits>,
+    alsoCheckExists?: string,
+  ): Promise<SharedDecision> {
     if (!this.sharedTake) return ALLOWED;
     const nowMs = this.now();
     const second = Math.floor(nowMs / 1000);
     const day = new Date(nowMs).toISOString().slice(0, 10);
     const limits = { ...this.defaults, ...overrides };
+    const keys = [`rl:s:${writeKeyId}:${second}`, `rl:d:${writeKeyId}:${day}`];
+    if (alsoCheckExists !== undefined) keys.push(alsoCheckExists);
     try {
       const result = await this.sharedTake(
-        `rl:s:${writeKeyId}:${second}`,
-        `rl:d:${writeKeyId}:${day}`,
+        keys.length as 2 | 3,
+        ...keys,
         events,
         limits.eventsPerSecond,
         limits.eventsPerDay,
       );
+      if (result === 3) return { allowed: true, exists: true };
       if (result === 1) return { allowed: false, limitType: 'second', retryAfter: 1 };
       if (result === 2) {
         const midnight = Date.UTC(
@@ -116,7 +135,7 @@ export class SharedRateLimiter {
           retryAfter: Math.max(1, Math.ceil((midnight - nowMs) / 1000)),
         };
       }
-      return ALLOWED;
+      return alsoCheckExists === undefined ? ALLOWED : { allowed: true, exists: false };
     } catch (error) {
       if (nowMs - this.lastWarning > 10_000) {
         this.lastWarning = nowMs;

@@ -17,10 +17,15 @@ export class BatchDedupe {
     private readonly logger: Logger,
   ) {}
 
+  /** The batch's key in the store: SharedRateLimiter.take looks it up with the rate limits. */
+  keyOf(batchId: string): string {
+    return `dedupe:batch:${batchId}`;
+  }
+
   async seen(batchId: string): Promise<boolean> {
     if (!this.redis) return false;
     try {
-      return (await this.redis.exists(`dedupe:batch:${batchId}`)) === 1;
+      return (await this.redis.exists(this.keyOf(batchId))) === 1;
     } catch (error) {
       this.warn(error);
       return false;
@@ -30,7 +35,7 @@ export class BatchDedupe {
   async remember(batchId: string): Promise<void> {
     if (!this.redis) return;
     try {
-      await this.redis.set(`dedupe:batch:${batchId}`, '1', 'EX', WINDOW_SECONDS);
+      await this.redis.set(this.keyOf(batchId), '1', 'EX', WINDOW_SECONDS);
     } catch (error) {
       this.warn(error);
     }

@@ -3,7 +3,7 @@ import { parseEventTime, type EventType } from '@pipeline/events';
 import type { CollectRequest } from '../collect/collect-request';
 import { ingestionErrors } from '../collect/ingestion-errors';
 
-/** Segment's limit on a request to its tracking API (README, "Coming from Segment"). */
+/** Segment's limit on a request to its tracking API (docs/coming-from-segment.md). */
 export const SEGMENT_MAX_BODY_BYTES = 500 * 1024;
 
 /**

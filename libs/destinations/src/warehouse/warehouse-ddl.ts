@@ -1,4 +1,4 @@
-import { warehouseTables, type WarehouseTable } from '@pipeline/events';
+import type { WarehouseTable } from '@pipeline/events';
 
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -10,23 +10,88 @@ export const conflictKey: Record<WarehouseTable, string> = {
   groups: 'group_id',
 };
 
-function createTable(schema: string, table: WarehouseTable): string {
-  const columns = Object.entries(warehouseTables[table]).map(([name, type]) => {
-    const key = conflictKey[table] === name;
-    return `${quoteIdent(name)} ${type}${key ? ' PRIMARY KEY' : ''}`;
-  });
-  return `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.${quoteIdent(table)} (${columns.join(', ')})`;
+type Columns = readonly (readonly [name: string, type: string])[];
+
+/**
+ * The columns every table had when migration 1 shipped, frozen: migration 1 must create the
+ * same tables forever, whatever `warehouseTables` (@pipeline/events) says later.
+ */
+const v1Common: Columns = [
+  ['message_id', 'text'],
+  ['anonymous_id', 'text'],
+  ['user_id', 'text'],
+  ['session_id', 'text'],
+  ['timestamp', 'timestamptz'],
+  ['original_timestamp', 'timestamptz'],
+  ['sent_at', 'timestamptz'],
+  ['received_at', 'timestamptz'],
+  ['context_source', 'text'],
+  ['context_library_name', 'text'],
+  ['context_library_version', 'text'],
+  ['context_page_url', 'text'],
+  ['context_page_path', 'text'],
+  ['context_page_title', 'text'],
+  ['context_page_referrer', 'text'],
+  ['context_screen_width', 'integer'],
+  ['context_screen_height', 'integer'],
+  ['context_campaign_source', 'text'],
+  ['context_campaign_medium', 'text'],
+  ['context_campaign_name', 'text'],
+  ['context_campaign_term', 'text'],
+  ['context_campaign_content', 'text'],
+  ['context_click_ids', 'jsonb'],
+  ['context_consent', 'jsonb'],
+  ['context_browser', 'text'],
+  ['context_os', 'text'],
+  ['context_device', 'text'],
+  ['context_language', 'text'],
+  ['context_locale', 'text'],
+  ['context_user_agent', 'text'],
+  ['context_ip', 'text'],
+  ['context_extra', 'jsonb'],
+];
+
+/** Migration 1's tables, in the order it creates them: columns and primary key, frozen. */
+const v1Tables: readonly { table: string; key: string; columns: Columns }[] = [
+  {
+    table: 'events',
+    key: 'message_id',
+    columns: [...v1Common, ['type', 'text'], ['event', 'text'], ['name', 'text'], ['properties', 'jsonb']],
+  },
+  { table: 'users', key: 'user_id', columns: [...v1Common, ['traits', 'jsonb']] },
+  { table: 'groups', key: 'group_id', columns: [...v1Common, ['group_id', 'text'], ['traits', 'jsonb']] },
+  { table: 'aliases', key: 'message_id', columns: [...v1Common, ['previous_id', 'text']] },
+];
+
+function createTable(schema: string, table: string, key: string, columns: Columns): string {
+  const list = columns.map(
+    ([name, type]) => `${quoteIdent(name)} ${type}${name === key ? ' PRIMARY KEY' : ''}`,
+  );
+  return `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.${quoteIdent(table)} (${list.join(', ')})`;
+}
+
+/**
+ * A later migration's statement adding columns (`ADD COLUMN IF NOT EXISTS`, so a step re-run
+ * after a crash between its statements and its record does no harm).
+ */
+export function addColumns(schema: string, table: string, columns: Columns): string {
+  const adds = columns.map(([name, type]) => `ADD COLUMN IF NOT EXISTS ${quoteIdent(name)} ${type}`);
+  return `ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(table)} ${adds.join(', ')}`;
 }
 
 /**
  * Versioned migrations of an account's warehouse schema, applied in order and recorded in
- * `<schema>._migrations`. Append; never edit a released step.
+ * `<schema>._migrations`. Append; never edit a released step: a schema that has applied it
+ * will not apply it again. Each step names its own columns, literally: none is derived from
+ * `warehouseTables`, which describes the tables as they are now. A column added there needs a
+ * step here (`addColumns`, or an ALTER of its own for a changed type); warehouse-ddl.test.ts
+ * fails until the migrations give a fresh schema the same columns as `warehouseTables`.
  */
 export const warehouseMigrations: { version: number; statements: (schema: string) => string[] }[] = [
   {
     version: 1,
     statements: (schema) => [
-      ...(['events', 'users', 'groups', 'aliases'] as const).map((table) => createTable(schema, table)),
+      ...v1Tables.map(({ table, key, columns }) => createTable(schema, table, key, columns)),
       `CREATE INDEX IF NOT EXISTS events_timestamp ON ${quoteIdent(schema)}.events (timestamp)`,
       `CREATE INDEX IF NOT EXISTS events_user ON ${quoteIdent(schema)}.events (user_id)`,
     ],

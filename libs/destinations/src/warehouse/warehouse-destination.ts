@@ -16,6 +16,7 @@ import {
   type Destination,
   type FailedDelivery,
 } from '../destination';
+import { recordOutcome, type OutcomeRecorder } from '../outcome-recorder';
 import { describeWarehouseError, warehouseErrorKind } from './warehouse-errors';
 import type { WarehouseWriter } from './warehouse-writer';
 
@@ -51,6 +52,7 @@ export class WarehouseDestination implements Destination {
   constructor(
     private readonly writer: WarehouseWriter,
     private readonly logger: Logger,
+    private readonly outcomes?: OutcomeRecorder,
   ) {}
 
   async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
@@ -92,6 +94,23 @@ export class WarehouseDestination implements Destination {
     return this.writer.close();
   }
 
+  private recordStored(items: readonly Item[]): void {
+    const byWriteKey = new Map<string, string[]>();
+    for (const { envelope, event } of items) {
+      const ids = byWriteKey.get(envelope.writeKeyId) ?? [];
+      ids.push(event.messageId);
+      byWriteKey.set(envelope.writeKeyId, ids);
+    }
+    for (const [writeKeyId, messageIds] of byWriteKey) {
+      recordOutcome(this.outcomes, writeKeyId, messageIds, {
+        destination: this.kind,
+        integrationId: null,
+        outcome: 'stored',
+        reason: null,
+      });
+    }
+  }
+
   /** Writes the items, splitting around the ones PostgreSQL refuses as data; returns how many were stored. */
   private async store(schema: string, items: Item[], unstorable: Unstorable[]): Promise<number> {
     try {
@@ -100,6 +119,7 @@ export class WarehouseDestination implements Destination {
         items.map((item) => item.row),
       );
       this.logger.debug('warehouse batch loaded', { schema, ...result });
+      if (this.outcomes) this.recordStored(items);
       return items.length;
     } catch (error) {
       const kind = warehouseErrorKind(error);

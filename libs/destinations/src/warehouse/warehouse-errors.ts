@@ -1,5 +1,5 @@
 /**
- * What a warehouse error means for the batch that met it (README, "What happens to bad data"):
+ * What a warehouse error means for the batch that met it (docs/delivery-and-destinations.md, "What happens to bad data"):
  * - `data`: the rows themselves cannot be stored (SQLSTATE class 22 data exception, 23
  *   integrity constraint violation, 54 program limit such as a value nested too deep). Retrying
  *   cannot help: the rows are isolated and dead-lettered.

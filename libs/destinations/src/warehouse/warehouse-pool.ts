@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { envInt } from '@pipeline/config';
 import { Pool, type PoolClient } from 'pg';
 
-/** Time limits of every warehouse connection (README, "Configuration"). */
+/** Time limits of every warehouse connection (docs/configuration.md). */
 export interface WarehouseTimeouts {
   /** A statement running longer is cancelled (57014) and its batch tried again later. */
   statementTimeoutMs: number;
@@ -17,8 +17,12 @@ export const defaultWarehouseTimeouts: WarehouseTimeouts = {
 
 /** The warehouse settings every service that writes to it reads. */
 export const warehouseConfigSchema = z.object({
-  WAREHOUSE_STATEMENT_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 60_000 }),
-  WAREHOUSE_LOCK_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }),
+  WAREHOUSE_STATEMENT_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 60_000 }).describe(
+    "A warehouse statement's time limit; past it the write ends as an infrastructure error and the batch is tried again.",
+  ),
+  WAREHOUSE_LOCK_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }).describe(
+    'The longest wait for a lock in the warehouse (the advisory lock of schema migrations included); past it the batch is tried again.',
+  ),
 });
 
 export const warehouseTimeoutsOf = (config: z.infer<typeof warehouseConfigSchema>): WarehouseTimeouts => ({

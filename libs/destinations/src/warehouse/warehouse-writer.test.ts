@@ -72,6 +72,21 @@ describe('WarehouseWriter (real PostgreSQL)', () => {
     ]);
   });
 
+  it('stores only the new rows of a batch redelivered with more rows, or holding a messageId twice', async () => {
+    // The first COPY into the table meets the stored rows (23505); the staging way skips them.
+    const [a, b, c] = [1, 2, 3].map((n) => row({ type: 'track', event: `partial ${n}` })) as [
+      WarehouseRow,
+      WarehouseRow,
+      WarehouseRow,
+    ];
+    expect(await writer.write('acct_p', [a, b])).toEqual({ written: 2, duplicates: 0 });
+    expect(await writer.write('acct_p', [a, b, c])).toEqual({ written: 1, duplicates: 2 });
+    const twice = row({ type: 'track', event: 'twice' });
+    expect(await writer.write('acct_p', [twice, twice])).toEqual({ written: 1, duplicates: 1 });
+    const { rows } = await client.query('SELECT event FROM acct_p.events ORDER BY event');
+    expect(rows.map((r) => r.event)).toEqual(['partial 1', 'partial 2', 'partial 3', 'twice']);
+  });
+
   it('upserts users on userId with traits merged, also within one batch, and is idempotent', async () => {
     const first = row({ type: 'identify', userId: 'u1', traits: { email: 'a@example.com', plan: 'free' } });
     const second = row({ type: 'identify', userId: 'u1', traits: { plan: 'pro' } });

@@ -1,6 +1,11 @@
-import type { Pool } from 'pg';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Pool, PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
+import { copyText } from './copy-text';
 import { conflictKey, quoteIdent, warehouseMigrations } from './warehouse-ddl';
+import { warehouseErrorKind } from './warehouse-errors';
 import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
 
 export interface WriteResult {
@@ -10,20 +15,91 @@ export interface WriteResult {
   duplicates: number;
 }
 
-const ROWS_PER_STATEMENT = 500;
+/** Rows per COPY when not configured (WAREHOUSE_ROWS_PER_COPY): the fastest in `pnpm bench:warehouse`. */
+export const defaultRowsPerCopy = 1000;
 const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
+const tableNames = Object.keys(warehouseTables) as WarehouseTable[];
+const columnsOf = Object.fromEntries(
+  tableNames.map((table) => [table, Object.keys(warehouseTables[table])]),
+) as Record<WarehouseTable, string[]>;
+const jsonColumnsOf = Object.fromEntries(
+  tableNames.map((table) => [
+    table,
+    new Set(Object.entries(warehouseTables[table]).flatMap(([c, type]) => (type === 'jsonb' ? [c] : []))),
+  ]),
+) as Record<WarehouseTable, Set<string>>;
+
+const uniqueViolation = '23505';
+
+/** COPYs `data` (COPY text of the table's columns) into `target`; returns the rows copied. */
+async function copyInto(
+  client: PoolClient,
+  target: string,
+  table: WarehouseTable,
+  data: Buffer,
+): Promise<number> {
+  const stream = client.query(
+    copyFrom(`COPY ${target} (${columnsOf[table].map(quoteIdent).join(', ')}) FROM STDIN`),
+  );
+  await pipeline(Readable.from([data]), stream);
+  return stream.rowCount;
+}
+
+const stagingName = (table: WarehouseTable) => `pg_temp.${quoteIdent(`stage_${table}`)}`;
+
+/**
+ * A staging table per warehouse table, private to the connection (temporary: no WAL, no other
+ * session sees it) and emptied at each commit. Its columns have the types of the warehouse's
+ * but no constraints, so a value PostgreSQL refuses as data fails the COPY with the same
+ * SQLSTATE as an INSERT would, and a missing key fails the INSERT that follows.
+ */
+const stagingTables = tableNames
+  .map((table) => {
+    const columns = Object.entries(warehouseTables[table]).map(([c, type]) => `${quoteIdent(c)} ${type}`);
+    return `CREATE TEMPORARY TABLE IF NOT EXISTS ${quoteIdent(`stage_${table}`)} (${columns.join(', ')}) ON COMMIT DELETE ROWS;`;
+  })
+  .join('\n');
+
+function upsertFromStaging(schema: string, table: WarehouseTable): string {
+  const columns = columnsOf[table];
+  const key = conflictKey[table];
+  const target = `${quoteIdent(schema)}.${quoteIdent(table)}`;
+  let onConflict = 'DO NOTHING';
+  if (key !== 'message_id') {
+    // Latest values win, traits merge; unchanged rows are not rewritten (so they count as duplicates).
+    const assignments = columns
+      .filter((c) => c !== key)
+      .map((c) =>
+        c === 'traits'
+          ? `traits = COALESCE(${target}.traits, '{}'::jsonb) || EXCLUDED.traits`
+          : `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`,
+      );
+    onConflict = `DO UPDATE SET ${assignments.join(', ')} WHERE ${target}.message_id IS DISTINCT FROM EXCLUDED.message_id`;
+  }
+  const list = columns.map(quoteIdent).join(', ');
+  // In key order, so that two batches loaded at once (WAREHOUSE_PARTITIONS_CONCURRENTLY) take
+  // their row locks in the same order and wait for each other instead of deadlocking.
+  return `INSERT INTO ${target} (${list}) SELECT ${list} FROM ${stagingName(table)} ORDER BY ${quoteIdent(key)} ON CONFLICT (${quoteIdent(key)}) ${onConflict}`;
+}
 
 /**
  * Loads normalized rows into PostgreSQL: a schema per account with the tables of
- * warehouseTables. Idempotent: an event or alias is stored once per messageId; a user or group
+ * warehouseTables, by COPY into a staging table and an INSERT from it. Idempotent: an event or alias is stored once per messageId; a user or group
  * once per id, with traits merged (the same identify twice changes nothing).
  */
 export class WarehouseWriter {
   private readonly pool: Pool;
   private readonly ready = new Map<string, Promise<void>>();
+  private readonly rowsPerCopy: number;
+  /** Connections whose staging tables exist (temporary tables live as long as their session). */
+  private readonly staged = new WeakSet<PoolClient>();
 
-  constructor(url: string, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
+  constructor(
+    url: string,
+    options: { poolMax?: number; timeouts?: WarehouseTimeouts; rowsPerCopy?: number } = {},
+  ) {
     this.pool = warehousePool(url, options.poolMax ?? 5, options.timeouts);
+    this.rowsPerCopy = options.rowsPerCopy ?? defaultRowsPerCopy;
   }
 
   /** Creates the schema and applies its pending migrations, once per process, under a lock. */
@@ -53,8 +129,8 @@ export class WarehouseWriter {
       const prepared =
         conflictKey[table] === 'message_id' ? tableRows : mergeById(tableRows, conflictKey[table]);
       let written = 0;
-      for (let i = 0; i < prepared.length; i += ROWS_PER_STATEMENT) {
-        written += await this.insert(schema, table, prepared.slice(i, i + ROWS_PER_STATEMENT));
+      for (let i = 0; i < prepared.length; i += this.rowsPerCopy) {
+        written += await this.load(schema, table, prepared.slice(i, i + this.rowsPerCopy));
       }
       result.written += written;
       result.duplicates += tableRows.length - written;
@@ -66,39 +142,67 @@ export class WarehouseWriter {
     await this.pool.end();
   }
 
-  private async insert(
+  /**
+   * Loads rows of one table by COPY; returns how many were new or changed.
+   *
+   * Events and aliases are first copied straight into the account's table: the usual case, a
+   * batch never stored before, then costs what a raw COPY costs. A COPY is all or nothing, so
+   * when one of its rows is already there (a redelivered batch, or a messageId twice in it:
+   * 23505) nothing of it stays, and the rows go the staging way below, which skips them.
+   * Users and groups, merged into the existing row, always go the staging way.
+   */
+  private async load(
     schema: string,
     table: WarehouseTable,
     rows: Record<string, unknown>[],
   ): Promise<number> {
-    const columns = Object.keys(warehouseTables[table]);
-    const types = warehouseTables[table] as Record<string, string>;
-    const values: unknown[] = [];
-    const tuples = rows.map((row) => {
-      const placeholders = columns.map((column) => {
-        const value = row[column] ?? null;
-        values.push(value !== null && types[column] === 'jsonb' ? jsonbText(value) : value);
-        return `$${values.length}`;
-      });
-      return `(${placeholders.join(', ')})`;
-    });
-    const key = conflictKey[table];
-    const target = `${quoteIdent(schema)}.${quoteIdent(table)}`;
-    let onConflict = 'DO NOTHING';
-    if (key !== 'message_id') {
-      // Latest values win, traits merge; unchanged rows are not rewritten (so they count as duplicates).
-      const assignments = columns
-        .filter((c) => c !== key)
-        .map((c) =>
-          c === 'traits'
-            ? `traits = COALESCE(${target}.traits, '{}'::jsonb) || EXCLUDED.traits`
-            : `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`,
-        );
-      onConflict = `DO UPDATE SET ${assignments.join(', ')} WHERE ${target}.message_id IS DISTINCT FROM EXCLUDED.message_id`;
+    // Serialized before a connection is taken: a value JSON cannot represent fails the rows alone.
+    const data = Buffer.from(copyText(rows, columnsOf[table], jsonColumnsOf[table]));
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      if (conflictKey[table] === 'message_id') {
+        try {
+          return await copyInto(client, `${quoteIdent(schema)}.${quoteIdent(table)}`, table, data);
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== uniqueViolation) throw error;
+        }
+      }
+      return await this.loadThroughStaging(client, schema, table, data);
+    } catch (error) {
+      // A connection lost mid-COPY is not given back to the pool for the next batch.
+      if (warehouseErrorKind(error) === 'unavailable') broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
     }
-    const sql = `INSERT INTO ${target} (${columns.map(quoteIdent).join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (${quoteIdent(key)}) ${onConflict}`;
-    const result = await this.pool.query(sql, values);
-    return result.rowCount ?? 0;
+  }
+
+  /**
+   * One COPY into the connection's staging table, then one INSERT from it into the account's
+   * table, in one transaction: a row whose key is already there changes nothing.
+   */
+  private async loadThroughStaging(
+    client: PoolClient,
+    schema: string,
+    table: WarehouseTable,
+    data: Buffer,
+  ): Promise<number> {
+    if (!this.staged.has(client)) {
+      await client.query(stagingTables);
+      this.staged.add(client);
+    }
+    await client.query('BEGIN');
+    try {
+      await copyInto(client, stagingName(table), table, data);
+      const result = await client.query(upsertFromStaging(schema, table));
+      await client.query('COMMIT');
+      return result.rowCount ?? 0;
+    } catch (error) {
+      // A ROLLBACK that fails means the connection is gone: that, not the data, is the error.
+      await client.query('ROLLBACK');
+      throw error;
+    }
   }
 
   private migrate(schema: string): Promise<void> {
@@ -125,20 +229,6 @@ export class WarehouseWriter {
         }
       }
     });
-  }
-}
-
-/** A value PostgreSQL would refuse as data: reported with SQLSTATE 22000 like PostgreSQL's own. */
-class UnserializableValue extends Error {
-  readonly code = '22000';
-}
-
-function jsonbText(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    // Too deep for JSON.stringify's stack, or a cycle: only a record that skipped the door.
-    throw new UnserializableValue(`value cannot be serialized as JSON: ${(error as Error).message}`);
   }
 }
 

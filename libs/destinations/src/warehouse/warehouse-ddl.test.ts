@@ -1,0 +1,93 @@
+import { Client } from 'pg';
+import { warehouseTables } from '@pipeline/events';
+import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
+import { addColumns, conflictKey, warehouseMigrations } from './warehouse-ddl';
+import { WarehouseWriter } from './warehouse-writer';
+
+describe('warehouse migrations', () => {
+  it('migration 1 is the DDL as it shipped, character for character', () => {
+    expect(warehouseMigrations[0]?.version).toBe(1);
+    expect(warehouseMigrations[0]?.statements('acct_frozen')).toEqual([
+      'CREATE TABLE IF NOT EXISTS "acct_frozen"."events" ("message_id" text PRIMARY KEY, "anonymous_id" text, "user_id" text, "session_id" text, "timestamp" timestamptz, "original_timestamp" timestamptz, "sent_at" timestamptz, "received_at" timestamptz, "context_source" text, "context_library_name" text, "context_library_version" text, "context_page_url" text, "context_page_path" text, "context_page_title" text, "context_page_referrer" text, "context_screen_width" integer, "context_screen_height" integer, "context_campaign_source" text, "context_campaign_medium" text, "context_campaign_name" text, "context_campaign_term" text, "context_campaign_content" text, "context_click_ids" jsonb, "context_consent" jsonb, "context_browser" text, "context_os" text, "context_device" text, "context_language" text, "context_locale" text, "context_user_agent" text, "context_ip" text, "context_extra" jsonb, "type" text, "event" text, "name" text, "properties" jsonb)',
+      'CREATE TABLE IF NOT EXISTS "acct_frozen"."users" ("message_id" text, "anonymous_id" text, "user_id" text PRIMARY KEY, "session_id" text, "timestamp" timestamptz, "original_timestamp" timestamptz, "sent_at" timestamptz, "received_at" timestamptz, "context_source" text, "context_library_name" text, "context_library_version" text, "context_page_url" text, "context_page_path" text, "context_page_title" text, "context_page_referrer" text, "context_screen_width" integer, "context_screen_height" integer, "context_campaign_source" text, "context_campaign_medium" text, "context_campaign_name" text, "context_campaign_term" text, "context_campaign_content" text, "context_click_ids" jsonb, "context_consent" jsonb, "context_browser" text, "context_os" text, "context_device" text, "context_language" text, "context_locale" text, "context_user_agent" text, "context_ip" text, "context_extra" jsonb, "traits" jsonb)',
+      'CREATE TABLE IF NOT EXISTS "acct_frozen"."groups" ("message_id" text, "anonymous_id" text, "user_id" text, "session_id" text, "timestamp" timestamptz, "original_timestamp" timestamptz, "sent_at" timestamptz, "received_at" timestamptz, "context_source" text, "context_library_name" text, "context_library_version" text, "context_page_url" text, "context_page_path" text, "context_page_title" text, "context_page_referrer" text, "context_screen_width" integer, "context_screen_height" integer, "context_campaign_source" text, "context_campaign_medium" text, "context_campaign_name" text, "context_campaign_term" text, "context_campaign_content" text, "context_click_ids" jsonb, "context_consent" jsonb, "context_browser" text, "context_os" text, "context_device" text, "context_language" text, "context_locale" text, "context_user_agent" text, "context_ip" text, "context_extra" jsonb, "group_id" text PRIMARY KEY, "traits" jsonb)',
+      'CREATE TABLE IF NOT EXISTS "acct_frozen"."aliases" ("message_id" text PRIMARY KEY, "anonymous_id" text, "user_id" text, "session_id" text, "timestamp" timestamptz, "original_timestamp" timestamptz, "sent_at" timestamptz, "received_at" timestamptz, "context_source" text, "context_library_name" text, "context_library_version" text, "context_page_url" text, "context_page_path" text, "context_page_title" text, "context_page_referrer" text, "context_screen_width" integer, "context_screen_height" integer, "context_campaign_source" text, "context_campaign_medium" text, "context_campaign_name" text, "context_campaign_term" text, "context_campaign_content" text, "context_click_ids" jsonb, "context_consent" jsonb, "context_browser" text, "context_os" text, "context_device" text, "context_language" text, "context_locale" text, "context_user_agent" text, "context_ip" text, "context_extra" jsonb, "previous_id" text)',
+      'CREATE INDEX IF NOT EXISTS events_timestamp ON "acct_frozen".events (timestamp)',
+      'CREATE INDEX IF NOT EXISTS events_user ON "acct_frozen".events (user_id)',
+    ]);
+  });
+
+  describe('applied (real PostgreSQL)', () => {
+    let db: ScratchDatabase;
+    let client: Client;
+    beforeAll(async () => {
+      db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'warehouse ddl');
+      client = new Client({ connectionString: db.url });
+      await client.connect();
+    });
+    afterAll(async () => {
+      await client.end();
+      await db.drop();
+    });
+
+    const columnsOf = async (schema: string) => {
+      const { rows } = await client.query<{ table_name: string; column_name: string; data_type: string }>(
+        `SELECT table_name, column_name, data_type FROM information_schema.columns
+          WHERE table_schema = $1 AND table_name <> '_migrations' ORDER BY table_name, ordinal_position`,
+        [schema],
+      );
+      const tables: Record<string, Record<string, string>> = {};
+      for (const row of rows) (tables[row.table_name] ??= {})[row.column_name] = row.data_type;
+      return tables;
+    };
+
+    it('every migration applied to a fresh schema gives the columns and keys of the current table definitions', async () => {
+      const writer = new WarehouseWriter(db.url);
+      await writer.ensureSchema('acct_fresh');
+      await writer.close();
+      const { rows: applied } = await client.query('SELECT version FROM acct_fresh._migrations ORDER BY 1');
+      expect(applied.map((r) => r.version)).toEqual(warehouseMigrations.map((m) => m.version));
+
+      const sqlType = {
+        text: 'text',
+        integer: 'integer',
+        timestamptz: 'timestamp with time zone',
+        jsonb: 'jsonb',
+      };
+      const expected = Object.fromEntries(
+        Object.entries(warehouseTables).map(([table, columns]) => [
+          table,
+          Object.fromEntries(Object.entries(columns).map(([name, type]) => [name, sqlType[type]])),
+        ]),
+      );
+      expect(await columnsOf('acct_fresh')).toEqual(expected);
+
+      const { rows: keys } = await client.query<{ table_name: string; column_name: string }>(
+        `SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc
+           JOIN information_schema.key_column_usage kcu USING (constraint_schema, constraint_name)
+          WHERE tc.table_schema = 'acct_fresh' AND tc.constraint_type = 'PRIMARY KEY' AND tc.table_name <> '_migrations'`,
+      );
+      expect(Object.fromEntries(keys.map((k) => [k.table_name, k.column_name]))).toEqual(conflictKey);
+    });
+
+    it('a later step adds columns with ALTER TABLE, harmlessly when run again', async () => {
+      await client.query('CREATE SCHEMA acct_later');
+      for (const statement of warehouseMigrations[0]!.statements('acct_later')) await client.query(statement);
+      const step = addColumns('acct_later', 'events', [
+        ['context_timezone', 'text'],
+        ['revenue', 'numeric'],
+      ]);
+      expect(step).toBe(
+        'ALTER TABLE "acct_later"."events" ADD COLUMN IF NOT EXISTS "context_timezone" text, ADD COLUMN IF NOT EXISTS "revenue" numeric',
+      );
+      await client.query(step);
+      await client.query(step);
+      const events = (await columnsOf('acct_later')).events!;
+      expect(Object.entries(events).slice(-2)).toEqual([
+        ['context_timezone', 'text'],
+        ['revenue', 'numeric'],
+      ]);
+      expect(Object.keys(events)).toHaveLength(Object.keys(warehouseTables.events).length + 2);
+    });
+  });
+});
