@@ -16,4 +16,11 @@ describe('originAllowed', () => {
     expect(originAllowed(undefined, [])).toBe(true);
     expect(originAllowed('https://anything.io', [])).toBe(true);
   });
+
+  it('matches any one of several listed hostnames', () => {
+    const allowed = ['example.com', 'shop.example.org'];
+    expect(originAllowed('https://www.example.com', allowed)).toBe(true);
+    expect(originAllowed('https://shop.example.org', allowed)).toBe(true);
+    expect(originAllowed('https://example.org', allowed)).toBe(false);
+  });
 });

@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { startStripeLookAlike, stripeRecords } from '@pipeline/connectors';
+import { startStripeLookAlike, stripeRecords } from '@pipeline/connectors/testing';
 import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';

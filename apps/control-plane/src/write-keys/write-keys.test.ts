@@ -219,10 +219,15 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
       const braze = await app({
         appType: 'braze',
         displayName: 'Braze',
-        credentials: { restKey: 'braze-key' },
+        credentials: { apiKey: 'braze-key' },
+        config: { restEndpoint: 'https://rest.iad-01.braze.com' },
       });
       const unconnected = await app({ appType: 'webhook', displayName: 'Hook' });
-      const stripe = await app({ appType: 'stripe', displayName: 'Stripe', credentials: { apiKey: 'sk' } });
+      const stripe = await app({
+        appType: 'stripe',
+        displayName: 'Stripe',
+        credentials: { secretKey: 'sk_test_x' },
+      });
       const integration = (body: object) =>
         h
           .as(tenant.key)

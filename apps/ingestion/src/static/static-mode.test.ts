@@ -2,6 +2,10 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { WarehouseWriter } from '@pipeline/destinations';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
+import { PassThrough } from 'node:stream';
+import { createLogger } from '@pipeline/logger';
+import { createRedis, debuggerKeys, DebugStreamWriter } from '@pipeline/redis';
+import { DebugRecorder } from '../debugger/debug-recorder';
 import { event, staticApp } from '../testing/ingestion-harness';
 
 const WRITE_KEY = 'static-write-key-1';
@@ -152,6 +156,46 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
       });
     } finally {
       await client.query('ALTER TABLE tracking.events RENAME COLUMN props TO properties');
+    }
+  });
+
+  it('records for the debugger under the write key id `static`, and answers 200 as usual with its Redis down', async () => {
+    const logger = createLogger({ service: 'static-debugger-test', stream: new PassThrough() });
+    const options = { maxLen: 500, ttlSeconds: 60, maxPerSecond: 50 };
+    const up = createRedis({ REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' }, { logger });
+    const down = createRedis({ REDIS_URL: 'redis://127.0.0.1:1' }, { logger });
+    await up.connect();
+    await down.connect().catch(() => undefined);
+    const key = debuggerKeys.events('static');
+    await up.del(key);
+    try {
+      const upWriter = new DebugStreamWriter(up, options, logger);
+      const recorded = event({ event: 'Static debug' });
+      const app = staticApp(writer, { writeKey: WRITE_KEY, recorder: new DebugRecorder(upWriter) });
+      expect((await request(app).post('/collect').set('X-Write-Key', WRITE_KEY).send(recorded)).status).toBe(
+        200,
+      );
+      const deadline = Date.now() + 3000;
+      while ((await up.xlen(key)) < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      const [[, fields]] = (await up.xrange(key, '-', '+')) as [string, string[]][];
+      expect(JSON.parse(fields[1])).toMatchObject({
+        status: 'accepted',
+        messageId: recorded.messageId,
+        payload: recorded,
+      });
+
+      const downWriter = new DebugStreamWriter(down, options, logger);
+      const unaffected = staticApp(writer, { writeKey: WRITE_KEY, recorder: new DebugRecorder(downWriter) });
+      const started = performance.now();
+      const response = await request(unaffected).post('/collect').set('X-Write-Key', WRITE_KEY).send(event());
+      expect(response.status).toBe(200);
+      expect(response.body.inserted).toEqual({ warehouse: { rows: 1, duplicates: 0 } });
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(downWriter.stats).toEqual({ recorded: 0, sampledOut: 0, failed: 1 });
+    } finally {
+      await up.del(key);
+      up.disconnect();
+      down.disconnect();
     }
   });
 });

@@ -1,0 +1,120 @@
+import type { TrackingEvent } from './event-schema';
+import {
+  MAX_ENVELOPE_BYTES,
+  outboxKey,
+  parseOutboxEnvelope,
+  receiptContextOf,
+  toOutboxEnvelopes,
+  type OutboxEnvelope,
+} from './outbox-envelope';
+
+const base = {
+  v: 2 as const,
+  accountId: '0b6c-acc',
+  writeKeyId: 'wk-1',
+  batchId: 'b-1',
+  receivedAt: '2026-03-01T12:00:00.000Z',
+  ip: '203.0.113.9',
+  userAgent: 'UA',
+};
+const track = (
+  messageId: string,
+  who: { anonymousId?: string; userId?: string },
+  pad = 0,
+): TrackingEvent => ({
+  type: 'track',
+  event: 'e',
+  messageId,
+  timestamp: base.receivedAt,
+  ...who,
+  properties: { pad: 'x'.repeat(pad) },
+});
+const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+
+describe('outboxKey', () => {
+  it('keys by the first event’s anonymous id, else its user id, else the account alone', () => {
+    const envelope = (events: TrackingEvent[]): OutboxEnvelope => ({ ...base, events });
+    expect(outboxKey(envelope([track('m1', { anonymousId: 'a1', userId: 'u1' })]))).toBe('0b6c-acc:a1');
+    expect(outboxKey(envelope([track('m1', { userId: 'u1' }), track('m2', { anonymousId: 'a2' })]))).toBe(
+      '0b6c-acc:u1',
+    );
+    expect(outboxKey(envelope([]))).toBe('0b6c-acc:');
+  });
+});
+
+describe('toOutboxEnvelopes', () => {
+  it('makes no record of no events, whether or not the body was measured', () => {
+    expect(toOutboxEnvelopes(base, [], 10)).toEqual([]);
+    expect(toOutboxEnvelopes(base, [])).toEqual([]);
+  });
+
+  it('serializes each record as its envelope', () => {
+    const [only] = toOutboxEnvelopes(base, [track('m1', { anonymousId: 'a' })]);
+    expect(JSON.parse(only!.json)).toEqual(only!.envelope);
+    expect(only!.envelope).toEqual({ ...base, events: [track('m1', { anonymousId: 'a' })] });
+  });
+
+  it('starts a new record only when the next event would pass the limit less 1 KB', () => {
+    const event = track('m0', { anonymousId: 'a' });
+    const overhead = Buffer.byteLength(JSON.stringify(event));
+    // Two events that fill the budget exactly stay together; one byte more splits them.
+    const half = (MAX_ENVELOPE_BYTES - 1024) / 2 - overhead;
+    const fits = [track('m1', { anonymousId: 'a' }, half), track('m2', { anonymousId: 'a' }, half)];
+    expect(toOutboxEnvelopes(base, fits).map((r) => r.envelope.events.length)).toEqual([2]);
+    const over = [track('m1', { anonymousId: 'a' }, half), track('m2', { anonymousId: 'a' }, half + 1)];
+    expect(toOutboxEnvelopes(base, over).map((r) => r.envelope.events.length)).toEqual([1, 1]);
+  });
+});
+
+describe('receiptContextOf', () => {
+  it('carries the receipt facts, and the batch sentAt only when there is one', () => {
+    expect(receiptContextOf(base)).toEqual({
+      receivedAt: new Date('2026-03-01T12:00:00.000Z'),
+      ip: '203.0.113.9',
+      userAgent: 'UA',
+    });
+    expect(receiptContextOf({ ...base, batchSentAt: '2026-03-01T11:59:00.000Z' })).toEqual({
+      receivedAt: new Date('2026-03-01T12:00:00.000Z'),
+      ip: '203.0.113.9',
+      userAgent: 'UA',
+      batchSentAt: '2026-03-01T11:59:00.000Z',
+    });
+    expect(Object.keys(receiptContextOf({ ...base, batchSentAt: '' }))).toEqual([
+      'receivedAt',
+      'ip',
+      'userAgent',
+    ]);
+  });
+});
+
+describe('parseOutboxEnvelope', () => {
+  const valid = { ...base, events: [] };
+
+  it('returns a valid envelope as it was written', () => {
+    expect(parseOutboxEnvelope(json(valid))).toEqual(valid);
+  });
+
+  it.each([
+    ['JSON null', null],
+    ['an array', []],
+    ['version 1', { ...valid, v: 1 }],
+    ['no account id', { ...valid, accountId: undefined }],
+    ['an account id that is a number', { ...valid, accountId: 7 }],
+    ['an account id unfit for a schema name', { ...valid, accountId: 'acc; drop' }],
+    ['an empty account id', { ...valid, accountId: '' }],
+    ['an account id of 41 characters', { ...valid, accountId: 'a'.repeat(41) }],
+    ['a write key id that is a number', { ...valid, writeKeyId: 1 }],
+    ['a receivedAt that is not a string', { ...valid, receivedAt: 1 }],
+    ['a receivedAt that is not a date', { ...valid, receivedAt: 'soon' }],
+    ['events that are not a list', { ...valid, events: {} }],
+  ])('refuses %s', (_name, value) => {
+    expect(parseOutboxEnvelope(json(value))).toBeNull();
+  });
+
+  it('takes an account id of 40 characters', () => {
+    expect(parseOutboxEnvelope(json({ ...valid, accountId: 'A-'.repeat(20) }))).toEqual({
+      ...valid,
+      accountId: 'A-'.repeat(20),
+    });
+  });
+});
