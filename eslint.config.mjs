@@ -5,7 +5,15 @@ import globals from 'globals';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/generated/**', '.cache/**', '.nx/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/coverage/**',
+      '**/generated/**',
+      '.cache/**',
+      '.nx/**',
+      '.stryker-tmp/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.strict,

@@ -27,6 +27,7 @@ module.exports = (projectDir) => {
       ],
     },
     moduleNameMapper: {
+      '^@pipeline/([a-z-]+)/testing$': `${libs}/$1/src/testing/index.ts`,
       '^@pipeline/([a-z-]+)$': `${libs}/$1/src/index.ts`,
     },
     // Integration tests talk to real Kafka, PostgreSQL and Redis.

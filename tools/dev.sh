@@ -6,7 +6,8 @@
 #   bash tools/dev.sh            start (reusing a running broker and its data)
 #   bash tools/dev.sh --reset    start from an empty broker (kafka.sh reset first)
 #
-# Environment: CONTROL_PLANE_PORT (3000), INGESTION_PORT (3001), DATABASE_URL, REDIS_URL,
+# Environment: CONTROL_PLANE_PORT (3000), INGESTION_PORT (3001), INGESTION_METRICS_PORT (ingestion's
+# /metrics; INGESTION_PORT + 6463, so 9464 by default), DATABASE_URL, REDIS_URL,
 # KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log;
 # any kind of `delivery --destination`, e.g. warehouse,log,amplitude,webhook), DELIVERY_HTTP_PORT_BASE
 # (9400: each consumer's /metrics and /health, on consecutive ports), DEV_RESTART_CRASHED (1; 0
@@ -23,6 +24,7 @@ case "${1:-}" in
 esac
 cp_port="${CONTROL_PLANE_PORT:-3000}"
 ing_port="${INGESTION_PORT:-3001}"
+ing_metrics_port="${INGESTION_METRICS_PORT:-$((ing_port + 6463))}"
 destinations="${DELIVERY_DESTINATIONS:-warehouse,log}"
 delivery_port_base="${DELIVERY_HTTP_PORT_BASE:-9400}"
 export LOG_FORMAT="${LOG_FORMAT:-pretty}"
@@ -59,15 +61,15 @@ if [[ -f "$lock" ]]; then
 fi
 # The process listening on a port, as "name (pid N)", for the messages below.
 holder() { ss -ltnpH "sport = :$1" 2>/dev/null | sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/\1 (pid \2)/p' | head -n 1; }
-for port in "$cp_port" "$ing_port"; do
+for port in "$cp_port" "$ing_port" "$ing_metrics_port"; do
   if port_open 127.0.0.1 "$port"; then
     taker="$(holder "$port")"
-    log "port $port is taken by ${taker:-another process}: is a stack already running? (set CONTROL_PLANE_PORT / INGESTION_PORT)"
+    log "port $port is taken by ${taker:-another process}: is a stack already running? (set CONTROL_PLANE_PORT / INGESTION_PORT / INGESTION_METRICS_PORT)"
     exit 1
   fi
 done
 if ((reset)); then
-  if "$REPO/tools/kafka/kafka.sh" status >/dev/null 2>&1 && ! [[ -f "$REPO/.cache/kafka/run/kafka.pid" ]]; then
+  if "$REPO/tools/kafka/kafka.sh" status >/dev/null 2>&1 && ! "$REPO/tools/kafka/kafka.sh" owned; then
     log "--reset: the broker on ${KAFKA_PORT:-9092} was not started by tools/kafka/kafka.sh; not deleting its data"
     exit 1
   fi
@@ -109,7 +111,7 @@ node apps/control-plane/dist/database/migrate.js
 names=(control-plane ingestion)
 commands=(
   "PORT=$cp_port exec node apps/control-plane/dist/main.js"
-  "PORT=$ing_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node apps/ingestion/dist/main.js"
+  "PORT=$ing_port METRICS_PORT=$ing_metrics_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node apps/ingestion/dist/main.js"
 )
 IFS=',' read -ra kinds <<<"$destinations"
 delivery_ports=()
@@ -133,7 +135,7 @@ done
 
   Stack is up.
     control plane   http://127.0.0.1:$cp_port        (API reference: /docs, OpenAPI: /api/v1/openapi.json)
-    ingestion       http://127.0.0.1:$ing_port        (health: /health)
+    ingestion       http://127.0.0.1:$ing_port        (probes: /livez, /readyz; metrics: :$ing_metrics_port/metrics)
     kafka           ${KAFKA_BROKERS}
     delivery        ${delivery_ports[*]}   (each: /metrics, /health)
     postgres        ${DATABASE_URL}

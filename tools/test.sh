@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
 # Quick start, command two: installs everything and runs every check and test: formatting,
-# lint, build (type-check and OpenAPI generation), the unit and integration suites against a
-# real Kafka broker, PostgreSQL and Redis, and the stack smoke test of tools/dev.sh.
+# lint, build (type-check and OpenAPI generation), the documentation checks (links, and the
+# generated docs/configuration.md and docs/openapi.json being current), the unit and
+# integration suites against a real Kafka broker (4.3.1; @pipeline/kafka and the outbox also
+# against 3.9.1), PostgreSQL and Redis, the stack smoke test of tools/dev.sh, and README's
+# "Your first event" run as printed. All on the Node of .node-version, which it checks.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
 cd "$REPO"
 
 started=$SECONDS
+# The run names its runtimes first, and stops at once on a Node other than .node-version's
+# (bootstrap.sh put that one first on PATH; anything else means PATH was changed under it).
+log "Node $(node -v) (.node-version $NODE_VERSION), Kafka $(bash tools/kafka/kafka.sh version) (and 3.9.1 in its own step)"
+if [[ "$(node -v)" != "v$NODE_VERSION" ]]; then
+  log "Node $(node -v) is not the declared $NODE_VERSION (.node-version)"
+  exit 1
+fi
 install_dependencies
+if [[ "$("$PNPM" exec node -v)" != "v$NODE_VERSION" ]]; then
+  log "pnpm runs scripts on Node $("$PNPM" exec node -v), not the declared $NODE_VERSION"
+  exit 1
+fi
 require_services
 ensure_chromium
+ensure_promtool
 start_kafka
 trap stop_kafka_if_started_here EXIT
+if [[ "$KAFKA_STARTED_HERE" == 0 ]] && ! bash tools/kafka/kafka.sh owned; then
+  log "the broker on ${KAFKA_PORT:-9092} was not started by tools/kafka/kafka.sh: its version is whatever it is, not necessarily $(bash tools/kafka/kafka.sh version)"
+fi
 
 export TEST_REPORT_DIR="$REPO/.reports/jest"
 rm -rf "$REPO/.reports"
@@ -18,26 +36,50 @@ mkdir -p "$TEST_REPORT_DIR"
 
 status=0
 failed_steps=()
+# Each step's output also goes to .reports/steps/<n>.log, so that the summary, which is what a
+# CI log that keeps only its tail still shows, can repeat which checks of a failed step failed.
+step_logs="$REPO/.reports/steps"
+mkdir -p "$step_logs"
+failed_logs=()
+passed_logs=()
 step() { # name, command...
   local name=$1; shift
+  local out="$step_logs/$(( ${#failed_logs[@]} + ${#passed_logs[@]} + 1 )).log"
   log "$name"
-  "$@" || { status=1; failed_steps+=("$name"); }
+  local rc=0
+  "$@" 2>&1 | tee "$out" || rc=$? # pipefail: the command's status, tee's only if it alone failed
+  if ((rc != 0)); then status=1; failed_steps+=("$name"); failed_logs+=("$out"); else passed_logs+=("$out"); fi
 }
 step "format check" "$PNPM" exec prettier --check . --log-level warn
 step "kafka cluster id" bash tools/kafka/cluster-id.test.sh
 step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
+step "docs: no outside references, every link resolves" node tools/docs/check-docs.mjs
+step "docs: docs/configuration.md matches the config schemas" node tools/docs/generate-config-reference.mjs --check
+step "docs: docs/openapi.json matches what tsoa generates" node tools/docs/generate-openapi.mjs --check
 step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
 step "kubernetes manifests" bash tools/deploy/validate-manifests.sh
+step "monitoring: alert rules and dashboard" bash tools/monitoring/check-monitoring.sh
 step "container image files" node tools/deploy/check-container-files.mjs
 step "pruned production installs" bash tools/deploy/check-pruned-install.sh
 step "stack smoke test" bash tools/stack-smoke.sh
+step "README's first event, as printed" bash tools/first-event.test.sh
 step "dev stack restarts a crashed consumer" bash tools/dev-restart.test.sh
 step "every delivery kind starts at once on a fresh broker" bash tools/delivery-startup.test.sh
+step "Kafka 3.9: @pipeline/kafka and the outbox against a 3.9.1 broker" bash tools/kafka/kafka-3.9.test.sh
+# Mutation testing of the pure logic that runs in minutes here (docs/testing.md); libs/events
+# and the forwarders' mappings take longer than a CI run has, and are run by hand.
+step "mutation testing: retry-after, origin matching, allowed origins, local rate limits" "$PNPM" test:mutation egress tenancy control-plane ingestion
 
 # Stopped before the summary, so the summary's closing line is the run's last line.
 stop_kafka_if_started_here
 trap - EXIT
 log "summary (took $((SECONDS - started))s)"
-if (( ${#failed_steps[@]} > 0 )); then log "FAILED steps: ${failed_steps[*]}"; fi
+if (( ${#failed_steps[@]} > 0 )); then
+  log "FAILED steps: ${failed_steps[*]}"
+  for i in "${!failed_steps[@]}"; do
+    log "what failed in \"${failed_steps[$i]}\" (full output: ${failed_logs[$i]#"$REPO/"}):"
+    grep -E 'FAILED|✕|● ' "${failed_logs[$i]}" | head -n 30 >&2 || tail -n 15 "${failed_logs[$i]}" >&2
+  done
+fi
 node tools/test-report/summarize.js "$TEST_REPORT_DIR" || status=1
 exit "$status"

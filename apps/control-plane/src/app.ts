@@ -2,8 +2,10 @@ import 'reflect-metadata';
 import express, { type Express } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { DataSource } from 'typeorm';
+import { livenessAnswer, readiness } from '@pipeline/lifecycle';
 import { requestLogging, type Logger } from '@pipeline/logger';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
+import { AppTypesController } from './app-types/app-type.controller';
 import { AppsController } from './apps/app.controller';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -28,11 +30,17 @@ import { UsageController } from './usage/usage.controller';
 import { UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import { WriteKeysController } from './write-keys/write-key.controller';
+import { DebuggerController } from './debugger/debugger.controller';
+import { DebuggerService } from './debugger/debugger.service';
+import { debugStreamRouter } from './debugger/debugger-stream';
+import type { Redis } from '@pipeline/redis';
 import { WriteKeyService } from './write-keys/write-key.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
+import { ControlPlaneMetrics } from './http/control-plane-metrics';
+import { consoleRouter } from './console/console-files';
 import { RegisterRoutes } from './generated/routes';
 import openApiDocument from './generated/openapi.json';
 
@@ -57,6 +65,13 @@ export interface AppDependencies {
   apiRateLimit?: ApiRateLimitOptions;
   /** Broadcasts revocations and tenant changes to ingestion and the consumers (REDIS_URL). */
   tenantChanges?: TenantChangePublisher;
+  /** The process's metrics, shared with its job runner and task worker (default: the app's own). */
+  metrics?: ControlPlaneMetrics;
+  /**
+   * The live event debugger's Redis (REDIS_URL, without a key prefix): `redis` for the lists,
+   * `redisUrl` for the streams' own connections. Absent: its endpoints answer 503.
+   */
+  debugger?: { redis: Redis; redisUrl: string; maxStreamsPerKey?: number; keepAliveMs?: number };
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -96,12 +111,14 @@ export function createServices({
 export function createApp(deps: AppDependencies): Express {
   const { dataSource, logger } = deps;
   const services = createServices(deps);
+  const debuggerService = new DebuggerService(services.writeKeys, deps.debugger?.redis ?? null);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   const controllers: ControllerRegistry = new Map<abstract new (...args: never[]) => unknown, unknown>([
     [HealthController, new HealthController(dataSource)],
     [AppsController, new AppsController(services.apps)],
+    [AppTypesController, new AppTypesController()],
     [SourcesController, new SourcesController(services.sources)],
     [JobsController, new JobsController(services.jobs)],
     [IntegrationsController, new IntegrationsController(services.integrations)],
@@ -110,13 +127,34 @@ export function createApp(deps: AppDependencies): Express {
     [TemplatesController, new TemplatesController(services.tasks)],
     [WriteKeyResolutionController, new WriteKeyResolutionController(services.writeKeyResolver)],
     [UsageController, new UsageController(services.usage)],
+    [DebuggerController, new DebuggerController(debuggerService)],
   ]);
   app.locals[CONTROLLERS] = controllers;
   const authenticator = new ApiKeyAuthenticator(dataSource);
   app.locals[AUTHENTICATOR] = authenticator;
   app.locals[INTERNAL_SERVICE_TOKEN] = deps.internalServiceToken;
 
+  const metrics = deps.metrics ?? new ControlPlaneMetrics({ dataSource, logger });
+  app.use(metrics.httpMiddleware());
+  // Prometheus scrapes it in the cluster (not logged each time): no key, outside the OpenAPI
+  // document, and never routed by the Ingress, which routes /api/v1 and /docs only.
+  app.get('/metrics', metrics.handler());
   app.use(requestLogging(logger));
+  // The probes (docs/operations.md, "Probes"): plain routes, not tsoa's, so they stay out of
+  // the API document; ahead of the body parser and the limiter, with no key. /health (tsoa) is
+  // unchanged.
+  app.get('/livez', (_req, res) => {
+    res.status(livenessAnswer.status).json(livenessAnswer.body);
+  });
+  app.get('/readyz', (_req, res, next) => {
+    readiness(
+      { database: () => dataSource.query('SELECT 1') },
+      {
+        onFailure: (check, error) =>
+          logger.warn('not ready', { check, error: error instanceof Error ? error.message : String(error) }),
+      },
+    ).then(({ status, body }) => res.status(status).json(body), next);
+  });
   app.use(express.json({ limit: '1mb', strict: true }));
   // Mounted ahead of the limiter: the public document costs nothing and needs no key.
   app.get('/api/v1/openapi.json', (_req, res) => {
@@ -128,9 +166,18 @@ export function createApp(deps: AppDependencies): Express {
     swaggerUi.serve,
     swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline control plane API' }),
   );
+  // The web console (docs/console.md): static files only; it calls /api/v1 like any client.
+  app.use(consoleRouter());
   // /health, /docs and /internal/v1 (the services' token, not API keys) are outside these paths.
   if (deps.apiRateLimit?.enabled)
     app.use(RATE_LIMITED_PATHS, apiRateLimit(authenticator, deps.apiRateLimit, logger));
+  app.use(
+    debugStreamRouter(authenticator, debuggerService, logger, {
+      redisUrl: deps.debugger?.redisUrl,
+      ...(deps.debugger?.maxStreamsPerKey ? { maxStreamsPerKey: deps.debugger.maxStreamsPerKey } : {}),
+      ...(deps.debugger?.keepAliveMs ? { keepAliveMs: deps.debugger.keepAliveMs } : {}),
+    }),
+  );
   RegisterRoutes(app);
   app.use(mcpRouter(authenticator, services.tasks));
   app.use(notFoundHandler);

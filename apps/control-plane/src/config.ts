@@ -1,3 +1,4 @@
+import { baseUrlAppTypes } from '@pipeline/catalog';
 import { z } from 'zod';
 import { envBool, envInt, envPort, envString, envUrl, vendorBaseUrlFields } from '@pipeline/config';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
@@ -9,6 +10,7 @@ import { CredentialCipher } from './apps/credential-cipher';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
 import { defaultPrices } from './usage/price-list';
 import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';
+import { tracingConfigSchema } from '@pipeline/telemetry';
 
 /** A non-negative decimal written as digits (no exponent), so the price list stays exact. */
 const envDecimal = (defaultValue: string) =>
@@ -19,88 +21,125 @@ const envDecimal = (defaultValue: string) =>
 
 /**
  * App types whose vendor host can be replaced (VENDOR_BASE_URL_<APP TYPE>): the sources the
- * sync engine reads and the destinations integration runs send to.
+ * sync engine reads and the destinations integration runs send to, from the app catalog.
  */
-export const vendorAppTypes = [
-  'stripe',
-  'shopify',
-  'amplitude',
-  'mixpanel',
-  'braze',
-  'customer_io',
-  'segment',
-  'onesignal',
-] as const;
+export const vendorAppTypes = baseUrlAppTypes.all;
 
 export const controlPlaneConfigSchema = z.object({
-  HOST: envString('0.0.0.0'),
-  PORT: envPort(3000),
-  /**
-   * Keys for app credentials at rest: `keyId:base64(32 random bytes)`, comma-separated, the
-   * first used for new writes. Generate one with `openssl rand -base64 32`.
-   */
-  CREDENTIALS_ENCRYPTION_KEYS: z.string().superRefine((value, ctx) => {
-    try {
-      CredentialCipher.parseKeys(value);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    }
-  }),
-  /** Shared secret the ingestion service presents to resolve write keys (32+ characters). */
-  INTERNAL_SERVICE_TOKEN: z.string().min(32, 'must have at least 32 characters'),
-  /** The PostgreSQL warehouse: source syncs write their stream tables, task templates read. */
-  WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], DEFAULT_WAREHOUSE_URL),
-  /** Run the task worker in this process (turn off to run API-only replicas). */
-  TASK_WORKER_ENABLED: envBool(true),
-  TASK_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }),
-  TASK_WORKER_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }),
-  TASK_RUN_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }),
-  TASK_RUN_STALE_AFTER_MS: envInt({ default: 30_000, min: 100, max: 3_600_000 }),
-  TASK_RUN_MAX_ATTEMPTS: envInt({ default: 2, min: 1, max: 10 }),
-  /** Run the sync job runner (source syncs, integration runs) in this process. */
-  JOB_WORKER_ENABLED: envBool(true),
-  JOB_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }),
-  JOB_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }),
-  JOB_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }),
-  JOB_STALE_AFTER_MS: envInt({ default: 60_000, min: 100, max: 3_600_000 }),
-  /** Claims of a job in all (transient retries and lost workers); then it fails. */
-  JOB_MAX_ATTEMPTS: envInt({ default: 4, min: 1, max: 20 }),
-  /** Backoff before the first retry of a transient failure; doubles per attempt up to the max. */
-  JOB_RETRY_BASE_MS: envInt({ default: 30_000, min: 0, max: 3_600_000 }),
-  JOB_RETRY_MAX_MS: envInt({ default: 900_000, min: 0, max: 86_400_000 }),
-  /** Queue scheduled syncs from this process (several replicas may; they share the work). */
-  SCHEDULER_ENABLED: envBool(true),
-  SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }),
+  HOST: envString('0.0.0.0').describe('Listen address.'),
+  PORT: envPort(3000).describe('Listen port of the management API, `/mcp`, `/docs` and `/internal/v1`.'),
+  CREDENTIALS_ENCRYPTION_KEYS: z
+    .string()
+    .superRefine((value, ctx) => {
+      try {
+        CredentialCipher.parseKeys(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
+    .describe(
+      'Keys for app credentials at rest: `keyId:base64(32 random bytes)`, comma-separated; the first encrypts, every one listed decrypts (rotation). `openssl rand -base64 32` makes a key; `tools/dev.sh` makes local ones in `.cache/dev-secrets.env`.',
+    ),
+  INTERNAL_SERVICE_TOKEN: z
+    .string()
+    .min(32, 'must have at least 32 characters')
+    .describe(
+      "The shared secret ingestion and the forwarding consumers present to the control plane's internal endpoints (32+ characters).",
+    ),
+  WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], DEFAULT_WAREHOUSE_URL).describe(
+    'The PostgreSQL warehouse: source syncs write their stream tables there, task templates and integration runs read it.',
+  ),
+  TASK_WORKER_ENABLED: envBool(true).describe(
+    'Run the task worker in this process; `false` for API-only replicas.',
+  ),
+  TASK_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe(
+    'Task runs executed at once per process.',
+  ),
+  TASK_WORKER_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
+    'Idle polling of the task queue (a start in the same process wakes the worker at once).',
+  ),
+  TASK_RUN_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }).describe(
+    'Heartbeat of a running task run, and so how fast a cancel is noticed.',
+  ),
+  TASK_RUN_STALE_AFTER_MS: envInt({ default: 30_000, min: 100, max: 3_600_000 }).describe(
+    'A running task run without a heartbeat this long belongs to a dead process and is reaped.',
+  ),
+  TASK_RUN_MAX_ATTEMPTS: envInt({ default: 2, min: 1, max: 10 }).describe(
+    'Claims of a task run before a lost run fails.',
+  ),
+  JOB_WORKER_ENABLED: envBool(true).describe(
+    'Run the job runner (source syncs, integration runs) in this process; `false` for API-only replicas.',
+  ),
+  JOB_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe('Jobs run at once per process.'),
+  JOB_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
+    'Idle polling of the job queue (a trigger in the same process wakes the runner at once).',
+  ),
+  JOB_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }).describe(
+    'Heartbeat of a running job, and so how fast a cancel is noticed.',
+  ),
+  JOB_STALE_AFTER_MS: envInt({ default: 60_000, min: 100, max: 3_600_000 }).describe(
+    'A running job without a heartbeat this long is put back in the queue (or failed after `JOB_MAX_ATTEMPTS`).',
+  ),
+  JOB_MAX_ATTEMPTS: envInt({ default: 4, min: 1, max: 20 }).describe(
+    'Claims of a job in all (transient retries and lost workers); then it fails.',
+  ),
+  JOB_RETRY_BASE_MS: envInt({ default: 30_000, min: 0, max: 3_600_000 }).describe(
+    'Backoff before the first retry of a transient job failure; doubles per attempt up to `JOB_RETRY_MAX_MS`.',
+  ),
+  JOB_RETRY_MAX_MS: envInt({ default: 900_000, min: 0, max: 86_400_000 }).describe(
+    'Ceiling of the job retry backoff.',
+  ),
+  SCHEDULER_ENABLED: envBool(true).describe(
+    'Queue scheduled syncs and integration runs from this process (several replicas may; they share the work).',
+  ),
+  SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }).describe(
+    'How often the scheduler looks for due sources and integrations.',
+  ),
   ...vendorBaseUrlFields(vendorAppTypes),
-  /** How long an integration run waits for the source import it needs before looking again. */
-  INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }),
-  /** Ceilings on the per-key rate limits a tenant may set on its write keys (README, "Write keys"). */
+  INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }).describe(
+    'How long an integration run waits for the source import it needs before looking again.',
+  ),
   WRITE_KEY_MAX_EVENTS_PER_SECOND: envInt({
     default: defaultWriteKeyRateLimitCeilings.eventsPerSecond,
     min: 1,
     max: MAX_STORABLE_RATE_LIMIT,
-  }),
+  }).describe('Ceiling on the per-second `rateLimits` a tenant may set on its write keys.'),
   WRITE_KEY_MAX_EVENTS_PER_DAY: envInt({
     default: defaultWriteKeyRateLimitCeilings.eventsPerDay,
     min: 1,
     max: MAX_STORABLE_RATE_LIMIT,
-  }),
-  /** The per-API-key request limit of /api/v1 and /mcp (README, "Rate limits"). */
-  API_RATE_LIMIT_ENABLED: envBool(true),
-  API_RATE_LIMIT_PER_MINUTE: envInt({ default: 600, min: 1, max: 1_000_000 }),
-  /** Shares the API rate limit counts across instances; unset: each instance counts alone. */
-  REDIS_URL: envUrl(['redis', 'rediss']).optional(),
-  /** Usage prices in USD, exact decimals (README, "Usage"). */
-  USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth),
-  USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb),
-  USAGE_PRICE_COMPUTE_SECOND: envDecimal(defaultPrices.computePerSecond),
-  USAGE_PRICE_MILLION_SYNC_ROWS: envDecimal(defaultPrices.syncRowsPerMillion),
-  /** How often every account's usage of today and yesterday is metered. */
-  USAGE_METERING_ENABLED: envBool(true),
-  USAGE_METERING_INTERVAL_MS: envInt({ default: 3_600_000, min: 1000, max: 86_400_000 }),
+  }).describe('Ceiling on the daily `rateLimits` a tenant may set on its write keys.'),
+  API_RATE_LIMIT_ENABLED: envBool(true).describe(
+    'Limit the requests each API key may make to `/api/v1` and `/mcp`.',
+  ),
+  API_RATE_LIMIT_PER_MINUTE: envInt({ default: 600, min: 1, max: 1_000_000 }).describe(
+    'Requests per API key per minute on `/api/v1` and `/mcp` together (a fixed window).',
+  ),
+  REDIS_URL: envUrl(['redis', 'rediss'])
+    .optional()
+    .describe(
+      'Shares the API rate limit counts across instances, broadcasts tenant changes (revoked keys, rotated credentials), and holds the live event debugger that `/api/v1/write-keys/{id}/events` reads; unset: each instance counts alone, and the debugger endpoints answer 503 `debugger_unavailable`.',
+    ),
+  USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth).describe(
+    'USD per GB-month of warehouse storage; a day costs size × price ÷ days of that month.',
+  ),
+  USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb).describe(
+    'USD per TB processed by warehouse queries.',
+  ),
+  USAGE_PRICE_COMPUTE_SECOND: envDecimal(defaultPrices.computePerSecond).describe('USD per compute second.'),
+  USAGE_PRICE_MILLION_SYNC_ROWS: envDecimal(defaultPrices.syncRowsPerMillion).describe(
+    'USD per million sync rows.',
+  ),
+  USAGE_METERING_ENABLED: envBool(true).describe(
+    "Meter every account's usage of today and yesterday in this process.",
+  ),
+  USAGE_METERING_INTERVAL_MS: envInt({ default: 3_600_000, min: 1000, max: 86_400_000 }).describe(
+    'How often usage is metered.',
+  ),
   ...warehouseConfigSchema.shape,
   ...egressConfigSchema.shape,
   ...loggingConfigSchema.shape,
+  ...tracingConfigSchema.shape,
   ...lifecycleConfigSchema.shape,
   ...postgresConfigSchema.shape,
 });

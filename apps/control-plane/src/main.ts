@@ -1,3 +1,6 @@
+// First: the Node version check, then tracing, which instruments modules as they load.
+import './node-runtime';
+import { tracing } from './tracing';
 import { loadConfigOrExit, vendorBaseUrlsOf } from '@pipeline/config';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
@@ -5,6 +8,7 @@ import { createLogger, type Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { TenantChangePublisher } from '@pipeline/tenancy';
 import { createApp } from './app';
+import { ControlPlaneMetrics } from './http/control-plane-metrics';
 import { controlPlaneConfigSchema, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './database/data-source';
 import { TaskWorker } from './tasks/task-worker';
@@ -49,10 +53,13 @@ async function main(): Promise<void> {
     format: config.LOG_FORMAT,
   });
   const shutdown = new Shutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).listen();
+  // Registered first, so it runs last: the spans of the other steps are exported too.
+  shutdown.add('tracing', () => tracing.shutdown());
 
   const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
   await dataSource.initialize();
   shutdown.add('database pool', () => dataSource.destroy());
+  const metrics = new ControlPlaneMetrics({ dataSource, logger });
   const warehouse = new WarehouseReader(config.WAREHOUSE_URL, { meter: new PgQueryMeter(dataSource) });
   const prices = priceList({
     storagePerGbMonth: config.USAGE_PRICE_STORAGE_GB_MONTH,
@@ -74,6 +81,7 @@ async function main(): Promise<void> {
       heartbeatIntervalMs: config.TASK_RUN_HEARTBEAT_INTERVAL_MS,
       staleAfterMs: config.TASK_RUN_STALE_AFTER_MS,
       maxAttempts: config.TASK_RUN_MAX_ATTEMPTS,
+      metrics,
     });
     worker.start();
     const running = worker;
@@ -98,6 +106,7 @@ async function main(): Promise<void> {
       maxAttempts: config.JOB_MAX_ATTEMPTS,
       retryBaseMs: config.JOB_RETRY_BASE_MS,
       retryMaxMs: config.JOB_RETRY_MAX_MS,
+      metrics,
     })
       .register(
         new SourceSyncExecutor({
@@ -149,6 +158,18 @@ async function main(): Promise<void> {
   }
 
   const redis = await connectRedis(config, logger, shutdown);
+  let debuggerRedis: Redis | undefined;
+  if (config.REDIS_URL) {
+    // The live debugger's reads: no key prefix (ingestion and the consumers write the keys).
+    debuggerRedis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger });
+    await debuggerRedis
+      .connect()
+      .catch((error: Error) =>
+        logger.warn('debugger redis not reachable at start', { error: error.message }),
+      );
+    const client = debuggerRedis;
+    shutdown.add('debugger redis', () => closeRedis(client));
+  }
   await serveHttp(
     createApp({
       dataSource,
@@ -169,6 +190,10 @@ async function main(): Promise<void> {
         redis,
       },
       tenantChanges: new TenantChangePublisher(redis, logger),
+      metrics,
+      ...(debuggerRedis && config.REDIS_URL
+        ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
+        : {}),
     }),
     {
       host: config.HOST,

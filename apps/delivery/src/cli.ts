@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { destinationKinds, isDestinationKind, type DestinationKind } from '@pipeline/destinations';
+import { deliveryKinds, isDeliveryKind } from '@pipeline/catalog';
+import type { DestinationKind } from '@pipeline/destinations';
 
 export interface DeliveryOptions {
   destination: DestinationKind;
@@ -10,11 +11,11 @@ export function parseDeliveryArgs(
   argv: readonly string[],
   io?: { writeErr(text: string): void },
 ): DeliveryOptions {
-  const kinds = destinationKinds.join(', ');
+  const kinds = deliveryKinds.join(', ');
   const program = new Command('delivery')
     .description('Reads the tracking outbox from Kafka and delivers it to one kind of destination.')
     .requiredOption('-d, --destination <kind>', `destination kind: ${kinds}`, (value: string) => {
-      if (!isDestinationKind(value)) throw new InvalidArgumentError(`expected one of ${kinds}`);
+      if (!isDeliveryKind(value)) throw new InvalidArgumentError(`expected one of ${kinds}`);
       return value;
     })
     .exitOverride()

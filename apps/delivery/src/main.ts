@@ -1,5 +1,9 @@
 #!/usr/bin/env node
+// First: the Node version check, then tracing, which instruments modules as they load.
+import './node-runtime';
+import { tracing } from './tracing';
 import { CommanderError } from 'commander';
+import { forwarderFor } from '@pipeline/catalog';
 import { loadConfigOrExit } from '@pipeline/config';
 import {
   consumerGroupFor,
@@ -17,7 +21,9 @@ import { createKafka, ensureTopics, pipelineTopics, prefixedTopic } from '@pipel
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
+import { closeRedis, createRedis, DebugStreamWriter } from '@pipeline/redis';
 import { ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
+import { RedisOutcomeRecorder } from './debugger/redis-outcome-recorder';
 import { parseDeliveryArgs } from './cli';
 import { deliveryConfigSchema, forwardingBaseUrls, forwardingLimitsOf } from './config';
 import { deliveryHttp } from './http/delivery-http';
@@ -33,6 +39,8 @@ async function main(kind: DestinationKind): Promise<void> {
     process.exit(78);
   }
   const shutdown = new Shutdown({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).listen();
+  // Registered first, so it runs last: the spans of the other steps are exported too.
+  shutdown.add('tracing', () => tracing.shutdown());
 
   if (kind === 'warehouse' && (await ensureDatabase(config.WAREHOUSE_URL)))
     logger.info('warehouse database created');
@@ -71,26 +79,53 @@ async function main(kind: DestinationKind): Promise<void> {
     changes = subscriber;
     shutdown.add('tenant changes', () => subscriber.stop());
   }
+  let outcomes: RedisOutcomeRecorder | undefined;
+  if (config.DEBUGGER_ENABLED && config.REDIS_URL) {
+    // The live debugger's outcomes: never awaited, dropped while Redis is away.
+    const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger });
+    redis
+      .connect()
+      .catch((error: Error) =>
+        logger.warn('debugger redis not reachable at start', { error: error.message }),
+      );
+    shutdown.add('debugger redis', () => closeRedis(redis));
+    outcomes = new RedisOutcomeRecorder(
+      new DebugStreamWriter(
+        redis,
+        {
+          maxLen: config.DEBUGGER_OUTCOMES_PER_KEY,
+          ttlSeconds: config.DEBUGGER_TTL_SECONDS,
+          maxPerSecond: config.DEBUGGER_MAX_EVENTS_PER_SECOND,
+        },
+        logger,
+      ),
+    );
+  }
   const running = await runConsumer({
     kafka,
+    ...(outcomes ? { outcomes } : {}),
     destination: createDestination(kind, {
       logger,
       warehouseUrl: config.WAREHOUSE_URL,
       ...(tenants ? { tenants } : {}),
-      forwarding: {
+      forwarder: forwarderFor(kind, {
         baseUrls: forwardingBaseUrls(config),
         allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
         timeoutMs: config.VENDOR_TIMEOUT_MS,
         maxSplitRequests: config.DELIVERY_MAX_SPLIT_REQUESTS,
-      },
+        onResponse: (statusClass) => metrics.vendorResponse(kind, statusClass),
+      }),
       forwardingLimits: forwardingLimitsOf(config),
       warehouseTimeouts: warehouseTimeoutsOf(config),
+      warehouseRowsPerCopy: config.WAREHOUSE_ROWS_PER_COPY,
+      ...(outcomes ? { outcomes } : {}),
     }),
     topics: { source: outbox.topic, retry: retry.topic, deadLetter: deadLetter.topic },
     groupId,
     logger,
     metrics,
     sessionTimeoutMs: config.DELIVERY_SESSION_TIMEOUT_MS,
+    partitionsConcurrently: kind === 'warehouse' ? config.WAREHOUSE_PARTITIONS_CONCURRENTLY : 1,
     policy: {
       maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
       baseDelayMs: config.DELIVERY_RETRY_BASE_MS,

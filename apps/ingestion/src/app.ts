@@ -1,6 +1,8 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import cors from 'cors';
-import express from 'express';
+import express, { type Request } from 'express';
+import type { ReadinessCheck } from '@pipeline/lifecycle';
+import { nameServerSpan } from '@pipeline/telemetry';
 import { requestLogging, type Logger } from '@pipeline/logger';
 import { simulateRoutes, type SimulateSettings } from './admin/simulate-routes';
 import { collectEndpoint, isCollectRequest } from './collect/collect-endpoint';
@@ -20,6 +22,8 @@ export interface AppDependencies {
   sdk: SdkFile | null;
   simulate: SimulateSettings;
   clientAddress: (req: IncomingMessage) => string | null;
+  /** What GET /readyz checks (hosted mode: Kafka); none: always ready. */
+  readiness?: Record<string, ReadinessCheck>;
 }
 
 /**
@@ -39,25 +43,51 @@ const anySite = cors({
  * fast path, the rest in express.
  */
 export function createApp(deps: AppDependencies): RequestListener {
+  const { metrics } = deps.collect;
+  // The access log: 4xx and 5xx at info, 2xx and 3xx at debug only (docs/operations.md, "Logs").
+  const logRequest = requestLogging(deps.logger, { successLevel: 'debug' });
   const app = express();
   app.disable('x-powered-by');
   // Answers to POSTs are never revalidated; hashing each one for an ETag is wasted work.
   app.set('etag', false);
-  app.use(requestLogging(deps.logger));
+  app.use(logRequest);
+  app.use((req, res, next) => {
+    // The route template is known once express has routed the request.
+    res.once('finish', () => metrics.answered(expressRoute(req), res.statusCode));
+    next();
+  });
   app.use(anySite);
-  app.use(healthRoutes(deps.health));
+  app.use(healthRoutes(deps.health, deps.readiness ?? {}, deps.logger));
   app.use(sdkRoutes(deps.sdk));
   app.use(segmentSettingsRoutes(deps.collect, deps.clientAddress));
   app.use(simulateRoutes(deps.simulate, deps.collect, deps.clientAddress));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
 
-  const logRequest = requestLogging(deps.logger);
   const collect = collectEndpoint(deps.collect, deps.clientAddress, deps.logger);
   const segment = segmentEndpoint(deps.collect, deps.clientAddress, deps.logger);
+  const counted = (res: ServerResponse, route: string) =>
+    res.once('finish', () => metrics.answered(route, res.statusCode));
   return (req, res) => {
-    if (isCollectRequest(req)) logRequest(req, res, () => collect(req, res));
-    else if (isSegmentRequest(req)) logRequest(req, res, () => segment(req, res));
-    else app(req, res);
+    if (isCollectRequest(req)) {
+      counted(res, '/collect');
+      nameServerSpan('POST', '/collect');
+      logRequest(req, res, () => collect(req, res));
+    } else if (isSegmentRequest(req)) {
+      // One of Segment's route names (isSegmentRequest admits no other): a bounded label.
+      const url = req.url ?? '';
+      const end = url.indexOf('?');
+      const route = (end === -1 ? url : url.slice(0, end)).replace(/\/$/, '');
+      counted(res, route);
+      nameServerSpan(req.method ?? 'POST', route);
+      logRequest(req, res, () => segment(req, res));
+    } else app(req, res);
   };
+}
+
+/** An express request's route template: `preflight` for CORS preflights, `unmatched` for 404s. */
+function expressRoute(req: Request): string {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof route === 'string') return req.baseUrl + route;
+  return req.method === 'OPTIONS' ? 'preflight' : 'unmatched';
 }

@@ -23,24 +23,31 @@ export {
   consumerGroupFor,
   createDestination,
   deliveryTopicsFor,
-  destinationKinds,
-  isDestinationKind,
   isForwardingKind,
   type DestinationDependencies,
   type DestinationKind,
 } from './destination-kinds';
 export { DeliveryMetrics, type LagSource } from './delivery-metrics';
+export { DeliveryFailure, type SkippedEvent, type UndeliveredEvent } from './forwarding/delivery-failure';
 export {
-  DeliveryFailure,
-  forwarderFor,
-  forwardingAppTypes,
+  vendorClientOptions,
   type Forwarder,
   type ForwarderOptions,
   type OutboundEvent,
   type SendOutcome,
-  type SkippedEvent,
-  type UndeliveredEvent,
+  type VendorClientOptions,
 } from './forwarding/forwarder';
+// The vendor clients; the app catalog (@pipeline/catalog) says which app type each serves.
+export { AmplitudeForwarder } from './forwarding/amplitude-forwarder';
+export { BrazeForwarder } from './forwarding/braze-forwarder';
+export { CustomerIoForwarder } from './forwarding/customer-io-forwarder';
+export { GoogleAdsForwarder } from './forwarding/google-ads-forwarder';
+export { HubSpotForwarder } from './forwarding/hubspot-forwarder';
+export { MetaConversionsForwarder } from './forwarding/meta-conversions-forwarder';
+export { MixpanelForwarder } from './forwarding/mixpanel-forwarder';
+export { OneSignalForwarder } from './forwarding/onesignal-forwarder';
+export { SegmentForwarder } from './forwarding/segment-forwarder';
+export { WebhookForwarder } from './forwarding/webhook-forwarder';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   signWebhookBody,
@@ -49,23 +56,13 @@ export {
   type WebhookVerification,
 } from './forwarding/webhook-signature';
 export {
-  lookAlikeCredentials,
-  lookAlikeDestination,
-  startLookAlikeVendor,
-  type AcceptedItem,
-  type LookAlikeServer,
-  type LookAlikeVendor,
-  type RecordedRequest,
-  type ScriptedAnswer,
-} from './forwarding/testing/vendor-server';
-export {
   defaultForwardingLimits,
   ForwardingDestination,
   type ForwardingLimits,
 } from './forwarding/forwarding-destination';
 export { LogDestination } from './log-destination';
 export { TenantDirectory, type TenantDirectoryOptions } from './tenant-directory';
-export { WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
+export { defaultRowsPerCopy, WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export { WarehouseDestination } from './warehouse/warehouse-destination';
 export { StreamTableWriter, type StreamWriteResult } from './warehouse/stream-table-writer';
@@ -76,3 +73,9 @@ export {
   type WarehouseTimeouts,
 } from './warehouse/warehouse-pool';
 export { warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';
+export {
+  recordOutcome,
+  type DeliveryOutcomeEntry,
+  type DeliveryOutcomeKind,
+  type OutcomeRecorder,
+} from './outcome-recorder';

@@ -22,7 +22,10 @@ export const egressConfigSchema = z.object({
         return z.NEVER;
       }
       return ranges;
-    }),
+    })
+    .describe(
+      'Comma-separated CIDR ranges (`10.20.0.0/16,fd00:1::/64`) that tenant-supplied URLs (webhooks, vendor hosts) may reach although they are not public. Empty: public addresses only (SECURITY.md, "Outbound requests").',
+    ),
 });
 
 export type EgressConfig = z.infer<typeof egressConfigSchema>;

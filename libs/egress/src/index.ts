@@ -8,3 +8,4 @@ export {
   type GuardedFetchOptions,
 } from './guarded-fetch';
 export { describeNetworkFailure, type NetworkFailure } from './network-failure';
+export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after';

@@ -1,6 +1,6 @@
 /**
  * Segment's destination names for our app types: what an event's `integrations` object may
- * call each one (README, "Choosing destinations per event"). Our app type itself also works.
+ * call each one (docs/tracking-api.md, "Choosing destinations per event"). Our app type itself also works.
  * Names compare without case.
  */
 export const segmentDestinationNames: Readonly<Record<string, readonly string[]>> = {
@@ -10,6 +10,13 @@ export const segmentDestinationNames: Readonly<Record<string, readonly string[]>
   customer_io: ['Customer.io', 'Customerio', 'Customer.io (Actions)'],
   segment: ['Segment', 'Segment.io'],
   onesignal: ['OneSignal', 'OneSignal (Actions)'],
+  hubspot: ['HubSpot', 'Hubspot', 'HubSpot Cloud Mode (Actions)'],
+  meta_conversions: [
+    'Facebook Conversions API',
+    'Facebook Conversions API (Actions)',
+    'Meta Conversions API',
+  ],
+  google_ads: ['Google Ads Conversions', 'Google AdWords New', 'Google Ads (Gtag)'],
   webhook: ['Webhooks', 'Webhook', 'Webhooks (Actions)'],
 };
 

@@ -1,6 +1,6 @@
 /**
  * What every string and nesting level of an event must be for each later stage to carry it
- * (README, "What happens to bad data"):
+ * (docs/delivery-and-destinations.md, "What happens to bad data"):
  * - NUL (U+0000) cannot be stored by PostgreSQL in `text` or `jsonb`, and an unpaired UTF-16
  *   surrogate is not Unicode at all (jsonb refuses its `\uD800` escape; UTF-8 encoders turn it
  *   into U+FFFD). Both become U+FFFD, the replacement character, in keys and values alike, so

@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 // The tracking event of spec 2.7, defined once: TypeBox yields the JSON Schema that ajv
 // compiles and the TypeScript type the SDK, ingestion and the delivery consumers share.
 
-/** Limits the spec leaves open (README, "Tracking events"). */
+/** Limits the spec leaves open (docs/tracking-api.md, "Events"). */
 export const eventLimits = {
   /** Serialized size of one event. */
   maxEventBytes: 32 * 1024,
@@ -88,7 +88,7 @@ const common = {
   sentAt: Type.Optional(isoTime('When the client sent the event, for clock correction')),
   /**
    * Segment's destination selection: `{"All": false, "Amplitude": true}`; a value that is an
-   * object (destination options) also enables (README, "Choosing destinations per event").
+   * object (destination options) also enables (docs/tracking-api.md, "Choosing destinations per event").
    */
   integrations: Type.Optional(
     Type.Record(Type.String(), Type.Union([Type.Boolean(), Type.Object({}, { additionalProperties: true })])),

@@ -1,5 +1,5 @@
 /**
- * Event date-times (README, "What happens to bad data"). One parser serves the validator (as
+ * Event date-times (docs/delivery-and-destinations.md, "What happens to bad data"). One parser serves the validator (as
  * the schema's `date-time` format) and the normalizer, so a time the door accepts is exactly a
  * time the consumers can turn into a warehouse `timestamptz`.
  *

@@ -38,6 +38,36 @@ function whoMissing(errors: readonly ErrorObject[], dialect: EventDialect): stri
   return [message, ...rest.map(describe)];
 }
 
+/**
+ * A value that fails every branch of a property's anyOf (userId: a string or null) gets one
+ * error per branch plus the anyOf's own. Only the branch of the right type says what is wrong
+ * ("at most 200 characters"); when no branch has the right type, one message names them all.
+ */
+function collapseUnions(errors: readonly ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((e) => e.keyword === 'anyOf' && e.instancePath !== '');
+  if (unions.length === 0) return [...errors];
+  const branchesOf = (union: ErrorObject) =>
+    errors.filter((e) => e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`));
+  const replaced = new Set<ErrorObject>();
+  const collapsed: ErrorObject[] = [];
+  for (const union of unions) {
+    const branches = branchesOf(union);
+    for (const e of [union, ...branches]) replaced.add(e);
+    const constraints = branches.filter((e) => e.keyword !== 'type');
+    if (constraints.length > 0) collapsed.push(...constraints);
+    else {
+      const types = branches.map((e) => String(e.params.type));
+      collapsed.push({
+        ...union,
+        keyword: 'type',
+        params: { type: types.join(' or ') },
+        message: `must be ${types.join(' or ')}`,
+      });
+    }
+  }
+  return [...errors.filter((e) => !replaced.has(e)), ...collapsed];
+}
+
 function describe(error: ErrorObject): string {
   const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'event';
   if (error.keyword === 'required')
@@ -94,7 +124,7 @@ export function validateEvent(
       return { valid: false, errors: [{ message: 'anonymousId is required' }] };
     return { valid: true, event };
   }
-  const errors = validate.errors ?? [];
+  const errors = collapseUnions(validate.errors ?? []);
   const messages = [...new Set(whoMissing(errors, dialect) ?? errors.map(describe))];
   // identify and alias require a userId, so their schema does not ask for someone; /collect
   // still requires an anonymousId of them.

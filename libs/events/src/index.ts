@@ -33,5 +33,11 @@ export {
   toOutboxEnvelopes,
   type OutboxEnvelope,
 } from './outbox-envelope';
-export { consentAllows, consentGroupFor } from './consent';
+export {
+  consentAllows,
+  consentGroupFor,
+  destinationCategories,
+  type ConsentGroup,
+  type DestinationCategory,
+} from './consent';
 export { integrationAllows, segmentDestinationNames } from './destination-selection';

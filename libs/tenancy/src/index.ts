@@ -18,3 +18,4 @@ export {
   type TenantChange,
   type TenantChangeEvent,
 } from './tenant-changes';
+export { TenantCache, type CachedTenant, type TenantCacheOptions } from './tenant-cache';

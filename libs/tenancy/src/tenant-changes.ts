@@ -19,7 +19,7 @@ export const TENANT_CHANGES_CHANNEL = 'pipeline:tenant-changes:v1';
 
 /**
  * Without a live subscription a cache cannot hear of revocations, so it keeps entries at most
- * this long: the documented bound (README, "Revocation") holds with or without Redis.
+ * this long: the documented bound (docs/tracking-api.md, "Revoked write keys") holds with or without Redis.
  */
 export const UNSUBSCRIBED_MAX_TTL_MS = 10_000;
 

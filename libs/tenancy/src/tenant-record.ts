@@ -1,5 +1,7 @@
-export type DestinationKind =
-  'product_analytics' | 'messaging' | 'customer_data' | 'push' | 'advertising' | 'webhook';
+import type { DestinationCategory } from '@pipeline/events';
+
+/** The category of a destination app type (the app catalog's), which decides its consent gate. */
+export type DestinationKind = DestinationCategory;
 
 /** Which integration a tenant's events go to, without anything needed to send them. */
 export interface DestinationSummary {
@@ -43,7 +45,7 @@ export type WriteKeyRecord = TenantOf<DestinationSummary>;
 /** A tenant as the forwarding consumers look it up by write key id: destinations with credentials. */
 export type TenantRecord = TenantOf<ResolvedDestination>;
 
-/** The longest write key the API accepts anywhere (README, "Ingestion API"). */
+/** The longest write key the API accepts anywhere (docs/tracking-api.md). */
 export const MAX_WRITE_KEY_LENGTH = 200;
 
 /**

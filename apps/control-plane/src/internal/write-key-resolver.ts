@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { AppError } from '@pipeline/errors';
-import { appTypeDefinition } from '../apps/app-catalog';
+import { destinationCategoryOf } from '@pipeline/catalog';
 import { AppEntity } from '../apps/app.entity';
 import type { AppService } from '../apps/app.service';
 import { hashToken } from '../auth/secret-token';
@@ -102,7 +102,7 @@ export class WriteKeyResolver {
 
     return (rows as (IntegrationEntity & { destinationApp: AppEntity })[]).flatMap((integration) => {
       const app = integration.destinationApp;
-      const kind = appTypeDefinition(app.appType)?.destinationKind;
+      const kind = destinationCategoryOf(app.appType);
       return kind ? [{ integration, app, kind }] : [];
     });
   }

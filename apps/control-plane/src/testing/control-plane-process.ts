@@ -16,17 +16,23 @@ export function requireBuiltControlPlane(): void {
  * The built control plane (`dist/main.js`) as operators run it, listening on a random port
  * below Linux's ephemeral range (32768+), so no outgoing connection holds it. Resolves once
  * /health answers 200; the child is added to `started` so the suite can kill what is left.
+ * Its PostgreSQL connections carry `applicationName` (PGAPPNAME), so a test can tell when a
+ * killed process has none left.
  */
 export async function startControlPlaneProcess(
   env: (port: number) => NodeJS.ProcessEnv,
   started: ChildProcess[],
-): Promise<{ child: ChildProcess; base: string }> {
+): Promise<{ child: ChildProcess; base: string; applicationName: string; stderr: () => string }> {
   const port = 20000 + Math.floor(Math.random() * 10000);
+  const applicationName = `control-plane-process-${port}`;
   const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
-    env: env(port),
+    env: { ...env(port), PGAPPNAME: applicationName },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   started.push(child);
+  // Read, so a chatty child never blocks on a full pipe, and kept, to explain a failed exit.
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-20_000)));
   const base = `http://127.0.0.1:${port}`;
   await until(
     async () =>
@@ -35,9 +41,31 @@ export async function startControlPlaneProcess(
           .get('/health')
           .catch(() => null)
       )?.status === 200,
-    10_000,
+    // Generous: a loaded machine starts the process slowly, and this is a bound, not a claim.
+    60_000,
   );
-  return { child, base };
+  return { child, base, applicationName, stderr: () => stderr };
+}
+
+type Queryable = { query(sql: string, parameters: unknown[]): Promise<{ n: number }[]> };
+
+/** How many connections `applicationName` holds to `db`'s database. */
+export async function connectionsOf(db: Queryable, applicationName: string): Promise<number> {
+  const [row] = await db.query(
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
+    [applicationName],
+  );
+  return row?.n ?? 0;
+}
+
+/**
+ * Resolves once `applicationName` holds no connection to `db`'s database: from then on nothing
+ * the (killed) process started can still change a row there, so "nothing changed" can be
+ * asserted without waiting an arbitrary time. (A connection to another database, such as one
+ * blocked on a warehouse lock, lingers until the lock is released and cannot touch these rows.)
+ */
+export async function untilDisconnected(db: Queryable, applicationName: string): Promise<void> {
+  await until(async () => (await connectionsOf(db, applicationName)) === 0, 60_000);
 }
 
 export async function until(predicate: () => Promise<boolean>, timeoutMs: number): Promise<void> {

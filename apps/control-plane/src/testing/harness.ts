@@ -1,3 +1,4 @@
+import { appTypeDefinition } from '@pipeline/catalog';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -5,7 +6,8 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { AccountService } from '../accounts/account.service';
-import { createApp, createServices } from '../app';
+import { createApp, createServices, type AppDependencies } from '../app';
+import { ControlPlaneMetrics } from '../http/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
 import { WarehouseReader } from '../tasks/warehouse-reader';
@@ -14,6 +16,19 @@ import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
 import type { ApiRateLimitOptions } from '../http/api-rate-limit';
 import { PgQueryMeter } from '../usage/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+
+/** Credentials and config an app of this type is created with: the app catalog's valid example. */
+export function exampleSettings(appType: string): {
+  credentials: Record<string, unknown>;
+  config: Record<string, unknown>;
+} {
+  const definition = appTypeDefinition(appType);
+  if (!definition) throw new Error(`no app type ${appType} in the catalog`);
+  return structuredClone(definition.example) as {
+    credentials: Record<string, unknown>;
+    config: Record<string, unknown>;
+  };
+}
 
 export const TEST_CREDENTIAL_KEYS = `k2:${randomBytes(32).toString('base64')},k1:${randomBytes(32).toString('base64')}`;
 export const TEST_INTERNAL_TOKEN = randomBytes(24).toString('base64url');
@@ -35,6 +50,8 @@ export interface Harness {
   app: Express;
   logs: string[];
   services: ReturnType<typeof createServices>;
+  /** The app's metrics (GET /metrics); give it to a JobRunner or TaskWorker to count theirs too. */
+  metrics: ControlPlaneMetrics;
   tenant(features?: string[]): Promise<Tenant>;
   /** supertest with `Authorization: Bearer <key>` set. */
   as(key: string): {
@@ -58,6 +75,8 @@ export interface HarnessOptions {
   apiRateLimit?: ApiRateLimitOptions;
   /** Broadcasts tenant changes (tests of revocation give one on a real Redis). */
   tenantChanges?: TenantChangePublisher;
+  /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
+  debugger?: AppDependencies['debugger'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -79,6 +98,8 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
     apiRateLimit: options.apiRateLimit,
     tenantChanges: options.tenantChanges,
+    debugger: options.debugger,
+    metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };
   const services = createServices(deps);
   const app = createApp(deps);
@@ -90,6 +111,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     app,
     logs,
     services,
+    metrics: deps.metrics,
     async tenant(features = []) {
       tenants += 1;
       const account = await accounts.create(`Tenant ${tenants}`, features);

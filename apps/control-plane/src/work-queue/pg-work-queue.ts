@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
+import type { ControlPlaneMetrics } from '../http/control-plane-metrics';
 
 /** A table whose rows are work items: status, worker_id, heartbeat_at, attempts, started/finished/updated_at. */
 export interface QueueTable {
@@ -10,6 +11,8 @@ export interface QueueTable {
   waitingStatus: 'pending' | 'queued';
   /** Extra condition an item must meet to be claimed now (e.g. its retry backoff elapsed). */
   claimableWhen?: string;
+  /** An SQL expression of an item's kind, the metrics' `kind` label (a column or a constant). */
+  kindOf: string;
 }
 
 export interface QueueOptions {
@@ -30,6 +33,8 @@ export interface QueueOptions {
   staleAfterMs: number;
   /** Claims of an item in all; an item lost by its worker this many times fails instead of being requeued. */
   maxAttempts: number;
+  /** Where the reaper's requeues and the executions' durations are counted. */
+  metrics?: ControlPlaneMetrics;
 }
 
 export interface ClaimedItem {
@@ -117,7 +122,7 @@ export class PgWorkQueue {
   async reap(): Promise<{ requeued: string[]; failed: string[] }> {
     const { table, staleAfterMs, maxAttempts } = this.options;
     const rows = await this.options.dataSource.transaction(async (tx) => {
-      const reaped = returnedRows<ReapedItem>(
+      const reaped = returnedRows<ReapedItem & { kind: string }>(
         await tx.query(
           `UPDATE ${table.name}
               SET status = CASE WHEN attempts >= $2 THEN 'failed' ELSE '${table.waitingStatus}' END,
@@ -128,13 +133,18 @@ export class PgWorkQueue {
                            'message', 'The worker executing it stopped ' || attempts || ' time(s)')
                     ELSE error END
             WHERE status = 'running' AND heartbeat_at < now() - $1::double precision * interval '1 millisecond'
-            RETURNING id, status`,
+            RETURNING id, status, ${table.kindOf} AS kind`,
           [staleAfterMs, maxAttempts],
         ),
       );
-      if (reaped.length > 0 && this.handlers.onReaped) await this.handlers.onReaped(tx, reaped);
+      if (reaped.length > 0 && this.handlers.onReaped)
+        await this.handlers.onReaped(
+          tx,
+          reaped.map(({ id, status }) => ({ id, status })),
+        );
       return reaped;
     });
+    for (const row of rows) if (row.status !== 'failed') this.options.metrics?.requeued(row.kind);
     const requeued = rows.filter((r) => r.status !== 'failed').map((r) => r.id);
     const failed = rows.filter((r) => r.status === 'failed').map((r) => r.id);
     if (rows.length > 0)

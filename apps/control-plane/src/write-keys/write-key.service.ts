@@ -89,7 +89,7 @@ export class WriteKeyService {
   /**
    * Revokes the key. Every ingestion instance hears it through Redis and refuses the key from
    * its next request; without a live subscription an instance keeps a key at most 10 s
-   * (README, "Revocation and rotation"). Idempotent: a repeat broadcasts again.
+   * (docs/tracking-api.md, "Revoked write keys"). Idempotent: a repeat broadcasts again.
    */
   async revoke(accountId: string, id: string): Promise<WriteKeyView> {
     const record = await this.find(accountId, id);

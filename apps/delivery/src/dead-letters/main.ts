@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfigOrExit } from '@pipeline/config';
-import { destinationKinds, isDestinationKind, type DestinationKind } from '@pipeline/destinations';
-import { createKafka, createProducer, kafkaConfigSchema, type OffsetRange } from '@pipeline/kafka';
-import { createLogger, loggingConfigSchema } from '@pipeline/logger';
+import { deliveryKinds, isDeliveryKind } from '@pipeline/catalog';
+import type { DestinationKind } from '@pipeline/destinations';
+import { createKafka, createProducer, type OffsetRange } from '@pipeline/kafka';
+import { createLogger } from '@pipeline/logger';
+import { deadLetterConfigSchema } from '../config';
 import { readDeadLetters, replayDeadLetters, type DeadLetter } from './dead-letter-store';
 
-const kinds = destinationKinds.join(', ');
+const kinds = deliveryKinds.join(', ');
 const kindOption = (value: string): DestinationKind => {
-  if (!isDestinationKind(value)) throw new InvalidArgumentError(`expected one of ${kinds}`);
+  if (!isDeliveryKind(value)) throw new InvalidArgumentError(`expected one of ${kinds}`);
   return value;
 };
 const offsetOption = (value: string): bigint => {
@@ -28,7 +30,7 @@ const rangeOf = (options: RangeOptions): OffsetRange => ({
 });
 
 function kafkaClient() {
-  const config = loadConfigOrExit('dead-letters', kafkaConfigSchema.extend(loggingConfigSchema.shape));
+  const config = loadConfigOrExit('dead-letters', deadLetterConfigSchema);
   // Warnings only: the command's output is its answer.
   const logger = createLogger({ service: 'dead-letters', level: 'warn', format: config.LOG_FORMAT });
   return {

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { Router } from 'express';
 import { isAppError } from '@pipeline/errors';
 import { consentAllows, integrationAllows, normalizeEvent, receiptContextOf } from '@pipeline/events';
-import type { WriteKeyRecord } from '@pipeline/tenancy';
+import type { DestinationKind, WriteKeyRecord } from '@pipeline/tenancy';
 import { parseCollectBody } from '../collect/collect-request';
 import { requestFacts } from '../collect/collect-endpoint';
 import { readRequestBody } from '../http/request-body';
@@ -27,10 +27,10 @@ const dryRunWarnings = [
 function preview(batch: ValidatedBatch, tenant: WriteKeyRecord) {
   const targets = [
     ...(tenant.warehouse
-      ? [{ kind: 'warehouse', appType: 'postgres', integrationId: null as string | null }]
+      ? [{ kind: 'warehouse' as const, appType: 'postgres', integrationId: null as string | null }]
       : []),
     ...tenant.destinations.map((d) => ({
-      kind: d.kind,
+      kind: d.kind as DestinationKind | 'warehouse',
       appType: d.appType,
       integrationId: d.integrationId as string | null,
     })),

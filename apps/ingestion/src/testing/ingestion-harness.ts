@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { Kafka } from 'kafkajs';
@@ -14,8 +14,10 @@ import {
   readTopicSnapshot,
 } from '@pipeline/kafka';
 import type { WarehouseWriter } from '@pipeline/destinations';
+import { sharedCheck } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
-import { createRedis, type Redis } from '@pipeline/redis';
+import { createRedis, DebugStreamWriter, type Redis } from '@pipeline/redis';
+import { DebugRecorder } from '../debugger/debug-recorder';
 import { ControlPlaneClient } from '@pipeline/tenancy';
 import {
   startHarness as startControlPlane,
@@ -28,9 +30,11 @@ import { StaticAuthenticator } from '../auth/static-authenticator';
 import { clientAddressResolver } from '../collect/client-address';
 import { CollectService } from '../collect/collect-service';
 import { OutboxHealth, StaticHealth } from '../health/delivery-health';
+import { KafkaReadiness } from '../health/kafka-readiness';
+import { IngestionMetrics, metricsHttp } from '../metrics/ingestion-metrics';
 import { AuthAttemptLimiter, LocalBackstop, SharedRateLimiter } from '../limits/rate-limits';
 import { BatchDedupe } from '../outbox/batch-dedupe';
-import { OutboxPublisher } from '../outbox/outbox-publisher';
+import { OutboxPublisher, type OutboxCompression } from '../outbox/outbox-publisher';
 import type { SdkFile } from '../sdk/sdk-file';
 import { staticTenant } from '../static/static-tenant';
 import { WarehouseStaticDelivery } from '../static/warehouse-delivery';
@@ -40,6 +44,8 @@ export interface HostedOptions {
   perSecond?: number;
   perDay?: number;
   authAttemptsPerMinute?: number;
+  /** The rate limits' clock (ms since the epoch); the real one unless given. */
+  now?: () => number;
   withRedis?: boolean;
   trustedProxies?: string[];
   simulate?: { demoMode: boolean; adminSetupEnabled: boolean; adminToken?: string };
@@ -47,10 +53,17 @@ export interface HostedOptions {
   /** Another broker than KAFKA_BROKERS (the fault test's own). */
   kafkaBrokers?: string;
   publishTimeoutMs?: number;
+  /** The outbox codec; LZ4 unless told, so the suites read back what a compressed send wrote. */
+  compression?: OutboxCompression;
+  /** The live debugger's recorder on this Redis (a closed port: Redis down). */
+  debugger?: { redisUrl: string; maxPerSecond?: number; maxLen?: number };
 }
 
 export interface Hosted {
   app: ReturnType<typeof createApp>;
+  /** The metrics port's listener (GET /metrics), as main.ts serves it. */
+  metricsApp: RequestListener;
+  metrics: IngestionMetrics;
   collectService: CollectService;
   controlPlane: ControlPlane;
   controlPlaneServer: Server;
@@ -63,6 +76,12 @@ export interface Hosted {
   writeKey: string;
   /** A write key with no origin restriction. */
   openWriteKey: string;
+  /** openWriteKey's id (the debugger's streams are named by it). */
+  openWriteKeyId: string;
+  /** The debugger recorder's Redis connection, when `debugger` was given. */
+  debugRedis: Redis | null;
+  /** The debugger recorder's counters, when `debugger` was given. */
+  debugStats: DebugStreamWriter['stats'] | null;
   accountId: string;
   apiKey: string;
   /** Every envelope in the suite's topic, read from the beginning. */
@@ -101,7 +120,20 @@ export async function webTrackingTo(api: ReturnType<ControlPlane['as']>, app: ob
 }
 
 export async function startHosted(label: string, options: HostedOptions = {}): Promise<Hosted> {
-  const controlPlane = await startControlPlane(`ingestion ${label}`);
+  // With the debugger, the control plane reads what this ingestion records (its own connection).
+  const cpDebugRedis = options.debugger
+    ? createRedis(
+        { REDIS_URL: options.debugger.redisUrl },
+        { logger: createLogger({ service: 'control-plane-test', stream: new PassThrough() }) },
+      )
+    : null;
+  await cpDebugRedis?.connect().catch(() => undefined);
+  const controlPlane = await startControlPlane(
+    `ingestion ${label}`,
+    cpDebugRedis && options.debugger
+      ? { debugger: { redis: cpDebugRedis, redisUrl: options.debugger.redisUrl } }
+      : {},
+  );
   const controlPlaneServer = createServer(controlPlane.app);
   await new Promise<void>((resolve) => controlPlaneServer.listen(0, '127.0.0.1', resolve));
   const cpUrl = `http://127.0.0.1:${(controlPlaneServer.address() as AddressInfo).port}`;
@@ -112,7 +144,9 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   const writeKey = (
     await api.post('/api/v1/write-keys').send({ name: 'site', allowedOrigins: ['example.com'] })
   ).body.data.key;
-  const openWriteKey = (await api.post('/api/v1/write-keys').send({ name: 'open' })).body.data.key;
+  const openCreated = (await api.post('/api/v1/write-keys').send({ name: 'open' })).body.data;
+  const openWriteKey = openCreated.key as string;
+  const openWriteKeyId = openCreated.id as string;
 
   const logs: string[] = [];
   const stream = new PassThrough();
@@ -139,23 +173,53 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   }
   const healthGroup = `test-group-${randomUUID()}`;
   const health = new OutboxHealth(kafka, topic, { log: healthGroup }, { lagThreshold: 1000, cacheMs: 0 });
+  const kafkaReadiness = new KafkaReadiness(kafka, topic);
+  // As main.ts wires them.
+  const metrics = new IngestionMetrics({ defaultMetrics: true });
+  const publisher = new OutboxPublisher(producer, {
+    topic,
+    timeoutMs: options.publishTimeoutMs ?? 8000,
+    compression: options.compression ?? 'lz4',
+  });
+  metrics.watchOutbox(() => publisher.pending);
+  let debugRedis: Redis | null = null;
+  let debugWriter: DebugStreamWriter | null = null;
+  if (options.debugger) {
+    debugRedis = createRedis({ REDIS_URL: options.debugger.redisUrl }, { logger });
+    // As main.ts: down at start is not fatal.
+    await debugRedis.connect().catch(() => undefined);
+    debugWriter = new DebugStreamWriter(
+      debugRedis,
+      {
+        maxLen: options.debugger.maxLen ?? 500,
+        ttlSeconds: 3600,
+        maxPerSecond: options.debugger.maxPerSecond ?? 50,
+      },
+      logger,
+    );
+    const writer = debugWriter;
+    metrics.watchDebugger(() => writer.stats);
+  }
   const collect = new CollectService({
+    ...(debugWriter ? { recorder: new DebugRecorder(debugWriter) } : {}),
     authenticator: new HostedAuthenticator(
       new ControlPlaneClient(cpUrl, TEST_INTERNAL_TOKEN, logger),
-      { validTtlMs: 60_000, invalidTtlMs: 10_000 },
+      { validTtlMs: 60_000, invalidTtlMs: 10_000, onCacheResult: metrics.writeKeyCache },
       logger,
     ),
     logger,
+    metrics,
     hosted: {
-      publisher: new OutboxPublisher(producer, { topic, timeoutMs: options.publishTimeoutMs ?? 8000 }),
+      publisher,
       dedupe: new BatchDedupe(redis, logger),
-      backstop: new LocalBackstop(options.backstopEps ?? 500),
+      backstop: new LocalBackstop(options.backstopEps ?? 500, options.now),
       shared: new SharedRateLimiter(
         redis,
         { eventsPerSecond: options.perSecond ?? 10_000, eventsPerDay: options.perDay ?? 1_000_000 },
         logger,
+        options.now,
       ),
-      authAttempts: new AuthAttemptLimiter(redis, options.authAttemptsPerMinute ?? 1000),
+      authAttempts: new AuthAttemptLimiter(redis, options.authAttemptsPerMinute ?? 1000, options.now),
     },
   });
   const app = createApp({
@@ -165,10 +229,13 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     sdk: null,
     simulate: options.simulate ?? { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
     clientAddress: clientAddressResolver(options.trustedProxies),
+    readiness: { kafka: sharedCheck(kafkaReadiness.check, 0) },
   });
 
   return {
     app,
+    metricsApp: metricsHttp(metrics),
+    metrics,
     collectService: collect,
     controlPlane,
     controlPlaneServer,
@@ -178,6 +245,9 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     logs,
     writeKey,
     openWriteKey,
+    openWriteKeyId,
+    debugRedis,
+    debugStats: debugWriter?.stats ?? null,
     accountId: tenant.accountId,
     apiKey: tenant.key,
     async readTopic(expectedAtLeast = 0) {
@@ -197,11 +267,14 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     },
     async close() {
       await health.close();
+      await kafkaReadiness.reset();
       await producer.disconnect();
       if (redis) await redis.quit();
+      debugRedis?.disconnect();
       controlPlaneServer.closeAllConnections();
       await new Promise((resolve) => controlPlaneServer.close(resolve));
       await controlPlane.close();
+      cpDebugRedis?.disconnect();
     },
   };
 }
@@ -211,13 +284,14 @@ export const collect = (app: Hosted['app']) => request(app).post('/collect');
 /** Ingestion in static mode (one write key, straight into the warehouse schema), as main.ts wires it. */
 export function staticApp(
   writer: WarehouseWriter,
-  options: { writeKey: string; schema?: string; sdk?: SdkFile | null },
+  options: { writeKey: string; schema?: string; sdk?: SdkFile | null; recorder?: DebugRecorder },
 ): ReturnType<typeof createApp> {
   const logger = createLogger({ service: 'ingestion-test', stream: new PassThrough() });
   const schema = options.schema ?? 'tracking';
   return createApp({
     logger,
     collect: new CollectService({
+      ...(options.recorder ? { recorder: options.recorder } : {}),
       authenticator: new StaticAuthenticator(options.writeKey, staticTenant(schema)),
       logger,
       staticDelivery: new WarehouseStaticDelivery(writer, schema, logger),
