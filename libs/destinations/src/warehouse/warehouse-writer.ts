@@ -38,9 +38,13 @@ async function copyInto(
   table: WarehouseTable,
   data: Buffer,
 ): Promise<number> {
-  const stream = client.query(
-    copyFrom(`COPY ${target} (${columnsOf[table].map(quoteIdent).join(', ')}) FROM STDIN`),
-  );
+  const query = copyFrom(`COPY ${target} (${columnsOf[table].map(quoteIdent).join(', ')}) FROM STDIN`);
+  // pg-copy-streams ends a COPY through its prototype's callback(); OpenTelemetry's pg
+  // instrumentation looks only at the query's own properties, and without one it never ends
+  // (nor exports) the COPY's span, so the trace would lose the warehouse write.
+  const own = query as typeof query & { callback: () => void };
+  own.callback = own.callback.bind(query);
+  const stream = client.query(query);
   await pipeline(Readable.from([data]), stream);
   return stream.rowCount;
 }
