@@ -74,8 +74,17 @@ for _ in $(seq 1 40); do port_open 127.0.0.1 "$cp_port" || port_open 127.0.0.1 "
 check "after the first stack was killed outright, a new one starts" start_stack "$REPO/.reports/dev-restart-again.log"
 
 kill -INT -- "-$leader" 2>/dev/null || true
-for _ in $(seq 1 60); do kill -0 "$leader" 2>/dev/null || break; sleep 0.5; done
-stopped() { ! kill -0 "$leader" 2>/dev/null && [[ -z "$(pgrep -s "$leader")" ]]; }
+# The session's last processes may exit a moment after its leader: wait for both, bounded, and
+# name what is left on failure.
+stopped() {
+  for _ in $(seq 1 120); do
+    if ! kill -0 "$leader" 2>/dev/null && [[ -z "$(pgrep -s "$leader")" ]]; then return 0; fi
+    sleep 0.5
+  done
+  log "left running in the stack's session:"
+  pgrep -a -s "$leader" >&2 || true
+  return 1
+}
 check "Ctrl-C stopped it, leaving nothing behind" stopped
 pkill -KILL -s "$leader" 2>/dev/null || true
 

@@ -78,7 +78,9 @@ if (( ${#failed_steps[@]} > 0 )); then
   log "FAILED steps: ${failed_steps[*]}"
   for i in "${!failed_steps[@]}"; do
     log "what failed in \"${failed_steps[$i]}\" (full output: ${failed_logs[$i]#"$REPO/"}):"
-    grep -E 'FAILED|✕|● ' "${failed_logs[$i]}" | head -n 30 >&2 || tail -n 15 "${failed_logs[$i]}" >&2
+    # jest heads a test's console output with "● Console": that is not a failure.
+    grep -E 'FAILED|✕|● ' "${failed_logs[$i]}" | grep -v '● .*Console' | head -n 30 >&2 ||
+      tail -n 15 "${failed_logs[$i]}" >&2
   done
 fi
 node tools/test-report/summarize.js "$TEST_REPORT_DIR" || status=1

@@ -49,7 +49,10 @@ export async function launchChromium(): Promise<Browser> {
 /** A new tab signed in with `key` through the sign-in form. */
 async function signedIn(key: string, hash = '#/'): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(10_000);
+  // Generous: CI runs this beside other suites on two cores.
+  page.setDefaultTimeout(30_000);
+  openPages.add(page);
+  page.on('close', () => openPages.delete(page));
   const problems: string[] = [];
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy|Refused/.test(m.text())) problems.push(m.text());
@@ -62,6 +65,27 @@ async function signedIn(key: string, hash = '#/'): Promise<Page> {
   await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   return page;
 }
+
+/** Pages a test opened and did not close: it failed before its end. */
+const openPages = new Set<Page>();
+
+afterEach(async () => {
+  const name = (expect.getState().currentTestName ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(-60);
+  for (const page of openPages) {
+    // What the failed test saw: a screenshot, the page's text and its errors.
+    await page
+      .screenshot({ path: path.join(SCREENSHOTS, `failed-${name}.png`), fullPage: true })
+      .catch(() => {});
+    const text = await page
+      .locator('body')
+      .innerText({ timeout: 2_000 })
+      .catch(() => '(no text)');
+    process.stderr.write(
+      `${name}: ${page.url()}\n${text.slice(0, 2_000)}\nerrors: ${problemsOf(page).join(' | ')}\n`,
+    );
+    await page.close();
+  }
+});
 
 const problemsOf = (page: Page) => (page as Page & { problems?: string[] }).problems ?? [];
 
@@ -303,7 +327,11 @@ describe('the console in Chromium', () => {
     await page.getByRole('heading', { name: 'Run 1' }).waitFor();
     expect(await page.getByRole('region', { name: 'Run 1' }).innerText()).toContain('pending');
     await page.getByRole('button', { name: 'Cancel the run' }).click();
-    await page.getByRole('region', { name: 'Run 1' }).locator('.badge', { hasText: 'cancelled' }).waitFor();
+    await page
+      .getByRole('region', { name: 'Run 1' })
+      .getByRole('heading', { name: 'Run 1' })
+      .locator('.badge', { hasText: 'cancelled' })
+      .waitFor();
     await page.getByRole('button', { name: 'Start a run' }).waitFor({ state: 'visible' });
     expect(await page.getByRole('button', { name: 'Start a run' }).isEnabled()).toBe(true);
     await shot(page, '10-task');
@@ -331,7 +359,8 @@ describe('the console in Chromium', () => {
       const card = page.locator('li.card').filter({ hasText: 'connector_health_audit' });
       await card.getByRole('button', { name: 'Start a task' }).click();
       const run = page.getByRole('region', { name: 'Run 1' });
-      await run.locator('.badge', { hasText: 'succeeded' }).waitFor();
+      // The run's own badge, in its heading: its steps have badges of their own.
+      await run.getByRole('heading', { name: 'Run 1' }).locator('.badge', { hasText: 'succeeded' }).waitFor();
       await run.getByRole('heading', { name: 'Report' }).waitFor();
       // The failing source is a finding of the report, with its fix.
       const findings = await run.locator('ul.findings').innerText();
