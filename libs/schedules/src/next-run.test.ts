@@ -78,10 +78,25 @@ describe('nextRunAt: examples around daylight-saving changes', () => {
     expect(iso(nextRunAt(everyThird, new Date('2026-01-04T05:00:00Z'), since))).toBe(
       '2026-01-04T06:00:00.000Z',
     );
+    // Not on the days between, even before their anchor time.
+    expect(iso(nextRunAt(everyThird, new Date('2026-01-02T05:00:00Z'), since))).toBe(
+      '2026-01-04T06:00:00.000Z',
+    );
+    expect(iso(nextRunAt(everyThird, new Date('2026-01-06T05:00:00Z'), since))).toBe(
+      '2026-01-07T06:00:00.000Z',
+    );
+    // Before the reference date: the same grid, counted backwards.
+    expect(iso(nextRunAt(everyThird, new Date('2025-12-30T07:00:00Z'), since))).toBe(
+      '2026-01-01T06:00:00.000Z',
+    );
+    expect(iso(nextRunAt(everyThird, new Date('2025-12-28T05:00:00Z'), since))).toBe(
+      '2025-12-29T06:00:00.000Z',
+    );
   });
 
   it('refuses a malformed anchor time, an unknown zone and a zero frequency', () => {
-    expect(() => nextRunAt(daily('25:00', 'UTC'), new Date())).toThrow(/HH:mm/);
+    for (const time of ['25:00', '109:00', '09:000', '9:00', ' 09:00'])
+      expect(() => nextRunAt(daily(time, 'UTC'), new Date())).toThrow(/HH:mm/);
     expect(() => nextRunAt(daily('09:00', 'Mars/Olympus'), new Date())).toThrow(/IANA/);
     expect(() => nextRunAt(daily('09:00', 'UTC', 0), new Date())).toThrow(/at least 1/);
   });

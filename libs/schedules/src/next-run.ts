@@ -34,10 +34,10 @@ export function wallTimeOn(date: DateTime, hour: number, minute: number): DateTi
     { zone: date.zone },
   );
   // An overlap is at most an hour (30 minutes at Lord Howe): an earlier instant showing the
-  // same wall time is the first occurrence.
+  // same wall time is the first occurrence (on the same date: the clock went back by `back`).
   for (const back of [60, 30]) {
     const earlier = resolved.minus({ minutes: back });
-    if (earlier.hour === hour && earlier.minute === minute && earlier.day === date.day) return earlier;
+    if (earlier.hour === hour && earlier.minute === minute) return earlier;
   }
   return resolved;
 }
@@ -62,7 +62,9 @@ export function nextRunAt(schedule: Schedule, after: Date, since: Date = new Dat
   }
   const today = DateTime.fromJSDate(after, { zone }).startOf('day');
   const elapsed = Math.round(today.diff(reference, 'days').days);
-  let day = reference.plus({ days: elapsed - (((elapsed % n) + n) % n) });
+  // The first scheduled day on or after today: one before today runs before `after`.
+  // Stryker disable next-line MethodExpression: Math.floor (the scheduled day on or before today) finds the same run, one turn of the loop later
+  let day = reference.plus({ days: Math.ceil(elapsed / n) * n });
   for (;;) {
     const run = wallTimeOn(day, hour, minute);
     if (run.toMillis() > after.getTime()) return run.toJSDate();

@@ -18,6 +18,7 @@ import {
   type JobExecutor,
   type JobTransition,
 } from './job-executor';
+import { retryDelayMs } from './retry-backoff';
 
 export interface JobRunnerOptions extends WorkerSettings {
   /** Backoff before the first retry of a transient failure; it doubles per attempt up to retryMaxMs. */
@@ -48,11 +49,6 @@ export class JobRunner extends QueueWorker {
   register(executor: JobExecutor): this {
     this.executors.set(executor.kind, executor);
     return this;
-  }
-
-  /** The wait before retry number `attempt` (1-based): base, 2 x base, 4 x base ... capped. */
-  backoffMs(attempt: number): number {
-    return Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.max(0, attempt - 1));
   }
 
   protected async execute(item: ClaimedItem, execution: Execution): Promise<void> {
@@ -156,7 +152,7 @@ export class JobRunner extends QueueWorker {
     const detail =
       error instanceof TransientJobError || error instanceof JobFailure ? error.detail : undefined;
     if (error instanceof TransientJobError && item.attempts < this.options.maxAttempts) {
-      const retryAt = new Date(Date.now() + this.backoffMs(item.attempts));
+      const retryAt = new Date(Date.now() + retryDelayMs(item.attempts, this.options));
       const owned = await this.settle(
         execution,
         executor,
