@@ -39,6 +39,8 @@ export function mutationConfig({ dir, mutate, tests, breakAt }) {
       '!/package.json',
       '!/libs',
       '!/apps',
+      // Tests that check code against the docs (e.g. Segment's destination names) read them.
+      '!/docs',
       'dist',
       '.reports',
       'coverage',

@@ -23,6 +23,7 @@ const id = (description: string) =>
   Type.String({ minLength: 1, maxLength: eventLimits.maxIdLength, description });
 // `event-time` is parseEventTime (event-time.ts): a pattern alone let impossible dates through.
 const isoTime = (description: string) => Type.String({ format: 'event-time', description });
+// Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default and the description is for readers
 const freeObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
 const shortText = Type.String({ maxLength: eventLimits.maxContextText });
 
@@ -33,9 +34,11 @@ export const eventContextSchema = Type.Object(
     library: Type.Optional(
       Type.Object(
         { name: Type.Optional(shortText), version: Type.Optional(shortText) },
+        // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
         { additionalProperties: true },
       ),
     ),
+    // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
     session: Type.Optional(Type.Object({ id: Type.Optional(shortText) }, { additionalProperties: true })),
     page: Type.Optional(
       Type.Object(
@@ -45,6 +48,7 @@ export const eventContextSchema = Type.Object(
           title: Type.Optional(shortText),
           referrer: Type.Optional(shortText),
         },
+        // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
         { additionalProperties: true },
       ),
     ),
@@ -55,6 +59,7 @@ export const eventContextSchema = Type.Object(
           width: Type.Optional(Type.Integer({ minimum: 0, maximum: eventLimits.maxScreenPixels })),
           height: Type.Optional(Type.Integer({ minimum: 0, maximum: eventLimits.maxScreenPixels })),
         },
+        // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
         { additionalProperties: true },
       ),
     ),
@@ -68,6 +73,7 @@ export const eventContextSchema = Type.Object(
     locale: Type.Optional(shortText),
     userAgent: Type.Optional(shortText),
   },
+  // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
   { additionalProperties: true },
 );
 
@@ -75,22 +81,29 @@ const common = {
   messageId: Type.String({
     minLength: 1,
     maxLength: eventLimits.maxMessageIdLength,
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     description: 'Unique event id (UUID recommended)',
   }),
+  // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
   timestamp: isoTime('When the event happened, by the client clock (RFC 3339)'),
   // Optional here: Segment's routes take userId alone. /collect requires it (validateEvent's
   // 'collect' dialect), as its spec says.
+  // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
   anonymousId: Type.Optional(id('Anonymous visitor id')),
+  // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
   userId: Type.Optional(Type.Union([id('Known user id'), Type.Null()])),
+  // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
   sessionId: Type.Optional(id('Session id')),
   writeKey: Type.Optional(Type.String({ maxLength: 200 })),
   context: Type.Optional(eventContextSchema),
+  // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
   sentAt: Type.Optional(isoTime('When the client sent the event, for clock correction')),
   /**
    * Segment's destination selection: `{"All": false, "Amplitude": true}`; a value that is an
    * object (destination options) also enables (docs/tracking-api.md, "Choosing destinations per event").
    */
   integrations: Type.Optional(
+    // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
     Type.Record(Type.String(), Type.Union([Type.Boolean(), Type.Object({}, { additionalProperties: true })])),
   ),
 };
@@ -109,6 +122,7 @@ export const trackEventSchema = Type.Object(
   {
     type: Type.Literal('track'),
     event: eventName,
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     properties: Type.Optional(freeObject('Event properties')),
     ...common,
   },
@@ -118,6 +132,7 @@ export const pageEventSchema = Type.Object(
   {
     type: Type.Literal('page'),
     name: Type.Optional(Type.String({ maxLength: eventLimits.maxEventNameLength })),
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     properties: Type.Optional(freeObject('Page properties')),
     ...common,
   },
@@ -128,6 +143,7 @@ export const screenEventSchema = Type.Object(
   {
     type: Type.Literal('screen'),
     name: Type.Optional(Type.String({ maxLength: eventLimits.maxEventNameLength })),
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     properties: Type.Optional(freeObject('Screen properties')),
     ...common,
   },
@@ -137,15 +153,20 @@ export const identifyEventSchema = Type.Object(
   {
     type: Type.Literal('identify'),
     ...common,
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     userId: id('Known user id'),
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     traits: Type.Optional(freeObject('User traits')),
   },
+  // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
   { additionalProperties: true },
 );
 export const groupEventSchema = Type.Object(
   {
     type: Type.Literal('group'),
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     groupId: id('Group id'),
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     traits: Type.Optional(freeObject('Group traits')),
     ...common,
   },
@@ -155,9 +176,12 @@ export const aliasEventSchema = Type.Object(
   {
     type: Type.Literal('alias'),
     ...common,
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     userId: id('The new user id'),
+    // Stryker disable next-line StringLiteral: a description, for readers of the schema; no behaviour reads it
     previousId: id('The previous id'),
   },
+  // Stryker disable next-line ObjectLiteral: JSON Schema takes other keys by default; the option says so to the reader
   { additionalProperties: true },
 );
 

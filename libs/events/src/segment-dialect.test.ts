@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import fc from 'fast-check';
 import { integrationAllows, segmentDestinationNames } from './destination-selection';
 import { normalizeEvent } from './event-normalizer';
@@ -128,6 +130,17 @@ describe('integrationAllows (Segment’s integrations object)', () => {
     ['segment', ['Segment', 'Segment.io', 'segment']],
     ['onesignal', ['OneSignal', 'OneSignal (Actions)', 'onesignal']],
     ['webhook', ['Webhooks', 'Webhook', 'Webhooks (Actions)', 'webhook']],
+    ['hubspot', ['HubSpot', 'Hubspot', 'HubSpot Cloud Mode (Actions)', 'hubspot']],
+    [
+      'meta_conversions',
+      [
+        'Facebook Conversions API',
+        'Facebook Conversions API (Actions)',
+        'Meta Conversions API',
+        'meta_conversions',
+      ],
+    ],
+    ['google_ads', ['Google Ads Conversions', 'Google AdWords New', 'Google Ads (Gtag)', 'google_ads']],
   ])('%s answers to each documented name (docs/coming-from-segment.md)', (appType, names) => {
     for (const name of names) {
       expect([name, integrationAllows(appType, { All: false, [name]: true })]).toEqual([name, true]);
@@ -138,6 +151,14 @@ describe('integrationAllows (Segment’s integrations object)', () => {
     }
     expect(integrationAllows(appType, { All: true })).toBe(true);
     expect(integrationAllows(appType, { All: false, Other: true })).toBe(false);
+  });
+
+  it('has the names docs/coming-from-segment.md lists, for each app type, in its order', () => {
+    const doc = readFileSync(path.resolve(__dirname, '../../../docs/coming-from-segment.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z_]+)` *\| (`.+`) *\|$/gm)].map(
+      ([, appType, names]) => [appType, [...names!.matchAll(/`([^`]+)`/g)].map((m) => m[1])] as const,
+    );
+    expect(Object.fromEntries(rows)).toEqual(segmentDestinationNames);
   });
 
   it('a destination of another app type never decides, whatever the object holds (fast-check)', () => {
