@@ -383,6 +383,8 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
               )
             ).rows[0].n,
           );
+        // The step is recorded before its query is sent: wait for the query to wait on the lock.
+        await waitFor(runId, async () => (await waiting()) === 1);
         expect(await waiting()).toBe(1);
         const taskId = (
           await h.db.dataSource.query('SELECT task_id FROM task_runs WHERE id = $1', [runId])
