@@ -36,4 +36,9 @@ EXPOSE 9464
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + (process.env.PORT || 3001) + '/health', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/main.js"]
+# V8 sizes the young generation by the machine's memory, so on a large node garbage piles up
+# between scavenges: peak RSS 327-361 MB under pnpm bench:collect. A 16 MB semi-space holds it
+# at 231-270 MB, for about 20 µs more collector pause per 20-event request (24 and 32 MB went
+# over 300 MB in some runs); docs/performance.md, "Memory". tools/dev.sh and the benchmarks
+# start the service with the flags written here (tools/deploy/node-flags.mjs).
+CMD ["node", "--max-semi-space-size=16", "dist/main.js"]

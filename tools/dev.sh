@@ -107,11 +107,13 @@ trap 'exit 143' TERM
 log "applying migrations"
 node apps/control-plane/dist/database/migrate.js
 
+# The flags ingestion's image starts it with (a V8 heap setting): the dev stack runs what ships.
+ingestion_node_flags=$(node tools/deploy/node-flags.mjs ingestion)
 # `exec`: concurrently then supervises and signals the service itself, not a shell around it.
 names=(control-plane ingestion)
 commands=(
   "PORT=$cp_port exec node apps/control-plane/dist/main.js"
-  "PORT=$ing_port METRICS_PORT=$ing_metrics_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node apps/ingestion/dist/main.js"
+  "PORT=$ing_port METRICS_PORT=$ing_metrics_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node $ingestion_node_flags apps/ingestion/dist/main.js"
 )
 IFS=',' read -ra kinds <<<"$destinations"
 delivery_ports=()

@@ -3,6 +3,8 @@
 // Segment's POST /v1/batch (issue 18) with the same body, Basic auth, on the same server.
 //   node tools/bench/collect-load.js [seconds=10] [connections=32]
 // Prints events/s, p50 and p99 for each, the ratios, and p99 of hosted mode at 80% of its peak.
+// Between the two, a `floor` server (the baseline plus one outbox record per request through the
+// same publisher, acks -1; collect-server.js) shows what kafkajs alone costs on this machine.
 //   node tools/bench/collect-load.js [seconds] [connections] --debugger [rounds=3]
 // The live debugger's cost (issue 21): two hosted servers, the recorder on (DEBUGGER_* as in
 // production) and off (DEBUGGER_ENABLED=false), loaded in alternating runs; prints each run,
@@ -13,6 +15,8 @@
 // BENCH_LOG_LEVEL=... (see collect-server.js).
 // BENCH_KAFKA_LOG_DIR=<the broker's log.dirs> prints the bytes each hosted server's outbox
 // topic takes on the broker (BENCH_COMPRESSION=lz4|gzip|none picks the records' codec).
+// The hosted server starts with the Node flags of ingestion's image (tools/deploy/node-flags.mjs);
+// BENCH_NODE_FLAGS='<flags>' replaces them, e.g. --compare 'image:' 'default:BENCH_NODE_FLAGS='.
 // Every mode prints the peak RSS (VmHWM) of each hosted process. BENCH_CPU_PROF_DIR=<dir>
 // writes a CPU profile of each hosted process there (node --cpu-prof) when it exits.
 const { spawn } = require('node:child_process');
@@ -29,9 +33,18 @@ const seconds = Number(positional[0] ?? 10);
 const connections = Number(positional[1] ?? 32);
 const EVENTS = 20;
 
+// The hosted server runs with the flags of ingestion's image (its CMD); BENCH_NODE_FLAGS, in a
+// --compare variant's environment, replaces them ('' for none).
+const { nodeFlags } = require('../deploy/node-flags.mjs');
+const ingestionFlags = nodeFlags('ingestion');
+
 function startServer(mode, env = {}, label = mode) {
   const profile = process.env.BENCH_CPU_PROF_DIR && mode === 'hosted';
-  const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const flags = env.BENCH_NODE_FLAGS ?? process.env.BENCH_NODE_FLAGS;
+  const nodeArgs = [
+    ...(mode !== 'hosted' ? [] : flags === undefined ? ingestionFlags : flags.split(' ').filter(Boolean)),
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : []),
+  ];
   const child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, 'collect-server.js'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
@@ -41,7 +54,7 @@ function startServer(mode, env = {}, label = mode) {
   const counts = { requests: 0 };
   lines.on('line', (line) => {
     const message = JSON.parse(line);
-    if ('cpuMicros' in message) cpuReplies.shift()?.(message.cpuMicros);
+    if ('cpuMicros' in message) cpuReplies.shift()?.(message);
     if ('topicBytes' in message) {
       const perEvent = message.topicBytes / Math.max(1, counts.requests * EVENTS);
       console.log(
@@ -78,9 +91,11 @@ function body() {
 }
 
 async function run(server, overallRate, route = 'collect') {
-  const cpuBefore = await server.cpuMicros();
+  const before = await server.cpuMicros();
   const result = await load(server, overallRate, route);
-  result.cpuMicrosPerRequest = ((await server.cpuMicros()) - cpuBefore) / Math.max(1, result['2xx']);
+  const after = await server.cpuMicros();
+  result.cpuMicrosPerRequest = (after.cpuMicros - before.cpuMicros) / Math.max(1, result['2xx']);
+  result.gcMicrosPerRequest = (after.gcMicros - before.gcMicros) / Math.max(1, result['2xx']);
   server.counts.requests += result['2xx'];
   return result;
 }
@@ -116,7 +131,7 @@ const describe = (name, r) => {
   const ok = r['2xx'];
   const eps = (ok * EVENTS) / r.duration;
   console.log(
-    `${name.padEnd(30)} ${String(Math.round(eps)).padStart(7)} events/s  ${String(Math.round(ok / r.duration)).padStart(5)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  server CPU ${Math.round(r.cpuMicrosPerRequest)} µs/req  non-2xx ${r.non2xx} errors ${r.errors}`,
+    `${name.padEnd(30)} ${String(Math.round(eps)).padStart(7)} events/s  ${String(Math.round(ok / r.duration)).padStart(5)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  server CPU ${Math.round(r.cpuMicrosPerRequest)} µs/req (GC ${Math.round(r.gcMicrosPerRequest)})  non-2xx ${r.non2xx} errors ${r.errors}`,
   );
   return eps;
 };
@@ -162,7 +177,7 @@ async function compare(a, b, rounds, check) {
   };
   check?.(servers[a.label], servers[b.label]);
   for (const label of [a.label, b.label]) await run(servers[label]); // warm-up of both
-  const totals = { [a.label]: { eps: 0, cpu: 0 }, [b.label]: { eps: 0, cpu: 0 } };
+  const totals = { [a.label]: { eps: 0, cpu: 0, gc: 0 }, [b.label]: { eps: 0, cpu: 0, gc: 0 } };
   for (let round = 1; round <= rounds; round++) {
     // Alternating which goes first: drift of the machine weighs on both alike.
     const order = round % 2 === 1 ? [a.label, b.label] : [b.label, a.label];
@@ -170,13 +185,18 @@ async function compare(a, b, rounds, check) {
       const result = await run(servers[label]);
       totals[label].eps += describe(`round ${round} ${label}`, result);
       totals[label].cpu += result.cpuMicrosPerRequest;
+      totals[label].gc += result.gcMicrosPerRequest;
     }
   }
   for (const label of [a.label, b.label]) await stop(label, servers[label]);
-  const mean = (label) => ({ eps: totals[label].eps / rounds, cpu: totals[label].cpu / rounds });
+  const mean = (label) => ({
+    eps: totals[label].eps / rounds,
+    cpu: totals[label].cpu / rounds,
+    gc: totals[label].gc / rounds,
+  });
   const m = { a: mean(a.label), b: mean(b.label) };
   console.log(
-    `mean ${a.label}: ${Math.round(m.a.eps)} events/s, ${Math.round(m.a.cpu)} µs/req; ${b.label}: ${Math.round(m.b.eps)} events/s, ${Math.round(m.b.cpu)} µs/req`,
+    `mean ${a.label}: ${Math.round(m.a.eps)} events/s, ${Math.round(m.a.cpu)} µs/req (GC ${Math.round(m.a.gc)}); ${b.label}: ${Math.round(m.b.eps)} events/s, ${Math.round(m.b.cpu)} µs/req (GC ${Math.round(m.b.gc)})`,
   );
   console.log(
     `ratio ${a.label}/${b.label}: rate ${(m.a.eps / m.b.eps).toFixed(3)}, server CPU per request ${(m.a.cpu / m.b.cpu).toFixed(3)}`,
@@ -211,6 +231,12 @@ async function main() {
   const baselineEps = describe('baseline (node:http + JSON)', baselineRun);
   await stop('the baseline', base);
 
+  const floor = await startServer('floor');
+  await run(floor);
+  const floorRun = await run(floor);
+  describe('floor (baseline + kafkajs send)', floorRun);
+  await stop('the floor server', floor);
+
   const hosted = await startServer('hosted');
   await run({ ...hosted }, undefined).then(() => undefined); // warm-up: JIT, connections, caches
   const peak = await run(hosted);
@@ -225,6 +251,9 @@ async function main() {
   console.log(`ratio hosted/baseline: ${(hostedEps / baselineEps).toFixed(2)} (target >= 0.35, stretch 0.5)`);
   console.log(
     `server CPU per request hosted/baseline: ${(hostedCpu / baselineRun.cpuMicrosPerRequest).toFixed(2)} (target <= 3)`,
+  );
+  console.log(
+    `server CPU per request floor/baseline: ${(floorRun.cpuMicrosPerRequest / baselineRun.cpuMicrosPerRequest).toFixed(2)}, hosted/floor: ${(hostedCpu / floorRun.cpuMicrosPerRequest).toFixed(2)}; rate floor/baseline: ${((floorRun['2xx'] * EVENTS) / floorRun.duration / baselineEps).toFixed(2)}`,
   );
   const collectEps = (hostedEps + againEps) / 2;
   console.log(

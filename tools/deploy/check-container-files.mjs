@@ -113,7 +113,7 @@ function dockerfileProblems(name, text) {
     return found ? JSON.parse(found.args) : undefined;
   };
   const command = [...(exec('ENTRYPOINT') ?? []), ...(exec('CMD') ?? [])];
-  const script = command[0] === 'node' ? command[1] : undefined;
+  const script = command[0] === 'node' ? command.slice(1).find((word) => !word.startsWith('-')) : undefined;
   if (!script || !existsSync(path.join(repo, 'apps', app, script)))
     fail(`must start a script the build produces (found ${command.join(' ')})`);
   // The Deployments pass the kind as `args`, which replace CMD only.
@@ -252,6 +252,12 @@ const breaks = [
     'the delivery kind in CMD only',
     (d) => {
       d.delivery = d.delivery.replace(/^ENTRYPOINT .*$/m, '');
+    },
+  ],
+  [
+    'an image that starts node with flags and no script',
+    (d) => {
+      d.ingestion = d.ingestion.replace(/^CMD \[.*$/m, 'CMD ["node", "--max-semi-space-size=16"]');
     },
   ],
   [
