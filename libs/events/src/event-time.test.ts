@@ -23,6 +23,8 @@ describe('parseEventTime', () => {
     ['0001-01-01T00:00:00-01:00', '0001-01-01T01:00:00.000Z'],
     ['0099-06-15T00:00:00Z', '0099-06-15T00:00:00.000Z'],
     ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+    // Written in year 0 at a negative offset, but an instant of year 1.
+    ['0000-12-31T23:30:00-01:00', '0001-01-01T00:30:00.000Z'],
   ])('reads %s as %s', (text, iso) => {
     expect(eventTimeIso(text)).toBe(iso);
   });
@@ -52,8 +54,26 @@ describe('parseEventTime', () => {
     ['+002024-01-01T00:00:00Z', 'an expanded year'],
     ['2024-01-01T00:00:00Z ', 'a trailing space'],
     ['', 'nothing'],
+    ['2024/01-01T00:00:00Z', 'a slash after the year'],
+    ['2024-01/01T00:00:00Z', 'a slash after the month'],
+    ['2024-01-01T00.00:00Z', 'a dot after the hour'],
+    ['2024-01-01T00:00.00Z', 'a dot after the minute'],
+    ['2024-01-01T00:00:00*01:00', 'an offset without its sign'],
+    ['2024-01-01T00:00:00+01x00', 'an offset without its colon'],
+    ['2024-01-01T00:00:00+0a:00', 'a letter in the offset hours'],
+    ['2024-01-01T00:00:00+01:0a', 'a letter in the offset minutes'],
+    ['20a4-01-01T00:00:00Z', 'a letter in the year'],
+    ['20a4-12-31T23:59:59-23:59', 'a letter in the year, and the largest offset back'],
+    ['2024-01-01T0a:00:00Z', 'a letter in the hour'],
+    ['2024-01-01T00:0a:00Z', 'a letter in the minute'],
+    ['2024-01-01T00:00:0aZ', 'a letter in the second'],
   ])('refuses %s (%s)', (text) => {
     expect(parseEventTime(text)).toBeUndefined();
+  });
+
+  it('eventTimeIso gives nothing for a text it refuses', () => {
+    expect(eventTimeIso('2024-02-30T00:00:00Z')).toBeUndefined();
+    expect(eventTimeIso(undefined)).toBeUndefined();
   });
 
   it('refuses what is not a string', () => {
@@ -109,6 +129,72 @@ describe('parseEventTime', () => {
     });
   });
 
+  it('reads every text exactly as the regular expression it replaced did', () => {
+    const digits = (n: number, min: number, max: number) =>
+      fc.integer({ min, max }).map((v) => String(v).padStart(n, '0').slice(-n));
+    // Mostly in range, sometimes just out of it, so most texts get past the shape to the checks.
+    const field = (n: number, min: number, max: number, wide: number) =>
+      fc.oneof({ arbitrary: digits(n, min, max), weight: 6 }, { arbitrary: digits(n, 0, wide), weight: 1 });
+    const near = fc
+      .record({
+        year: fc.oneof(
+          { arbitrary: digits(4, 1, 9999), weight: 6 },
+          { arbitrary: fc.constantFrom('0000', '0001', '1900', '2000', '2024', '9999', '20a4'), weight: 2 },
+        ),
+        month: fc.oneof(
+          { arbitrary: field(2, 1, 12, 19), weight: 9 },
+          { arbitrary: fc.constant('1x'), weight: 1 },
+        ),
+        day: field(2, 1, 31, 39),
+        separator: fc.oneof(
+          { arbitrary: fc.constantFrom('T', 't', ' '), weight: 6 },
+          { arbitrary: fc.constantFrom('x', '-'), weight: 1 },
+        ),
+        hour: field(2, 0, 24, 29),
+        minute: field(2, 0, 60, 69),
+        second: field(2, 0, 60, 69),
+        fraction: fc.oneof(
+          { arbitrary: fc.constant(''), weight: 3 },
+          { arbitrary: fc.stringMatching(/^\.\d{1,12}$/), weight: 3 },
+          { arbitrary: fc.constant('.'), weight: 1 },
+          { arbitrary: fc.stringMatching(/^\.\d{0,3}[^\d]$/), weight: 1 },
+        ),
+        zone: fc.oneof(
+          { arbitrary: fc.constantFrom('Z', 'z'), weight: 3 },
+          {
+            arbitrary: fc
+              .tuple(fc.constantFrom('+', '-'), field(2, 0, 24, 29), field(2, 0, 60, 69))
+              .map(([sign, h, m]) => `${sign}${h}:${m}`),
+            weight: 3,
+          },
+          {
+            arbitrary: fc.constantFrom('', 'UTC', '+00:00', '-00:00', '+0100', '+01:00 ', '+1:00', '+01:0'),
+            weight: 1,
+          },
+        ),
+      })
+      .map(
+        (p) =>
+          `${p.year}-${p.month}-${p.day}${p.separator}${p.hour}:${p.minute}:${p.second}${p.fraction}${p.zone}`,
+      );
+    // One character of a near text replaced by any character (full Unicode), or dropped.
+    const changed = fc
+      .tuple(near, fc.nat(), fc.oneof(fc.string({ unit: 'binary', minLength: 0, maxLength: 1 })))
+      .map(([text, at, replacement]) => {
+        const i = at % text.length;
+        return text.slice(0, i) + replacement + text.slice(i + 1);
+      });
+    fc.assert(
+      fc.property(
+        fc.oneof({ arbitrary: near, weight: 4 }, changed, fc.string({ unit: 'binary' })),
+        (text) => {
+          expect(parseEventTime(text)).toBe(referenceParseEventTime(text));
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+  });
+
   it('agrees with Date for every RFC 3339 text Date reads the same way', () => {
     fc.assert(
       fc.property(
@@ -125,3 +211,41 @@ describe('parseEventTime', () => {
     );
   });
 });
+
+/**
+ * The regular-expression parser that parseEventTime replaced (for speed), kept as the oracle of
+ * the property above.
+ */
+function referenceParseEventTime(text: string): number | undefined {
+  const m =
+    /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/.exec(
+      text,
+    );
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  if (month < 1 || month > 12 || day < 1 || day > days) return undefined;
+  if (hour > 23 || minute > 59 || second > 60) return undefined;
+  let offsetMinutes = 0;
+  if (!m[8]) {
+    const offsetHours = Number(m[10]);
+    const offsetMins = Number(m[11]);
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  const millis = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0'));
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, 0, millis));
+  date.setUTCFullYear(year);
+  const utcMinuteOfDay = (((hour * 60 + minute - offsetMinutes) % 1440) + 1440) % 1440;
+  if (second === 60 && utcMinuteOfDay !== 1439) return undefined;
+  const ms = date.getTime() + second * 1000 - offsetMinutes * 60_000;
+  return ms >= eventTimeRange.min && ms <= eventTimeRange.max ? ms : undefined;
+}

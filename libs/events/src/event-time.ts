@@ -11,9 +11,6 @@
  * - The instant, once the offset is applied, must lie in the years 0001 to 9999 UTC: what both
  *   JavaScript and PostgreSQL hold and print the same way (PostgreSQL has no year 0).
  */
-const rfc3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
-
 /** 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z. */
 export const eventTimeRange = { min: -62_135_596_800_000, max: 253_402_300_799_999 } as const;
 
@@ -22,44 +19,87 @@ const daysIn = (year: number, month: number): number =>
     ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
       ? 29
       : 28
-    : [4, 6, 9, 11].includes(month)
+    : month === 4 || month === 6 || month === 9 || month === 11
       ? 30
       : 31;
+
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
+}
+
+const ZERO = 48;
+
+/** The number written by `count` ASCII digits at `at`, or -1 when one of them is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const digit = text.charCodeAt(i) - ZERO;
+    if (!(digit >= 0 && digit <= 9)) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
 
 /** True when `ms` is an instant events may carry. */
 export const inEventTimeRange = (ms: number): boolean =>
   Number.isFinite(ms) && ms >= eventTimeRange.min && ms <= eventTimeRange.max;
 
-/** Milliseconds since the epoch, or undefined when `text` is not an accepted event date-time. */
+/**
+ * Milliseconds since the epoch, or undefined when `text` is not an accepted event date-time.
+ * Read character by character rather than by a regular expression: every event's timestamps
+ * pass here at the door and again in each consumer (docs/performance.md).
+ */
 export function parseEventTime(text: unknown): number | undefined {
-  if (typeof text !== 'string') return undefined;
-  const m = rfc3339.exec(text);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  // Stryker disable next-line ConditionalExpression: equivalent, a shorter text fails the separator checks below; this spares the work
+  if (typeof text !== 'string' || text.length < 20) return undefined;
+  const separator = text[10];
+  if (text[4] !== '-' || text[7] !== '-' || text[13] !== ':' || text[16] !== ':') return undefined;
+  if (separator !== 'T' && separator !== 't' && separator !== ' ') return undefined;
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2);
+  const minute = digitsAt(text, 14, 2);
+  const second = digitsAt(text, 17, 2);
+  // A letter in the year reads as -1, which the range check at the end refuses.
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
-  if (hour > 23 || minute > 59 || second > 60) return undefined;
-  let offsetMinutes = 0;
-  if (!m[8]) {
-    const offsetHours = Number(m[10]);
-    const offsetMins = Number(m[11]);
-    if (offsetHours > 23 || offsetMins > 59) return undefined;
-    offsetMinutes = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) return undefined;
+  // A fraction of any length, read to the millisecond.
+  let at = 19;
+  let millis = 0;
+  if (text[at] === '.') {
+    const first = at + 1;
+    for (at = first; digitsAt(text, at, 1) >= 0; at++) {
+      if (at - first < 3) millis = millis * 10 + digitsAt(text, at, 1);
+    }
+    if (at === first) return undefined;
+    for (let place = at - first; place < 3; place++) millis *= 10;
   }
-  const millis = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0'));
-  // Date.UTC reads years 0-99 as 1900-1999: build the date in a leap year, then set the year
-  // (the day was checked against the real year above, so nothing rolls over).
-  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, 0, millis));
-  date.setUTCFullYear(year);
+  let offsetMinutes = 0;
+  const zone = text[at];
+  if (zone === 'Z' || zone === 'z') {
+    if (text.length !== at + 1) return undefined;
+  } else if (zone === '+' || zone === '-') {
+    if (text.length !== at + 6 || text[at + 3] !== ':') return undefined;
+    const offsetHours = digitsAt(text, at + 1, 2);
+    const offsetMins = digitsAt(text, at + 4, 2);
+    if (offsetHours < 0 || offsetHours > 23 || offsetMins < 0 || offsetMins > 59) return undefined;
+    offsetMinutes = (zone === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  } else {
+    return undefined;
+  }
   const utcMinuteOfDay = (((hour * 60 + minute - offsetMinutes) % 1440) + 1440) % 1440;
   if (second === 60 && utcMinuteOfDay !== 1439) return undefined;
-  const ms = date.getTime() + second * 1000 - offsetMinutes * 60_000;
+  const ms =
+    daysFromCivil(year, month, day) * 86_400_000 +
+    ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1000 +
+    millis;
   return inEventTimeRange(ms) ? ms : undefined;
 }
 
