@@ -37,8 +37,8 @@ export function traitsOf(event: TrackingEvent): Record<string, unknown> {
 
 /** The first text value of `fields` found in the event's properties, then in its traits. */
 export function personField(event: TrackingEvent, ...fields: string[]): string | undefined {
-  const sources = [event.type === 'identify' ? {} : payloadOf(event), traitsOf(event)];
-  for (const source of sources) {
+  // An identify's payload is its traits: they are looked at twice, to the same effect.
+  for (const source of [payloadOf(event), traitsOf(event)]) {
     for (const field of fields) {
       const value = Object.hasOwn(source, field) ? source[field] : undefined;
       if (typeof value === 'string' && value.trim() !== '') return value.trim();
