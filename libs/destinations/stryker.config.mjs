@@ -31,8 +31,14 @@ export default mutationConfig({
     `${forwarding}/hashed-identity.ts`,
     `${forwarding}/segment-message.ts`,
   ],
-  // The forwarders' tests against look-alike vendor servers (in-process HTTP, no Kafka or
-  // PostgreSQL); forwarding-destination and forwarding-isolation need the real services.
-  tests: ['src/forwarding/*-forwarder.test.ts'],
+  // Pure tests of the mappings: event in, vendor payload out. The forwarders' tests against the
+  // look-alike vendor servers cover the mappings too, but through HTTP, batching and retries,
+  // which a mutant can make wait for a timeout; they stay the integration tests.
+  tests: [
+    'src/forwarding/*-mapping.test.ts',
+    'src/forwarding/event-fields.test.ts',
+    'src/forwarding/hashed-identity.test.ts',
+    'src/forwarding/segment-message.test.ts',
+  ],
   breakAt: 80,
 });
