@@ -72,7 +72,7 @@ function purchasesOf(event: TrackEvent, time: string, identity: Record<string, u
     if (product === null || typeof product !== 'object') continue;
     const { product_id, sku, id, price, quantity, ...rest } = product as Record<string, unknown>;
     const productId = [product_id, sku, id].find((v) => typeof v === 'string' && v.length > 0);
-    const amount = typeof price === 'number' ? price : Number(price);
+    const amount = Number(price);
     if (typeof productId !== 'string' || !Number.isFinite(amount)) continue;
     purchases.push({
       ...identity,

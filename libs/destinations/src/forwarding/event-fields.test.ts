@@ -26,24 +26,28 @@ describe('the event fields every forwarder reads', () => {
   it('gives a screen call its name and properties, properties winning; other calls none', () => {
     expect(
       screenFields({ ...base, type: 'screen', name: 'Checkout', properties: { step: 2, name: 'Cart' } }),
-    ).toEqual({ name: 'Cart', step: 2 });
-    expect(screenFields({ ...base, type: 'screen', name: 'Checkout', properties: { step: 2 } })).toEqual({
+    ).toStrictEqual({ name: 'Cart', step: 2 });
+    expect(
+      screenFields({ ...base, type: 'screen', name: 'Checkout', properties: { step: 2 } }),
+    ).toStrictEqual({
       name: 'Checkout',
       step: 2,
     });
-    expect(screenFields({ ...base, type: 'screen', name: 'Checkout' })).toEqual({ name: 'Checkout' });
-    expect(screenFields({ ...base, type: 'screen', name: '', properties: { step: 2 } })).toEqual({ step: 2 });
-    expect(screenFields({ ...base, type: 'screen' })).toEqual({});
-    expect(screenFields({ ...base, type: 'page', name: 'Home', properties: { a: 1 } })).toEqual({});
+    expect(screenFields({ ...base, type: 'screen', name: 'Checkout' })).toStrictEqual({ name: 'Checkout' });
+    expect(screenFields({ ...base, type: 'screen', name: '', properties: { step: 2 } })).toStrictEqual({
+      step: 2,
+    });
+    expect(screenFields({ ...base, type: 'screen' })).toStrictEqual({});
+    expect(screenFields({ ...base, type: 'page', name: 'Home', properties: { a: 1 } })).toStrictEqual({});
   });
 
   it('corrects the time by the event’s own sentAt, else the batch’s, else keeps it', () => {
     const track = { ...base, type: 'track' as const, event: 'E' };
-    expect(eventTime(outboundOf(track))).toEqual(correctedSampleTime);
-    expect(eventTime(outboundOf({ ...track, sentAt: '2026-03-01T12:00:01.000Z' }))).toEqual(
+    expect(eventTime(outboundOf(track))).toStrictEqual(correctedSampleTime);
+    expect(eventTime(outboundOf({ ...track, sentAt: '2026-03-01T12:00:01.000Z' }))).toStrictEqual(
       new Date('2026-03-01T11:59:58.000Z'),
     );
-    expect(eventTime(outboundOf(track, { batchSentAt: undefined }))).toEqual(new Date(sampleTimestamp));
+    expect(eventTime(outboundOf(track, { batchSentAt: undefined }))).toStrictEqual(new Date(sampleTimestamp));
   });
 
   it('takes the user agent the server saw, else the one the client reported', () => {
@@ -63,12 +67,12 @@ describe('the event fields every forwarder reads', () => {
   });
 
   it('reads properties or traits, {} when the call has neither', () => {
-    expect(payloadOf({ ...base, type: 'track', event: 'E', properties: { a: 1 } })).toEqual({ a: 1 });
-    expect(payloadOf({ ...base, type: 'identify', traits: { b: 2 } })).toEqual({ b: 2 });
-    expect(payloadOf({ ...base, type: 'group', groupId: 'g', traits: { c: 3 } })).toEqual({ c: 3 });
-    expect(payloadOf({ ...base, type: 'track', event: 'E' })).toEqual({});
-    expect(payloadOf({ ...base, type: 'identify' })).toEqual({});
-    expect(payloadOf({ ...base, type: 'alias', userId: 'u', previousId: 'p' })).toEqual({});
+    expect(payloadOf({ ...base, type: 'track', event: 'E', properties: { a: 1 } })).toStrictEqual({ a: 1 });
+    expect(payloadOf({ ...base, type: 'identify', traits: { b: 2 } })).toStrictEqual({ b: 2 });
+    expect(payloadOf({ ...base, type: 'group', groupId: 'g', traits: { c: 3 } })).toStrictEqual({ c: 3 });
+    expect(payloadOf({ ...base, type: 'track', event: 'E' })).toStrictEqual({});
+    expect(payloadOf({ ...base, type: 'identify' })).toStrictEqual({});
+    expect(payloadOf({ ...base, type: 'alias', userId: 'u', previousId: 'p' })).toStrictEqual({});
   });
 
   it('reads an identify’s traits even when it carries a stray properties key the door kept', () => {
@@ -78,13 +82,13 @@ describe('the event fields every forwarder reads', () => {
       traits: { plan: 'pro' },
       properties: { x: 1 },
     });
-    expect(payloadOf(event)).toEqual({ plan: 'pro' });
+    expect(payloadOf(event)).toStrictEqual({ plan: 'pro' });
     const alias = sampleEvent({ type: 'alias', userId: 'u-1', previousId: 'p', properties: { x: 1 } });
-    expect(payloadOf(alias.event)).toEqual({});
+    expect(payloadOf(alias.event)).toStrictEqual({});
   });
 
   it('describes a page view by the page call’s name and its page, properties winning', () => {
-    expect(pageFields({ ...base, type: 'page', name: 'Home', context: pageContext })).toEqual({
+    expect(pageFields({ ...base, type: 'page', name: 'Home', context: pageContext })).toStrictEqual({
       name: 'Home',
       url: 'https://shop.example/a',
       path: '/a',
@@ -103,7 +107,12 @@ describe('the event fields every forwarder reads', () => {
           referrer: 'https://other.example/',
         },
       }),
-    ).toEqual({ url: 'https://shop.example/b', path: '/b', title: 'B', referrer: 'https://other.example/' });
+    ).toStrictEqual({
+      url: 'https://shop.example/b',
+      path: '/b',
+      title: 'B',
+      referrer: 'https://other.example/',
+    });
   });
 
   it('skips empty and non-text values, falling back to the page context', () => {
@@ -115,8 +124,13 @@ describe('the event fields every forwarder reads', () => {
         context: pageContext,
         properties: { url: '', path: 7, title: null, referrer: '' },
       }),
-    ).toEqual({ url: 'https://shop.example/a', path: '/a', title: 'A', referrer: 'https://ref.example/' });
-    expect(pageFields({ ...base, type: 'page' })).toEqual({});
+    ).toStrictEqual({
+      url: 'https://shop.example/a',
+      path: '/a',
+      title: 'A',
+      referrer: 'https://ref.example/',
+    });
+    expect(pageFields({ ...base, type: 'page' })).toStrictEqual({});
   });
 
   it('takes only the page context of other calls: their properties and names are not the page’s', () => {
@@ -128,18 +142,20 @@ describe('the event fields every forwarder reads', () => {
         context: { page: { url: 'https://shop.example/a' } },
         properties: { url: 'https://elsewhere.example/', name: 'N' },
       }),
-    ).toEqual({ url: 'https://shop.example/a' });
-    expect(pageFields({ ...base, type: 'screen', name: 'Checkout', properties: { title: 'T' } })).toEqual({});
+    ).toStrictEqual({ url: 'https://shop.example/a' });
+    expect(
+      pageFields({ ...base, type: 'screen', name: 'Checkout', properties: { title: 'T' } }),
+    ).toStrictEqual({});
   });
 
   it('drops undefined values and keeps the other falsy ones', () => {
-    expect(defined({ a: undefined, b: null, c: 0, d: '', e: false, f: 'x' })).toEqual({
+    expect(defined({ a: undefined, b: null, c: 0, d: '', e: false, f: 'x' })).toStrictEqual({
       b: null,
       c: 0,
       d: '',
       e: false,
       f: 'x',
     });
-    expect(Object.keys(defined({ a: undefined, b: 1 }))).toEqual(['b']);
+    expect(Object.keys(defined({ a: undefined, b: 1 }))).toStrictEqual(['b']);
   });
 });

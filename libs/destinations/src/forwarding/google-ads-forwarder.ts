@@ -153,7 +153,7 @@ export function clickConversionOf(
       conversionValue: value,
       currencyCode: value !== undefined && /^[A-Z]{3}$/.test(currency) ? currency : undefined,
     }),
-    orderId: dedupeId.length <= 64 ? dedupeId : sha256Hex(dedupeId).slice(0, 64),
+    orderId: dedupeId.length <= 64 ? dedupeId : sha256Hex(dedupeId),
     // GRANTED only when the user said so: an event that does not mention consent is sent
     // only because our gate lets it through by default, which is not a grant Google can rely on.
     ...(event.context?.consent?.marketing === true ? { consent: { adUserData: 'GRANTED' as const } } : {}),

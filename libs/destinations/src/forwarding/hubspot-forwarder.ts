@@ -101,7 +101,7 @@ export function hubspotPropertyName(trait: string): string | undefined {
     .toLowerCase()
     .replace(/[^a-z0-9_]+/g, '_')
     .replace(/_+/g, '_')
-    .replace(/^_+|_+$/g, '');
+    .replace(/^_|_$/g, '');
   return /^[a-z]/.test(name) ? name : undefined;
 }
 
@@ -161,10 +161,10 @@ export function hubspotInputOf(email: string, raw: Map<string, unknown>, types: 
     if (type === undefined || name === 'email') continue;
     let text = hubspotValue(value);
     if (text !== undefined && type === 'date') {
-      const time = Date.parse(text);
+      const time = new Date(Date.parse(text));
       // Years 0-9999 only: HubSpot reads YYYY-MM-DD, not the expanded years ISO 8601 allows.
-      const day = Number.isNaN(time) ? '' : new Date(time).toISOString().slice(0, 10);
-      text = /^\d{4}-\d{2}-\d{2}$/.test(day) ? day : undefined;
+      const year = time.getUTCFullYear();
+      text = year >= 0 && year <= 9999 ? time.toISOString().slice(0, 10) : undefined;
     }
     if (text !== undefined) properties[name] = text;
   }

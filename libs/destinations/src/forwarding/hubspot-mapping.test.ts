@@ -29,6 +29,8 @@ describe('HubSpot contact mapping', () => {
       ['Café Owner', 'cafe_owner'],
       ['__a--b!!c__', 'a_b_c'],
       ['a   b', 'a_b'],
+      ['a__b', 'a_b'],
+      ['a_-_b_', 'a_b'],
       ['_private', 'private'],
       ['constructor', 'constructor'],
       ['toString', 'to_string'],
@@ -125,6 +127,9 @@ describe('HubSpot contact mapping', () => {
       ['signed_up', 'date'],
       ['renewal', 'date'],
       ['far', 'date'],
+      ['year_zero', 'date'],
+      ['last_year', 'date'],
+      ['before', 'date'],
       ['empty', 'string'],
     ]);
     const raw = new Map<string, unknown>([
@@ -134,6 +139,9 @@ describe('HubSpot contact mapping', () => {
       ['signed_up', '2026-01-02T23:30:00-02:00'],
       ['renewal', 'next week'],
       ['far', '+010000-01-01T00:00:00Z'],
+      ['year_zero', '0000-06-01T00:00:00Z'],
+      ['last_year', '9999-12-31T12:00:00Z'],
+      ['before', '-000001-12-31T00:00:00Z'],
       ['empty', null],
       ['unknown_to_the_account', 'x'],
     ]);
@@ -145,6 +153,8 @@ describe('HubSpot contact mapping', () => {
         firstname: 'Ada',
         logins: '7',
         signed_up: '2026-01-03',
+        year_zero: '0000-06-01',
+        last_year: '9999-12-31',
         email: 'ada@example.com',
       },
     });
