@@ -2,21 +2,31 @@ import { functionRanges, mutationConfig } from '../../tools/mutation/base-config
 
 const forwarding = 'libs/destinations/src/forwarding';
 
-// The forwarders' field mappings: how our events become each vendor's payload. Their request,
-// batching and verdict code talks HTTP and is left to the integration tests.
+// The forwarders' field mappings: how our events become each vendor's payload, with the tables
+// of trait and event names they map. Their request, batching and verdict code talks HTTP and is
+// left to the integration tests.
 const mappings = {
   amplitude: ['sessionIdOf', 'amplitudeEventOf'],
-  braze: ['attributesOf', 'purchasesOf', 'brazeObjectsOf'],
+  braze: ['standardAttributes', 'attributesOf', 'purchasesOf', 'brazeObjectsOf'],
   'customer-io': ['seconds', 'personAttributesOf', 'customerIoOperationOf'],
   'google-ads': ['googleEmail', 'googleDateTime', 'numberOf', 'conversionActionsOf', 'clickConversionOf'],
   hubspot: [
+    'standardProperties',
+    'addressProperties',
     'hubspotPropertyName',
     'hubspotValue',
     'hubspotPropertiesOf',
     'hubspotContactOf',
     'hubspotInputOf',
   ],
-  'meta-conversions': ['metaPhone', 'hashed', 'numberOf', 'customDataOf', 'metaServerEventOf'],
+  'meta-conversions': [
+    'metaStandardEvents',
+    'metaPhone',
+    'hashed',
+    'numberOf',
+    'customDataOf',
+    'metaServerEventOf',
+  ],
   mixpanel: ['mixpanelRecordOf'],
   onesignal: ['tagsOf', 'languageOf', 'oneSignalItemOf'],
 };
