@@ -125,5 +125,6 @@ describe('the identity the ad platforms and CRMs match on', () => {
     expect(clickIdOf(event({ page: { url: 'https://shop.example/?gclid=' } }), 'gclid')).toBe(undefined);
     expect(clickIdOf(event({ page: { url: 'not a url?gclid=x' } }), 'gclid')).toBe(undefined);
     expect(clickIdOf(event({}), 'gclid')).toBe(undefined);
+    expect(clickIdOf({ ...base, type: 'track', event: 'E' }, 'gclid')).toBe(undefined);
   });
 });
