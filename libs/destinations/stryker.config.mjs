@@ -31,7 +31,7 @@ const mappings = {
   onesignal: ['tagsOf', 'languageOf', 'oneSignalItemOf'],
 };
 
-export default mutationConfig({
+const config = mutationConfig({
   dir: 'libs/destinations',
   mutate: [
     ...Object.entries(mappings).flatMap(([vendor, names]) =>
@@ -52,3 +52,8 @@ export default mutationConfig({
   ],
   breakAt: 80,
 });
+
+// Every test file loads the event contract, whose validator compiles its schema, so a mutant
+// runs only the test files that import its file: a vendor's mutant runs that vendor's tests, not
+// all eleven files (about four times fewer files loaded in a run).
+export default { ...config, jest: { ...config.jest, enableFindRelatedTests: true } };
