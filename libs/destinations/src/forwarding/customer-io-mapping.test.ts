@@ -142,5 +142,7 @@ describe('Customer.io operation mapping', () => {
     expect(createdAtOf({ createdAt: 1_000, created_at: 2_000 })).toStrictEqual({ created_at: 1_000 });
     expect(createdAtOf({ createdAt: 'yesterday', a: 1 })).toStrictEqual({ a: 1 });
     expect(createdAtOf({ created_at: true })).toStrictEqual({});
+    // Date.parse would read a one-element array as its text: only text is read as a time.
+    expect(createdAtOf({ createdAt: ['2026-01-02T03:04:05Z'] })).toStrictEqual({});
   });
 });

@@ -75,10 +75,11 @@ describe('Google Ads click conversion mapping', () => {
     };
     expect(refusal({}, {})).toBe('appConfig.conversionActions is required');
     expect(refusal({ conversionActions: null }, {})).toBe('appConfig.conversionActions is required');
+    expect(refusal({}, { conversionActions: null })).toBe('appConfig.conversionActions is required');
     const malformed = 'conversionActions must map event names to conversion action ids';
     expect(refusal({}, { conversionActions: ['1'] })).toBe(malformed);
     expect(refusal({}, { conversionActions: 'A=1' })).toBe(malformed);
-    for (const id of ['', '1a', 'a1', '123456789012345678901', 1.5, true])
+    for (const id of ['', '1a', 'a1', '123456789012345678901', 1.5, true, ['1'], { id: '1' }])
       expect(refusal({}, { conversionActions: { A: id } })).toBe(
         'conversionActions["A"] must be a numeric conversion action id',
       );
@@ -121,7 +122,14 @@ describe('Google Ads click conversion mapping', () => {
       conversionDateTime: when,
       orderId: 'm-1',
     });
-    for (const phone of ['+0415555010', '+123456', '+1234567890123456', '+1415555x0100', '14155550100'])
+    for (const phone of [
+      '+0415555010',
+      '+123456',
+      '+1234567890123456',
+      '+1415555x0100',
+      '14155550100',
+      '1+4155550100',
+    ])
       expect(convert({ email: 'ada@example.com', phone })).toMatchObject({
         userIdentifiers: [{ hashedEmail: sha('ada@example.com') }],
       });

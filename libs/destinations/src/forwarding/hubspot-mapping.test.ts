@@ -91,6 +91,10 @@ describe('HubSpot contact mapping', () => {
     expect(hubspotPropertiesOf({ address: '1 Main St' })).toEqual(new Map([['address', '1 Main St']]));
     expect(hubspotPropertiesOf({ address: null })).toEqual(new Map([['address', null]]));
     expect(hubspotPropertiesOf({ address: ['a'] })).toEqual(new Map([['address', ['a']]]));
+    // Only the address trait is read by parts: another object is one value.
+    expect(hubspotPropertiesOf({ shipping: { city: 'Elsewhere' } })).toEqual(
+      new Map([['shipping', { city: 'Elsewhere' }]]),
+    );
   });
 
   it('upserts identifies with a valid email; other calls and identifies without one have reasons', () => {

@@ -101,7 +101,7 @@ describe('Meta Conversions API event mapping', () => {
       serverEvent(
         {
           userId: null,
-          properties: { email: hashedEmail, first_name: 'Ada' },
+          properties: { email: hashedEmail, first_name: 'Ada', lastName: 'Byron' },
           context: { page: { url: `${url}?fbclid=xyz` } },
         },
         { ip: null, userAgent: null },
@@ -115,6 +115,7 @@ describe('Meta Conversions API event mapping', () => {
       user_data: {
         em: [hashedEmail],
         fn: [sha('ada')],
+        ln: [sha('byron')],
         external_id: [sha('anon-1')],
         fbc: `fb.1.${time}.xyz`,
       },

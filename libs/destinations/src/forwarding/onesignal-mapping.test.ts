@@ -98,6 +98,11 @@ describe('OneSignal item mapping', () => {
     for (const language of ['eng', 'e', 'x-en', 'en.US', '12', ''])
       expect(propertiesOf({ language }, { locale: language })).toEqual({ tags: {} });
     expect(propertiesOf({ language: 5 })).toEqual({ tags: {} });
+    expect(propertiesOf({ language: ['en'] })).toEqual({ tags: {} });
+    expect(map({ ...base, type: 'identify', traits: { plan: 'pro' } })).toEqual({
+      endpoint: 'update_user',
+      update: { externalId: 'u-1', body: { properties: { tags: { plan: 'pro' } } } },
+    });
   });
 
   it('has reasons for anonymous events, group and alias', () => {
