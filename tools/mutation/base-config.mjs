@@ -56,10 +56,10 @@ export function mutationConfig({ dir, mutate, tests, breakAt }) {
 }
 
 /**
- * `mutate` ranges (`file:start-end`) of the named top-level functions, classes and arrow constants of a
- * source file, found by name at load time so a config never holds line numbers that drift. A
- * function ends at its first line that is a lone `}`; an arrow constant at its first line
- * followed by a blank line.
+ * `mutate` ranges (`file:start-end`) of the named top-level functions, classes and constants (arrow
+ * functions, lookup tables; with or without a type annotation) of a source file, found by name at
+ * load time so a config never holds line numbers that drift. A function ends at its first line
+ * that is a lone `}`; a constant at its first line followed by a blank line.
  * @param {string} file relative to the repository root
  * @param {string[]} names
  */
@@ -67,7 +67,7 @@ export function functionRanges(file, names) {
   const lines = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8').split('\n');
   return names.map((name) => {
     const start = lines.findIndex((line) =>
-      new RegExp(`^(export )?(function ${name}\\b|class ${name}\\b|const ${name} = )`).test(line),
+      new RegExp(`^(export )?(function ${name}\\b|class ${name}\\b|const ${name}(: [^=]+)? = )`).test(line),
     );
     if (start < 0) throw new Error(`${file}: no top-level function, class or constant named ${name}`);
     const isBlock = !lines[start].includes('const ');

@@ -26,6 +26,7 @@ const limits = { maxItems: 2000, maxBodyBytes: 1_000_000 - 1 };
 const THROTTLE_PAUSE_MS = 30_000;
 
 const sessionIdOf = (value: string | undefined): number | undefined =>
+  // Stryker disable next-line ConditionalExpression: RegExp test() reads undefined as the text "undefined", no digits
   value !== undefined && /^\d{10,16}$/.test(value) ? Number(value) : undefined;
 
 /**

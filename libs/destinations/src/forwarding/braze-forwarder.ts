@@ -69,10 +69,11 @@ function purchasesOf(event: TrackEvent, time: string, identity: Record<string, u
   const currency = (typeof properties.currency === 'string' ? properties.currency : 'USD').toUpperCase();
   const purchases: Record<string, unknown>[] = [];
   for (const product of properties.products as unknown[]) {
+    // Stryker disable next-line ConditionalExpression: a string, number or boolean destructures to no id either
     if (product === null || typeof product !== 'object') continue;
     const { product_id, sku, id, price, quantity, ...rest } = product as Record<string, unknown>;
     const productId = [product_id, sku, id].find((v) => typeof v === 'string' && v.length > 0);
-    const amount = typeof price === 'number' ? price : Number(price);
+    const amount = Number(price);
     if (typeof productId !== 'string' || !Number.isFinite(amount)) continue;
     purchases.push({
       ...identity,

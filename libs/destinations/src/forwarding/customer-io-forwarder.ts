@@ -70,8 +70,7 @@ export function customerIoOperationOf(
       };
     }
     case 'screen': {
-      if (event.type !== 'screen' || !event.name)
-        return 'screen_without_name: Customer.io names a screen view by its name';
+      if (!event.name) return 'screen_without_name: Customer.io names a screen view by its name';
       return {
         ...person,
         action: 'screen',

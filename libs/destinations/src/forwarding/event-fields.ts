@@ -27,10 +27,21 @@ export function userIdOf(event: TrackingEvent): string | undefined {
   return typeof event.userId === 'string' && event.userId.length > 0 ? event.userId : undefined;
 }
 
-/** Properties (track, page) or traits (identify, group) as a plain record; {} when absent. */
+/**
+ * Properties (track, page, screen) or traits (identify, group) as a plain record; {} when
+ * absent. By the call's type, not by which key it has: the door keeps keys the contract does
+ * not name, so an identify may carry a stray `properties` that is not its traits.
+ */
 export function payloadOf(event: TrackingEvent): Record<string, unknown> {
-  const payload = 'properties' in event ? event.properties : 'traits' in event ? event.traits : undefined;
-  return (payload ?? {}) as Record<string, unknown>;
+  switch (event.type) {
+    case 'identify':
+    case 'group':
+      return (event.traits ?? {}) as Record<string, unknown>;
+    case 'alias':
+      return {};
+    default:
+      return (event.properties ?? {}) as Record<string, unknown>;
+  }
 }
 
 const text = (value: unknown): string | undefined =>

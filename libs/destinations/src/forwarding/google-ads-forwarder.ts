@@ -74,7 +74,8 @@ export type ClickConversion = Record<string, unknown> & {
 
 /** Google's normalisation of an email before hashing. */
 export function googleEmail(email: string): string {
-  const [local = '', domain = ''] = email.trim().toLowerCase().split('@');
+  // split() returns at least one part: the local part is always there.
+  const [local, domain = ''] = email.trim().toLowerCase().split('@') as [string, string?];
   const gmail = domain === 'gmail.com' || domain === 'googlemail.com';
   return `${gmail ? local.replace(/\./g, '') : local}@${domain}`;
 }
@@ -116,6 +117,7 @@ export function clickConversionOf(
   now: number = Date.now(),
 ): ClickConversion | string {
   const { event } = outbound;
+  // Stryker disable next-line ConditionalExpression,StringLiteral: eventTime never returns an invalid date: correctedTimestamp throws on a time it cannot read
   if (Number.isNaN(eventTime(outbound).getTime())) return 'invalid_time';
   if (event.type !== 'track') return `${event.type}_not_supported: Google Ads conversions are track calls`;
   const actionId = actions.get(event.event);
@@ -133,6 +135,7 @@ export function clickConversionOf(
     return 'no_click_id: a Google Ads conversion needs a gclid, gbraid or wbraid, or an email';
   const properties = payloadOf(event);
   const value = numberOf(properties.value) ?? numberOf(properties.revenue) ?? numberOf(properties.total);
+  // Stryker disable next-line StringLiteral: any text but a currency code is refused by the ISO 4217 check below
   const currency = typeof properties.currency === 'string' ? properties.currency.trim().toUpperCase() : '';
   const orderId = [properties.order_id, properties.orderId].find((v) => typeof v === 'string' && v !== '') as
     string | undefined;
@@ -140,6 +143,7 @@ export function clickConversionOf(
   const identifiers = clickId
     ? undefined
     : [
+        // Stryker disable next-line ArrayDeclaration: without a click id there is an email (no_click_id returned above)
         ...(email ? [{ hashedEmail: hashedOnce(email.includes('@') ? googleEmail(email) : email) }] : []),
         ...(e164 ? [{ hashedPhoneNumber: sha256Hex(e164) }] : []),
       ];
@@ -153,7 +157,7 @@ export function clickConversionOf(
       conversionValue: value,
       currencyCode: value !== undefined && /^[A-Z]{3}$/.test(currency) ? currency : undefined,
     }),
-    orderId: dedupeId.length <= 64 ? dedupeId : sha256Hex(dedupeId).slice(0, 64),
+    orderId: dedupeId.length <= 64 ? dedupeId : sha256Hex(dedupeId),
     // GRANTED only when the user said so: an event that does not mention consent is sent
     // only because our gate lets it through by default, which is not a grant Google can rely on.
     ...(event.context?.consent?.marketing === true ? { consent: { adUserData: 'GRANTED' as const } } : {}),

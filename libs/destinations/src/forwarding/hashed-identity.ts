@@ -5,7 +5,8 @@ import { payloadOf } from './event-fields';
 // What the advertising and CRM clients (HubSpot, Meta, Google Ads) know about a person, and
 // the normalisation and SHA-256 hashing the ad platforms match on.
 
-export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+// update() reads a string as UTF-8.
+export const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -37,8 +38,8 @@ export function traitsOf(event: TrackingEvent): Record<string, unknown> {
 
 /** The first text value of `fields` found in the event's properties, then in its traits. */
 export function personField(event: TrackingEvent, ...fields: string[]): string | undefined {
-  const sources = [event.type === 'identify' ? {} : payloadOf(event), traitsOf(event)];
-  for (const source of sources) {
+  // An identify's payload is its traits: they are looked at twice, to the same effect.
+  for (const source of [payloadOf(event), traitsOf(event)]) {
     for (const field of fields) {
       const value = Object.hasOwn(source, field) ? source[field] : undefined;
       if (typeof value === 'string' && value.trim() !== '') return value.trim();
@@ -67,10 +68,12 @@ export function clickIdOf(event: TrackingEvent, name: string): string | undefine
   const fromProperties = payloadOf(event)[name];
   if (typeof fromProperties === 'string' && fromProperties !== '') return fromProperties;
   const url = event.context?.page?.url;
+  // Stryker disable next-line ConditionalExpression: new URL() of undefined throws, and the catch answers undefined too
   if (typeof url !== 'string') return undefined;
   try {
     return new URL(url).searchParams.get(name) || undefined;
   } catch {
-    return undefined;
+    // A page URL the client sent that does not parse has no click id.
   }
+  return undefined;
 }

@@ -99,9 +99,9 @@ export function hubspotPropertyName(trait: string): string | undefined {
     .replace(/\p{M}/gu, '')
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()
-    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/[^a-z0-9_]/g, '_')
     .replace(/_+/g, '_')
-    .replace(/^_+|_+$/g, '');
+    .replace(/^_|_$/g, '');
   return /^[a-z]/.test(name) ? name : undefined;
 }
 
@@ -113,9 +113,9 @@ export function hubspotValue(value: unknown): string | undefined {
   else if (typeof value === 'number') {
     if (!Number.isFinite(value)) return undefined;
     text = String(value);
-  } else if (typeof value === 'boolean') text = value ? 'true' : 'false';
-  else if (Array.isArray(value) && value.every((v) => ['string', 'number', 'boolean'].includes(typeof v)))
+  } else if (Array.isArray(value) && value.every((v) => ['string', 'number', 'boolean'].includes(typeof v)))
     text = value.map(String).join(';');
+  // Booleans as well: JSON writes them as true and false.
   else text = JSON.stringify(value);
   return text.length <= HUBSPOT_MAX_VALUE_CHARS ? text : undefined;
 }
@@ -158,16 +158,18 @@ export function hubspotInputOf(email: string, raw: Map<string, unknown>, types: 
   const properties: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of raw) {
     const type = types.get(name);
-    if (type === undefined || name === 'email') continue;
+    if (type === undefined) continue;
     let text = hubspotValue(value);
+    // Stryker disable next-line ConditionalExpression: no text parses to no year, which is left out as well
     if (text !== undefined && type === 'date') {
-      const time = Date.parse(text);
+      const time = new Date(Date.parse(text));
       // Years 0-9999 only: HubSpot reads YYYY-MM-DD, not the expanded years ISO 8601 allows.
-      const day = Number.isNaN(time) ? '' : new Date(time).toISOString().slice(0, 10);
-      text = /^\d{4}-\d{2}-\d{2}$/.test(day) ? day : undefined;
+      const year = time.getUTCFullYear();
+      text = year >= 0 && year <= 9999 ? time.toISOString().slice(0, 10) : undefined;
     }
     if (text !== undefined) properties[name] = text;
   }
+  // The contact's id, in place of whatever an email trait held.
   properties.email = email;
   return { idProperty: 'email', id: email, properties: { ...properties } };
 }

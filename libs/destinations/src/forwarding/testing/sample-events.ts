@@ -34,6 +34,14 @@ export function sampleEvent(
   return { event: result.event, receipt: sampleReceipt };
 }
 
+/**
+ * An event exactly as given, with the sample receipt (or parts of another): the mapping tests
+ * name every id and time they expect, so nothing here numbers or fills in fields.
+ */
+export function outboundOf(event: TrackingEvent, receipt: Partial<ReceiptContext> = {}): OutboundEvent {
+  return { event, receipt: { ...sampleReceipt, ...receipt } };
+}
+
 /** An event as given, unchecked: for sizes the ingestion would refuse. */
 export function rawSampleEvent(event: Record<string, unknown>): OutboundEvent {
   counter += 1;
