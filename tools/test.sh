@@ -68,8 +68,8 @@ step "every delivery kind starts at once on a fresh broker" bash tools/delivery-
 step "Kafka 3.9: @pipeline/kafka and the outbox against a 3.9.1 broker" bash tools/kafka/kafka-3.9.test.sh
 # Mutation testing of the pure logic (docs/where-to-change-things.md): about 20 minutes here,
 # most of it libs/events. The forwarders' mappings (destinations) take hours and are run by hand.
-step "mutation testing: event contract, schedules, retry-after, origins, job backoff, local rate limits" \
-  "$PNPM" test:mutation events schedules egress tenancy control-plane ingestion
+step "mutation testing: event contract, schedules, retry-after, origins, job backoff, local rate limits, forwarders' field mappings" \
+  "$PNPM" test:mutation events schedules egress tenancy control-plane ingestion destinations
 
 # Stopped before the summary, so the summary's closing line is the run's last line.
 stop_kafka_if_started_here
