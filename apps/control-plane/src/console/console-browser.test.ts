@@ -80,8 +80,10 @@ afterEach(async () => {
       .locator('body')
       .innerText({ timeout: 2_000 })
       .catch(() => '(no text)');
+    // The control plane's own account of an error the page shows (a 500 says no more).
+    const serverErrors = h.logs.filter((line) => /"level":"(error|warn)"/.test(line)).slice(-5);
     process.stderr.write(
-      `${name}: ${page.url()}\n${text.slice(0, 2_000)}\nerrors: ${problemsOf(page).join(' | ')}\n`,
+      `${name}: ${page.url()}\n${text.slice(0, 2_000)}\nerrors: ${problemsOf(page).join(' | ')}\nserver: ${serverErrors.join('')}\n`,
     );
     await page.close();
   }
