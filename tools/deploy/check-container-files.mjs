@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { splitNodeCommand } from './node-flags.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -113,7 +114,7 @@ function dockerfileProblems(name, text) {
     return found ? JSON.parse(found.args) : undefined;
   };
   const command = [...(exec('ENTRYPOINT') ?? []), ...(exec('CMD') ?? [])];
-  const script = command[0] === 'node' ? command.slice(1).find((word) => !word.startsWith('-')) : undefined;
+  const { script } = splitNodeCommand(command);
   if (!script || !existsSync(path.join(repo, 'apps', app, script)))
     fail(`must start a script the build produces (found ${command.join(' ')})`);
   // The Deployments pass the kind as `args`, which replace CMD only.

@@ -21,10 +21,17 @@ export function nodeFlagsOf(dockerfileText) {
       .at(-1);
     return line ? JSON.parse(line.trim().slice(op.length)) : [];
   };
-  const command = [...exec('ENTRYPOINT'), ...exec('CMD')];
-  if (command[0] !== 'node') return [];
+  return splitNodeCommand([...exec('ENTRYPOINT'), ...exec('CMD')]).flags;
+}
+
+/** `["node", flag..., script, arg...]` -> its flags and script (none unless it starts node). */
+export function splitNodeCommand(command) {
+  if (command[0] !== 'node') return { flags: [], script: undefined };
   const scriptAt = command.findIndex((word, i) => i > 0 && !word.startsWith('-'));
-  return command.slice(1, scriptAt < 0 ? undefined : scriptAt);
+  return {
+    flags: command.slice(1, scriptAt < 0 ? undefined : scriptAt),
+    script: scriptAt < 0 ? undefined : command[scriptAt],
+  };
 }
 
 export function nodeFlags(image) {
