@@ -288,6 +288,26 @@ describe('parseSegmentBody: the work a request may cost (issue 32)', () => {
         },
       ],
     });
+    // Exactly at the bound is taken, one byte more is not: 100 messages, the context's length
+    // chosen to come within 101 bytes of it, and the rest made up in one message's userId.
+    const exactly = (extra: number) => {
+      const body = (length: number, pad: number) =>
+        bufferOf({
+          context: { note: 'x'.repeat(length) },
+          batch: Array.from({ length: 100 }, (_, i) => ({
+            ...track(i),
+            userId: i === 0 ? 'u'.repeat(1 + pad) : 'u',
+          })),
+        });
+      const weight = (length: number, pad: number) =>
+        body(length, pad).length + 100 * Buffer.byteLength(JSON.stringify({ note: 'x'.repeat(length) }));
+      const length = Math.floor((SEGMENT_MAX_MERGED_BYTES - weight(0, 0)) / 101);
+      const pad = SEGMENT_MAX_MERGED_BYTES - weight(length, 0) + extra;
+      expect(weight(length, pad)).toBe(SEGMENT_MAX_MERGED_BYTES + extra);
+      return body(length, pad);
+    };
+    expect(parseSegmentBody(exactly(0), 'batch', receivedAt).bodyBytes).toBe(SEGMENT_MAX_MERGED_BYTES);
+    expect(codeOf(() => parseSegmentBody(exactly(1), 'batch', receivedAt))?.code).toBe('payload_too_large');
     // Without shared fields the body's own size is the bound, however many messages.
     const plain = bufferOf({ batch: Array.from({ length: 2000 }, (_, i) => track(i)) });
     expect(parseSegmentBody(plain, 'batch', receivedAt).bodyBytes).toBe(plain.length);

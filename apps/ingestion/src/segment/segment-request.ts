@@ -98,7 +98,7 @@ function completeSegmentMessage(
     checkEventContent(message).ok
   )
     message.messageId = derivedMessageId(message);
-  if (type && message.type !== type) message.type = type;
+  if (type) message.type = type;
   if (batch.context)
     message.context = { ...batch.context, ...(isObject(message.context) ? message.context : {}) };
   if (batch.integrations)
@@ -126,7 +126,7 @@ function sharedBytes(shared: SharedFields): { bytes: number } | { tooDeep: strin
     if (value === undefined) continue;
     const content = checkEventContent(value);
     if (!content.ok) return { tooDeep: `${name}.${content.path}` };
-    bytes += Buffer.byteLength(JSON.stringify(value), 'utf8');
+    bytes += Buffer.byteLength(JSON.stringify(value));
   }
   return { bytes };
 }
@@ -180,7 +180,8 @@ export function parseSegmentBody(
     ]);
   // An upper bound: every message's own bytes are within the body, and each gets the shared ones.
   const mergedBytes = raw.length + messages.length * merged.bytes;
-  if (merged.bytes > 0 && mergedBytes > SEGMENT_MAX_MERGED_BYTES)
+  // Without shared fields it is the body's size, far below the bound.
+  if (mergedBytes > SEGMENT_MAX_MERGED_BYTES)
     throw ingestionErrors.mergedBatchTooLarge(messages.length, merged.bytes, SEGMENT_MAX_MERGED_BYTES);
   const type = route === 'batch' ? undefined : route;
   return {
@@ -192,7 +193,8 @@ export function parseSegmentBody(
     // it as an upper bound on what the events weigh, and merging makes them weigh more.
     bodyBytes: mergedBytes,
     dialect: 'segment',
-    ...(typeof body.writeKey === 'string' && body.writeKey ? { bodyWriteKey: body.writeKey } : {}),
+    // A writeKey that is not a string was refused above.
+    ...(body.writeKey ? { bodyWriteKey: body.writeKey as string } : {}),
     ...(route === 'batch' && typeof body.sentAt === 'string' ? { batchSentAt: body.sentAt } : {}),
   };
 }
