@@ -5,10 +5,18 @@ import { ingestionErrors } from './ingestion-errors';
 export interface CollectRequest {
   /** The raw events, validated one by one later (partial success). */
   events: unknown[];
+  /**
+   * Work on each event that the route defers until the request's size and key are checked
+   * (Segment's completion of each message, in place); run once, before validation.
+   */
+  completeEvents?: () => void;
   /** The batch's (or single event's) body write key. */
   bodyWriteKey?: string;
   batchSentAt?: string;
-  /** The body's size, an upper bound for any event's (see validateEvent). */
+  /**
+   * An upper bound on what the events weigh together, as JSON: the body's size, or more when
+   * the route adds to each event (see validateEvent and toOutboxEnvelopes).
+   */
   bodyBytes: number;
   /** The contract the events came under; /collect's when absent. */
   dialect?: EventDialect;

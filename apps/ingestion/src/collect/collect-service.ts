@@ -118,6 +118,7 @@ export class CollectService {
     if (!writeKey) throw ingestionErrors.missingWriteKey();
     const tenant = await this.authenticate(writeKey, facts, options);
     options.onTenant?.(tenant);
+    request.completeEvents?.();
 
     const events: TrackingEvent[] = [];
     const errors: EventErrors[] = [];

@@ -27,6 +27,14 @@ export const ingestionErrors = {
     new AppError(413, 'batch_too_large', `A batch holds at most ${limit} events`, {
       details: [{ message: `received ${size} events; at most ${limit} are accepted` }],
     }),
+  mergedBatchTooLarge: (messages: number, sharedBytes: number, limitBytes: number) =>
+    new AppError(413, 'payload_too_large', 'The batch is too large once its context is merged', {
+      details: [
+        {
+          message: `the batch's context and integrations (${sharedBytes} bytes) merged into its ${messages} messages come to more than ${limitBytes} bytes`,
+        },
+      ],
+    }),
   payloadTooLarge: (limitBytes: number) =>
     new AppError(413, 'payload_too_large', 'The request body is too large', {
       details: [{ message: `at most ${limitBytes} bytes are accepted` }],

@@ -1,13 +1,35 @@
+import { maxEventDepth } from '@pipeline/events';
 import {
   derivedMessageId,
   parseSegmentBody,
   SEGMENT_MAX_BODY_BYTES,
+  SEGMENT_MAX_MERGED_BYTES,
+  SEGMENT_MAX_MESSAGES,
   segmentRouteOf,
 } from './segment-request';
 
 const receivedAt = new Date('2026-03-01T10:00:05.000Z');
-const parse = (body: unknown, route: Parameters<typeof parseSegmentBody>[1] = 'batch') =>
-  parseSegmentBody(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), route, receivedAt);
+const bufferOf = (body: unknown) => Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+/** A parsed request with its messages completed, as CollectService.validate does once the key is checked. */
+const parse = (body: unknown, route: Parameters<typeof parseSegmentBody>[1] = 'batch') => {
+  const { completeEvents, ...request } = parseSegmentBody(bufferOf(body), route, receivedAt);
+  completeEvents?.();
+  return request;
+};
+
+const codeOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    const { code, message, status, details } = error as Error & {
+      code: string;
+      status: number;
+      details?: { details?: unknown };
+    };
+    return { status, code, message, details: details?.details };
+  }
+  return undefined;
+};
 
 describe('parseSegmentBody', () => {
   it('sets the route’s type and keeps everything else of a single message', () => {
@@ -175,6 +197,154 @@ describe('parseSegmentBody', () => {
     expect(parse({ batch: [{}], sentAt: null }).batchSentAt).toBeUndefined();
     expect(parse({ userId: 'u', sentAt: '2026-03-01T10:00:04.000Z' }, 'track').batchSentAt).toBeUndefined();
     expect(parse({ batch: [{}], writeKey: '' }).bodyWriteKey).toBeUndefined();
+  });
+});
+
+describe('parseSegmentBody: the work a request may cost (issue 32)', () => {
+  const track = (i: number) => ({ type: 'track', userId: 'u', event: 'E', messageId: `m${i}` });
+
+  it(`takes ${SEGMENT_MAX_MESSAGES} messages and refuses one more before any per-message work`, () => {
+    expect(SEGMENT_MAX_MESSAGES).toBe(2_500);
+    const at = parseSegmentBody(
+      bufferOf({ batch: Array.from({ length: SEGMENT_MAX_MESSAGES }, (_, i) => track(i)) }),
+      'batch',
+      receivedAt,
+    );
+    expect(at.events).toHaveLength(SEGMENT_MAX_MESSAGES);
+    // Over the cap even when every message is empty (nothing to derive an id from is done).
+    const over = Array.from({ length: SEGMENT_MAX_MESSAGES + 1 }, () => ({}));
+    expect(codeOf(() => parseSegmentBody(bufferOf({ batch: over }), 'batch', receivedAt))).toEqual({
+      status: 413,
+      code: 'batch_too_large',
+      message: `A batch holds at most ${SEGMENT_MAX_MESSAGES} events`,
+      details: [
+        {
+          message: `received ${SEGMENT_MAX_MESSAGES + 1} events; at most ${SEGMENT_MAX_MESSAGES} are accepted`,
+        },
+      ],
+    });
+    expect(over[0]).toEqual({});
+  });
+
+  it('completes no message until completeEvents runs (after the key is checked)', () => {
+    const message = { userId: 'u', event: 'E' };
+    const request = parseSegmentBody(
+      bufferOf({ context: { ip: '1.2.3.4' }, batch: [message] }),
+      'batch',
+      receivedAt,
+    );
+    expect(request.events).toEqual([message]);
+    request.completeEvents?.();
+    expect(request.events).toEqual([
+      {
+        ...message,
+        messageId: derivedMessageId(message),
+        context: { ip: '1.2.3.4' },
+        timestamp: receivedAt.toISOString(),
+      },
+    ]);
+    const single = parseSegmentBody(bufferOf(message), 'identify', receivedAt);
+    expect(single.events).toEqual([message]);
+    single.completeEvents?.();
+    expect(single.events).toEqual([
+      {
+        ...message,
+        type: 'identify',
+        messageId: derivedMessageId(message),
+        timestamp: receivedAt.toISOString(),
+      },
+    ]);
+  });
+
+  it('bounds what a batch weighs once its context and integrations are merged into each message', () => {
+    expect(SEGMENT_MAX_MERGED_BYTES).toBe(2 * 1024 * 1024);
+    const context = { note: 'n'.repeat(1000) };
+    const integrations = { All: false, Amplitude: true };
+    const shared =
+      Buffer.byteLength(JSON.stringify(context)) + Buffer.byteLength(JSON.stringify(integrations));
+    const bodyOf = (n: number) =>
+      bufferOf({ context, integrations, batch: Array.from({ length: n }, (_, i) => track(i)) });
+    // The largest count within the bound (a binary search), and one more.
+    const fits = (count: number) => bodyOf(count).length + count * shared <= SEGMENT_MAX_MERGED_BYTES;
+    let n = 1;
+    let over = SEGMENT_MAX_MESSAGES;
+    while (over - n > 1) {
+      const middle = Math.floor((n + over) / 2);
+      if (fits(middle)) n = middle;
+      else over = middle;
+    }
+    const within = bodyOf(n);
+    const request = parseSegmentBody(within, 'batch', receivedAt);
+    // The bound is what validation and the outbox's split take as the events' weight.
+    expect(request.bodyBytes).toBe(within.length + n * shared);
+    expect(request.bodyBytes).toBeLessThanOrEqual(SEGMENT_MAX_MERGED_BYTES);
+    expect(codeOf(() => parseSegmentBody(bodyOf(n + 1), 'batch', receivedAt))).toEqual({
+      status: 413,
+      code: 'payload_too_large',
+      message: 'The batch is too large once its context is merged',
+      details: [
+        {
+          message: `the batch's context and integrations (${shared} bytes) merged into its ${n + 1} messages come to more than ${SEGMENT_MAX_MERGED_BYTES} bytes`,
+        },
+      ],
+    });
+    // Exactly at the bound is taken, one byte more is not: 100 messages, the context's length
+    // chosen to come within 101 bytes of it, and the rest made up in one message's userId.
+    const exactly = (extra: number) => {
+      const body = (length: number, pad: number) =>
+        bufferOf({
+          context: { note: 'x'.repeat(length) },
+          batch: Array.from({ length: 100 }, (_, i) => ({
+            ...track(i),
+            userId: i === 0 ? 'u'.repeat(1 + pad) : 'u',
+          })),
+        });
+      const weight = (length: number, pad: number) =>
+        body(length, pad).length + 100 * Buffer.byteLength(JSON.stringify({ note: 'x'.repeat(length) }));
+      const length = Math.floor((SEGMENT_MAX_MERGED_BYTES - weight(0, 0)) / 101);
+      const pad = SEGMENT_MAX_MERGED_BYTES - weight(length, 0) + extra;
+      expect(weight(length, pad)).toBe(SEGMENT_MAX_MERGED_BYTES + extra);
+      return body(length, pad);
+    };
+    expect(parseSegmentBody(exactly(0), 'batch', receivedAt).bodyBytes).toBe(SEGMENT_MAX_MERGED_BYTES);
+    expect(codeOf(() => parseSegmentBody(exactly(1), 'batch', receivedAt))?.code).toBe('payload_too_large');
+    // Without shared fields the body's own size is the bound, however many messages.
+    const plain = bufferOf({ batch: Array.from({ length: 2000 }, (_, i) => track(i)) });
+    expect(parseSegmentBody(plain, 'batch', receivedAt).bodyBytes).toBe(plain.length);
+    // A single message's context is its own: nothing is merged.
+    const single = bufferOf({ userId: 'u', context: { note: 'x'.repeat(3_000_000 / 2) } });
+    expect(parseSegmentBody(single, 'track', receivedAt).bodyBytes).toBe(single.length);
+  });
+
+  it('refuses a batch context nested too deep to merge, and derives no id for a message nested too deep', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i <= maxEventDepth; i += 1) deep = [deep];
+    expect(codeOf(() => parse({ context: { a: deep }, batch: [track(1)] }))).toEqual({
+      status: 400,
+      code: 'invalid_batch',
+      message: `context.a${'[0]'.repeat(maxEventDepth)} is nested more than ${maxEventDepth} levels deep`,
+      details: [
+        {
+          message: `context.a${'[0]'.repeat(maxEventDepth)} is nested more than ${maxEventDepth} levels deep`,
+        },
+      ],
+    });
+    expect(codeOf(() => parse({ integrations: { a: deep }, batch: [track(1)] }))?.code).toBe('invalid_batch');
+    // One level less is merged.
+    let fits: unknown = 1;
+    for (let i = 0; i < maxEventDepth; i += 1) fits = [fits];
+    expect(parse({ context: { a: fits }, batch: [track(1)] }).events).toEqual([
+      { ...track(1), context: { a: fits }, timestamp: receivedAt.toISOString() },
+    ]);
+    // 100,000 levels: JSON.stringify would overflow the stack deriving an id; validation refuses it.
+    const text = `{"userId":"u","properties":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
+    const [message] = parse(text, 'track').events as Record<string, unknown>[];
+    expect(message?.messageId).toBeUndefined();
+    expect(message?.type).toBe('track');
+    const shallow = { userId: 'u', properties: { a: [[['ten levels is fine']]] } };
+    expect((parse(shallow, 'track').events[0] as Record<string, unknown>).messageId).toBe(
+      derivedMessageId(shallow),
+    );
   });
 });
 

@@ -1,0 +1,1 @@
+export { hostileBodies, type HostileBody } from './hostile-bodies';
