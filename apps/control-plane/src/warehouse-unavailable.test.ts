@@ -14,6 +14,7 @@ import { IntegrationRunExecutor } from './integrations/integration-run-executor'
 import { TaskWorker } from './tasks/task-worker';
 import { isWarehouseConnectionFailure, WarehouseReader } from './tasks/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from './testing/harness';
+import { utcDay } from './usage/usage-metering';
 
 const WAIT_MS = 15_000;
 const logger = createLogger({
@@ -99,6 +100,34 @@ describe.each(warehouses)('a warehouse at %s', (_label, urlOf) => {
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(response.body).toMatchObject(unavailable);
     expectNothingInternal(response.body);
+  });
+
+  it('answers usage with 503 once metering could not read the warehouse, and zeros before', async () => {
+    const today = utcDay(new Date());
+    // Never metered: the account has no usage yet, whatever the warehouse.
+    const fresh = await h.as(t.key).get('/api/v1/usage/daily?days=1');
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.data).toEqual([
+      expect.objectContaining({ date: today, storageGb: 0, totalCostUsd: 0, meteredAt: null }),
+    ]);
+
+    await expect(h.services.metering.meterDay(t.accountId, today)).rejects.toMatchObject({
+      code: 'warehouse_unavailable',
+    });
+    for (const path of ['/api/v1/usage/summary', '/api/v1/usage/daily']) {
+      const response = await h.as(t.key).get(path);
+      expect(response.status).toBe(503);
+      expect(response.headers['retry-after']).toBe('30');
+      expect(response.body).toMatchObject(unavailable);
+      expectNothingInternal(response.body);
+    }
+    // The metering pass over every account goes on past the failure, and records it.
+    expect(await h.services.metering.meterAll(today, logger)).toBe(0);
+    const [state] = (await h.db.dataSource.query(
+      'SELECT failure_code FROM usage_metering_state WHERE account_id = $1',
+      [t.accountId],
+    )) as { failure_code: string }[];
+    expect(state).toEqual({ failure_code: 'warehouse_unavailable' });
   });
 
   it('fails a task run with the code warehouse_unavailable, not the driver message', async () => {
