@@ -107,6 +107,8 @@ export interface DailyUsage {
   syncRowsCostUsd: number;
   computeCostUsd: number;
   syncRowsTotal: number;
+  /** When the metering job stored the day's figures; null when it has not. */
+  meteredAt: string | null;
 }
 
 export interface Template {

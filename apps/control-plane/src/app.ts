@@ -104,7 +104,7 @@ export function createServices({
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
   const tasks = new TaskService(dataSource, reader, onTaskRunQueued);
   const metering = new UsageMetering(dataSource, reader, prices ?? priceList(defaultPrices));
-  const usage = new UsageService(dataSource, metering);
+  const usage = new UsageService(dataSource);
   return { apps, jobs, sources, integrations, writeKeys, writeKeyResolver, tasks, metering, usage };
 }
 

@@ -131,10 +131,10 @@ export const controlPlaneConfigSchema = z.object({
     'USD per million sync rows.',
   ),
   USAGE_METERING_ENABLED: envBool(true).describe(
-    "Meter every account's usage of today and yesterday in this process.",
+    "Meter every account's usage of today and yesterday in this process. The usage endpoints answer only what metering stored, so at least one control-plane process must meter.",
   ),
-  USAGE_METERING_INTERVAL_MS: envInt({ default: 3_600_000, min: 1000, max: 86_400_000 }).describe(
-    'How often usage is metered.',
+  USAGE_METERING_INTERVAL_MS: envInt({ default: 900_000, min: 1000, max: 86_400_000 }).describe(
+    'How often usage is metered: how old, at most, the figures the usage endpoints answer are (their `meteredAt`).',
   ),
   ...warehouseConfigSchema.shape,
   ...egressConfigSchema.shape,

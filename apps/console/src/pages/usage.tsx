@@ -82,12 +82,20 @@ function UsageChart({ days }: { days: DailyUsage[] }) {
   }, [days]);
   const total = days.reduce((sum, d) => sum + Number(d.totalCostUsd ?? 0), 0);
   const rows = days.reduce((sum, d) => sum + Number(d.syncRowsTotal ?? 0), 0);
+  // ISO 8601 strings of one format compare in time order.
+  const asOf = days.reduce<string | null>(
+    (last, d) => (d.meteredAt && (!last || d.meteredAt > last) ? d.meteredAt : last),
+    null,
+  );
   return (
     <figure class="chart">
       <div ref={box} class="chart-box" />
       <figcaption>
         Daily cost by part over {days.length} days: ${total.toFixed(2)} in all, {rows.toLocaleString()} rows
-        synced.
+        synced.{' '}
+        {asOf
+          ? `As of ${asOf.slice(0, 16).replace('T', ' ')} UTC (usage is metered periodically).`
+          : 'Not metered yet.'}
       </figcaption>
     </figure>
   );

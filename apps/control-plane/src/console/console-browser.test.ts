@@ -308,6 +308,9 @@ describe('the console in Chromium', () => {
     expect(caption).toMatch(/over 30 days/);
     // 14 seeded days: 1000 * (1 + ... + 14) rows synced.
     expect(caption).toContain(`${(105_000).toLocaleString('en-US')} rows synced`);
+    // The seeded days were stored now: the figures are as of this minute or the one before.
+    const asOf = /As of (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC/.exec(caption)?.[1];
+    expect(Date.now() - Date.parse(`${asOf?.replace(' ', 'T')}:00Z`)).toBeLessThan(5 * 60_000);
     const legend = await page.locator('.u-legend').innerText();
     for (const label of ['Total', 'Storage', 'Queries', 'Synced rows', 'Compute'])
       expect(legend).toContain(label);

@@ -53,6 +53,12 @@ function toProblem(error: unknown, req: Request): Problem {
   return problem(500, 'internal_error', 'An internal error occurred');
 }
 
+function causeOf(error: unknown): string | undefined {
+  const { cause } = (error ?? {}) as { cause?: unknown };
+  if (cause === undefined) return undefined;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
 /** Renders every error as problem details; never a stack trace. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
@@ -63,7 +69,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const body = toProblem(error, req);
     const requestId = currentRequestId();
     if (requestId) body.requestId = requestId;
-    if (body.status >= 500) logger.error('request failed', { error });
+    // An AppError's cause (a driver's message naming a host or user) reaches the logs only.
+    if (body.status >= 500) logger.error('request failed', { error, cause: causeOf(error) });
+    const retryAfter = isAppError(error) ? error.details?.retryAfterSeconds : undefined;
+    if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
     res.status(body.status).type('application/problem+json').json(body);
   };
 }

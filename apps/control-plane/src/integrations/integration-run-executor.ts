@@ -19,6 +19,7 @@ import {
 import type { JobService } from '../jobs/job.service';
 import { SourceEntity } from '../sources/source.entity';
 import type { WarehouseReader } from '../tasks/warehouse-reader';
+import { isWarehouseUnavailable } from '../http/api-errors';
 import { returnedRows } from '../work-queue/pg-work-queue';
 import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
 import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
@@ -99,12 +100,36 @@ export class IntegrationRunExecutor implements JobExecutor {
     );
 
     const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
+    try {
+      await this.sendTasks(integration, tasks, sourceApp?.appType ?? '', { destination, forwarder }, job, {
+        signal,
+        progress,
+        counts,
+      });
+    } catch (error) {
+      // An outage of the warehouse passes: the run is retried with backoff, and if its attempts
+      // run out it fails with the documented code rather than the driver's message.
+      if (isWarehouseUnavailable(error))
+        throw new TransientJobError(error.code, error.message, String(error.cause));
+      throw error;
+    }
+    return counts;
+  }
+
+  private async sendTasks(
+    integration: IntegrationEntity,
+    tasks: ScheduledTask[],
+    sourceAppType: string,
+    { destination, forwarder }: { destination: ResolvedDestination; forwarder: Forwarder },
+    job: JobEntity,
+    { signal, progress, counts }: Pick<JobContext, 'signal' | 'progress'> & { counts: JobCounts },
+  ): Promise<void> {
     for (const task of tasks) {
       const read = await this.changesOf(
         integration,
         task,
         await this.watermarkOf(integration, task),
-        sourceApp?.appType ?? '',
+        sourceAppType,
       );
       if (!read) continue;
       const batches = this.options.warehouse.accountBatches<Record<string, unknown>>(
@@ -126,7 +151,6 @@ export class IntegrationRunExecutor implements JobExecutor {
         await progress(counts);
       }
     }
-    return counts;
   }
 
   async onTransition(tx: EntityManager, job: JobEntity, transition: JobTransition): Promise<void> {

@@ -169,7 +169,11 @@ export class IntegrationsController extends Controller {
     );
   }
 
-  /** Queues a run now: 202 with the queued job. No body. */
+  /**
+   * Queues a run now: 202 with the queued job. No body. A run that cannot reach the warehouse
+   * is retried with backoff; when its attempts run out it fails with `error.code`
+   * `warehouse_unavailable`.
+   */
   @Post('{integrationId}/run')
   @Security('api_key', ['integrations.write'])
   @SuccessResponse(202, 'Accepted: the run is queued')

@@ -13,6 +13,7 @@ import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
 import { TASK_RUN_KIND, type TaskRunOutcome } from '../http/control-plane-metrics';
+import { isWarehouseUnavailable } from '../http/api-errors';
 
 export interface TaskWorkerOptions extends WorkerSettings {
   warehouse: WarehouseReader;
@@ -104,14 +105,17 @@ export class TaskWorker extends QueueWorker {
       }
       if (current) this.markStep(progress, current.id, 'failed');
       const message = error instanceof Error ? error.message : String(error);
-      logger.warn('task run failed', { runId: run.id, step: current?.id, error: message });
-      const owned = await this.finish(
-        execution,
-        'failed',
-        null,
-        { code: 'step_failed', message, step: current?.id },
-        progress,
-      );
+      logger.warn('task run failed', {
+        runId: run.id,
+        step: current?.id,
+        error: message,
+        ...(isWarehouseUnavailable(error) ? { cause: String(error.cause) } : {}),
+      });
+      // The warehouse's own outage is told by its documented code, not as the step's failure.
+      const failure = isWarehouseUnavailable(error)
+        ? { code: error.code, message: error.message }
+        : { code: 'step_failed', message };
+      const owned = await this.finish(execution, 'failed', null, { ...failure, step: current?.id }, progress);
       return { template: template.id, outcome: owned ? 'failed' : 'interrupted' };
     }
   }

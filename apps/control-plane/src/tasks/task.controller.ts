@@ -67,7 +67,7 @@ export class TasksController extends Controller {
    * Queues a run of the task (status `pending`); a worker executes it: `running`, then
    * `succeeded` (the report in its result), `failed` or `cancelled`. Optional run-time `params`
    * override the task's for this run and are validated again; the answer carries the effective
-   * params.
+   * params. A run that cannot reach the warehouse fails with `error.code` `warehouse_unavailable`.
    */
   @Post('{taskId}/start')
   @Security('api_key', ['tasks.manage'])

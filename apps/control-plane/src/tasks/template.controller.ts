@@ -30,6 +30,10 @@ export class TemplatesController extends Controller {
   @Post('{templateId}/precheck')
   @Security('api_key', ['tasks.read'])
   @Response<Problem>(404, 'No such template')
+  @Response<Problem, { 'Retry-After': string }>(
+    503,
+    'warehouse_unavailable: the warehouse cannot be reached (missing database, refused connection, failed authentication) to check the `missing_data` prerequisites. Retry-After: seconds to wait',
+  )
   async precheckTemplate(
     @Request() request: ExpressRequest,
     @Path() templateId: string,

@@ -1,5 +1,6 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
+import { warehouseUnavailable } from '../http/api-errors';
 import type { MeteredPurpose, QueryMeter } from '../usage/query-meter';
 
 export const DEFAULT_WAREHOUSE_URL = 'postgres://postgres@127.0.0.1:5432/warehouse';
@@ -8,9 +9,49 @@ const schemaName = /^account_[0-9a-f]{32}$/;
 export const warehouseTableNames = ['events', 'users', 'groups', 'aliases'] as const;
 export type WarehouseTableName = (typeof warehouseTableNames)[number];
 
+// Socket errors of a connection that could not be made or was lost.
+const unreachableErrnos = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
+// SQLSTATEs of a warehouse that is not there for us: class 08 (connection exception), 28
+// (authentication), 3D000 (the database does not exist), 53300 (too many connections), and
+// 57P01-57P03 (shut down, crashed, starting up).
+const unavailableStates = /^(08...|28...|3D000|53300|57P0[123])$/;
+// pg and pg-pool report a connect timeout or a dropped connection without a code.
+const unavailableMessages = /timeout exceeded when trying to connect|Connection terminated/i;
+
+/**
+ * Whether a pg error means the warehouse could not be used at all, as opposed to a query that
+ * failed (a syntax error, a statement timeout): those stay errors of their own.
+ */
+export function isWarehouseConnectionFailure(error: unknown): boolean {
+  // Read as a shape, not with instanceof: socket errors may come from another realm (a VM
+  // context) whose Error is not this one's.
+  if (error === null || typeof error !== 'object') return false;
+  const { code, message, errors } = error as { code?: unknown; message?: unknown; errors?: unknown };
+  // An AggregateError: every address of the host was tried (IPv4 and IPv6) and refused.
+  if (Array.isArray(errors) && errors.some(isWarehouseConnectionFailure)) return true;
+  if (typeof code === 'string' && (unreachableErrnos.has(code) || unavailableStates.test(code))) return true;
+  return typeof message === 'string' && unavailableMessages.test(message);
+}
+
+/** A connection failure as the documented 503 `warehouse_unavailable`; other errors unchanged. */
+function asWarehouseError(error: unknown): unknown {
+  return isWarehouseConnectionFailure(error) ? warehouseUnavailable(error) : error;
+}
+
 /**
  * Read-only access to an account's warehouse schema (`account_<id>`), for the templates that
  * inspect tracked data and the service's own reads; account queries are metered for usage. The schema name is derived from the account id, never from input.
+ * A missing or unreachable warehouse is thrown as the AppError `warehouse_unavailable` (503),
+ * which the API renders and the task and integration runs record as their error code.
  */
 export class WarehouseReader {
   private readonly pool: Pool;
@@ -41,7 +82,7 @@ export class WarehouseReader {
 
   /** The account's warehouse tables that exist. */
   async existingTables(accountId: string): Promise<WarehouseTableName[]> {
-    const { rows } = await this.pool.query<{ table_name: WarehouseTableName }>(
+    const { rows } = await this.poolQuery<{ table_name: WarehouseTableName }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name = ANY($2)',
       [this.schemaOf(accountId), [...warehouseTableNames]],
     );
@@ -68,7 +109,7 @@ export class WarehouseReader {
    */
   async streamTable(accountId: string, name: string): Promise<string | null> {
     if (!/^[a-z][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid stream table name ${name}`);
-    const { rows } = await this.pool.query(
+    const { rows } = await this.poolQuery(
       'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
       [this.schemaOf(accountId), name],
     );
@@ -86,13 +127,31 @@ export class WarehouseReader {
    * cancelled run or a shutting-down worker does not wait for a long scan.
    */
   async query<R extends QueryResultRow>(sql: string, values: unknown[] = [], signal?: AbortSignal) {
-    if (!signal) return this.pool.query<R>(sql, values);
+    if (!signal) return this.poolQuery<R>(sql, values);
     signal.throwIfAborted();
-    const client = await this.pool.connect();
+    const client = await this.connect();
     try {
       return await this.cancellable(client, signal, () => client.query<R>(sql, values));
+    } catch (error) {
+      throw asWarehouseError(error);
     } finally {
       client.release();
+    }
+  }
+
+  private async poolQuery<R extends QueryResultRow>(sql: string, values: unknown[]) {
+    try {
+      return await this.pool.query<R>(sql, values);
+    } catch (error) {
+      throw asWarehouseError(error);
+    }
+  }
+
+  private async connect(): Promise<PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw asWarehouseError(error);
     }
   }
 
@@ -143,7 +202,7 @@ export class WarehouseReader {
   ) {
     const schema = this.schemaOf(accountId);
     signal?.throwIfAborted();
-    const client = await this.pool.connect();
+    const client = await this.connect();
     let bytes = 0;
     try {
       await client.query('BEGIN READ ONLY');
@@ -157,6 +216,8 @@ export class WarehouseReader {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       }
+    } catch (error) {
+      throw asWarehouseError(error);
     } finally {
       client.release();
       if (bytes > 0 && this.meter) await this.meter.record(accountId, purpose, bytes);
@@ -179,20 +240,33 @@ export class WarehouseReader {
   ): AsyncGenerator<R[]> {
     const schema = this.schemaOf(accountId);
     signal?.throwIfAborted();
-    const client = await this.pool.connect();
+    const client = await this.connect();
     let bytes = 0;
     let before = 0;
     let open = false;
+    // Only the warehouse's own errors are translated: what the caller throws while handling a
+    // batch does not come back through here (a broken-off for-await returns the generator).
+    const onWarehouse = async <T>(run: () => Promise<T>): Promise<T> => {
+      try {
+        return await run();
+      } catch (error) {
+        throw asWarehouseError(error);
+      }
+    };
     try {
-      await client.query('BEGIN READ ONLY');
+      await onWarehouse(() => client.query('BEGIN READ ONLY'));
       open = true;
-      before = await this.bytesFetched(client, schema);
-      await this.cancellable(client, signal, () =>
-        client.query(`DECLARE batches NO SCROLL CURSOR FOR ${sql}`, values),
+      before = await onWarehouse(() => this.bytesFetched(client, schema));
+      await onWarehouse(() =>
+        this.cancellable(client, signal, () =>
+          client.query(`DECLARE batches NO SCROLL CURSOR FOR ${sql}`, values),
+        ),
       );
       for (;;) {
-        const { rows } = await this.cancellable(client, signal, () =>
-          client.query<R>(`FETCH FORWARD ${Math.max(1, Math.floor(batchRows))} FROM batches`),
+        const { rows } = await onWarehouse(() =>
+          this.cancellable(client, signal, () =>
+            client.query<R>(`FETCH FORWARD ${Math.max(1, Math.floor(batchRows))} FROM batches`),
+          ),
         );
         if (rows.length === 0) break;
         yield rows;

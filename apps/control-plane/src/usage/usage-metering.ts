@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
+import { isWarehouseUnavailable } from '../http/api-errors';
 import type { WarehouseReader } from '../tasks/warehouse-reader';
 import { returnedRows } from '../work-queue/pg-work-queue';
 import { costsOfDay, type DayFigures, type PriceList } from './price-list';
@@ -19,6 +20,9 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
  *   their attempts added up, and the task runs' (model compute) from start to end;
  * - sync rows: rows written by the source syncs that finished that day, plus the tracking
  *   rows loaded into events, users, groups and aliases that day (by received_at).
+ * The usage endpoints only read what this stores: the scans above run once per account per
+ * metering pass, never per request, so no tenant's usage calls hold the shared warehouse pool.
+ * An account whose warehouse schema does not exist yet has zero storage and tracking rows.
  */
 export class UsageMetering {
   constructor(
@@ -27,7 +31,29 @@ export class UsageMetering {
     private readonly prices: PriceList,
   ) {}
 
+  /**
+   * Meters and stores the day, and records how the attempt went in usage_metering_state: the
+   * usage endpoints read that instead of the warehouse.
+   */
   async meterDay(accountId: string, day: string, now: Date = new Date()): Promise<void> {
+    try {
+      await this.store(accountId, day, now);
+    } catch (error) {
+      await this.dataSource.query(
+        `INSERT INTO usage_metering_state (account_id, failed_at, failure_code) VALUES ($1, now(), $2)
+         ON CONFLICT (account_id) DO UPDATE SET failed_at = now(), failure_code = EXCLUDED.failure_code`,
+        [accountId, isWarehouseUnavailable(error) ? error.code : 'metering_failed'],
+      );
+      throw error;
+    }
+    await this.dataSource.query(
+      `INSERT INTO usage_metering_state (account_id, succeeded_at) VALUES ($1, now())
+       ON CONFLICT (account_id) DO UPDATE SET succeeded_at = now()`,
+      [accountId],
+    );
+  }
+
+  private async store(accountId: string, day: string, now: Date): Promise<void> {
     const figures = await this.figures(accountId, day, utcDay(now) === day);
     const costs = costsOfDay(day, figures, this.prices);
     await this.dataSource.query(
@@ -72,7 +98,12 @@ export class UsageMetering {
         await this.meterDay(id, day, now);
         metered += 1;
       } catch (error) {
-        logger.error('usage metering failed', { accountId: id, day, error });
+        logger.error('usage metering failed', {
+          accountId: id,
+          day,
+          error,
+          ...(isWarehouseUnavailable(error) ? { cause: String(error.cause) } : {}),
+        });
       }
     }
     return metered;

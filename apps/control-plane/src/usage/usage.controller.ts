@@ -7,7 +7,9 @@ import type { UsageService } from './usage.service';
 
 /**
  * What the service spent for the account and what it costs. Days are UTC calendar days; the
- * period is the last `days` days ending today (today metered at the time of the request).
+ * period is the last `days` days ending today. Figures are what the metering job last stored
+ * (every USAGE_METERING_INTERVAL_MS, 15 minutes by default; `meteredAt` says when): a request
+ * never scans the warehouse.
  */
 @Route('api/v1/usage')
 @Tags('Usage')
@@ -18,6 +20,10 @@ import type { UsageService } from './usage.service';
   'rate_limited: the key made more than API_RATE_LIMIT_PER_MINUTE requests this minute. Retry-After: seconds to wait; RateLimit (IETF draft 8): `"600-in-1min"; r=<remaining>; t=<seconds to reset>`, also on every answer',
 )
 @Response<Problem>(403, 'The API key lacks the required scope')
+@Response<Problem, { 'Retry-After': string }>(
+  503,
+  "warehouse_unavailable: today's figures are not stored and the metering job's last attempt could not reach the account's warehouse (missing database, refused connection, failed authentication). Retry-After: seconds to wait",
+)
 export class UsageController extends Controller {
   constructor(private readonly usage: UsageService) {
     super();

@@ -1,6 +1,7 @@
 /**
- * Usage over a period of whole UTC days ending today (spec 2.5). Money is in USD, computed
- * as exact decimals and kept to the micro-dollar; GB and TB are decimal units (10^9, 10^12 bytes).
+ * Usage over a period of whole UTC days ending today (spec 2.5), as the metering job last
+ * stored it (see `meteredAt`). Money is in USD, computed as exact decimals and kept to the
+ * micro-dollar; GB and TB are decimal units (10^9, 10^12 bytes).
  */
 export interface UsageSummary {
   periodDays: number;
@@ -23,6 +24,12 @@ export interface UsageSummary {
   queries: { tbProcessed: number; costUsd: number };
   /** Legacy: seconds of sync jobs, integration runs and task runs. */
   computeSeconds: number;
+  /**
+   * When the metering job last stored figures of this period (ISO 8601): the figures are as
+   * of then. Null when nothing is metered yet. The job runs every USAGE_METERING_INTERVAL_MS
+   * (15 minutes by default).
+   */
+  meteredAt: string | null;
 }
 
 /** One UTC day of usage (spec 2.6); a day without usage has zeros. */
@@ -47,4 +54,6 @@ export interface DailyUsageItem {
   modelQueryTbProcessed: number;
   modelQueryCostUsd: number;
   totalCostUsd: number;
+  /** When the metering job last stored this day's figures (ISO 8601); null when it has not. */
+  meteredAt: string | null;
 }

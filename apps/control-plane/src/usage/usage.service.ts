@@ -1,10 +1,10 @@
 import Decimal from 'decimal.js';
 import type { DataSource } from 'typeorm';
-import { invalidField } from '../http/api-errors';
+import { invalidField, warehouseUnavailable } from '../http/api-errors';
 import { returnedRows } from '../work-queue/pg-work-queue';
 import { GB, TB } from './price-list';
 import type { DailyUsageItem, UsageSummary } from './usage.dto';
-import { utcDay, type UsageMetering } from './usage-metering';
+import { utcDay } from './usage-metering';
 
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 365;
@@ -24,6 +24,7 @@ interface DailyRow {
   compute_cost_usd: string;
   model_compute_cost_usd: string;
   sync_rows_cost_usd: string;
+  metered_at: Date;
 }
 
 /** `days`: an integer clamped to 1-365, 30 when absent; anything else is a 400. */
@@ -36,12 +37,13 @@ export function periodDays(raw: string | undefined): number {
 const num = (value: Decimal, places: number) => Number(value.toFixed(places));
 const d = (value: string | undefined) => new Decimal(value ?? 0);
 
-/** The usage endpoints: today is metered on demand, earlier days come from the metering job. */
+/**
+ * The usage endpoints: every day, today included, as the metering job (usage-metering.ts) last
+ * stored it. Nothing here reads the warehouse, so a request costs one indexed read of the
+ * control plane's database and never waits for, or is billed for, a warehouse scan.
+ */
 export class UsageService {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly metering: UsageMetering,
-  ) {}
+  constructor(private readonly dataSource: DataSource) {}
 
   async daily(
     accountId: string,
@@ -61,6 +63,10 @@ export class UsageService {
         return row ? total.plus(d(pick(row))) : total;
       }, new Decimal(0));
     const latest = [...dates].reverse().find((date) => rows.has(date));
+    const meteredAt = [...rows.values()].reduce<Date | null>(
+      (last, row) => (last === null || row.metered_at > last ? row.metered_at : last),
+      null,
+    );
     const storageCost = sum((r) => r.storage_cost_usd);
     const queryBytes = sum((r) => r.query_bytes).plus(sum((r) => r.model_query_bytes));
     const queryCost = sum((r) => r.query_cost_usd).plus(sum((r) => r.model_query_cost_usd));
@@ -86,12 +92,12 @@ export class UsageService {
       totalCostUsd: num(storageCost.plus(computeCost).plus(syncCost), 6),
       queries: { tbProcessed: num(queryBytes.div(TB), 9), costUsd: num(queryCost, 6) },
       computeSeconds: num(sum((r) => r.compute_ms).div(1000), 3),
+      meteredAt: meteredAt?.toISOString() ?? null,
     };
   }
 
   private async period(accountId: string, count: number, now: Date) {
     const today = utcDay(now);
-    await this.metering.meterDay(accountId, today, now);
     const dates = Array.from({ length: count }, (_, i) =>
       utcDay(new Date(Date.parse(`${today}T00:00:00Z`) - (count - 1 - i) * 86_400_000)),
     );
@@ -102,7 +108,24 @@ export class UsageService {
         [accountId, dates[0], today],
       ),
     );
-    return { dates, rows: new Map(found.map((row) => [row.date_key, row])) };
+    const rows = new Map(found.map((row) => [row.date_key, row]));
+    if (!rows.has(today)) await this.requireMeterable(accountId);
+    return { dates, rows };
+  }
+
+  /**
+   * Today is not stored: zeros are the truth for an account the job has not metered yet, but
+   * not when the job's last attempt could not read the account's warehouse.
+   */
+  private async requireMeterable(accountId: string): Promise<void> {
+    const [state] = returnedRows<{ failure_code: string | null }>(
+      await this.dataSource.query(
+        `SELECT failure_code FROM usage_metering_state
+          WHERE account_id = $1 AND failed_at > COALESCE(succeeded_at, '-infinity')`,
+        [accountId],
+      ),
+    );
+    if (state?.failure_code === 'warehouse_unavailable') throw warehouseUnavailable();
   }
 }
 
@@ -130,5 +153,6 @@ function toItem(date: string, row: DailyRow | undefined): DailyUsageItem {
     modelQueryTbProcessed: num(d(row?.model_query_bytes).div(TB), 9),
     modelQueryCostUsd: num(d(row?.model_query_cost_usd), 6),
     totalCostUsd: num(costs, 6),
+    meteredAt: row ? row.metered_at.toISOString() : null,
   };
 }

@@ -24,7 +24,8 @@ const prices = {
 };
 
 // Known jobs, task runs and tracking rows in real PostgreSQL, metered through the real
-// warehouse reader, read back through the API.
+// warehouse reader by the metering job, read back through the API (which only reads what the
+// job stored: usage-isolation.test.ts).
 describe('usage metering and the usage API (real PostgreSQL)', () => {
   let h: Harness;
   let warehouse: ScratchWarehouse;
@@ -102,6 +103,13 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
     )) as { bytes: string }[];
     return Number(row?.bytes ?? 0);
   };
+  const meteredAtOf = async (accountId: string, day: string): Promise<string> => {
+    const [row] = (await h.db.dataSource.query(
+      'SELECT metered_at FROM usage_daily WHERE account_id = $1 AND day = $2',
+      [accountId, day],
+    )) as { metered_at: Date }[];
+    return row!.metered_at.toISOString();
+  };
   const storageBytes = async (accountId: string): Promise<number> => {
     const { rows } = await warehouse.reader.query<{ bytes: string }>(
       `SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) AS bytes FROM pg_class c
@@ -150,6 +158,8 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
 
   it('reports every figure and cost of today and yesterday exactly, and zero days in between', async () => {
     await h.services.metering.meterDay(a.accountId, yesterday);
+    await h.services.metering.meterDay(a.accountId, today);
+    const meteredAt = await meteredAtOf(a.accountId, today);
     const items = await daily(a, '?days=7');
     expect(items.map((i) => i.date)).toEqual(
       Array.from({ length: 7 }, (_, i) => utcDay(new Date(Date.now() - (6 - i) * DAY_MS))),
@@ -170,6 +180,7 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
       modelQueryTbProcessed: 0,
       modelQueryCostUsd: 0,
       totalCostUsd: 0,
+      meteredAt: null,
     });
     const before = rest[rest.length - 2]!;
     expect(before).toMatchObject({
@@ -214,13 +225,13 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
         .plus('1.25')
         .plus('0.003006')
         .toNumber(),
+      meteredAt,
     });
   });
 
   it('sums the period exactly in the summary, with the legacy fields', async () => {
     const data = await summary(a, '?days=2');
-    // What the summary's own metering stored (each request meters today again, adding the
-    // bytes of its own warehouse reads, so a later request would see slightly more).
+    // What the metering job stored; the request itself read no warehouse and added nothing.
     const stored = (await h.db.dataSource.query(
       `SELECT query_bytes, model_query_bytes, storage_bytes, storage_cost_usd, query_cost_usd,
               model_query_cost_usd FROM usage_daily WHERE account_id = $1 AND day IN ($2, $3)`,
@@ -229,7 +240,12 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
     expect(stored).toHaveLength(2);
     const total = (column: string) => stored.reduce((t, row) => t.plus(row[column]!), new Decimal(0));
     const plus = (...values: Decimal.Value[]) => values.reduce<Decimal>((t, v) => t.plus(v), new Decimal(0));
-    expect(data).toMatchObject({ periodDays: 2, periodStart: yesterday, periodEnd: today });
+    expect(data).toMatchObject({
+      periodDays: 2,
+      periodStart: yesterday,
+      periodEnd: today,
+      meteredAt: await meteredAtOf(a.accountId, today),
+    });
     expect(data.syncRows).toEqual({ total: 2004, costUsd: 0.004008 });
     expect(data.computeSeconds).toBe(16.5);
     expect(data.storage).toEqual({
@@ -272,6 +288,7 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
   });
 
   it('never shows one account another account’s usage', async () => {
+    await h.services.metering.meterDay(b.accountId, today);
     const [now] = (await daily(b, '?days=1')) as [DailyUsageItem];
     expect(now).toMatchObject({
       syncRowsTotal: 7,
@@ -330,6 +347,7 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
       // One attempt: its compute is its run time (measured around the executor, so a little shorter).
       expect(Number(ran!.ms)).toBeGreaterThan(0);
       expect(Number(ran!.ms)).toBeLessThanOrEqual(Number(ran!.wall) + 5);
+      await h.services.metering.meterDay(c.accountId, today);
       const [now] = (await daily(c, '?days=1')) as [DailyUsageItem];
       const stored = await storageBytes(c.accountId);
       expect(stored).toBeGreaterThan(0);
