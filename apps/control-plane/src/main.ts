@@ -1,6 +1,7 @@
 // First: the Node version check, then tracing, which instruments modules as they load.
 import './node-runtime';
 import { tracing } from './tracing';
+import { forwardingAppTypes } from '@pipeline/catalog';
 import { loadConfigOrExit, vendorBaseUrlsOf } from '@pipeline/config';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
@@ -8,6 +9,7 @@ import { createLogger, type Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { TenantChangePublisher } from '@pipeline/tenancy';
 import { createApp } from './app';
+import { InternalTokens } from './auth/internal-tokens';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
 import { controlPlaneConfigSchema, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './database/data-source';
@@ -175,7 +177,7 @@ async function main(): Promise<void> {
       dataSource,
       logger,
       credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
-      internalServiceToken: config.INTERNAL_SERVICE_TOKEN,
+      internalTokens: InternalTokens.fromConfig(config, forwardingAppTypes),
       warehouse,
       onTaskRunQueued: () => worker?.wake(),
       onJobQueued: () => jobs?.wake(),

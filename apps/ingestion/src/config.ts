@@ -36,7 +36,9 @@ export const ingestionConfigSchema = z
       .string()
       .min(32, 'must have at least 32 characters')
       .optional()
-      .describe("Hosted mode: the token presented to the control plane's internal endpoints."),
+      .describe(
+        "Hosted mode: ingestion's own token for the control plane's write-key resolution, the value of the control plane's `INTERNAL_TOKEN_INGESTION`.",
+      ),
     WRITE_KEY_CACHE_TTL_SECONDS: envInt({ min: 1, max: 3600, default: 60 }).describe(
       'How long a valid write key is cached.',
     ),
