@@ -27,15 +27,20 @@ import { PgQueryMeter } from './usage/query-meter';
 import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { WarehouseReader } from './tasks/warehouse-reader';
 
-/** The API rate limit's shared counters; null counts per instance. */
+/**
+ * Where tenant changes are broadcast (revoked write keys, rotated credentials) and the API rate
+ * limit's shared counters live; null without REDIS_URL. Connected whether the rate limit is on
+ * or not: a revocation must reach ingestion's caches at once either way.
+ */
 async function connectRedis(
   config: ControlPlaneConfig,
   logger: Logger,
   shutdown: Shutdown,
 ): Promise<Redis | null> {
-  if (!config.API_RATE_LIMIT_ENABLED) return null;
   if (!config.REDIS_URL) {
-    logger.warn('REDIS_URL is not set: the API rate limit is counted per instance');
+    logger.warn(
+      'REDIS_URL is not set: revocations and tenant changes are not broadcast (caches keep a tenant at most 10 s instead), and the API rate limit is counted per instance',
+    );
     return null;
   }
   const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger, keyPrefix: 'control-plane:' });
@@ -189,7 +194,7 @@ async function main(): Promise<void> {
       apiRateLimit: {
         enabled: config.API_RATE_LIMIT_ENABLED,
         perMinute: config.API_RATE_LIMIT_PER_MINUTE,
-        redis,
+        redis: config.API_RATE_LIMIT_ENABLED ? redis : null,
       },
       tenantChanges: new TenantChangePublisher(redis, logger),
       metrics,
