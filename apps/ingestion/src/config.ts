@@ -85,6 +85,14 @@ export const ingestionConfigSchema = z
       .describe(
         'IPs, CIDRs or `loopback` / `linklocal` / `uniquelocal` whose `X-Forwarded-For` is believed for `context_ip`.',
       ),
+    PUBLIC_TRACKING_URL: envUrl(['http', 'https'])
+      .refine((value) => URL.canParse(value) && /^[a-z]+:\/\/[^/?#@]+\/?$/i.test(value), {
+        message: 'expected an origin such as https://track.example.com, without a path or query',
+      })
+      .optional()
+      .describe(
+        "The tracking API's public origin as browsers reach it (e.g. `https://track.example.com`): the `apiHost` and `protocol` of the Segment settings document (`GET /v1/projects/{writeKey}/settings`), which CDNs cache. Never taken from request headers. Unset (local development): the address and port the request arrived at.",
+      ),
     SDK_JS_PATH: envString()
       .optional()
       .describe('The SDK file served at `/v1/sdk.js`; unset: the SDK build, `libs/sdk/dist/sdk.js`.'),
