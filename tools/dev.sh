@@ -47,7 +47,10 @@ fi
 # shellcheck source=/dev/null
 source "$secrets"
 export CREDENTIALS_ENCRYPTION_KEYS="${CREDENTIALS_ENCRYPTION_KEYS:-$DEV_CREDENTIALS_ENCRYPTION_KEYS}"
-export INTERNAL_SERVICE_TOKEN="${INTERNAL_SERVICE_TOKEN:-$DEV_INTERNAL_SERVICE_TOKEN}"
+# One internal token per caller (ingestion: resolve; each forwarding consumer: its own kind's
+# lookup), derived from the one local secret so an existing .cache/dev-secrets.env keeps working.
+internal_token_for() { printf '%s:%s' "$DEV_INTERNAL_SERVICE_TOKEN" "$1" | sha256sum | cut -d' ' -f1; }
+export INTERNAL_TOKEN_INGESTION="${INTERNAL_TOKEN_INGESTION:-$(internal_token_for ingestion)}"
 # One stack per set of ports: a second start says which one runs, and on which ports. (The
 # smoke test's stack, on its own ports, runs beside a developer's.)
 mkdir -p "$REPO/.cache"
@@ -113,20 +116,24 @@ ingestion_node_flags=$(node tools/deploy/node-flags.mjs ingestion)
 names=(control-plane ingestion)
 commands=(
   "PORT=$cp_port exec node apps/control-plane/dist/main.js"
-  "PORT=$ing_port METRICS_PORT=$ing_metrics_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port exec node $ingestion_node_flags apps/ingestion/dist/main.js"
+  "PORT=$ing_port METRICS_PORT=$ing_metrics_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port INTERNAL_SERVICE_TOKEN=\"\$INTERNAL_TOKEN_INGESTION\" exec node $ingestion_node_flags apps/ingestion/dist/main.js"
 )
 IFS=',' read -ra kinds <<<"$destinations"
 delivery_ports=()
 restart_crashed="${DEV_RESTART_CRASHED:-$([[ "${CI:-}" == true ]] && echo 0 || echo 1)}"
 for i in "${!kinds[@]}"; do
   kind=${kinds[$i]}
+  # The control plane reads the forwarding kinds' variables; the others' are never presented.
+  token_var="INTERNAL_TOKEN_DELIVERY_${kind^^}"
+  export "$token_var=${!token_var:-$(internal_token_for "delivery-$kind")}"
   delivery_ports+=("$kind :$((delivery_port_base + i))")
   names+=("delivery-$kind")
   # A consumer that crashes (a record it cannot handle, a broker hiccup) comes back after a
   # growing delay; the rest of the stack keeps running. CI wants the crash to fail the run.
   run="exec"
   if [[ "$restart_crashed" == 1 ]]; then run="exec bash tools/lib/restart-crashed.sh delivery-$kind"; fi
-  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port $run node apps/delivery/dist/main.js --destination $kind")
+  # The token is named, not written, on the command line: ps shows no secret.
+  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port INTERNAL_SERVICE_TOKEN=\"\$$token_var\" $run node apps/delivery/dist/main.js --destination $kind")
 done
 
 (

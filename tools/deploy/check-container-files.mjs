@@ -270,7 +270,7 @@ const breaks = [
   [
     'compose without the service token',
     (_, c) => {
-      delete c.services['control-plane'].environment.INTERNAL_SERVICE_TOKEN;
+      delete c.services['control-plane'].environment.INTERNAL_TOKEN_INGESTION;
     },
   ],
   [

@@ -55,6 +55,9 @@ common=(env -i PATH="$PATH" HOME="$HOME" NODE_ENV=production LOG_FORMAT=json LOG
   KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:9092}" KAFKA_TOPIC_PREFIX="$tag." SHUTDOWN_TIMEOUT_MS=10000)
 token="$(head -c 32 /dev/urandom | base64 | tr -d '/+=')"
 token="${token}${token}"
+# Each internal caller has its own token: the webhook consumer's differs from ingestion's.
+webhook_token="$(head -c 32 /dev/urandom | base64 | tr -d '/+=')"
+webhook_token="${webhook_token}${webhook_token}"
 key="check:$(head -c 32 /dev/urandom | base64)"
 pids=()
 start() { # name, dir, command...
@@ -107,14 +110,15 @@ check "migrations run from the pruned install" \
   bash -c 'cd "$1" && shift && exec "$@"' _ "$out/control-plane" "${common[@]}" DATABASE_URL="$database_url" node dist/database/migrate.js \
   >"$logs/migrate.log" 2>&1
 start control-plane "$out/control-plane" PORT="$cp_port" HOST=127.0.0.1 DATABASE_URL="$database_url" \
-  CREDENTIALS_ENCRYPTION_KEYS="$key" INTERNAL_SERVICE_TOKEN="$token" node dist/main.js
+  CREDENTIALS_ENCRYPTION_KEYS="$key" INTERNAL_TOKEN_INGESTION="$token" \
+  INTERNAL_TOKEN_DELIVERY_WEBHOOK="$webhook_token" node dist/main.js
 start ingestion "$out/ingestion" PORT="$ing_port" METRICS_PORT="$ing_metrics_port" HOST=127.0.0.1 MANAGED_AUTH_ENABLED=true \
   CONTROL_PLANE_URL="http://127.0.0.1:$cp_port" INTERNAL_SERVICE_TOKEN="$token" \
   REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}" node dist/main.js
 start delivery-warehouse "$out/delivery" DELIVERY_HTTP_PORT="$wh_port" DELIVERY_HTTP_HOST=127.0.0.1 \
   WAREHOUSE_URL="$warehouse_url" DELIVERY_SESSION_TIMEOUT_MS=6000 node dist/main.js --destination warehouse
 start delivery-webhook "$out/delivery" DELIVERY_HTTP_PORT="$fwd_port" DELIVERY_HTTP_HOST=127.0.0.1 \
-  CONTROL_PLANE_URL="http://127.0.0.1:$cp_port" INTERNAL_SERVICE_TOKEN="$token" DELIVERY_SESSION_TIMEOUT_MS=6000 \
+  CONTROL_PLANE_URL="http://127.0.0.1:$cp_port" INTERNAL_SERVICE_TOKEN="$webhook_token" DELIVERY_SESSION_TIMEOUT_MS=6000 \
   node dist/main.js --destination webhook
 
 check "control plane /health answers 200" healthy "http://127.0.0.1:$cp_port/health"

@@ -136,6 +136,12 @@ function contractProblems(objects, secrets) {
         }
         env.set(variable.name, variable.value);
       }
+      if (role === 'ingestion') {
+        const tokenKey = (container.env ?? []).find((e) => e.name === 'INTERNAL_SERVICE_TOKEN')?.valueFrom
+          ?.secretKeyRef?.key;
+        if (tokenKey !== 'INTERNAL_TOKEN_INGESTION')
+          fail(`${cid}: INTERNAL_SERVICE_TOKEN must be Secret key INTERNAL_TOKEN_INGESTION, not ${tokenKey}`);
+      }
       // Hosted ingestion reads no warehouse: its credentials must not be mounted there.
       const hosted = role === 'ingestion' && env.get('MANAGED_AUTH_ENABLED') === 'true';
       const wanted = hosted
@@ -152,6 +158,16 @@ function contractProblems(objects, secrets) {
         } else {
           if (deliveryKinds.has(kind)) fail(`${cid}: a second Deployment for kind ${kind}`);
           deliveryKinds.set(kind, workload);
+          // Each caller presents its own token: the control plane scopes it to that kind's credentials.
+          const tokenKey = (container.env ?? []).find((e) => e.name === 'INTERNAL_SERVICE_TOKEN')?.valueFrom
+            ?.secretKeyRef?.key;
+          const ownKey = forwardingKinds.has(kind)
+            ? `INTERNAL_TOKEN_DELIVERY_${kind.toUpperCase()}`
+            : undefined;
+          if (tokenKey !== ownKey)
+            fail(
+              `${cid}: INTERNAL_SERVICE_TOKEN must be ${ownKey ? `Secret key ${ownKey}` : 'empty'}, not ${tokenKey}`,
+            );
           const label = workload.spec.template.metadata.labels?.['pipeline.internal-api-client'] === 'true';
           if (label !== forwardingKinds.has(kind)) {
             fail(
@@ -427,6 +443,22 @@ const breaks = [
     'the warehouse consumer allowed to the control plane',
     (o) => {
       tpl(o, 'delivery-warehouse').metadata.labels['pipeline.internal-api-client'] = 'true';
+    },
+  ],
+  [
+    "a consumer presenting another kind's token",
+    (o) => {
+      dep(o, 'delivery-webhook').containers[0].env.find(
+        (e) => e.name === 'INTERNAL_SERVICE_TOKEN',
+      ).valueFrom.secretKeyRef.key = 'INTERNAL_TOKEN_DELIVERY_AMPLITUDE';
+    },
+  ],
+  [
+    "ingestion presenting a consumer's token",
+    (o) => {
+      dep(o, 'ingestion').containers[0].env.find(
+        (e) => e.name === 'INTERNAL_SERVICE_TOKEN',
+      ).valueFrom.secretKeyRef.key = 'INTERNAL_TOKEN_DELIVERY_WEBHOOK';
     },
   ],
   ['a missing memory limit', (o) => delete dep(o, 'delivery-log').containers[0].resources.limits.memory],

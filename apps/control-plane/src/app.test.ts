@@ -3,7 +3,7 @@ import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
 import { createMigratedScratchDatabase } from './database/scratch-data-source';
-import { startHarness, TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKEN, type Harness } from './testing/harness';
+import { startHarness, TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS, type Harness } from './testing/harness';
 
 describe('control plane HTTP (real PostgreSQL)', () => {
   let harness: Harness;
@@ -78,7 +78,7 @@ describe('control plane HTTP (real PostgreSQL)', () => {
       dataSource: own.dataSource,
       logger: createLogger({ service: 'test', stream: new PassThrough() }),
       credentialKeys: TEST_CREDENTIAL_KEYS,
-      internalServiceToken: TEST_INTERNAL_TOKEN,
+      internalTokens: TEST_INTERNAL_TOKENS,
     });
     await own.drop();
     const response = await request(app).get('/health');

@@ -10,7 +10,8 @@ import { AppsController } from './apps/app.controller';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
-import { AUTHENTICATOR, INTERNAL_SERVICE_TOKEN } from './auth/authentication';
+import { AUTHENTICATOR, INTERNAL_TOKENS } from './auth/authentication';
+import type { InternalTokens } from './auth/internal-tokens';
 import { HealthController } from './health/health.controller';
 import { IntegrationsController } from './integrations/integration.controller';
 import { JobsController } from './jobs/job.controller';
@@ -49,8 +50,8 @@ export interface AppDependencies {
   logger: Logger;
   /** CREDENTIALS_ENCRYPTION_KEYS */
   credentialKeys: string;
-  /** INTERNAL_SERVICE_TOKEN */
-  internalServiceToken: string;
+  /** INTERNAL_TOKEN_INGESTION and INTERNAL_TOKEN_DELIVERY_<APP TYPE>: each internal caller's own token. */
+  internalTokens: InternalTokens;
   /** Read access to the warehouse, for the task templates (default: WAREHOUSE_URL's default). */
   warehouse?: WarehouseReader;
   /** Called when a task run is queued (wakes an in-process worker). */
@@ -132,7 +133,7 @@ export function createApp(deps: AppDependencies): Express {
   app.locals[CONTROLLERS] = controllers;
   const authenticator = new ApiKeyAuthenticator(dataSource);
   app.locals[AUTHENTICATOR] = authenticator;
-  app.locals[INTERNAL_SERVICE_TOKEN] = deps.internalServiceToken;
+  app.locals[INTERNAL_TOKENS] = deps.internalTokens;
 
   const metrics = deps.metrics ?? new ControlPlaneMetrics({ dataSource, logger });
   app.use(metrics.httpMiddleware());

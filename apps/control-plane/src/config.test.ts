@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '@pipeline/config';
 import { controlPlaneConfigSchema } from './config';
 
 const key = () => randomBytes(32).toString('base64');
-const valid = { CREDENTIALS_ENCRYPTION_KEYS: `k1:${key()}`, INTERNAL_SERVICE_TOKEN: 'x'.repeat(32) };
+const valid = { CREDENTIALS_ENCRYPTION_KEYS: `k1:${key()}`, INTERNAL_TOKEN_INGESTION: 'x'.repeat(32) };
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -59,7 +59,7 @@ describe('control plane configuration', () => {
   it('names the missing secrets', () => {
     expect(problems({})).toEqual([
       expect.stringMatching(/^CREDENTIALS_ENCRYPTION_KEYS is required/),
-      expect.stringMatching(/^INTERNAL_SERVICE_TOKEN is required/),
+      expect.stringMatching(/^INTERNAL_TOKEN_INGESTION is required/),
     ]);
   });
 
@@ -74,8 +74,8 @@ describe('control plane configuration', () => {
   });
 
   it('wants a service token of 32 characters or more', () => {
-    expect(problems({ ...valid, INTERNAL_SERVICE_TOKEN: 'short' })).toEqual([
-      expect.stringMatching(/^INTERNAL_SERVICE_TOKEN=\[redacted\]: must have at least 32/),
+    expect(problems({ ...valid, INTERNAL_TOKEN_INGESTION: 'short' })).toEqual([
+      expect.stringMatching(/^INTERNAL_TOKEN_INGESTION=\[redacted\]: must have at least 32/),
     ]);
   });
 });

@@ -1,4 +1,4 @@
-import { baseUrlAppTypes } from '@pipeline/catalog';
+import { baseUrlAppTypes, forwardingAppTypes } from '@pipeline/catalog';
 import { z } from 'zod';
 import { envBool, envInt, envPort, envString, envUrl, vendorBaseUrlFields } from '@pipeline/config';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
@@ -7,6 +7,7 @@ import { warehouseConfigSchema } from '@pipeline/destinations';
 import { egressConfigSchema } from '@pipeline/egress';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
+import { duplicateTokenProblems, internalTokenFields } from './auth/internal-tokens';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
 import { defaultPrices } from './usage/price-list';
 import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';
@@ -25,124 +26,126 @@ const envDecimal = (defaultValue: string) =>
  */
 export const vendorAppTypes = baseUrlAppTypes.all;
 
-export const controlPlaneConfigSchema = z.object({
-  HOST: envString('0.0.0.0').describe('Listen address.'),
-  PORT: envPort(3000).describe('Listen port of the management API, `/mcp`, `/docs` and `/internal/v1`.'),
-  CREDENTIALS_ENCRYPTION_KEYS: z
-    .string()
-    .superRefine((value, ctx) => {
-      try {
-        CredentialCipher.parseKeys(value);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-    })
-    .describe(
-      'Keys for app credentials at rest: `keyId:base64(32 random bytes)`, comma-separated; the first encrypts, every one listed decrypts (rotation). `openssl rand -base64 32` makes a key; `tools/dev.sh` makes local ones in `.cache/dev-secrets.env`.',
+export const controlPlaneConfigSchema = z
+  .object({
+    HOST: envString('0.0.0.0').describe('Listen address.'),
+    PORT: envPort(3000).describe('Listen port of the management API, `/mcp`, `/docs` and `/internal/v1`.'),
+    CREDENTIALS_ENCRYPTION_KEYS: z
+      .string()
+      .superRefine((value, ctx) => {
+        try {
+          CredentialCipher.parseKeys(value);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      })
+      .describe(
+        'Keys for app credentials at rest: `keyId:base64(32 random bytes)`, comma-separated; the first encrypts, every one listed decrypts (rotation). `openssl rand -base64 32` makes a key; `tools/dev.sh` makes local ones in `.cache/dev-secrets.env`.',
+      ),
+    ...internalTokenFields(forwardingAppTypes),
+    WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], DEFAULT_WAREHOUSE_URL).describe(
+      'The PostgreSQL warehouse: source syncs write their stream tables there, task templates and integration runs read it.',
     ),
-  INTERNAL_SERVICE_TOKEN: z
-    .string()
-    .min(32, 'must have at least 32 characters')
-    .describe(
-      "The shared secret ingestion and the forwarding consumers present to the control plane's internal endpoints (32+ characters).",
+    TASK_WORKER_ENABLED: envBool(true).describe(
+      'Run the task worker in this process; `false` for API-only replicas.',
     ),
-  WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], DEFAULT_WAREHOUSE_URL).describe(
-    'The PostgreSQL warehouse: source syncs write their stream tables there, task templates and integration runs read it.',
-  ),
-  TASK_WORKER_ENABLED: envBool(true).describe(
-    'Run the task worker in this process; `false` for API-only replicas.',
-  ),
-  TASK_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe(
-    'Task runs executed at once per process.',
-  ),
-  TASK_WORKER_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
-    'Idle polling of the task queue (a start in the same process wakes the worker at once).',
-  ),
-  TASK_RUN_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }).describe(
-    'Heartbeat of a running task run, and so how fast a cancel is noticed.',
-  ),
-  TASK_RUN_STALE_AFTER_MS: envInt({ default: 30_000, min: 100, max: 3_600_000 }).describe(
-    'A running task run without a heartbeat this long belongs to a dead process and is reaped.',
-  ),
-  TASK_RUN_MAX_ATTEMPTS: envInt({ default: 2, min: 1, max: 10 }).describe(
-    'Claims of a task run before a lost run fails.',
-  ),
-  JOB_WORKER_ENABLED: envBool(true).describe(
-    'Run the job runner (source syncs, integration runs) in this process; `false` for API-only replicas.',
-  ),
-  JOB_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe('Jobs run at once per process.'),
-  JOB_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
-    'Idle polling of the job queue (a trigger in the same process wakes the runner at once).',
-  ),
-  JOB_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }).describe(
-    'Heartbeat of a running job, and so how fast a cancel is noticed.',
-  ),
-  JOB_STALE_AFTER_MS: envInt({ default: 60_000, min: 100, max: 3_600_000 }).describe(
-    'A running job without a heartbeat this long is put back in the queue (or failed after `JOB_MAX_ATTEMPTS`).',
-  ),
-  JOB_MAX_ATTEMPTS: envInt({ default: 4, min: 1, max: 20 }).describe(
-    'Claims of a job in all (transient retries and lost workers); then it fails.',
-  ),
-  JOB_RETRY_BASE_MS: envInt({ default: 30_000, min: 0, max: 3_600_000 }).describe(
-    'Backoff before the first retry of a transient job failure; doubles per attempt up to `JOB_RETRY_MAX_MS`.',
-  ),
-  JOB_RETRY_MAX_MS: envInt({ default: 900_000, min: 0, max: 86_400_000 }).describe(
-    'Ceiling of the job retry backoff.',
-  ),
-  SCHEDULER_ENABLED: envBool(true).describe(
-    'Queue scheduled syncs and integration runs from this process (several replicas may; they share the work).',
-  ),
-  SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }).describe(
-    'How often the scheduler looks for due sources and integrations.',
-  ),
-  ...vendorBaseUrlFields(vendorAppTypes),
-  INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }).describe(
-    'How long an integration run waits for the source import it needs before looking again.',
-  ),
-  WRITE_KEY_MAX_EVENTS_PER_SECOND: envInt({
-    default: defaultWriteKeyRateLimitCeilings.eventsPerSecond,
-    min: 1,
-    max: MAX_STORABLE_RATE_LIMIT,
-  }).describe('Ceiling on the per-second `rateLimits` a tenant may set on its write keys.'),
-  WRITE_KEY_MAX_EVENTS_PER_DAY: envInt({
-    default: defaultWriteKeyRateLimitCeilings.eventsPerDay,
-    min: 1,
-    max: MAX_STORABLE_RATE_LIMIT,
-  }).describe('Ceiling on the daily `rateLimits` a tenant may set on its write keys.'),
-  API_RATE_LIMIT_ENABLED: envBool(true).describe(
-    'Limit the requests each API key may make to `/api/v1` and `/mcp`.',
-  ),
-  API_RATE_LIMIT_PER_MINUTE: envInt({ default: 600, min: 1, max: 1_000_000 }).describe(
-    'Requests per API key per minute on `/api/v1` and `/mcp` together (a fixed window).',
-  ),
-  REDIS_URL: envUrl(['redis', 'rediss'])
-    .optional()
-    .describe(
-      'Shares the API rate limit counts across instances, broadcasts tenant changes (revoked keys, rotated credentials), and holds the live event debugger that `/api/v1/write-keys/{id}/events` reads; unset: each instance counts alone, and the debugger endpoints answer 503 `debugger_unavailable`.',
+    TASK_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe(
+      'Task runs executed at once per process.',
     ),
-  USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth).describe(
-    'USD per GB-month of warehouse storage; a day costs size × price ÷ days of that month.',
-  ),
-  USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb).describe(
-    'USD per TB processed by warehouse queries.',
-  ),
-  USAGE_PRICE_COMPUTE_SECOND: envDecimal(defaultPrices.computePerSecond).describe('USD per compute second.'),
-  USAGE_PRICE_MILLION_SYNC_ROWS: envDecimal(defaultPrices.syncRowsPerMillion).describe(
-    'USD per million sync rows.',
-  ),
-  USAGE_METERING_ENABLED: envBool(true).describe(
-    "Meter every account's usage of today and yesterday in this process. The usage endpoints answer only what metering stored, so at least one control-plane process must meter.",
-  ),
-  USAGE_METERING_INTERVAL_MS: envInt({ default: 900_000, min: 1000, max: 86_400_000 }).describe(
-    'How often usage is metered: how old, at most, the figures the usage endpoints answer are (their `meteredAt`).',
-  ),
-  ...warehouseConfigSchema.shape,
-  ...egressConfigSchema.shape,
-  ...loggingConfigSchema.shape,
-  ...tracingConfigSchema.shape,
-  ...lifecycleConfigSchema.shape,
-  ...postgresConfigSchema.shape,
-});
+    TASK_WORKER_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
+      'Idle polling of the task queue (a start in the same process wakes the worker at once).',
+    ),
+    TASK_RUN_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }).describe(
+      'Heartbeat of a running task run, and so how fast a cancel is noticed.',
+    ),
+    TASK_RUN_STALE_AFTER_MS: envInt({ default: 30_000, min: 100, max: 3_600_000 }).describe(
+      'A running task run without a heartbeat this long belongs to a dead process and is reaped.',
+    ),
+    TASK_RUN_MAX_ATTEMPTS: envInt({ default: 2, min: 1, max: 10 }).describe(
+      'Claims of a task run before a lost run fails.',
+    ),
+    JOB_WORKER_ENABLED: envBool(true).describe(
+      'Run the job runner (source syncs, integration runs) in this process; `false` for API-only replicas.',
+    ),
+    JOB_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe('Jobs run at once per process.'),
+    JOB_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
+      'Idle polling of the job queue (a trigger in the same process wakes the runner at once).',
+    ),
+    JOB_HEARTBEAT_INTERVAL_MS: envInt({ default: 5000, min: 10, max: 60_000 }).describe(
+      'Heartbeat of a running job, and so how fast a cancel is noticed.',
+    ),
+    JOB_STALE_AFTER_MS: envInt({ default: 60_000, min: 100, max: 3_600_000 }).describe(
+      'A running job without a heartbeat this long is put back in the queue (or failed after `JOB_MAX_ATTEMPTS`).',
+    ),
+    JOB_MAX_ATTEMPTS: envInt({ default: 4, min: 1, max: 20 }).describe(
+      'Claims of a job in all (transient retries and lost workers); then it fails.',
+    ),
+    JOB_RETRY_BASE_MS: envInt({ default: 30_000, min: 0, max: 3_600_000 }).describe(
+      'Backoff before the first retry of a transient job failure; doubles per attempt up to `JOB_RETRY_MAX_MS`.',
+    ),
+    JOB_RETRY_MAX_MS: envInt({ default: 900_000, min: 0, max: 86_400_000 }).describe(
+      'Ceiling of the job retry backoff.',
+    ),
+    SCHEDULER_ENABLED: envBool(true).describe(
+      'Queue scheduled syncs and integration runs from this process (several replicas may; they share the work).',
+    ),
+    SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }).describe(
+      'How often the scheduler looks for due sources and integrations.',
+    ),
+    ...vendorBaseUrlFields(vendorAppTypes),
+    INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }).describe(
+      'How long an integration run waits for the source import it needs before looking again.',
+    ),
+    WRITE_KEY_MAX_EVENTS_PER_SECOND: envInt({
+      default: defaultWriteKeyRateLimitCeilings.eventsPerSecond,
+      min: 1,
+      max: MAX_STORABLE_RATE_LIMIT,
+    }).describe('Ceiling on the per-second `rateLimits` a tenant may set on its write keys.'),
+    WRITE_KEY_MAX_EVENTS_PER_DAY: envInt({
+      default: defaultWriteKeyRateLimitCeilings.eventsPerDay,
+      min: 1,
+      max: MAX_STORABLE_RATE_LIMIT,
+    }).describe('Ceiling on the daily `rateLimits` a tenant may set on its write keys.'),
+    API_RATE_LIMIT_ENABLED: envBool(true).describe(
+      'Limit the requests each API key may make to `/api/v1` and `/mcp`.',
+    ),
+    API_RATE_LIMIT_PER_MINUTE: envInt({ default: 600, min: 1, max: 1_000_000 }).describe(
+      'Requests per API key per minute on `/api/v1` and `/mcp` together (a fixed window).',
+    ),
+    REDIS_URL: envUrl(['redis', 'rediss'])
+      .optional()
+      .describe(
+        'Shares the API rate limit counts across instances, broadcasts tenant changes (revoked keys, rotated credentials), and holds the live event debugger that `/api/v1/write-keys/{id}/events` reads; unset: each instance counts alone, and the debugger endpoints answer 503 `debugger_unavailable`.',
+      ),
+    USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth).describe(
+      'USD per GB-month of warehouse storage; a day costs size × price ÷ days of that month.',
+    ),
+    USAGE_PRICE_QUERY_TB: envDecimal(defaultPrices.queryPerTb).describe(
+      'USD per TB processed by warehouse queries.',
+    ),
+    USAGE_PRICE_COMPUTE_SECOND: envDecimal(defaultPrices.computePerSecond).describe(
+      'USD per compute second.',
+    ),
+    USAGE_PRICE_MILLION_SYNC_ROWS: envDecimal(defaultPrices.syncRowsPerMillion).describe(
+      'USD per million sync rows.',
+    ),
+    USAGE_METERING_ENABLED: envBool(true).describe(
+      "Meter every account's usage of today and yesterday in this process. The usage endpoints answer only what metering stored, so at least one control-plane process must meter.",
+    ),
+    USAGE_METERING_INTERVAL_MS: envInt({ default: 900_000, min: 1000, max: 86_400_000 }).describe(
+      'How often usage is metered: how old, at most, the figures the usage endpoints answer are (their `meteredAt`).',
+    ),
+    ...warehouseConfigSchema.shape,
+    ...egressConfigSchema.shape,
+    ...loggingConfigSchema.shape,
+    ...tracingConfigSchema.shape,
+    ...lifecycleConfigSchema.shape,
+    ...postgresConfigSchema.shape,
+  })
+  .superRefine((config, ctx) => {
+    for (const { variable, message } of duplicateTokenProblems(config, forwardingAppTypes))
+      ctx.addIssue({ code: 'custom', path: [variable], message });
+  });
 
 /** What the migration step needs: the database only. */
 export const migrateConfigSchema = z.object({

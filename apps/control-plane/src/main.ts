@@ -1,6 +1,7 @@
 // First: the Node version check, then tracing, which instruments modules as they load.
 import './node-runtime';
 import { tracing } from './tracing';
+import { forwardingAppTypes } from '@pipeline/catalog';
 import { loadConfigOrExit, vendorBaseUrlsOf } from '@pipeline/config';
 import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
@@ -8,6 +9,7 @@ import { createLogger, type Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { TenantChangePublisher } from '@pipeline/tenancy';
 import { createApp } from './app';
+import { InternalTokens } from './auth/internal-tokens';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
 import { controlPlaneConfigSchema, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './database/data-source';
@@ -25,15 +27,20 @@ import { PgQueryMeter } from './usage/query-meter';
 import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { WarehouseReader } from './tasks/warehouse-reader';
 
-/** The API rate limit's shared counters; null counts per instance. */
+/**
+ * Where tenant changes are broadcast (revoked write keys, rotated credentials) and the API rate
+ * limit's shared counters live; null without REDIS_URL. Connected whether the rate limit is on
+ * or not: a revocation must reach ingestion's caches at once either way.
+ */
 async function connectRedis(
   config: ControlPlaneConfig,
   logger: Logger,
   shutdown: Shutdown,
 ): Promise<Redis | null> {
-  if (!config.API_RATE_LIMIT_ENABLED) return null;
   if (!config.REDIS_URL) {
-    logger.warn('REDIS_URL is not set: the API rate limit is counted per instance');
+    logger.warn(
+      'REDIS_URL is not set: revocations and tenant changes are not broadcast (caches keep a tenant at most 10 s instead), and the API rate limit is counted per instance',
+    );
     return null;
   }
   const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger, keyPrefix: 'control-plane:' });
@@ -175,7 +182,7 @@ async function main(): Promise<void> {
       dataSource,
       logger,
       credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
-      internalServiceToken: config.INTERNAL_SERVICE_TOKEN,
+      internalTokens: InternalTokens.fromConfig(config, forwardingAppTypes),
       warehouse,
       onTaskRunQueued: () => worker?.wake(),
       onJobQueued: () => jobs?.wake(),
@@ -187,7 +194,7 @@ async function main(): Promise<void> {
       apiRateLimit: {
         enabled: config.API_RATE_LIMIT_ENABLED,
         perMinute: config.API_RATE_LIMIT_PER_MINUTE,
-        redis,
+        redis: config.API_RATE_LIMIT_ENABLED ? redis : null,
       },
       tenantChanges: new TenantChangePublisher(redis, logger),
       metrics,

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
 import { createMigratedScratchDatabase } from './database/scratch-data-source';
-import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKEN } from './testing/harness';
+import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS } from './testing/harness';
 
 describe('control plane probes (real PostgreSQL)', () => {
   it('/readyz follows the database and /livez does not; neither is in the API document', async () => {
@@ -12,7 +12,7 @@ describe('control plane probes (real PostgreSQL)', () => {
       dataSource: own.dataSource,
       logger: createLogger({ service: 'test', stream: new PassThrough() }),
       credentialKeys: TEST_CREDENTIAL_KEYS,
-      internalServiceToken: TEST_INTERNAL_TOKEN,
+      internalTokens: TEST_INTERNAL_TOKENS,
     });
     const ready = await request(app).get('/readyz');
     expect(ready.status).toBe(200);

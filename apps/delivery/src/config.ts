@@ -30,7 +30,9 @@ export const deliveryConfigSchema = z.object({
     .string()
     .min(32, 'must have at least 32 characters')
     .optional()
-    .describe("Forwarding kinds: the token presented to the control plane's internal endpoints."),
+    .describe(
+      "Forwarding kinds: this consumer's own token for the control plane's lookup, the value of the control plane's `INTERNAL_TOKEN_DELIVERY_<APP TYPE>` for this kind; the lookup answers with this kind's destinations and credentials only.",
+    ),
   TENANT_CACHE_TTL_SECONDS: envInt({ min: 1, max: 3600, default: 60 }).describe(
     "Forwarding kinds: how long a tenant's destinations and credentials are cached.",
   ),

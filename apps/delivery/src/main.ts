@@ -61,8 +61,9 @@ async function main(kind: DestinationKind): Promise<void> {
     groups: { [groupId]: outbox.topic, [retryGroupFor(groupId)]: retry.topic },
   });
   let changes: TenantChangeSubscriber | undefined;
+  // The log and warehouse consumers never ask the control plane: they hold no token's client.
   const tenants =
-    config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
+    isForwardingKind(kind) && config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
       ? new TenantDirectory(
           new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger),
           { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000, hearsChanges: () => changes?.live ?? false },

@@ -24,6 +24,8 @@ export interface AppDependencies {
   clientAddress: (req: IncomingMessage) => string | null;
   /** What GET /readyz checks (hosted mode: Kafka); none: always ready. */
   readiness?: Record<string, ReadinessCheck>;
+  /** PUBLIC_TRACKING_URL: the origin the Segment settings document names; unset: where the request arrived. */
+  publicTrackingUrl?: string;
 }
 
 /**
@@ -59,7 +61,7 @@ export function createApp(deps: AppDependencies): RequestListener {
   app.use(anySite);
   app.use(healthRoutes(deps.health, deps.readiness ?? {}, deps.logger));
   app.use(sdkRoutes(deps.sdk));
-  app.use(segmentSettingsRoutes(deps.collect, deps.clientAddress));
+  app.use(segmentSettingsRoutes(deps.collect, deps.clientAddress, deps.publicTrackingUrl));
   app.use(simulateRoutes(deps.simulate, deps.collect, deps.clientAddress));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

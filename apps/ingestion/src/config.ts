@@ -36,7 +36,9 @@ export const ingestionConfigSchema = z
       .string()
       .min(32, 'must have at least 32 characters')
       .optional()
-      .describe("Hosted mode: the token presented to the control plane's internal endpoints."),
+      .describe(
+        "Hosted mode: ingestion's own token for the control plane's write-key resolution, the value of the control plane's `INTERNAL_TOKEN_INGESTION`.",
+      ),
     WRITE_KEY_CACHE_TTL_SECONDS: envInt({ min: 1, max: 3600, default: 60 }).describe(
       'How long a valid write key is cached.',
     ),
@@ -82,6 +84,14 @@ export const ingestionConfigSchema = z
       .optional()
       .describe(
         'IPs, CIDRs or `loopback` / `linklocal` / `uniquelocal` whose `X-Forwarded-For` is believed for `context_ip`.',
+      ),
+    PUBLIC_TRACKING_URL: envUrl(['http', 'https'])
+      .refine((value) => URL.canParse(value) && /^[a-z]+:\/\/[^/?#@]+\/?$/i.test(value), {
+        message: 'expected an origin such as https://track.example.com, without a path or query',
+      })
+      .optional()
+      .describe(
+        "The tracking API's public origin as browsers reach it (e.g. `https://track.example.com`): the `apiHost` and `protocol` of the Segment settings document (`GET /v1/projects/{writeKey}/settings`), which CDNs cache. Never taken from request headers. Unset (local development): the address and port the request arrived at.",
       ),
     SDK_JS_PATH: envString()
       .optional()

@@ -207,6 +207,7 @@ async function main(): Promise<void> {
     },
     clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
     readiness,
+    ...(config.PUBLIC_TRACKING_URL ? { publicTrackingUrl: config.PUBLIC_TRACKING_URL } : {}),
   });
   await serveHttp(metricsHttp(metrics), { host: config.HOST, port: config.METRICS_PORT, logger, shutdown });
   await serveHttp(app, { host: config.HOST, port: config.PORT, logger, shutdown });

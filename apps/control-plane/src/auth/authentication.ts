@@ -1,19 +1,27 @@
 import type { Request } from 'express';
 import { AppError } from '@pipeline/errors';
 import type { ApiKeyAuthenticator } from './api-key-authenticator';
+import { callerHasScope, type InternalCaller, type InternalTokens } from './internal-tokens';
 import type { Principal } from './principal';
-import { constantTimeEqual } from './secret-token';
 
 export const AUTHENTICATOR = 'authenticator';
-export const INTERNAL_SERVICE_TOKEN = 'internalServiceToken';
+export const INTERNAL_TOKENS = 'internalTokens';
 
 export interface ServicePrincipal {
   service: 'internal';
+  caller: InternalCaller;
+}
+
+/** The internal caller tsoa resolved for this request (`request.user`). */
+export function internalCallerOf(request: Request): InternalCaller {
+  const principal = (request as Request & { user?: ServicePrincipal }).user;
+  if (principal?.service !== 'internal') throw new Error('internalCallerOf called on a non-internal route');
+  return principal.caller;
 }
 
 /**
  * tsoa's authentication module. `api_key`: the management API's keys with scopes.
- * `internal_token`: the shared secret of the internal endpoints, and nothing else.
+ * `internal_token`: one token per internal caller, each allowed its own endpoint only.
  */
 export async function expressAuthentication(
   request: Request,
@@ -25,10 +33,14 @@ export async function expressAuthentication(
     return authenticator.authenticate(request, requiredScopes);
   }
   if (securityName === 'internal_token') {
-    const expected = request.app.locals[INTERNAL_SERVICE_TOKEN] as string;
+    const tokens = request.app.locals[INTERNAL_TOKENS] as InternalTokens;
     const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (presented && constantTimeEqual(presented, expected)) return { service: 'internal' };
-    throw new AppError(401, 'invalid_service_token', 'This endpoint needs the internal service token');
+    const caller = presented ? tokens.callerOf(presented) : null;
+    // A known token on another caller's endpoint gets the same answer as an unknown one: the
+    // answer tells nobody which endpoint a token would open.
+    if (caller && requiredScopes.every((scope) => callerHasScope(caller, scope)))
+      return { service: 'internal', caller };
+    throw new AppError(401, 'invalid_service_token', "This endpoint needs its caller's internal token");
   }
   throw new Error(`Unknown security scheme ${securityName}`);
 }

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { startHarness, TEST_INTERNAL_TOKEN, type Harness } from '../testing/harness';
+import { startHarness, TEST_INTERNAL_TOKEN, testDeliveryToken, type Harness } from '../testing/harness';
 
 // Regression test: whatever a client does, no API response (the internal resolution aside,
 // which exists to hand credentials to ingestion) and no log line carries an app credential,
@@ -103,10 +103,10 @@ describe('secrets never leak (real PostgreSQL)', () => {
     // Ingestion's resolution names the destination but never carries its credentials ...
     expect(resolved.body.data.destinations[0].appType).toBeDefined();
     record(resolved);
-    // ... only the forwarding consumers' lookup does: its purpose.
+    // ... only the amplitude consumer's lookup does: its purpose.
     const lookedUp = await request(h.app)
       .post('/internal/v1/write-keys/lookup')
-      .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
+      .set('Authorization', `Bearer ${testDeliveryToken('amplitude')}`)
       .send({ writeKeyId: writeKey.body.data.id });
     expect(lookedUp.body.data.destinations[0].credentials.apiKey).toBe(credential);
     record(

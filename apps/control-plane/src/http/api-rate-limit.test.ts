@@ -5,7 +5,13 @@ import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { createApp } from '../app';
-import { startHarness, TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKEN, type Harness } from '../testing/harness';
+import {
+  startHarness,
+  TEST_CREDENTIAL_KEYS,
+  TEST_INTERNAL_TOKEN,
+  TEST_INTERNAL_TOKENS,
+  type Harness,
+} from '../testing/harness';
 
 const LIMIT = 3;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -145,7 +151,7 @@ describe('management API rate limit per API key (real PostgreSQL and Redis)', ()
       dataSource: h.db.dataSource,
       logger: createLogger({ service: 'test', stream: new PassThrough() }),
       credentialKeys: TEST_CREDENTIAL_KEYS,
-      internalServiceToken: TEST_INTERNAL_TOKEN,
+      internalTokens: TEST_INTERNAL_TOKENS,
       apiRateLimit: { enabled: false, perMinute: 1, redis: null },
     });
     const t = await h.tenant();
@@ -179,7 +185,7 @@ describe('management API rate limit per API key (real PostgreSQL and Redis)', ()
         dataSource: h.db.dataSource,
         logger,
         credentialKeys: TEST_CREDENTIAL_KEYS,
-        internalServiceToken: TEST_INTERNAL_TOKEN,
+        internalTokens: TEST_INTERNAL_TOKENS,
         apiRateLimit: { enabled: true, perMinute: LIMIT, redis },
       });
     }

@@ -1,4 +1,7 @@
-import { Body, Controller, Hidden, Post, Response, Route, Security, Tags } from '@tsoa/runtime';
+import type { Request as ExpressRequest } from 'express';
+import { Body, Controller, Hidden, Post, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
+import { AppError } from '@pipeline/errors';
+import { internalCallerOf } from '../auth/authentication';
 import type { Problem } from '../http/problem';
 import type {
   LookupWriteKeyBody,
@@ -9,9 +12,10 @@ import type {
 import type { WriteKeyResolver } from './write-key-resolver';
 
 /**
- * Internal: the ingestion service resolves write keys here (hosted auth mode). Authenticated
- * with INTERNAL_SERVICE_TOKEN, never with an API key; kept out of the public document and,
- * in deployments, reachable only from ingestion. POST keeps the key out of URLs and logs.
+ * Internal: ingestion resolves write keys here (hosted auth mode), the forwarding consumers look
+ * tenants up. Each caller has its own token (INTERNAL_TOKEN_INGESTION,
+ * INTERNAL_TOKEN_DELIVERY_<APP TYPE>), never an API key; kept out of the public document and, in
+ * deployments, reachable only from those pods. POST keeps the key out of URLs and logs.
  */
 @Hidden()
 @Route('internal/v1/write-keys')
@@ -22,7 +26,7 @@ export class WriteKeyResolutionController extends Controller {
   }
 
   @Post('resolve')
-  @Security('internal_token')
+  @Security('internal_token', ['write_keys.resolve'])
   @Response<Problem>(401, 'invalid_service_token')
   @Response<Problem>(404, 'write_key_not_found')
   async resolveWriteKey(@Body() body: ResolveWriteKeyBody): Promise<{ data: WriteKeyRecord }> {
@@ -31,13 +35,21 @@ export class WriteKeyResolutionController extends Controller {
 
   /**
    * The delivery consumers look tenants up by the write key id an outbox record carries: the
-   * only lookup that carries destinations' credentials, to the only processes that use them.
+   * only lookup that carries destinations' credentials, and each consumer gets those of its own
+   * app type only (a webhook consumer never holds an Amplitude key).
    */
   @Post('lookup')
-  @Security('internal_token')
+  @Security('internal_token', ['write_keys.lookup'])
   @Response<Problem>(401, 'invalid_service_token')
   @Response<Problem>(404, 'write_key_not_found')
-  async lookupWriteKey(@Body() body: LookupWriteKeyBody): Promise<{ data: TenantRecord }> {
-    return { data: await this.resolver.lookup(body.writeKeyId) };
+  async lookupWriteKey(
+    @Request() request: ExpressRequest,
+    @Body() body: LookupWriteKeyBody,
+  ): Promise<{ data: TenantRecord }> {
+    const caller = internalCallerOf(request);
+    // The scope admits delivery callers only; this narrows the type should scopes ever change.
+    if (caller.caller !== 'delivery')
+      throw new AppError(401, 'invalid_service_token', "This endpoint needs its caller's internal token");
+    return { data: await this.resolver.lookup(body.writeKeyId, caller.appType) };
   }
 }

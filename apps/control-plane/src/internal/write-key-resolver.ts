@@ -52,15 +52,18 @@ export class WriteKeyResolver {
   }
 
   /**
-   * For the delivery consumers, by the id the outbox carries. A revoked key still resolves to
-   * the account's destinations: the events it sent before were accepted and are delivered.
+   * For the delivery consumer of `appType`, by the id the outbox carries: that app type's
+   * destinations only, so no other vendor's credentials are even decrypted. A revoked key still
+   * resolves to the account's destinations: the events it sent before were accepted and are
+   * delivered.
    */
-  async lookup(writeKeyId: string): Promise<TenantRecord> {
+  async lookup(writeKeyId: string, appType: string): Promise<TenantRecord> {
     if (!isUuid(writeKeyId)) throw notFound();
     const record = await this.dataSource.getRepository(WriteKeyEntity).findOneBy({ id: writeKeyId });
     if (!record) throw notFound();
     const destinations: ResolvedDestination[] = [];
     for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
+      if (app.appType !== appType) continue;
       const credentials = this.apps.openCredentials(app);
       if (credentials) destinations.push(resolvedDestination(integration, app, kind, credentials));
     }

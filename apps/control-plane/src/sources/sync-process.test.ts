@@ -93,7 +93,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     DATABASE_URL: db.url,
     WAREHOUSE_URL: warehouse.url,
     CREDENTIALS_ENCRYPTION_KEYS: credentialKeys,
-    INTERNAL_SERVICE_TOKEN: randomBytes(24).toString('hex'),
+    INTERNAL_TOKEN_INGESTION: randomBytes(24).toString('hex'),
     HOST: '127.0.0.1',
     PORT: String(port),
     LOG_LEVEL: 'warn',

@@ -44,7 +44,7 @@ describe('the control plane process: task runs survive a crash (real PostgreSQL)
     DATABASE_URL: db.url,
     WAREHOUSE_URL: warehouse.url,
     CREDENTIALS_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-    INTERNAL_SERVICE_TOKEN: randomBytes(24).toString('hex'),
+    INTERNAL_TOKEN_INGESTION: randomBytes(24).toString('hex'),
     HOST: '127.0.0.1',
     PORT: String(port),
     LOG_LEVEL: 'warn',

@@ -1,4 +1,4 @@
-import { appTypeDefinition } from '@pipeline/catalog';
+import { appTypeDefinition, forwardingAppTypes } from '@pipeline/catalog';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -9,6 +9,7 @@ import { AccountService } from '../accounts/account.service';
 import { createApp, createServices, type AppDependencies } from '../app';
 import { ControlPlaneMetrics } from '../http/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
+import { InternalTokens } from '../auth/internal-tokens';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
 import { WarehouseReader } from '../tasks/warehouse-reader';
 import type { PriceList } from '../usage/price-list';
@@ -31,7 +32,25 @@ export function exampleSettings(appType: string): {
 }
 
 export const TEST_CREDENTIAL_KEYS = `k2:${randomBytes(32).toString('base64')},k1:${randomBytes(32).toString('base64')}`;
+/** Ingestion's internal token (resolve only). */
 export const TEST_INTERNAL_TOKEN = randomBytes(24).toString('base64url');
+const deliveryTokens = new Map(
+  forwardingAppTypes.map((appType) => [appType, randomBytes(24).toString('base64url')]),
+);
+/** The internal token of `delivery --destination <appType>` (lookup of that app type only). */
+export function testDeliveryToken(appType: string): string {
+  const token = deliveryTokens.get(appType);
+  if (!token) throw new Error(`${appType} is no forwarding app type`);
+  return token;
+}
+/** Every internal caller's test token, as the control plane holds them. */
+export const TEST_INTERNAL_TOKENS = new InternalTokens([
+  { token: TEST_INTERNAL_TOKEN, caller: { caller: 'ingestion' } },
+  ...[...deliveryTokens].map(([appType, token]) => ({
+    token,
+    caller: { caller: 'delivery' as const, appType },
+  })),
+]);
 
 export interface Tenant {
   accountId: string;
@@ -92,7 +111,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     dataSource: db.dataSource,
     logger,
     credentialKeys: TEST_CREDENTIAL_KEYS,
-    internalServiceToken: TEST_INTERNAL_TOKEN,
+    internalTokens: TEST_INTERNAL_TOKENS,
     warehouse: metered ?? options.warehouse,
     prices: options.prices,
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,

@@ -1,6 +1,12 @@
 import request from 'supertest';
 import { hashToken } from '../auth/secret-token';
-import { startHarness, TEST_INTERNAL_TOKEN, type Harness, type Tenant } from '../testing/harness';
+import {
+  startHarness,
+  TEST_INTERNAL_TOKEN,
+  testDeliveryToken,
+  type Harness,
+  type Tenant,
+} from '../testing/harness';
 import { WriteKeyEntity } from './write-key.entity';
 
 describe('write keys API and internal resolution (real PostgreSQL)', () => {
@@ -272,7 +278,7 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
       expect(JSON.stringify(response.body)).not.toContain('amp-key');
       const lookedUp = await request(h.app)
         .post('/internal/v1/write-keys/lookup')
-        .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
+        .set('Authorization', `Bearer ${testDeliveryToken('amplitude')}`)
         .send({ writeKeyId: body.data.id });
       expect(lookedUp.body.data.destinations).toEqual([
         {
@@ -311,7 +317,7 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
         });
       expect(integration.status).toBe(201);
       const { body } = await h.as(tenant.key).post('/api/v1/write-keys').send({ name: 'site' });
-      const lookup = (writeKeyId: string, token = TEST_INTERNAL_TOKEN) =>
+      const lookup = (writeKeyId: string, token = testDeliveryToken('webhook')) =>
         request(h.app)
           .post('/internal/v1/write-keys/lookup')
           .set('Authorization', `Bearer ${token}`)

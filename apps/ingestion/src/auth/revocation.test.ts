@@ -13,6 +13,7 @@ import {
 import {
   startHarness as startControlPlane,
   TEST_INTERNAL_TOKEN,
+  testDeliveryToken,
   type Harness as ControlPlane,
   type Tenant,
 } from '@pipeline/control-plane/testing/harness';
@@ -47,6 +48,8 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
   let cp: ControlPlane;
   let server: Server;
   let client: ControlPlaneClient;
+  /** The amplitude consumer's client: each caller has its own token. */
+  let amplitudeClient: ControlPlaneClient;
   let tenant: Tenant;
   const subscribers: TenantChangeSubscriber[] = [];
 
@@ -62,6 +65,11 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
     client = new ControlPlaneClient(
       `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       TEST_INTERNAL_TOKEN,
+      logger,
+    );
+    amplitudeClient = new ControlPlaneClient(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      testDeliveryToken('amplitude'),
       logger,
     );
     tenant = await cp.tenant();
@@ -138,7 +146,11 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
       { validTtlMs: HOUR_MS, invalidTtlMs: HOUR_MS, hearsRevocations: () => true },
       logger,
     );
-    const directory = new TenantDirectory(client, { ttlMs: HOUR_MS, hearsChanges: () => true }, logger);
+    const directory = new TenantDirectory(
+      amplitudeClient,
+      { ttlMs: HOUR_MS, hearsChanges: () => true },
+      logger,
+    );
     const key = await newWriteKey();
     const tenants = await Promise.all(Array.from({ length: 40 }, () => authenticator.authenticate(key.key)));
     expect(new Set(tenants.map((t) => t.writeKeyId))).toEqual(new Set([key.id]));
@@ -157,7 +169,7 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
 
   it('rotated credentials replace the cached ones in the forwarding consumers', async () => {
     const directory = new TenantDirectory(
-      client,
+      amplitudeClient,
       { ttlMs: HOUR_MS, hearsChanges: () => subscriber.live },
       logger,
     );

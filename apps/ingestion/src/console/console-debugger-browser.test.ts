@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 import { createApp as createControlPlaneApp } from '@pipeline/control-plane/app';
-import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKEN } from '@pipeline/control-plane/testing/harness';
+import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS } from '@pipeline/control-plane/testing/harness';
 import {
   runConsumer,
   WarehouseDestination,
@@ -87,7 +87,7 @@ beforeAll(async () => {
     dataSource: hosted.controlPlane.db.dataSource,
     logger,
     credentialKeys: TEST_CREDENTIAL_KEYS,
-    internalServiceToken: TEST_INTERNAL_TOKEN,
+    internalTokens: TEST_INTERNAL_TOKENS,
     debugger: { redis, redisUrl: REDIS_URL },
     metrics: hosted.controlPlane.metrics,
   });

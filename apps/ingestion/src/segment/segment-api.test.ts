@@ -10,7 +10,10 @@ const basic = (writeKey: string) => `Basic ${Buffer.from(`${writeKey}:`).toStrin
 describe('Segment-compatible tracking API, hosted mode', () => {
   let h: Hosted;
   beforeAll(async () => {
-    h = await startHosted('segment api', { backstopEps: 1_000_000 });
+    h = await startHosted('segment api', {
+      backstopEps: 1_000_000,
+      publicTrackingUrl: 'https://track.example.com',
+    });
   });
   afterAll(() => h.close());
 

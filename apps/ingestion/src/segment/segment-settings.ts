@@ -1,7 +1,7 @@
-import { Router } from 'express';
+import { isIPv6 } from 'node:net';
+import { Router, type Request } from 'express';
 import { requestFacts } from '../collect/collect-endpoint';
 import type { CollectService } from '../collect/collect-service';
-import { detectHost } from '../sdk/sdk-routes';
 
 /**
  * The settings document Segment's browser library (`@segment/analytics-next`) fetches from
@@ -34,9 +34,22 @@ export function segmentSettingsDocument(writeKey: string, origin: string) {
   };
 }
 
+/**
+ * Where the request arrived (this process's own address and port), for local development
+ * without PUBLIC_TRACKING_URL. Never Host or X-Forwarded-Host: the document is cached by CDNs
+ * without Vary, so a header would let one request point every page of a key at another host.
+ */
+function arrivalOrigin(req: Request): string {
+  // A dual-stack listener reports IPv4 peers as ::ffff:a.b.c.d.
+  const address = (req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, '');
+  const host = isIPv6(address) ? `[${address}]` : address;
+  return `http://${host}:${req.socket.localPort ?? 80}`;
+}
+
 export function segmentSettingsRoutes(
   service: CollectService,
   clientAddress: Parameters<typeof requestFacts>[1],
+  publicTrackingUrl?: string,
 ): Router {
   const router = Router();
   router.get('/v1/projects/:writeKey/settings', async (req, res, next) => {
@@ -44,8 +57,9 @@ export function segmentSettingsRoutes(
       const writeKey = req.params.writeKey;
       // An unknown or revoked key gets 401 like the tracking routes: the library does not load.
       await service.authenticate(writeKey, requestFacts(req, clientAddress), { countAuthAttempts: true });
+      // Shared caches may keep it: it depends on the path (the key) and configuration only.
       res.setHeader('Cache-Control', 'public, max-age=60');
-      res.json(segmentSettingsDocument(writeKey, detectHost(req)));
+      res.json(segmentSettingsDocument(writeKey, publicTrackingUrl ?? arrivalOrigin(req)));
     } catch (error) {
       next(error);
     }

@@ -57,6 +57,8 @@ export interface HostedOptions {
   compression?: OutboxCompression;
   /** The live debugger's recorder on this Redis (a closed port: Redis down). */
   debugger?: { redisUrl: string; maxPerSecond?: number; maxLen?: number };
+  /** PUBLIC_TRACKING_URL; unset: the Segment settings name the address a request arrived at. */
+  publicTrackingUrl?: string;
 }
 
 export interface Hosted {
@@ -230,6 +232,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     simulate: options.simulate ?? { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
     clientAddress: clientAddressResolver(options.trustedProxies),
     readiness: { kafka: sharedCheck(kafkaReadiness.check, 0) },
+    ...(options.publicTrackingUrl ? { publicTrackingUrl: options.publicTrackingUrl } : {}),
   });
 
   return {
@@ -284,7 +287,13 @@ export const collect = (app: Hosted['app']) => request(app).post('/collect');
 /** Ingestion in static mode (one write key, straight into the warehouse schema), as main.ts wires it. */
 export function staticApp(
   writer: WarehouseWriter,
-  options: { writeKey: string; schema?: string; sdk?: SdkFile | null; recorder?: DebugRecorder },
+  options: {
+    writeKey: string;
+    schema?: string;
+    sdk?: SdkFile | null;
+    recorder?: DebugRecorder;
+    publicTrackingUrl?: string;
+  },
 ): ReturnType<typeof createApp> {
   const logger = createLogger({ service: 'ingestion-test', stream: new PassThrough() });
   const schema = options.schema ?? 'tracking';
@@ -300,5 +309,6 @@ export function staticApp(
     sdk: options.sdk ?? null,
     simulate: { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
     clientAddress: clientAddressResolver(undefined),
+    ...(options.publicTrackingUrl ? { publicTrackingUrl: options.publicTrackingUrl } : {}),
   });
 }
