@@ -14,8 +14,8 @@
 # free port of 127.0.0.1; Redis is `redis-server` (Debian's `redis-server` when missing) on a
 # free port, without persistence. Both keep their data under .cache/test-services, which each
 # start wipes. A developer who sets DATABASE_URL (or REDIS_URL) keeps their own server for it:
-# nothing is started for that one. With DATABASE_URL unset, WAREHOUSE_URL (when unset too)
-# names the `warehouse` database of the same throwaway cluster.
+# nothing is started for that one. WAREHOUSE_URL, when unset, names the `warehouse` database
+# on the server of DATABASE_URL (the throwaway cluster's, or the developer's).
 #
 # Sourced (tools/test.sh does), it defines start_test_services and stop_test_services, which
 # stop only what this shell started.
@@ -173,6 +173,11 @@ start_test_services() {
   mkdir -p "$TEST_SERVICES_DIR"
   if [[ -n "${DATABASE_URL:-}" ]]; then
     log "DATABASE_URL is set: the tests use that PostgreSQL"
+    # The dev stack's warehouse on the same server, not the default's 127.0.0.1:5432.
+    if [[ -z "${WAREHOUSE_URL:-}" ]]; then
+      WAREHOUSE_URL="$(node -p "const u = new URL(process.argv[1]); u.pathname = '/warehouse'; u.href" "$DATABASE_URL")"
+      export WAREHOUSE_URL
+    fi
   else
     start_throwaway_postgres || { log "cannot start the tests' PostgreSQL"; return 1; }
   fi
