@@ -23,7 +23,8 @@ if [[ -z "${REPO:-}" ]] || ! declare -F ensure_debian_package >/dev/null; then
   source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 fi
 
-TEST_SERVICES_DIR="$REPO/.cache/test-services"
+# Where the servers keep their data and pid files (its own test points it elsewhere).
+TEST_SERVICES_DIR="${TEST_SERVICES_DIR:-$REPO/.cache/test-services}"
 # The suites open many pools at once (two jest projects in parallel, each suite its own
 # scratch databases, pools of up to 10): at least what the machine's default server allows
 # (Debian's 100), with room to spare; a connection slot costs little shared memory.
