@@ -10,7 +10,9 @@
 # The README's ports are used unless overridden (a developer's own stack may hold them):
 # FIRST_EVENT_CONTROL_PLANE_PORT (3000), FIRST_EVENT_INGESTION_PORT (3001),
 # FIRST_EVENT_PAGE_PORT (8000), FIRST_EVENT_DELIVERY_PORT (14600, not printed). An override
-# replaces the printed port in the blocks before they run. Every wait is bounded.
+# replaces the printed port in the blocks before they run. Likewise the printed warehouse URL
+# (postgres://postgres@127.0.0.1:5432/warehouse) becomes WAREHOUSE_URL when that is set, as
+# tools/test.sh sets it for its throwaway PostgreSQL. Every wait is bounded.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
 cd "$REPO"
 
@@ -48,9 +50,13 @@ node tools/docs/readme-blocks.mjs README.md "Your first event" "$work/blocks" >/
 node tools/docs/readme-blocks.mjs docs/management-api.md "Connect a destination" "$work/blocks/destination" >/dev/null
 node tools/docs/readme-blocks.mjs docs/tracking-api.md "Events" "$work/blocks/events" >/dev/null
 node tools/docs/readme-blocks.mjs docs/tasks-and-mcp.md "A first task" "$work/blocks/task" >/dev/null
+printed_warehouse='postgres://postgres@127.0.0.1:5432/warehouse'
+warehouse_url="${WAREHOUSE_URL:-$printed_warehouse}"
+grep -qF "psql $printed_warehouse " README.md || { log "README's psql line no longer names $printed_warehouse"; exit 1; }
 for block in "$work/blocks"/*.sh "$work/blocks"/*/*.sh; do
   sed -i -e "s#127\.0\.0\.1:3000#127.0.0.1:$cp_port#g" -e "s#127\.0\.0\.1:3001#127.0.0.1:$ing_port#g" \
-    -e "s#http\.server 8000#http.server $page_port#g" -e "s#serve -l 8000#serve -l $page_port#g" "$block"
+    -e "s#http\.server 8000#http.server $page_port#g" -e "s#serve -l 8000#serve -l $page_port#g" \
+    -e "s#psql $printed_warehouse #psql $warehouse_url #g" "$block"
 done
 block_with() { grep -l -- "$1" "$work/blocks"/*.sh | head -n 1; }
 keys_block="$(block_with 'write-keys create')"
@@ -136,7 +142,8 @@ check "headless Chromium loads the page, clicks the button, and the SDK's reques
 check "step 3's psql line then prints the page's page event and its Button Clicked event" \
   until_true 30 row_printed '^ *page +\|' 'track +\| Button Clicked +\|.*"color": "green"'
 
-docs_page() { curl -fsS "http://127.0.0.1:$cp_port/docs/" | grep -q 'swagger'; }
+# Read whole before grep: under pipefail, the curl that `grep -q` stops reading would fail it.
+docs_page() { local page; page="$(curl -fsS "http://127.0.0.1:$cp_port/docs/")" && grep -q 'swagger' <<<"$page"; }
 check "step 5's API reference answers at /docs" docs_page
 step5() {
   # shellcheck source=/dev/null

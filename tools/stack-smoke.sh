@@ -77,7 +77,11 @@ in_warehouse() {
 check "the delivery consumer reads that event from Kafka" delivered
 check "the warehouse consumer loads it into the account's events table" in_warehouse
 delivery_metrics() {
-  curl -fsS "http://127.0.0.1:$delivery_port/metrics" | grep -q 'pipeline_delivery_events_delivered_total{destination="warehouse"}'
+  # Read whole before grep: `grep -q` stops at the first match, and under pipefail the curl
+  # it leaves writing fails the check ("Failed writing body") though the line is there.
+  local metrics
+  metrics="$(curl -fsS "http://127.0.0.1:$delivery_port/metrics")" &&
+    grep -q 'pipeline_delivery_events_delivered_total{destination="warehouse"}' <<<"$metrics"
 }
 check "the warehouse consumer counts it on /metrics" delivery_metrics
 check "the delivery consumers answer /health" curl -fsS -o /dev/null "http://127.0.0.1:$((delivery_port + 1))/health"

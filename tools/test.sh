@@ -5,7 +5,15 @@
 # integration suites against a real Kafka broker (4.3.1; @pipeline/kafka and the outbox also
 # against 3.9.1), PostgreSQL and Redis, the stack smoke test of tools/dev.sh, and README's
 # "Your first event" run as printed. All on the Node of .node-version, which it checks.
+#
+# Every run is a fresh machine: it starts its own throwaway PostgreSQL 15 cluster and Redis on
+# free ports (tools/lib/throwaway-services.sh; data under .cache/test-services, wiped each run)
+# and runs every step against them (DATABASE_URL, WAREHOUSE_URL, REDIS_URL), as it starts its
+# own Kafka broker; both are stopped when the run ends, failed or interrupted. PostgreSQL and
+# Redis need to be installed, not running (Debian's packages are installed when missing). Set
+# DATABASE_URL (and WAREHOUSE_URL) or REDIS_URL to run against servers of your own instead.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/throwaway-services.sh"
 cd "$REPO"
 
 started=$SECONDS
@@ -21,11 +29,18 @@ if [[ "$("$PNPM" exec node -v)" != "v$NODE_VERSION" ]]; then
   log "pnpm runs scripts on Node $("$PNPM" exec node -v), not the declared $NODE_VERSION"
   exit 1
 fi
-require_services
+# Whatever this run started is stopped however it ends: the last step, a failure, Ctrl-C.
+stop_started_services() {
+  stop_kafka_if_started_here
+  stop_test_services
+}
+trap stop_started_services EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+start_test_services
 ensure_chromium
 ensure_promtool
 start_kafka
-trap stop_kafka_if_started_here EXIT
 if [[ "$KAFKA_STARTED_HERE" == 0 ]] && ! bash tools/kafka/kafka.sh owned; then
   log "the broker on ${KAFKA_PORT:-9092} was not started by tools/kafka/kafka.sh: its version is whatever it is, not necessarily $(bash tools/kafka/kafka.sh version)"
 fi
@@ -52,6 +67,7 @@ step() { # name, command...
 }
 step "format check" "$PNPM" exec prettier --check . --log-level warn
 step "kafka cluster id" bash tools/kafka/cluster-id.test.sh
+step "throwaway PostgreSQL and Redis" bash tools/lib/throwaway-services.test.sh
 step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
 step "docs: no outside references, every link resolves" node tools/docs/check-docs.mjs
 step "docs: docs/configuration.md matches the config schemas" node tools/docs/generate-config-reference.mjs --check
@@ -72,7 +88,7 @@ step "mutation testing: event contract, schedules, retry-after, origins, job bac
   "$PNPM" test:mutation events schedules egress tenancy control-plane ingestion destinations
 
 # Stopped before the summary, so the summary's closing line is the run's last line.
-stop_kafka_if_started_here
+stop_started_services
 trap - EXIT
 log "summary (took $((SECONDS - started))s)"
 if (( ${#failed_steps[@]} > 0 )); then

@@ -8,7 +8,6 @@ import { createLogger } from '@pipeline/logger';
 import { PassThrough } from 'node:stream';
 import { JobEntity } from '../jobs/job.entity';
 import { TaskWorker } from '../tasks/task-worker';
-import { DEFAULT_WAREHOUSE_URL, WarehouseReader } from '../tasks/warehouse-reader';
 import { SourceEntity } from '../sources/source.entity';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { CONSOLE_CSP, consoleDirectory } from './console-files';
@@ -347,10 +346,10 @@ describe('the console in Chromium', () => {
   });
 
   it('runs a connector health audit and shows its report', async () => {
-    const warehouse = new WarehouseReader(DEFAULT_WAREHOUSE_URL);
+    // The harness's own warehouse, which the app's precheck reads too.
     const worker = new TaskWorker({
       dataSource: h.db.dataSource,
-      warehouse,
+      warehouse: h.warehouse,
       logger: createLogger({ service: 'test', stream: new PassThrough() }),
       concurrency: 1,
       pollIntervalMs: 50,
@@ -376,7 +375,6 @@ describe('the console in Chromium', () => {
       await page.close();
     } finally {
       await worker.stop();
-      await warehouse.close();
     }
   });
 });

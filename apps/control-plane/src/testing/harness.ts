@@ -17,6 +17,7 @@ import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
 import type { ApiRateLimitOptions } from '../http/api-rate-limit';
 import { PgQueryMeter } from '../usage/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import { startScratchWarehouse, type ScratchWarehouse } from './warehouse';
 
 /** Credentials and config an app of this type is created with: the app catalog's valid example. */
 export function exampleSettings(appType: string): {
@@ -69,6 +70,11 @@ export interface Harness {
   app: Express;
   logs: string[];
   services: ReturnType<typeof createServices>;
+  /**
+   * The warehouse the app reads (usage, prechecks, tasks): the one given in the options, or
+   * this harness's own empty scratch warehouse; give it to a TaskWorker to read the same.
+   */
+  warehouse: WarehouseReader;
   /** The app's metrics (GET /metrics); give it to a JobRunner or TaskWorker to count theirs too. */
   metrics: ControlPlaneMetrics;
   tenant(features?: string[]): Promise<Tenant>;
@@ -84,7 +90,11 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  /** The warehouse the task templates read (tests pass a scratch database). */
+  /**
+   * The warehouse the task templates read (tests pass a scratch database); absent: an empty
+   * scratch warehouse of the harness's own, never the server's fixed `warehouse` database,
+   * which exists only where a dev stack or an earlier step made it.
+   */
   warehouse?: WarehouseReader;
   /** A warehouse database to read through a reader that meters into this harness's database. */
   meteredWarehouseUrl?: string;
@@ -107,12 +117,18 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   const metered = options.meteredWarehouseUrl
     ? new WarehouseReader(options.meteredWarehouseUrl, { meter: new PgQueryMeter(db.dataSource) })
     : undefined;
+  let own: ScratchWarehouse | undefined;
+  let warehouse = metered ?? options.warehouse;
+  if (!warehouse) {
+    own = await startScratchWarehouse(`${label} warehouse`);
+    warehouse = own.reader;
+  }
   const deps = {
     dataSource: db.dataSource,
     logger,
     credentialKeys: TEST_CREDENTIAL_KEYS,
     internalTokens: TEST_INTERNAL_TOKENS,
-    warehouse: metered ?? options.warehouse,
+    warehouse,
     prices: options.prices,
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
     apiRateLimit: options.apiRateLimit,
@@ -130,6 +146,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     app,
     logs,
     services,
+    warehouse,
     metrics: deps.metrics,
     async tenant(features = []) {
       tenants += 1;
@@ -149,6 +166,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     },
     close: async () => {
       await metered?.close();
+      await own?.drop();
       await db.drop();
     },
   };

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { WarehouseWriter } from '@pipeline/destinations';
@@ -162,7 +163,11 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
   it('records for the debugger under the write key id `static`, and answers 200 as usual with its Redis down', async () => {
     const logger = createLogger({ service: 'static-debugger-test', stream: new PassThrough() });
     const options = { maxLen: 500, ttlSeconds: 60, maxPerSecond: 50 };
-    const up = createRedis({ REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' }, { logger });
+    // The static key id is the same in every run: a prefix of its own keeps this run's stream apart.
+    const up = createRedis(
+      { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' },
+      { logger, keyPrefix: `test:${randomUUID()}:` },
+    );
     const down = createRedis({ REDIS_URL: 'redis://127.0.0.1:1' }, { logger });
     await up.connect();
     await down.connect().catch(() => undefined);

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Throwaway PostgreSQL and Redis for one test run, so that every run of tools/test.sh starts
+# from a fresh machine: nothing a previous run, another step or a developer left in the
+# machine's own servers (a `warehouse` database, keys) can make a test pass or fail.
+#
+#   bash tools/lib/throwaway-services.sh start   start both; prints the `export` lines to eval
+#   bash tools/lib/throwaway-services.sh stop    stop both and delete their data
+#   bash tools/lib/throwaway-services.sh env     print the `export` lines of the running ones
+#
+# e.g.  eval "$(bash tools/lib/throwaway-services.sh start)" && pnpm exec jest ...
+#
+# PostgreSQL is a new cluster of the installed PostgreSQL 15 (`initdb` + `pg_ctl`; Debian's
+# `postgresql` package is installed when missing), trust authentication, user `postgres`, on a
+# free port of 127.0.0.1; Redis is `redis-server` (Debian's `redis-server` when missing) on a
+# free port, without persistence. Both keep their data under .cache/test-services, which each
+# start wipes. A developer who sets DATABASE_URL (or REDIS_URL) keeps their own server for it:
+# nothing is started for that one. WAREHOUSE_URL, when unset, names the `warehouse` database
+# on the server of DATABASE_URL (the throwaway cluster's, or the developer's).
+#
+# Sourced (tools/test.sh does), it defines start_test_services and stop_test_services, which
+# stop only what this shell started.
+if [[ -z "${REPO:-}" ]] || ! declare -F ensure_debian_package >/dev/null; then
+  source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+fi
+
+# Where the servers keep their data and pid files (its own test points it elsewhere).
+TEST_SERVICES_DIR="${TEST_SERVICES_DIR:-$REPO/.cache/test-services}"
+# The suites open many pools at once (two jest projects in parallel, each suite its own
+# scratch databases, pools of up to 10): at least what the machine's default server allows
+# (Debian's 100), with room to spare; a connection slot costs little shared memory.
+TEST_PG_MAX_CONNECTIONS=200
+
+# A port nothing listens on now (the kernel's choice); a server that loses it to another
+# process before binding fails to start and is retried on a new one.
+free_port() {
+  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
+}
+
+# The bin directory of the installed PostgreSQL, 15 first; installs Debian's package if none.
+pg_bindir() {
+  local dir
+  for dir in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+    [[ -x "$dir/initdb" && -x "$dir/pg_ctl" ]] && { echo "$dir"; return 0; }
+  done
+  ensure_debian_package /usr/lib/postgresql/15/bin/initdb postgresql "initdb and pg_ctl, for the tests' own PostgreSQL"
+  echo /usr/lib/postgresql/15/bin
+}
+
+# initdb and the server refuse to run as root: then they run as the `postgres` user that
+# Debian's package creates, on a data directory that user owns.
+as_pg_user() {
+  if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# The directory the cluster lives in: .cache/test-services/postgres, unless the `postgres`
+# user cannot reach it (a checkout under /root): then a directory under /tmp, recorded in
+# .cache/test-services/postgres.dir so that `stop` finds it.
+pg_state_dir() {
+  local dir="$TEST_SERVICES_DIR/postgres"
+  mkdir -p "$dir"
+  if [[ "$(id -u)" == 0 ]]; then
+    chown postgres: "$dir"
+    if ! runuser -u postgres -- test -w "$dir"; then
+      rmdir "$dir"
+      dir="$(mktemp -d "${TMPDIR:-/tmp}/pipeline-test-postgres.XXXXXX")"
+      chown postgres: "$dir"
+    fi
+  fi
+  echo "$dir" >"$TEST_SERVICES_DIR/postgres.dir"
+  echo "$dir"
+}
+
+stop_throwaway_postgres() {
+  local dir bin
+  [[ -f "$TEST_SERVICES_DIR/postgres.dir" ]] || return 0
+  dir="$(cat "$TEST_SERVICES_DIR/postgres.dir")"
+  if [[ -f "$dir/data/postmaster.pid" ]]; then
+    bin="$(pg_bindir)"
+    # fast: running sessions are ended; the data is thrown away anyway.
+    as_pg_user "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
+      { log "pg_ctl stop failed; killing the postmaster"; kill -KILL "$(head -n 1 "$dir/data/postmaster.pid")" 2>/dev/null || true; }
+  fi
+  rm -rf "$dir" "$TEST_SERVICES_DIR/postgres.dir"
+}
+
+start_throwaway_postgres() {
+  local bin dir port attempt
+  bin="$(pg_bindir)" || return 1
+  stop_throwaway_postgres # a cluster a killed run left behind
+  dir="$(pg_state_dir)" || return 1
+  as_pg_user "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync \
+    >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; log "initdb failed"; return 1; }
+  for attempt in 1 2 3; do
+    port="$(free_port)"
+    # A test cluster: its data is thrown away, so no durability (fsync, full pages) is paid
+    # for; small shared buffers on a machine shared by many. autovacuum off, as on the
+    # machine's own server, so that it does not compete with the suites for two cores.
+    # No Unix socket: every client connects over TCP by URL (and a socket path under a deep
+    # checkout could exceed the 107-byte limit).
+    cat >"$dir/data/postgresql.auto.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = ''
+max_connections = $TEST_PG_MAX_CONNECTIONS
+shared_buffers = 64MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+autovacuum = off
+CONF
+    if as_pg_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null 2>&1; then
+      echo "$port" >"$dir/port"
+      export DATABASE_URL="postgres://postgres@127.0.0.1:$port/pipeline"
+      export WAREHOUSE_URL="${WAREHOUSE_URL:-postgres://postgres@127.0.0.1:$port/warehouse}"
+      PG_STARTED_HERE=1
+      log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') for this run on 127.0.0.1:$port (data in ${dir#"$REPO/"})"
+      return 0
+    fi
+    log "PostgreSQL did not start on port $port (attempt $attempt); its log:"
+    tail -n 5 "$dir/server.log" >&2 || true
+  done
+  return 1
+}
+
+redis_pid() {
+  local pid
+  [[ -f "$TEST_SERVICES_DIR/redis/redis.pid" ]] || return 1
+  pid="$(cat "$TEST_SERVICES_DIR/redis/redis.pid")"
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+stop_throwaway_redis() {
+  local pid
+  if pid="$(redis_pid)"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$TEST_SERVICES_DIR/redis"
+}
+
+start_throwaway_redis() {
+  local dir="$TEST_SERVICES_DIR/redis" port attempt
+  (ensure_debian_package /usr/bin/redis-server redis-server "the tests' own Redis") || return 1
+  stop_throwaway_redis
+  mkdir -p "$dir"
+  for attempt in 1 2 3; do
+    port="$(free_port)"
+    # No RDB snapshots, no append-only file: nothing of a run outlives it.
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+      --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null 2>&1 || true
+    for _ in $(seq 1 100); do
+      if [[ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" == PONG ]]; then
+        echo "$port" >"$dir/port"
+        export REDIS_URL="redis://127.0.0.1:$port"
+        REDIS_STARTED_HERE=1
+        log "Redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') for this run on 127.0.0.1:$port"
+        return 0
+      fi
+      sleep 0.1
+    done
+    log "Redis did not answer on port $port (attempt $attempt); its log:"
+    tail -n 5 "$dir/redis.log" >&2 || true
+    stop_throwaway_redis
+    mkdir -p "$dir"
+  done
+  return 1
+}
+
+# Starts what the environment does not name; exports DATABASE_URL, WAREHOUSE_URL, REDIS_URL.
+start_test_services() {
+  PG_STARTED_HERE=0
+  REDIS_STARTED_HERE=0
+  mkdir -p "$TEST_SERVICES_DIR"
+  if [[ -n "${DATABASE_URL:-}" ]]; then
+    log "DATABASE_URL is set: the tests use that PostgreSQL"
+    # The dev stack's warehouse on the same server, not the default's 127.0.0.1:5432.
+    if [[ -z "${WAREHOUSE_URL:-}" ]]; then
+      WAREHOUSE_URL="$(node -p "const u = new URL(process.argv[1]); u.pathname = '/warehouse'; u.href" "$DATABASE_URL")"
+      export WAREHOUSE_URL
+    fi
+  else
+    start_throwaway_postgres || { log "cannot start the tests' PostgreSQL"; return 1; }
+  fi
+  if [[ -n "${REDIS_URL:-}" ]]; then
+    log "REDIS_URL is set: the tests use that Redis"
+  else
+    start_throwaway_redis || { log "cannot start the tests' Redis"; return 1; }
+  fi
+  # A server the developer named must answer (the throwaway ones do by now).
+  require_services
+}
+
+# Stops (and deletes) only what start_test_services started in this shell.
+stop_test_services() {
+  if [[ "${PG_STARTED_HERE:-0}" == 1 ]]; then stop_throwaway_postgres; PG_STARTED_HERE=0; fi
+  if [[ "${REDIS_STARTED_HERE:-0}" == 1 ]]; then stop_throwaway_redis; REDIS_STARTED_HERE=0; fi
+}
+
+print_test_service_env() {
+  local dir
+  if [[ -f "$TEST_SERVICES_DIR/postgres.dir" ]] && dir="$(cat "$TEST_SERVICES_DIR/postgres.dir")" && [[ -f "$dir/port" ]]; then
+    echo "export DATABASE_URL=postgres://postgres@127.0.0.1:$(cat "$dir/port")/pipeline"
+    echo "export WAREHOUSE_URL=postgres://postgres@127.0.0.1:$(cat "$dir/port")/warehouse"
+  fi
+  if redis_pid >/dev/null && [[ -f "$TEST_SERVICES_DIR/redis/port" ]]; then
+    echo "export REDIS_URL=redis://127.0.0.1:$(cat "$TEST_SERVICES_DIR/redis/port")"
+  fi
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  case "${1:-}" in
+    start)
+      start_test_services
+      # What this run uses, started here or named by the developer.
+      echo "export DATABASE_URL=$DATABASE_URL"
+      [[ -n "${WAREHOUSE_URL:-}" ]] && echo "export WAREHOUSE_URL=$WAREHOUSE_URL"
+      echo "export REDIS_URL=$REDIS_URL"
+      ;;
+    stop)
+      stop_throwaway_postgres
+      stop_throwaway_redis
+      log "stopped"
+      ;;
+    env) print_test_service_env ;;
+    *) log "usage: bash tools/lib/throwaway-services.sh start|stop|env"; exit 2 ;;
+  esac
+fi
