@@ -16,6 +16,7 @@ import { CreateTasks1795400000000 } from './migrations/1795400000000-create-task
 import { SyncEngine1795450000000 } from './migrations/1795450000000-sync-engine';
 import { IntegrationRuns1795460000000 } from './migrations/1795460000000-integration-runs';
 import { CreateUsage1795500000000 } from './migrations/1795500000000-create-usage';
+import { FairQueue1795610000000 } from './migrations/1795610000000-fair-queue';
 
 /** Entities and migrations are listed explicitly: no globs that differ between src/ and dist/. */
 export const entities = [
@@ -37,6 +38,7 @@ export const migrations = [
   SyncEngine1795450000000,
   IntegrationRuns1795460000000,
   CreateUsage1795500000000,
+  FairQueue1795610000000,
 ];
 
 export function createDataSource(options: { url: string; poolMax: number }): DataSource {
