@@ -12,6 +12,7 @@ import { CredentialCipher } from '../apps/credential-cipher';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
+import { TaskWorker } from '../tasks/task-worker';
 import { JobRunner } from './job-runner';
 
 const SLOW_JOBS = 50;
@@ -200,5 +201,82 @@ describe('job queue fairness across accounts (real PostgreSQL, held Stripe, Shop
     const startedBefore = rowsOfA.filter((r) => r.started_at !== null && r.started_at < started).length;
     expect(startedBefore).toBeGreaterThanOrEqual(2);
     expect(startedBefore).toBeLessThanOrEqual(3);
+  });
+});
+
+// Task runs share the queue's claim: A's runs held mid-step by the worker's beforeStep hook,
+// B's run starts on the worker A may not take.
+describe('task run queue fairness across accounts (real PostgreSQL)', () => {
+  let h: Harness;
+  let warehouse: ScratchWarehouse;
+  let worker: TaskWorker;
+  const RUNS_OF_A = 6;
+
+  beforeAll(async () => {
+    warehouse = await startScratchWarehouse('fair task queue warehouse');
+    h = await startHarness('fair task queue', { warehouse: warehouse.reader });
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await h.close();
+    await warehouse.drop();
+  });
+
+  async function startRun(tenant: Tenant): Promise<string> {
+    const task = await h.as(tenant.key).post('/api/v1/tasks').send({ template_id: 'connector_health_audit' });
+    expect(task.status).toBe(201);
+    const started = await h.as(tenant.key).post(`/api/v1/tasks/${task.body.data.task_id}/start`).send({});
+    expect(started.status).toBe(202);
+    return started.body.data.task_run_id as string;
+  }
+
+  it('starts B’s run within 5 s while A’s runs hold their one worker', async () => {
+    const a = await h.tenant(['automations']);
+    const b = await h.tenant(['automations']);
+    for (let i = 0; i < RUNS_OF_A; i += 1) await startRun(a);
+    const entered: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const runsOfA = new Set(
+      (
+        (await h.db.dataSource.query('SELECT id FROM task_runs WHERE account_id = $1', [a.accountId])) as {
+          id: string;
+        }[]
+      ).map((r) => r.id),
+    );
+    worker = new TaskWorker({
+      dataSource: h.db.dataSource,
+      warehouse: warehouse.reader,
+      logger: createLogger({ service: 'fair-task-test', stream: new PassThrough(), level: 'error' }),
+      concurrency: 2,
+      maxRunningPerAccount: 1,
+      pollIntervalMs: 25,
+      heartbeatIntervalMs: 200,
+      staleAfterMs: 60_000,
+      maxAttempts: 2,
+      beforeStep: async (run, _step, signal) => {
+        if (!entered.includes(run.id)) entered.push(run.id);
+        if (runsOfA.has(run.id))
+          await Promise.race([held, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
+      },
+    });
+    worker.start();
+    const fast = await startRun(b);
+    const queuedAt = Date.now();
+    const deadline = queuedAt + 5_000;
+    while (!entered.includes(fast)) {
+      if (Date.now() > deadline)
+        throw new Error(`B's run not started within 5 s; started: ${entered.length}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const statuses = (await h.db.dataSource.query(
+      'SELECT status, count(*)::int AS n FROM task_runs WHERE account_id = $1 GROUP BY status ORDER BY status',
+      [a.accountId],
+    )) as { status: string; n: number }[];
+    expect(statuses).toEqual([
+      { status: 'pending', n: RUNS_OF_A - 1 },
+      { status: 'running', n: 1 },
+    ]);
+    release();
   });
 });
