@@ -1,5 +1,6 @@
 import { lookAlikeCredentials } from '@pipeline/destinations/testing';
 import { Scheduler } from '../jobs/scheduler';
+import { dueIntegrations } from '../integrations/integration-schedule';
 import { dueSources } from '../sources/source-schedule';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { createLogger } from '@pipeline/logger';
@@ -147,23 +148,49 @@ describe('per-account limits (real PostgreSQL)', () => {
       ),
     ).toEqual([{ n: 3 }]);
 
-    // The scheduler skips the account's due slots instead of failing its tick.
+    // The scheduler skips the account's due slots (and moves them on) instead of failing its
+    // tick, which would roll the tick back and retry the same slots on every tick.
+    const braze = await app('braze', lookAlikeCredentials.braze, {
+      restEndpoint: 'https://rest.iad-01.braze.com',
+    });
+    const integration = await h
+      .as(t.key)
+      .post('/api/v1/integrations')
+      .send({
+        dataType: 'users',
+        destinationAppId: braze,
+        config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
+        schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
+      });
+    expect(integration.status).toBe(201);
     await h.db.dataSource.query(
       "UPDATE sources SET next_sync_at = now() - interval '1 minute' WHERE id = $1",
       [sources[2]],
     );
+    await h.db.dataSource.query(
+      "UPDATE integrations SET next_run_at = now() - interval '1 minute' WHERE id = $1",
+      [integration.body.data.id],
+    );
+    const schedulerLogs: string[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => schedulerLogs.push(chunk.toString('utf8')));
     const scheduler = new Scheduler({
       dataSource: h.db.dataSource,
-      logger: createLogger({ service: 'limits-test', stream: new PassThrough() }),
+      logger: createLogger({ service: 'limits-test', stream }),
       intervalMs: 60_000,
-    }).register('sources', dueSources(h.services.jobs));
-    expect(await scheduler.tick()).toBe(0);
-    expect(
-      await h.db.dataSource.query(
-        "SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND status = 'queued'",
-        [t.accountId],
-      ),
-    ).toEqual([{ n: 1 }]);
+    })
+      .register('sources', dueSources(h.services.jobs))
+      .register('integrations', dueIntegrations(h.services.jobs));
+    // Other tests' accounts may have due integrations too: only this account's slots are checked.
+    await scheduler.tick();
+    expect(schedulerLogs.join('')).not.toMatch(/scheduler tick failed/);
+    const [slots] = (await h.db.dataSource.query(
+      `SELECT (SELECT next_sync_at > now() FROM sources WHERE id = $1) AS source_moved,
+              (SELECT next_run_at > now() FROM integrations WHERE id = $2) AS integration_moved,
+              (SELECT count(*)::int FROM jobs WHERE account_id = $3 AND status = 'queued') AS queued`,
+      [sources[2], integration.body.data.id, t.accountId],
+    )) as { source_moved: boolean; integration_moved: boolean; queued: number }[];
+    expect(slots).toEqual({ source_moved: true, integration_moved: true, queued: 1 });
 
     // Cancelling the task run (it leaves the queue) frees a slot.
     expect((await h.as(t.key).post(`/api/v1/tasks/${task.body.data.task_id}/cancel`)).status).toBe(200);
