@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { livenessAnswer, readiness } from '@pipeline/lifecycle';
 import { requestLogging, type Logger } from '@pipeline/logger';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
+import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
 import { AppTypesController } from './app-types/app-type.controller';
 import { AppsController } from './apps/app.controller';
 import { AppService } from './apps/app.service';
@@ -62,6 +63,8 @@ export interface AppDependencies {
   prices?: PriceList;
   /** WRITE_KEY_MAX_EVENTS_PER_SECOND / _PER_DAY (default: the documented defaults). */
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
+  /** What one account may hold (ACCOUNT_MAX_*; default: the documented defaults). */
+  accountLimits?: AccountLimits;
   /** The per-API-key request limit (API_RATE_LIMIT_*); absent: not limited. */
   apiRateLimit?: ApiRateLimitOptions;
   /** Broadcasts revocations and tenant changes to ingestion and the consumers (REDIS_URL). */
@@ -85,6 +88,7 @@ export function createServices({
   prices,
   writeKeyRateLimitCeilings,
   tenantChanges,
+  accountLimits,
 }: Pick<
   AppDependencies,
   | 'dataSource'
@@ -95,15 +99,17 @@ export function createServices({
   | 'prices'
   | 'writeKeyRateLimitCeilings'
   | 'tenantChanges'
+  | 'accountLimits'
 >) {
+  const limiter = new AccountLimiter(accountLimits);
   const apps = new AppService(dataSource, new CredentialCipher(credentialKeys), tenantChanges);
-  const jobs = new JobService(dataSource, onJobQueued);
-  const sources = new SourceService(dataSource, apps, jobs);
-  const integrations = new IntegrationService(dataSource, apps, jobs, tenantChanges);
-  const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings, tenantChanges);
+  const jobs = new JobService(dataSource, onJobQueued, limiter);
+  const sources = new SourceService(dataSource, apps, jobs, limiter);
+  const integrations = new IntegrationService(dataSource, apps, jobs, tenantChanges, limiter);
+  const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings, tenantChanges, limiter);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
-  const tasks = new TaskService(dataSource, reader, onTaskRunQueued);
+  const tasks = new TaskService(dataSource, reader, onTaskRunQueued, limiter);
   const metering = new UsageMetering(dataSource, reader, prices ?? priceList(defaultPrices));
   const usage = new UsageService(dataSource);
   return { apps, jobs, sources, integrations, writeKeys, writeKeyResolver, tasks, metering, usage };

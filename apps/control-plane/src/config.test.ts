@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '@pipeline/config';
-import { controlPlaneConfigSchema } from './config';
+import { accountLimitsOf, controlPlaneConfigSchema, maxRunningPerAccount } from './config';
 
 const key = () => randomBytes(32).toString('base64');
 const valid = { CREDENTIALS_ENCRYPTION_KEYS: `k1:${key()}`, INTERNAL_TOKEN_INGESTION: 'x'.repeat(32) };
@@ -54,6 +54,38 @@ describe('control plane configuration', () => {
     expect(problems({ ...valid, WRITE_KEY_MAX_EVENTS_PER_DAY: String(2 ** 31) })).toEqual([
       expect.stringMatching(/^WRITE_KEY_MAX_EVENTS_PER_DAY/),
     ]);
+  });
+
+  it('caps what one account holds and runs, and refuses a cap of 0 by name', () => {
+    const defaults = loadConfig(controlPlaneConfigSchema, valid);
+    expect(accountLimitsOf(defaults)).toEqual({
+      writeKeys: 100,
+      sources: 100,
+      integrations: 100,
+      queuedRuns: 100,
+    });
+    // Unset running caps are half of the process's workers, at least 1.
+    expect(defaults.JOB_MAX_RUNNING_PER_ACCOUNT).toBeUndefined();
+    expect(maxRunningPerAccount(defaults.JOB_MAX_RUNNING_PER_ACCOUNT, defaults.JOB_WORKER_CONCURRENCY)).toBe(
+      1,
+    );
+    expect(maxRunningPerAccount(undefined, 9)).toBe(4);
+    expect(maxRunningPerAccount(undefined, 1)).toBe(1);
+    const set = loadConfig(controlPlaneConfigSchema, {
+      ...valid,
+      JOB_MAX_RUNNING_PER_ACCOUNT: '3',
+      TASK_RUN_MAX_RUNNING_PER_ACCOUNT: '5',
+      ACCOUNT_MAX_SOURCES: '7',
+    });
+    expect(maxRunningPerAccount(set.JOB_MAX_RUNNING_PER_ACCOUNT, set.JOB_WORKER_CONCURRENCY)).toBe(3);
+    expect(set.TASK_RUN_MAX_RUNNING_PER_ACCOUNT).toBe(5);
+    expect(accountLimitsOf(set).sources).toBe(7);
+    expect(problems({ ...valid, JOB_MAX_RUNNING_PER_ACCOUNT: '0', ACCOUNT_MAX_QUEUED_RUNS: 'many' })).toEqual(
+      [
+        expect.stringMatching(/^JOB_MAX_RUNNING_PER_ACCOUNT/),
+        expect.stringMatching(/^ACCOUNT_MAX_QUEUED_RUNS/),
+      ],
+    );
   });
 
   it('names the missing secrets', () => {

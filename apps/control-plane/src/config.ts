@@ -9,6 +9,7 @@ import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { duplicateTokenProblems, internalTokenFields } from './auth/internal-tokens';
 import { DEFAULT_WAREHOUSE_URL } from './tasks/warehouse-reader';
+import { defaultAccountLimits, type AccountLimits } from './accounts/account-limits';
 import { defaultPrices } from './usage/price-list';
 import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';
 import { tracingConfigSchema } from '@pipeline/telemetry';
@@ -52,6 +53,11 @@ export const controlPlaneConfigSchema = z
     TASK_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe(
       'Task runs executed at once per process.',
     ),
+    TASK_RUN_MAX_RUNNING_PER_ACCOUNT: envInt({ min: 1, max: 1000 })
+      .optional()
+      .describe(
+        "Task runs of one account running at once across every replica; an account at its cap waits while the others' runs are claimed. Unset: half of `TASK_WORKER_CONCURRENCY`, at least 1.",
+      ),
     TASK_WORKER_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
       'Idle polling of the task queue (a start in the same process wakes the worker at once).',
     ),
@@ -68,6 +74,11 @@ export const controlPlaneConfigSchema = z
       'Run the job runner (source syncs, integration runs) in this process; `false` for API-only replicas.',
     ),
     JOB_WORKER_CONCURRENCY: envInt({ default: 2, min: 1, max: 50 }).describe('Jobs run at once per process.'),
+    JOB_MAX_RUNNING_PER_ACCOUNT: envInt({ min: 1, max: 1000 })
+      .optional()
+      .describe(
+        "Jobs (source syncs, integration runs) of one account running at once across every replica; an account at its cap waits while the others' jobs are claimed, so one account's slow syncs cannot hold every worker. Unset: half of `JOB_WORKER_CONCURRENCY`, at least 1.",
+      ),
     JOB_POLL_INTERVAL_MS: envInt({ default: 1000, min: 10, max: 60_000 }).describe(
       'Idle polling of the job queue (a trigger in the same process wakes the runner at once).',
     ),
@@ -106,6 +117,30 @@ export const controlPlaneConfigSchema = z
       min: 1,
       max: MAX_STORABLE_RATE_LIMIT,
     }).describe('Ceiling on the daily `rateLimits` a tenant may set on its write keys.'),
+    ACCOUNT_MAX_WRITE_KEYS: envInt({
+      default: defaultAccountLimits.writeKeys,
+      min: 1,
+      max: 1_000_000,
+    }).describe(
+      'Active write keys one account may hold; one more is refused with 409 `account_limit_reached` (revoking one frees a slot).',
+    ),
+    ACCOUNT_MAX_SOURCES: envInt({ default: defaultAccountLimits.sources, min: 1, max: 1_000_000 }).describe(
+      'Sources (not deleted) one account may hold; one more is refused with 409 `account_limit_reached`.',
+    ),
+    ACCOUNT_MAX_INTEGRATIONS: envInt({
+      default: defaultAccountLimits.integrations,
+      min: 1,
+      max: 1_000_000,
+    }).describe(
+      'Integrations (not deleted) one account may hold; one more is refused with 409 `account_limit_reached`.',
+    ),
+    ACCOUNT_MAX_QUEUED_RUNS: envInt({
+      default: defaultAccountLimits.queuedRuns,
+      min: 1,
+      max: 1_000_000,
+    }).describe(
+      "Jobs and task runs of one account waiting for a worker, together; one more sync, integration run or task run is refused with 409 `account_limit_reached`, and the scheduler skips that account's slots.",
+    ),
     API_RATE_LIMIT_ENABLED: envBool(true).describe(
       'Limit the requests each API key may make to `/api/v1` and `/mcp`.',
     ),
@@ -146,6 +181,24 @@ export const controlPlaneConfigSchema = z
     for (const { variable, message } of duplicateTokenProblems(config, forwardingAppTypes))
       ctx.addIssue({ code: 'custom', path: [variable], message });
   });
+
+/**
+ * The per-account cap of running items of a queue: the configured one, or half of this
+ * process's workers (at least 1), so one account never holds every worker of a default replica.
+ */
+export function maxRunningPerAccount(configured: number | undefined, concurrency: number): number {
+  return configured ?? Math.max(1, Math.floor(concurrency / 2));
+}
+
+/** The ACCOUNT_MAX_* limits as the services take them. */
+export function accountLimitsOf(config: ControlPlaneConfig): AccountLimits {
+  return {
+    writeKeys: config.ACCOUNT_MAX_WRITE_KEYS,
+    sources: config.ACCOUNT_MAX_SOURCES,
+    integrations: config.ACCOUNT_MAX_INTEGRATIONS,
+    queuedRuns: config.ACCOUNT_MAX_QUEUED_RUNS,
+  };
+}
 
 /** What the migration step needs: the database only. */
 export const migrateConfigSchema = z.object({

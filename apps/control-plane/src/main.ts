@@ -8,10 +8,17 @@ import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
 import { createLogger, type Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { TenantChangePublisher } from '@pipeline/tenancy';
+import { AccountLimiter } from './accounts/account-limits';
 import { createApp } from './app';
 import { InternalTokens } from './auth/internal-tokens';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
-import { controlPlaneConfigSchema, vendorAppTypes, type ControlPlaneConfig } from './config';
+import {
+  accountLimitsOf,
+  controlPlaneConfigSchema,
+  maxRunningPerAccount,
+  vendorAppTypes,
+  type ControlPlaneConfig,
+} from './config';
 import { createDataSource } from './database/data-source';
 import { TaskWorker } from './tasks/task-worker';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -84,6 +91,10 @@ async function main(): Promise<void> {
       warehouse,
       logger,
       concurrency: config.TASK_WORKER_CONCURRENCY,
+      maxRunningPerAccount: maxRunningPerAccount(
+        config.TASK_RUN_MAX_RUNNING_PER_ACCOUNT,
+        config.TASK_WORKER_CONCURRENCY,
+      ),
       pollIntervalMs: config.TASK_WORKER_POLL_INTERVAL_MS,
       heartbeatIntervalMs: config.TASK_RUN_HEARTBEAT_INTERVAL_MS,
       staleAfterMs: config.TASK_RUN_STALE_AFTER_MS,
@@ -99,7 +110,8 @@ async function main(): Promise<void> {
   let jobs: JobRunner | undefined;
   const cipher = new CredentialCipher(config.CREDENTIALS_ENCRYPTION_KEYS);
   const baseUrls = vendorBaseUrlsOf(config, vendorAppTypes);
-  const jobService = new JobService(dataSource, () => jobs?.wake());
+  const limiter = new AccountLimiter(accountLimitsOf(config));
+  const jobService = new JobService(dataSource, () => jobs?.wake(), limiter);
   if (config.JOB_WORKER_ENABLED) {
     const writer = new StreamTableWriter(config.WAREHOUSE_URL, { timeouts: warehouseTimeoutsOf(config) });
     shutdown.add('warehouse writer', () => writer.close());
@@ -107,6 +119,10 @@ async function main(): Promise<void> {
       dataSource,
       logger,
       concurrency: config.JOB_WORKER_CONCURRENCY,
+      maxRunningPerAccount: maxRunningPerAccount(
+        config.JOB_MAX_RUNNING_PER_ACCOUNT,
+        config.JOB_WORKER_CONCURRENCY,
+      ),
       pollIntervalMs: config.JOB_POLL_INTERVAL_MS,
       heartbeatIntervalMs: config.JOB_HEARTBEAT_INTERVAL_MS,
       staleAfterMs: config.JOB_STALE_AFTER_MS,
@@ -187,6 +203,7 @@ async function main(): Promise<void> {
       onTaskRunQueued: () => worker?.wake(),
       onJobQueued: () => jobs?.wake(),
       prices,
+      accountLimits: accountLimitsOf(config),
       writeKeyRateLimitCeilings: {
         eventsPerSecond: config.WRITE_KEY_MAX_EVENTS_PER_SECOND,
         eventsPerDay: config.WRITE_KEY_MAX_EVENTS_PER_DAY,

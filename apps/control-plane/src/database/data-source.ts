@@ -17,6 +17,7 @@ import { SyncEngine1795450000000 } from './migrations/1795450000000-sync-engine'
 import { IntegrationRuns1795460000000 } from './migrations/1795460000000-integration-runs';
 import { CreateUsage1795500000000 } from './migrations/1795500000000-create-usage';
 import { UsageMeteringState1795510000000 } from './migrations/1795510000000-usage-metering-state';
+import { FairQueue1795610000000 } from './migrations/1795610000000-fair-queue';
 
 /** Entities and migrations are listed explicitly: no globs that differ between src/ and dist/. */
 export const entities = [
@@ -39,6 +40,7 @@ export const migrations = [
   IntegrationRuns1795460000000,
   CreateUsage1795500000000,
   UsageMeteringState1795510000000,
+  FairQueue1795610000000,
 ];
 
 export function createDataSource(options: { url: string; poolMax: number }): DataSource {

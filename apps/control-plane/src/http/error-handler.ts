@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { ValidateError } from '@tsoa/runtime';
 import { isAppError } from '@pipeline/errors';
 import { currentRequestId, type Logger } from '@pipeline/logger';
-import { problem, type Problem, type ProblemFieldError } from './problem';
+import { problem, type Problem, type ProblemFieldError, type ProblemLimit } from './problem';
 
 /**
  * tsoa names body fields `body.x` but array items without the prefix (`role.$0`) and query
@@ -37,7 +37,11 @@ function prefixInBody(body: unknown, key: string): string {
 function toProblem(error: unknown, req: Request): Problem {
   if (isAppError(error)) {
     const errors = error.details?.errors as ProblemFieldError[] | undefined;
-    return problem(error.status, error.code, error.message, errors ? { errors } : {});
+    const limit = error.details?.limit as ProblemLimit | undefined;
+    return problem(error.status, error.code, error.message, {
+      ...(errors ? { errors } : {}),
+      ...(limit ? { limit } : {}),
+    });
   }
   if (error instanceof ValidateError) {
     return problem(400, 'validation_failed', 'The request is not valid', { errors: fieldErrors(error, req) });

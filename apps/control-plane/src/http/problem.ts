@@ -16,7 +16,16 @@ export interface Problem {
   code: string;
   /** Per-field problems of a request that failed validation. */
   errors?: ProblemFieldError[];
+  /** Which account limit an `account_limit_reached` refusal hit, and its value. */
+  limit?: ProblemLimit;
   requestId?: string;
+}
+
+export interface ProblemLimit {
+  /** `write_keys`, `sources`, `integrations` or `queued_runs`. */
+  name: string;
+  /** @isInt */
+  maximum: number;
 }
 
 export interface ProblemFieldError {

@@ -4,6 +4,7 @@ import { DeliveryFailure, type Forwarder, type OutboundEvent } from '@pipeline/d
 import type { TrackingEvent } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import type { ResolvedDestination } from '@pipeline/tenancy';
+import { AppError } from '@pipeline/errors';
 import { AppEntity } from '../apps/app.entity';
 import type { CredentialCipher } from '../apps/credential-cipher';
 import type { JobEntity } from '../jobs/job.entity';
@@ -177,7 +178,14 @@ export class IntegrationRunExecutor implements JobExecutor {
       .findBy({ accountId: integration.accountId, appId: integration.sourceAppId ?? '', state: 'active' });
     if (sources.some((source) => source.lastSyncAt !== null)) return;
     for (const source of sources.filter((s) => s.activeImportJobId === null && s.latestJobId === null)) {
-      const triggered = await this.options.jobs.dispatchSourceSync(source, 'onboarding');
+      let triggered;
+      try {
+        triggered = await this.options.jobs.dispatchSourceSync(source, 'onboarding');
+      } catch (error) {
+        // The account's queue is full: the run waits and asks again at its next attempt.
+        if (error instanceof AppError && error.code === 'account_limit_reached') continue;
+        throw error;
+      }
       this.options.jobs.notifyQueued();
       this.options.logger.info('integration run triggered an import', {
         jobId: job.id,

@@ -33,11 +33,16 @@ export function nextRunOf(integration: IntegrationEntity, after: Date): Date | n
   );
 }
 
+/** Refusals that skip a slot instead of failing the tick. */
+const skipped = ['run_already_active', 'account_limit_reached'];
+
 /**
  * Promotes drafts whose destination app became usable to `pending` (due at once), then queues
  * a `schedule` run of every active integration whose `next_run_at` has come and moves it on;
- * a slot that finds a run queued or running is skipped.
+ * a slot that finds a run queued or running (or an account whose queued runs are at their
+ * limit) is skipped.
  */
+
 export function dueIntegrations(jobs: JobService): DueFinder {
   return async (tx: EntityManager, now: Date) => {
     await tx.query(
@@ -64,7 +69,8 @@ export function dueIntegrations(jobs: JobService): DueFinder {
           await jobs.dispatchIntegrationRun(integration, 'schedule', tx);
           queued += 1;
         } catch (error) {
-          if (!(error instanceof AppError && error.code === 'run_already_active')) throw error;
+          // A slot of an account whose queue is full is skipped like one whose run is still active.
+          if (!(error instanceof AppError && skipped.includes(error.code))) throw error;
         }
       }
       await repository.update(id, { nextRunAt: nextRunOf(integration, now) });

@@ -107,6 +107,10 @@ export class IntegrationsController extends Controller {
   @Post()
   @Security('api_key', ['integrations.write'])
   @SuccessResponse(201, 'Created')
+  @Response<Problem>(
+    409,
+    'account_limit_reached: the account holds its ACCOUNT_MAX_INTEGRATIONS integrations',
+  )
   @Response<Problem>(422, 'invalid_reference, app_role_mismatch')
   async createIntegration(
     @Request() request: ExpressRequest,
@@ -180,7 +184,7 @@ export class IntegrationsController extends Controller {
   @Response<Problem>(404, 'No such integration in this account')
   @Response<Problem>(
     409,
-    'run_already_active (a run is queued or running), integration_not_active, integration_draft, nothing_to_run',
+    'run_already_active (a run is queued or running), integration_not_active, integration_draft, nothing_to_run, account_limit_reached (the account has ACCOUNT_MAX_QUEUED_RUNS queued runs)',
   )
   async triggerIntegrationRun(
     @Request() request: ExpressRequest,

@@ -1,3 +1,4 @@
+import { AccountLimiter } from '../accounts/account-limits';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
@@ -57,6 +58,7 @@ export class IntegrationService {
     private readonly apps: AppService,
     private readonly jobs: JobService,
     private readonly changes?: TenantChangePublisher,
+    private readonly limiter: AccountLimiter = new AccountLimiter(),
   ) {}
 
   /** Tells every cache of the account's tenant records (docs/tracking-api.md, "Revoked write keys"). */
@@ -119,25 +121,29 @@ export class IntegrationService {
     if (body.historicalSyncStartDate && body.historicalSyncStartDate.getTime() > Date.now()) {
       throw invalidField('body.historicalSyncStartDate', 'must not be in the future');
     }
-    const integration = await this.repository.save(
-      this.repository.create({
-        accountId,
-        sourceAppId: source?.id ?? null,
-        destinationAppId: destination.id,
-        dataType: body.dataType,
-        config: body.config,
-        schedule: body.schedule,
-        state: 'active',
-        status: destination.state === 'active' ? 'pending' : 'draft',
-        lastSyncAt: null,
-        lastError: null,
-        consecutiveFailures: 0,
-        latestJobId: null,
-        historicalSyncStartDate: body.historicalSyncStartDate ?? null,
-        deletedAt: null,
-        nextRunAt: null,
-      }),
-    );
+    const integration = await this.dataSource.transaction(async (tx) => {
+      await this.limiter.reserve(tx, accountId, 'integrations');
+      const repository = tx.getRepository(IntegrationEntity);
+      return repository.save(
+        repository.create({
+          accountId,
+          sourceAppId: source?.id ?? null,
+          destinationAppId: destination.id,
+          dataType: body.dataType,
+          config: body.config,
+          schedule: body.schedule,
+          state: 'active',
+          status: destination.state === 'active' ? 'pending' : 'draft',
+          lastSyncAt: null,
+          lastError: null,
+          consecutiveFailures: 0,
+          latestJobId: null,
+          historicalSyncStartDate: body.historicalSyncStartDate ?? null,
+          deletedAt: null,
+          nextRunAt: null,
+        }),
+      );
+    });
     // The first run is due at once (bounded by historicalSyncStartDate), then on the schedule.
     if (nextRunOf(integration, integration.createdAt)) {
       integration.nextRunAt = integration.createdAt;

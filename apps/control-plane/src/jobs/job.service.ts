@@ -1,3 +1,4 @@
+import { AccountLimiter } from '../accounts/account-limits';
 import type { DataSource, EntityManager } from 'typeorm';
 import { conflict, notFound } from '../http/api-errors';
 import { requireId } from '../http/ids';
@@ -18,6 +19,7 @@ export class JobService {
     private readonly dataSource: DataSource,
     /** Called once a queued job is committed, so an in-process job runner claims it at once. */
     readonly notifyQueued: () => void = () => undefined,
+    private readonly limiter: AccountLimiter = new AccountLimiter(),
   ) {}
 
   /** A source's jobs, newest first by default. The caller has checked the source is the account's. */
@@ -150,6 +152,7 @@ export class JobService {
     trigger: JobTrigger,
     onConflict: () => Error,
   ): Promise<JobEntity> {
+    await this.limiter.reserve(tx, accountId, 'queued_runs');
     const job = tx.getRepository(JobEntity).create({
       ...owner,
       accountId,

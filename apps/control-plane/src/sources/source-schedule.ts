@@ -9,6 +9,9 @@ import { SourceEntity } from './source.entity';
 /** Sources looked at per scheduler tick; the rest wait for the next tick. */
 const BATCH = 200;
 
+/** Refusals that skip a slot instead of failing the tick. */
+const skipped = ['sync_already_active', 'account_limit_reached'];
+
 /**
  * When the scheduler next queues a sync of the source: the first anchored slot after `after`
  * (see libs/schedules for daylight-saving gaps and overlaps); null when it is not scheduled
@@ -54,7 +57,8 @@ export function dueSources(jobs: JobService): DueFinder {
           await jobs.dispatchSourceSync(source, 'schedule', tx);
           queued += 1;
         } catch (error) {
-          if (!(error instanceof AppError && error.code === 'sync_already_active')) throw error;
+          // A slot of an account whose queue is full is skipped like one whose sync still runs.
+          if (!(error instanceof AppError && skipped.includes(error.code))) throw error;
         }
       }
       await repository.update(id, { nextSyncAt: nextSyncOf(source, now) });

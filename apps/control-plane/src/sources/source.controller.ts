@@ -94,6 +94,10 @@ export class SourcesController extends Controller {
   @Post()
   @Security('api_key', ['sources.write'])
   @SuccessResponse(201, 'Created')
+  @Response<Problem>(
+    409,
+    'account_limit_reached: the account holds its ACCOUNT_MAX_SOURCES sources (or, with runNow or oneOff, its ACCOUNT_MAX_QUEUED_RUNS queued runs); `limit` names which',
+  )
   @Response<Problem>(422, 'invalid_reference, app_role_mismatch, sync_type_mismatch, unknown_import_task')
   async createSource(
     @Request() request: ExpressRequest,
@@ -162,7 +166,10 @@ export class SourcesController extends Controller {
   @Security('api_key', ['sources.write'])
   @SuccessResponse(202, 'Accepted: the job is queued')
   @Response<Problem>(404, 'No such source in this account')
-  @Response<Problem>(409, 'sync_already_active (a job is queued or running), source_not_active')
+  @Response<Problem>(
+    409,
+    'sync_already_active (a job is queued or running), source_not_active, account_limit_reached (the account has ACCOUNT_MAX_QUEUED_RUNS queued runs)',
+  )
   async triggerSync(
     @Request() request: ExpressRequest,
     @Path() sourceId: string,

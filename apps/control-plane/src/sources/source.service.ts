@@ -1,3 +1,4 @@
+import { AccountLimiter } from '../accounts/account-limits';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { importTasksOf } from '@pipeline/catalog';
@@ -47,6 +48,7 @@ export class SourceService {
     private readonly dataSource: DataSource,
     private readonly apps: AppService,
     private readonly jobs: JobService,
+    private readonly limiter: AccountLimiter = new AccountLimiter(),
   ) {}
 
   private get repository() {
@@ -114,6 +116,7 @@ export class SourceService {
     const oneOff = body.oneOff ?? false;
 
     const created = await this.dataSource.transaction(async (tx) => {
+      await this.limiter.reserve(tx, accountId, 'sources');
       const source = await tx.getRepository(SourceEntity).save(
         tx.getRepository(SourceEntity).create({
           accountId,

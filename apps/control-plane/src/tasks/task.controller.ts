@@ -73,7 +73,10 @@ export class TasksController extends Controller {
   @Security('api_key', ['tasks.manage'])
   @SuccessResponse(202, 'Accepted: the run is queued')
   @Response<Problem>(404, 'No such task in this account')
-  @Response<Problem>(409, 'task_run_active: a run of the task is already pending or running')
+  @Response<Problem>(
+    409,
+    'task_run_active: a run of the task is already pending or running; account_limit_reached: the account has ACCOUNT_MAX_QUEUED_RUNS queued runs',
+  )
   @Response<Problem>(422, 'invalid_params: the run-time params fail the template schema')
   async startTask(
     @Request() request: ExpressRequest,

@@ -1,3 +1,4 @@
+import { AccountLimiter } from '../accounts/account-limits';
 import type { DataSource } from 'typeorm';
 import { In, Not } from 'typeorm';
 import { AppEntity } from '../apps/app.entity';
@@ -48,6 +49,7 @@ export class TaskService {
     private readonly warehouse: WarehouseReader,
     /** Called after a run is queued, so an in-process worker picks it up at once. */
     private readonly onRunQueued: () => void = () => undefined,
+    private readonly limiter: AccountLimiter = new AccountLimiter(),
   ) {}
 
   async create(principal: Principal, body: CreateTaskBody): Promise<TaskCreated> {
@@ -136,7 +138,10 @@ export class TaskService {
       finishedAt: null,
     });
     try {
-      await runs.insert(run as never);
+      await this.dataSource.transaction(async (tx) => {
+        await this.limiter.reserve(tx, task.accountId, 'queued_runs');
+        await tx.getRepository(TaskRunEntity).insert(run as never);
+      });
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
         throw conflict('task_run_active', `Task ${task.id} already has a pending or running run`);

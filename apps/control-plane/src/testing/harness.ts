@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
+import type { AccountLimits } from '../accounts/account-limits';
 import { AccountService } from '../accounts/account.service';
 import { createApp, createServices, type AppDependencies } from '../app';
 import { ControlPlaneMetrics } from '../http/control-plane-metrics';
@@ -100,6 +101,8 @@ export interface HarnessOptions {
   meteredWarehouseUrl?: string;
   prices?: PriceList;
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
+  /** ACCOUNT_MAX_*; absent: the documented defaults. */
+  accountLimits?: AccountLimits;
   /** Off unless given: suites make many requests with one key. */
   apiRateLimit?: ApiRateLimitOptions;
   /** Broadcasts tenant changes (tests of revocation give one on a real Redis). */
@@ -131,6 +134,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     warehouse,
     prices: options.prices,
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
+    accountLimits: options.accountLimits,
     apiRateLimit: options.apiRateLimit,
     tenantChanges: options.tenantChanges,
     debugger: options.debugger,

@@ -25,6 +25,12 @@ export interface QueueOptions {
   workerId?: string;
   /** Items executed at once by this worker. */
   concurrency: number;
+  /**
+   * Items of one account running at once across every worker of the table (all replicas): an
+   * account with this many running items is skipped until one ends, so the others get workers.
+   * Absent: no cap, only the fair order.
+   */
+  maxRunningPerAccount?: number;
   /** How often the queue is polled when idle (a wake() in this process polls at once). */
   pollIntervalMs: number;
   /** How often a running item's heartbeat is written (and its loss or cancellation noticed). */
@@ -56,6 +62,11 @@ export class Interrupted extends Error {
   }
 }
 
+/** Accounts a claim tries in turn when the first ones are locked by other workers' claims. */
+const CLAIM_CANDIDATES = 8;
+/** PostgreSQL's largest integer: a cap no count reaches. */
+const NO_CAP = 2_147_483_647;
+
 /** A value for `now()` in a column assignment; `{ increment: n }` adds n, `{ decrement: true }` takes 1 off (not below 0). */
 export const NOW = Symbol('now()');
 export type ColumnValues = Record<string, unknown>;
@@ -70,8 +81,9 @@ export interface QueueHandlers {
 /**
  * A work queue over a PostgreSQL table, shared by task runs and sync jobs.
  *
- * - Claim: one UPDATE picks the oldest waiting item with FOR UPDATE SKIP LOCKED and marks it
- *   running with this worker's id, so two workers never run the same item.
+ * - Claim: picks the oldest waiting item of the account with the fewest running items (at most
+ *   maxRunningPerAccount each) with FOR UPDATE SKIP LOCKED and marks it running with this
+ *   worker's id, so two workers never run the same item and no account holds every worker.
  * - Heartbeat: every heartbeatIntervalMs, and at each progress write, the worker touches
  *   `heartbeat_at` only while the item is still running and still its own; when the item was
  *   cancelled (or taken from it) the update finds nothing and the execution is aborted.
@@ -113,9 +125,11 @@ export class PgWorkQueue {
   async stop(): Promise<void> {
     this.stopping = true;
     this.wake();
+    // The loop first: a claim it has in progress becomes an execution to interrupt, not one
+    // that starts after the interruptions and keeps its item running.
+    await this.loopDone;
     for (const { controller } of this.inFlight.values()) controller.abort(new Interrupted('shutdown'));
     await Promise.all([...this.inFlight.values()].map((r) => r.done));
-    await this.loopDone;
   }
 
   /** Requeues (or fails) items whose worker stopped heartbeating. */
@@ -152,23 +166,62 @@ export class PgWorkQueue {
     return { requeued, failed };
   }
 
-  /** Claims the oldest waiting item, or null. */
+  /**
+   * Claims the next waiting item, or null: the oldest item of the account with the fewest running
+   * items (oldest waiting item first among equals), skipping accounts already at
+   * maxRunningPerAccount. A first-in-first-out claim let one account's backlog hold every worker.
+   *
+   * The running count and the claim must agree across replicas: two workers counting 1 running
+   * item of a capped-at-2 account at once would both claim. So a claim for an account holds a
+   * transaction-scoped advisory lock of (table, account) and counts again under it; a worker that
+   * finds the lock taken tries the next account instead of waiting. FOR UPDATE SKIP LOCKED still
+   * keeps two workers off the same item.
+   */
   async claim(): Promise<ClaimedItem | null> {
     const { table } = this.options;
+    const maxRunningPerAccount = this.options.maxRunningPerAccount ?? NO_CAP;
     const waiting = `status = '${table.waitingStatus}'${table.claimableWhen ? ` AND ${table.claimableWhen}` : ''}`;
-    const [claimed] = returnedRows<ClaimedItem>(
-      await this.options.dataSource.query(
-        `UPDATE ${table.name}
-            SET status = 'running', worker_id = $1, heartbeat_at = now(), started_at = now(),
-                attempts = attempts + 1, updated_at = now()
-          WHERE ${waiting}
-            AND id = (SELECT id FROM ${table.name} WHERE ${waiting}
-                       ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
-          RETURNING id, attempts`,
-        [this.workerId],
-      ),
-    );
-    return claimed ?? null;
+    return this.options.dataSource.transaction(async (tx) => {
+      const candidates = returnedRows<{ account_id: string }>(
+        await tx.query(
+          `SELECT w.account_id
+             FROM (SELECT account_id, min(created_at) AS oldest FROM ${table.name}
+                    WHERE ${waiting} GROUP BY account_id) w
+             LEFT JOIN (SELECT account_id, count(*) AS running FROM ${table.name}
+                         WHERE status = 'running' GROUP BY account_id) r USING (account_id)
+            WHERE coalesce(r.running, 0) < $1
+            ORDER BY coalesce(r.running, 0), w.oldest, w.account_id
+            LIMIT ${CLAIM_CANDIDATES}`,
+          [maxRunningPerAccount],
+        ),
+      );
+      for (const { account_id: accountId } of candidates) {
+        const [lock] = returnedRows<{ locked: boolean }>(
+          await tx.query('SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2::text)) AS locked', [
+            `${table.name} claim`,
+            accountId,
+          ]),
+        );
+        if (!lock?.locked) continue;
+        const [claimed] = returnedRows<ClaimedItem>(
+          await tx.query(
+            `UPDATE ${table.name}
+                SET status = 'running', worker_id = $1, heartbeat_at = now(), started_at = now(),
+                    attempts = attempts + 1, updated_at = now()
+              WHERE ${waiting}
+                AND id = (SELECT id FROM ${table.name}
+                           WHERE ${waiting} AND account_id = $2
+                             AND (SELECT count(*) FROM ${table.name}
+                                   WHERE account_id = $2 AND status = 'running') < $3
+                           ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)
+              RETURNING id, attempts`,
+            [this.workerId, accountId, maxRunningPerAccount],
+          ),
+        );
+        if (claimed) return claimed;
+      }
+      return null;
+    });
   }
 
   /** Starts executing a claimed item in the background (the loop does this; tests may too). */
@@ -345,7 +398,12 @@ export class Execution {
   /** The step's result, or the abort reason as soon as the signal fires. */
   untilAborted<T>(promise: Promise<T>): Promise<T> {
     const signal = this.signal;
-    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    if (signal.aborted) {
+      // The step was started before the abort was seen; its own rejection (a cancelled read)
+      // must not surface as an unhandled one that takes the process down.
+      promise.catch(() => undefined);
+      return Promise.reject(signal.reason as Error);
+    }
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(signal.reason as Error);
       signal.addEventListener('abort', onAbort, { once: true });

@@ -47,6 +47,10 @@ export class WriteKeysController extends Controller {
   @Post()
   @Security('api_key', ['write_keys.write'])
   @SuccessResponse(201, 'Created')
+  @Response<Problem>(
+    409,
+    'account_limit_reached: the account holds its ACCOUNT_MAX_WRITE_KEYS active write keys (revoke one to free a slot)',
+  )
   @Response<Problem>(422, 'invalid_rate_limit: a rate limit is not a whole number from 1 to its ceiling')
   async createWriteKey(
     @Request() request: ExpressRequest,

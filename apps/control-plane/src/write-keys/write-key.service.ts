@@ -1,3 +1,4 @@
+import { AccountLimiter } from '../accounts/account-limits';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import type { DataSource } from 'typeorm';
 import { IsNull, Not } from 'typeorm';
@@ -26,6 +27,7 @@ export class WriteKeyService {
     private readonly dataSource: DataSource,
     private readonly ceilings: WriteKeyRateLimitCeilings = defaultWriteKeyRateLimitCeilings,
     private readonly changes?: TenantChangePublisher,
+    private readonly limiter: AccountLimiter = new AccountLimiter(),
   ) {}
 
   private get repository() {
@@ -35,18 +37,24 @@ export class WriteKeyService {
   async create(accountId: string, body: CreateWriteKeyBody): Promise<WriteKeyCreated> {
     const rateLimits = body.rateLimits && checkRateLimits(body.rateLimits, this.ceilings);
     const { token, prefix, hash } = issueToken('wk');
-    const record = await this.repository.save(
-      this.repository.create({
-        accountId,
-        name: checkName(body.name),
-        keyPrefix: prefix,
-        keyHash: hash,
-        allowedOrigins: normalizeAllowedOrigins(body.allowedOrigins ?? []),
-        rateLimitEventsPerSecond: rateLimits?.eventsPerSecond ?? null,
-        rateLimitEventsPerDay: rateLimits?.eventsPerDay ?? null,
-        revokedAt: null,
-      }),
-    );
+    const name = checkName(body.name);
+    const allowedOrigins = normalizeAllowedOrigins(body.allowedOrigins ?? []);
+    const record = await this.dataSource.transaction(async (tx) => {
+      await this.limiter.reserve(tx, accountId, 'write_keys');
+      const repository = tx.getRepository(WriteKeyEntity);
+      return repository.save(
+        repository.create({
+          accountId,
+          name,
+          keyPrefix: prefix,
+          keyHash: hash,
+          allowedOrigins,
+          rateLimitEventsPerSecond: rateLimits?.eventsPerSecond ?? null,
+          rateLimitEventsPerDay: rateLimits?.eventsPerDay ?? null,
+          revokedAt: null,
+        }),
+      );
+    });
     return { ...toView(record), key: token };
   }
 

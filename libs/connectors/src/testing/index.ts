@@ -9,3 +9,4 @@ export {
   type SourceLookAlike,
 } from './source-look-alikes';
 export { hubspotObjects, startHubSpotLookAlike, type HubSpotLookAlike } from './hubspot-look-alike';
+export { startHoldingProxy, type HoldingProxy } from './holding-proxy';
