@@ -62,7 +62,7 @@ describe(`hostile bodies at every route of the built control plane (${HEAP_LIMIT
         DATABASE_URL: db.url,
         WAREHOUSE_URL: warehouse.url,
         CREDENTIALS_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-        INTERNAL_SERVICE_TOKEN: randomBytes(24).toString('hex'),
+        INTERNAL_TOKEN_INGESTION: randomBytes(24).toString('hex'),
         HOST: '127.0.0.1',
         PORT: String(port),
         LOG_LEVEL: 'error',
