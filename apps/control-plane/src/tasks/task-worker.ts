@@ -13,6 +13,7 @@ import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
 import { TASK_RUN_KIND, type TaskRunOutcome } from '../http/control-plane-metrics';
+import { classifyFailure, newErrorReference } from '../work-queue/tenant-error';
 
 export interface TaskWorkerOptions extends WorkerSettings {
   warehouse: WarehouseReader;
@@ -103,15 +104,21 @@ export class TaskWorker extends QueueWorker {
         return { template: template.id, outcome: 'interrupted' };
       }
       if (current) this.markStep(progress, current.id, 'failed');
-      const message = error instanceof Error ? error.message : String(error);
-      logger.warn('task run failed', { runId: run.id, step: current?.id, error: message });
-      const owned = await this.finish(
-        execution,
-        'failed',
-        null,
-        { code: 'step_failed', message, step: current?.id },
-        progress,
-      );
+      const reference = newErrorReference();
+      const { error: shown, internal, detail, stack } = classifyFailure(error, reference);
+      // The tenant sees `shown`; the text it withholds is logged under the same reference.
+      const failed = {
+        runId: run.id,
+        accountId: run.accountId,
+        step: current?.id,
+        error: shown,
+        ...(internal ? { reference } : {}),
+        ...(detail !== undefined ? { detail } : {}),
+        ...(internal && stack !== undefined ? { stack } : {}),
+      };
+      if (internal) logger.error('task run failed', failed);
+      else logger.warn('task run failed', failed);
+      const owned = await this.finish(execution, 'failed', null, { ...shown, step: current?.id }, progress);
       return { template: template.id, outcome: owned ? 'failed' : 'interrupted' };
     }
   }
