@@ -208,7 +208,12 @@ async function main(): Promise<void> {
     clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
     readiness,
   });
-  await serveHttp(metricsHttp(metrics), { host: config.HOST, port: config.METRICS_PORT, logger, shutdown });
+  await serveHttp(metricsHttp(metrics, health), {
+    host: config.HOST,
+    port: config.METRICS_PORT,
+    logger,
+    shutdown,
+  });
   await serveHttp(app, { host: config.HOST, port: config.PORT, logger, shutdown });
 }
 
