@@ -3,8 +3,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors/testing';
 import { StreamTableWriter } from '@pipeline/destinations';
+import { lookAlikeCredentials } from '@pipeline/destinations/testing';
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
+import { IntegrationRunExecutor } from '../integrations/integration-run-executor';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
@@ -44,10 +46,14 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
     return createLogger({ service: 'job-errors-test', stream, level: 'debug' });
   };
 
-  /** A job runner whose sync executor writes to `warehouseUrl` and opens credentials with `keys`. */
+  /**
+   * A job runner whose sync executor writes to `warehouseUrl`; both executors (syncs and
+   * integration runs) open credentials with `keys`.
+   */
   function startRunner(warehouseUrl: string, keys = TEST_CREDENTIAL_KEYS): void {
     const writer = new StreamTableWriter(warehouseUrl);
     writers.push(writer);
+    const cipher = new CredentialCipher(keys);
     const runner = new JobRunner({
       dataSource: h.db.dataSource,
       logger: logger(),
@@ -58,17 +64,28 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
       maxAttempts: 1,
       retryBaseMs: 100,
       retryMaxMs: 1_000,
-    }).register(
-      new SourceSyncExecutor({
-        dataSource: h.db.dataSource,
-        writer,
-        cipher: new CredentialCipher(keys),
-        logger: logger(),
-        baseUrls: { stripe: stripe.url },
-        http: { attempts: 1, minDelayMs: 5 },
-        flushRows: 100,
-      }),
-    );
+    })
+      .register(
+        new SourceSyncExecutor({
+          dataSource: h.db.dataSource,
+          writer,
+          cipher,
+          logger: logger(),
+          baseUrls: { stripe: stripe.url },
+          http: { attempts: 1, minDelayMs: 5 },
+          flushRows: 100,
+        }),
+      )
+      .register(
+        new IntegrationRunExecutor({
+          dataSource: h.db.dataSource,
+          warehouse: warehouse.reader,
+          cipher,
+          jobs: h.services.jobs,
+          logger: logger(),
+          dependencyRetryMs: 200,
+        }),
+      );
     runners.push(runner);
     runner.start();
   }
@@ -192,6 +209,54 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
     const { job, everyAnswer } = await failedJob(sourceId, jobId);
     expect(job).toMatchObject({ status: 'failed', error: internalError });
     expect(everyAnswer).not.toMatch(/sealed with key|key k2|not configured/);
+    expect(failureLog(jobId).detail).toBe('credentials were sealed with key k2, which is not configured');
+  });
+
+  it("an integration run whose destination's credentials key id is missing shows internal_error on the run and lastError", async () => {
+    const otherIds = `k8:${randomBytes(32).toString('base64')}`;
+    startRunner(warehouse.url, otherIds);
+    const braze = await h
+      .as(t.key)
+      .post('/api/v1/apps')
+      .send({
+        appType: 'braze',
+        displayName: 'Braze',
+        credentials: lookAlikeCredentials.braze,
+        config: { restEndpoint: 'https://rest.iad-01.braze.com' },
+      });
+    expect(braze.status).toBe(201);
+    const created = await h
+      .as(t.key)
+      .post('/api/v1/integrations')
+      .send({
+        destinationAppId: (braze.body as { data: { id: string } }).data.id,
+        dataType: 'users',
+        schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
+        config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
+      });
+    expect(created.status).toBe(201);
+    const integrationId = (created.body as { data: { id: string } }).data.id;
+    const started = await h.as(t.key).post(`/api/v1/integrations/${integrationId}/run`);
+    expect(started.status).toBe(202);
+    const jobId = (started.body as { data: { id: string } }).data.id;
+
+    const deadline = Date.now() + 15_000;
+    let job = await h.as(t.key).get(`/api/v1/jobs/${jobId}`);
+    while ((job.body as { data: { status: string } }).data.status !== 'failed') {
+      if (Date.now() > deadline) throw new Error(`integration run still ${job.text}`);
+      await new Promise((r) => setTimeout(r, 25));
+      job = await h.as(t.key).get(`/api/v1/jobs/${jobId}`);
+    }
+    const integration = await h.as(t.key).get(`/api/v1/integrations/${integrationId}`);
+    const runs = await h.as(t.key).get(`/api/v1/integrations/${integrationId}/jobs`);
+    expect((job.body as { data: { error: ShownError } }).data.error).toEqual(internalError);
+    expect((integration.body as { data: { lastError: ShownError } }).data.lastError).toEqual({
+      ...internalError,
+      at: expect.any(String),
+    });
+    expect([job.text, integration.text, runs.text].join('\n')).not.toMatch(
+      /sealed with key|key k2|not configured/,
+    );
     expect(failureLog(jobId).detail).toBe('credentials were sealed with key k2, which is not configured');
   });
 
