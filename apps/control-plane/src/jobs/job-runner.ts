@@ -10,7 +10,7 @@ import {
 } from '../work-queue/pg-work-queue';
 import type { JobOutcome } from '../http/control-plane-metrics';
 import { JobEntity, type JobKind } from './job.entity';
-import { classifyFailure, newErrorReference } from '../work-queue/tenant-error';
+import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 import {
   JobDeferred,
   TransientJobError,
@@ -149,14 +149,10 @@ export class JobRunner extends QueueWorker {
       return owned ? 'deferred' : 'interrupted';
     }
     const reference = newErrorReference();
-    const { error: described, internal, detail, stack } = classifyFailure(error, reference);
+    const classified = classifyFailure(error, reference);
+    const { error: described, internal } = classified;
     // The tenant sees `described`; what it withholds is logged here under the same reference.
-    const withheld = {
-      accountId: job.accountId,
-      ...(internal ? { reference } : {}),
-      ...(detail !== undefined ? { detail } : {}),
-      ...(internal && stack !== undefined ? { stack } : {}),
-    };
+    const withheld = { accountId: job.accountId, ...withheldFields(classified, reference) };
     if (error instanceof TransientJobError && item.attempts < this.options.maxAttempts) {
       const retryAt = new Date(Date.now() + retryDelayMs(item.attempts, this.options));
       const owned = await this.settle(

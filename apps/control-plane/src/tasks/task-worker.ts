@@ -13,7 +13,7 @@ import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
 import { TASK_RUN_KIND, type TaskRunOutcome } from '../http/control-plane-metrics';
-import { classifyFailure, newErrorReference } from '../work-queue/tenant-error';
+import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 
 export interface TaskWorkerOptions extends WorkerSettings {
   warehouse: WarehouseReader;
@@ -105,16 +105,15 @@ export class TaskWorker extends QueueWorker {
       }
       if (current) this.markStep(progress, current.id, 'failed');
       const reference = newErrorReference();
-      const { error: shown, internal, detail, stack } = classifyFailure(error, reference);
+      const classified = classifyFailure(error, reference);
+      const { error: shown, internal } = classified;
       // The tenant sees `shown`; the text it withholds is logged under the same reference.
       const failed = {
         runId: run.id,
         accountId: run.accountId,
         step: current?.id,
         error: shown,
-        ...(internal ? { reference } : {}),
-        ...(detail !== undefined ? { detail } : {}),
-        ...(internal && stack !== undefined ? { stack } : {}),
+        ...withheldFields(classified, reference),
       };
       if (internal) logger.error('task run failed', failed);
       else logger.warn('task run failed', failed);

@@ -1,6 +1,12 @@
 import { AppError } from '@pipeline/errors';
 import { JobFailure, TransientJobError } from '../jobs/job-executor';
-import { classifyFailure, newErrorReference, shownError, TenantFacingError } from './tenant-error';
+import {
+  classifyFailure,
+  newErrorReference,
+  shownError,
+  TenantFacingError,
+  withheldFields,
+} from './tenant-error';
 
 const internal = (reference: string) => ({
   code: 'internal_error',
@@ -74,6 +80,24 @@ describe('classifyFailure', () => {
   it('withholds a tenant-facing message that carries internal text anyway', () => {
     const thrown = new JobFailure('sync_failed', 'insert failed: connect ECONNREFUSED 10.0.3.7:5432');
     expect(classifyFailure(thrown, 'r1')).toMatchObject({ error: internal('r1'), internal: true });
+  });
+});
+
+describe('withheldFields', () => {
+  it('logs the reference, message and stack of an internal failure; only the remote detail of a tenant-facing one', () => {
+    const thrown = new Error('connect ECONNREFUSED 10.0.3.7:5432');
+    expect(withheldFields(classifyFailure(thrown, 'r1'), 'r1')).toEqual({
+      reference: 'r1',
+      detail: 'connect ECONNREFUSED 10.0.3.7:5432',
+      stack: thrown.stack,
+    });
+    expect(
+      withheldFields(
+        classifyFailure(new JobFailure('invalid_credentials', 'stripe answered 401', 'body'), 'r2'),
+        'r2',
+      ),
+    ).toEqual({ detail: 'body' });
+    expect(withheldFields(classifyFailure(new JobFailure('x', 'y'), 'r3'), 'r3')).toEqual({});
   });
 });
 

@@ -87,6 +87,19 @@ export function classifyFailure(thrown: unknown, reference: string): ClassifiedF
   };
 }
 
+/** The log fields of a classified failure: what the tenant was not shown, under its reference. */
+export function withheldFields(
+  classified: ClassifiedFailure,
+  reference: string,
+): { reference?: string; detail?: string; stack?: string } {
+  const { internal, detail, stack } = classified;
+  return {
+    ...(internal ? { reference } : {}),
+    ...(detail !== undefined ? { detail } : {}),
+    ...(internal && stack !== undefined ? { stack } : {}),
+  };
+}
+
 function looksInternal(message: string): boolean {
   return INTERNAL_TEXT.some((pattern) => pattern.test(message));
 }
