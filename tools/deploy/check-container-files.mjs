@@ -5,10 +5,14 @@
 // and docker/compose.yaml, whose environment for each service must
 // pass that service's own config schema; that every image, and engines.node of the root and the
 // three services, derive from the one Node version of .node-version, and compose's broker from
-// tools/kafka/pom.xml's Kafka version. Then it breaks copies in known ways and requires each
+// tools/kafka/pom.xml's Kafka version; that compose publishes ports on 127.0.0.1 only and holds
+// no secret (each is ${NAME:?...}, generated into docker/.env by docker/generate-secrets.sh,
+// which runs here into a scratch file). Then it breaks copies in known ways and requires each
 // break to be reported. Needs the workspace built. Usage: node check-container-files.mjs
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
@@ -123,13 +127,68 @@ function dockerfileProblems(name, text) {
   return problems;
 }
 
-/** ${NAME:-default} as compose reads it with NAME unset. */
-const substitute = (value) => String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
+/**
+ * What docker/generate-secrets.sh writes to docker/.env for this compose file: run into a
+ * scratch file, so the values the services are checked with are the ones the script makes.
+ */
+function generatedSecrets() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'compose-secrets-'));
+  try {
+    const file = path.join(dir, '.env');
+    execFileSync('sh', [path.join(repo, 'docker/generate-secrets.sh'), file], { stdio: 'ignore' });
+    return Object.fromEntries(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const secrets = generatedSecrets();
+
+/** ${NAME:-default} as compose reads it with NAME unset; ${NAME:?message} from docker/.env. */
+const substitute = (value) =>
+  String(value)
+    .replace(/\$\{([A-Z0-9_]+):-([^}]*)\}/g, '$2')
+    .replace(/\$\{([A-Z0-9_]+):\?[^}]*\}/g, (whole, name) => secrets[name] ?? whole);
+
+/** A variable that holds a secret, by its name. */
+const secretName = /TOKEN|SECRET|PASSWORD|_KEYS?$/;
+/** A value that is exactly one required variable, filled from docker/.env. */
+const required = /^\$\{[A-Z0-9_]+:\?[^}]*\}$/;
+
+/**
+ * Nothing well known: a secret variable is only ever ${NAME:?...} (no default, no literal), a
+ * URL's password too, and each one the script generates. Published ports bind 127.0.0.1 only:
+ * the stack is for one machine, and Docker's own rules let a published port past the host's
+ * firewall.
+ */
+function exposureProblems(name, service, fail) {
+  for (const port of service.ports ?? []) {
+    const hostIp = typeof port === 'object' ? port.host_ip : /^(.*):[^:]+:[^:]+$/.exec(String(port))?.[1];
+    if (hostIp !== '127.0.0.1')
+      fail(`${name}: port ${JSON.stringify(port)} must be published on 127.0.0.1 only`);
+  }
+  for (const [key, raw] of Object.entries(service.environment ?? {})) {
+    const value = String(raw);
+    if (secretName.test(key) && !required.test(value))
+      fail(`${name}: ${key} must be \${${key}:?...} from docker/.env, not a literal or a default`);
+    const password = /^[a-z]+:\/\/[^:/@]+:([^@]*)@/.exec(value)?.[1];
+    if (password !== undefined && !required.test(password))
+      fail(`${name}: ${key} has a literal password; use \${NAME:?...} from docker/.env`);
+    for (const [, variable] of value.matchAll(/\$\{([A-Z0-9_]+):\?/g))
+      if (!(variable in secrets)) fail(`${name}: docker/generate-secrets.sh does not generate ${variable}`);
+  }
+}
 
 function composeProblems(compose) {
   const problems = [];
   const fail = (m) => problems.push(`docker/compose.yaml: ${m}`);
   const services = compose.services ?? {};
+  for (const [name, service] of Object.entries(services)) exposureProblems(name, service, fail);
+
   for (const service of ['postgres', 'redis', 'kafka']) if (!services[service]) fail(`no ${service} service`);
   if (!/KRaft|broker,controller/.test(JSON.stringify(services.kafka ?? {})))
     fail('kafka must run in KRaft mode');
@@ -271,6 +330,44 @@ const breaks = [
     'compose without the service token',
     (_, c) => {
       delete c.services['control-plane'].environment.INTERNAL_TOKEN_INGESTION;
+    },
+  ],
+  [
+    'a port published on all interfaces',
+    (_, c) => {
+      c.services['control-plane'].ports = ['3000:3000'];
+    },
+  ],
+  [
+    'a metrics port published on 0.0.0.0',
+    (_, c) => {
+      c.services.ingestion.ports = [{ target: 9464, published: 9464, host_ip: '0.0.0.0' }];
+    },
+  ],
+  [
+    'a well-known default for the service token',
+    (_, c) => {
+      c.services.ingestion.environment.INTERNAL_SERVICE_TOKEN =
+        '${INTERNAL_SERVICE_TOKEN:-local-development-service-token-0123456789}';
+    },
+  ],
+  [
+    'a literal credentials key',
+    (_, c) => {
+      c.services['control-plane'].environment.CREDENTIALS_ENCRYPTION_KEYS =
+        'local:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
+    },
+  ],
+  [
+    'a literal database password in a URL',
+    (_, c) => {
+      c.services.migrate.environment.DATABASE_URL = 'postgres://postgres:postgres@postgres:5432/pipeline';
+    },
+  ],
+  [
+    'a literal PostgreSQL password',
+    (_, c) => {
+      c.services.postgres.environment.POSTGRES_PASSWORD = 'postgres';
     },
   ],
   [

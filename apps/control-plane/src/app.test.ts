@@ -34,9 +34,44 @@ describe('control plane HTTP (real PostgreSQL)', () => {
   it('serves a browsable API reference at /docs, with its assets', async () => {
     const page = await request(harness.app).get('/docs/');
     expect(page.status).toBe(200);
-    expect(page.text).toContain('swagger-ui');
+    expect(page.text).toContain('<div id="swagger-ui"></div>');
     expect((await request(harness.app).get('/docs/swagger-ui.css')).status).toBe(200);
-    expect((await request(harness.app).get('/docs/swagger-ui-init.js')).text).toContain('/api/v1/apps');
+    expect((await request(harness.app).get('/docs/swagger-ui-bundle.js')).status).toBe(200);
+    expect((await request(harness.app).get('/docs/api-docs.js')).text).toContain(
+      "url: '/api/v1/openapi.json'",
+    );
+    expect((await request(harness.app).get('/docs')).headers.location).toBe('/docs/');
+  });
+
+  it('serves /docs with a strict Content-Security-Policy and the usual headers, and no inline code', async () => {
+    const strict = {
+      'content-security-policy':
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'x-frame-options': 'DENY',
+      'cross-origin-opener-policy': 'same-origin',
+    };
+    for (const path of [
+      '/docs/',
+      '/docs/api-docs.js',
+      '/docs/swagger-ui.css',
+      '/docs/swagger-ui-bundle.js',
+    ]) {
+      const response = await request(harness.app).get(path);
+      expect({ path, status: response.status, ...response.headers }).toMatchObject({
+        path,
+        status: 200,
+        ...strict,
+      });
+    }
+    const page = (await request(harness.app).get('/docs/')).text;
+    // Inline code is what the policy refuses: the page has none.
+    expect(page).not.toMatch(/<style|style=|<script>|<script(?![^>]*\bsrc=)[^>]*>/);
+    // Only the files the page loads come from the package; its demo page and initializer do not.
+    for (const path of ['/docs/swagger-initializer.js', '/docs/oauth2-redirect.html', '/docs/package.json'])
+      expect((await request(harness.app).get(path)).status).toBe(404);
   });
 
   it('answers unknown routes with a 404 problem document carrying the request id', async () => {

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import express, { type Express } from 'express';
-import swaggerUi from 'swagger-ui-express';
 import type { DataSource } from 'typeorm';
 import { livenessAnswer, readiness } from '@pipeline/lifecycle';
 import { requestLogging, type Logger } from '@pipeline/logger';
@@ -39,6 +38,7 @@ import type { Redis } from '@pipeline/redis';
 import { WriteKeyService } from './write-keys/write-key.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
+import { apiDocsRouter } from './http/api-docs';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
@@ -168,11 +168,7 @@ export function createApp(deps: AppDependencies): Express {
     res.json(openApiDocument);
   });
   // The browsable reference, with its assets served from the package: no CDN needed.
-  app.use(
-    '/docs',
-    swaggerUi.serve,
-    swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline control plane API' }),
-  );
+  app.use(apiDocsRouter());
   // The web console (docs/console.md): static files only; it calls /api/v1 like any client.
   app.use(consoleRouter());
   // /health, /docs and /internal/v1 (the services' token, not API keys) are outside these paths.

@@ -19,7 +19,7 @@ export const ingestionConfigSchema = z
       "Listen port of the tracking API (`/collect`, Segment's routes, `/v1/sdk.js`).",
     ),
     METRICS_PORT: envPort(9464).describe(
-      'Listen port of `GET /metrics` (Prometheus text), apart from `PORT`: the public Ingress routes every path of `PORT`.',
+      'Listen port of `GET /metrics` (Prometheus text) and `GET /health` with each delivery consumer group and its lag, apart from `PORT`: the public Ingress routes every path of `PORT`.',
     ),
     MANAGED_AUTH_ENABLED: envBool(false).describe(
       'Hosted mode: write keys are resolved through the control plane (needs `CONTROL_PLANE_URL` and `INTERNAL_SERVICE_TOKEN`) and events go to Kafka. `false`: static mode with one `WRITE_KEY`.',
@@ -106,7 +106,7 @@ export const ingestionConfigSchema = z
       .default('tracking')
       .describe('Static mode: the warehouse schema events are written to.'),
     DELIVERY_LAG_UNHEALTHY: envInt({ min: 1, max: 1_000_000_000, default: 10_000 }).describe(
-      'Hosted mode: `/health` reports delivery unhealthy when a delivery consumer group lags by more records.',
+      'Hosted mode: `/health` reports `deliveryHealthy: false` when a delivery consumer group lags by more records (the groups and their lag on `METRICS_PORT` only).',
     ),
     DEMO_MODE: envBool(false).describe('With `ADMIN_SETUP_ENABLED`: serve `POST /admin/simulate`.'),
     ADMIN_SETUP_ENABLED: envBool(false).describe('With `DEMO_MODE`: serve `POST /admin/simulate`.'),

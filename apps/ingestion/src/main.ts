@@ -209,7 +209,12 @@ async function main(): Promise<void> {
     readiness,
     ...(config.PUBLIC_TRACKING_URL ? { publicTrackingUrl: config.PUBLIC_TRACKING_URL } : {}),
   });
-  await serveHttp(metricsHttp(metrics), { host: config.HOST, port: config.METRICS_PORT, logger, shutdown });
+  await serveHttp(metricsHttp(metrics, health), {
+    host: config.HOST,
+    port: config.METRICS_PORT,
+    logger,
+    shutdown,
+  });
   await serveHttp(app, { host: config.HOST, port: config.PORT, logger, shutdown });
 }
 

@@ -27,6 +27,7 @@ import type {
   UpdateIntegrationBody,
 } from './integration.dto';
 import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
+import { shownError } from '../work-queue/tenant-error';
 
 export type IntegrationSort = 'created_at' | 'updated_at' | 'last_sync_at';
 
@@ -326,7 +327,7 @@ function toListItem(
     status: integration.status,
     isActive: integration.state === 'active',
     lastSyncAt: isoOrNull(integration.lastSyncAt),
-    lastError: integration.lastError,
+    lastError: shownError(integration.lastError),
     consecutiveFailures: integration.consecutiveFailures,
     importDependencyStatus: dependency.status,
     latestJobId: integration.latestJobId,

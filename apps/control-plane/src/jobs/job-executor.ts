@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { TenantFacingError } from '../work-queue/tenant-error';
 import type { JobEntity, JobKind } from './job.entity';
 
 /** Counts a job reports while it runs and when it ends; rows written feed usage metering. */
@@ -22,28 +23,19 @@ export interface JobContext {
 /**
  * A transient failure (network, 429 or 5xx that outlasted the client's own retries): the job is
  * queued again after a backoff, until its attempts run out; then it fails with this error.
+ * Its code and message are shown to the tenant, so they must be written for them.
  */
-export class TransientJobError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    /** Remote detail (a vendor's body, a socket error) for the logs; never stored on the job. */
-    readonly detail?: string,
-  ) {
-    super(message);
+export class TransientJobError extends TenantFacingError {
+  constructor(code: string, message: string, detail?: string) {
+    super(code, message, detail);
     this.name = 'TransientJobError';
   }
 }
 
-/** A permanent failure with a stable code (bad credentials, invalid configuration). */
-export class JobFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    /** Remote detail (a vendor's body, a socket error) for the logs; never stored on the job. */
-    readonly detail?: string,
-  ) {
-    super(message);
+/** A permanent failure with a stable code (bad credentials, invalid configuration), shown to the tenant. */
+export class JobFailure extends TenantFacingError {
+  constructor(code: string, message: string, detail?: string) {
+    super(code, message, detail);
     this.name = 'JobFailure';
   }
 }

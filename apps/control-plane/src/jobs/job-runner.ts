@@ -10,9 +10,9 @@ import {
 } from '../work-queue/pg-work-queue';
 import type { JobOutcome } from '../http/control-plane-metrics';
 import { JobEntity, type JobKind } from './job.entity';
+import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 import {
   JobDeferred,
-  JobFailure,
   TransientJobError,
   type JobCounts,
   type JobExecutor,
@@ -148,9 +148,11 @@ export class JobRunner extends QueueWorker {
       logger.info('job deferred', { jobId: job.id, reason: error.reason, notBefore: error.notBefore });
       return owned ? 'deferred' : 'interrupted';
     }
-    const described = describe(error);
-    const detail =
-      error instanceof TransientJobError || error instanceof JobFailure ? error.detail : undefined;
+    const reference = newErrorReference();
+    const classified = classifyFailure(error, reference);
+    const { error: described, internal } = classified;
+    // The tenant sees `described`; what it withholds is logged here under the same reference.
+    const withheld = { accountId: job.accountId, ...withheldFields(classified, reference) };
     if (error instanceof TransientJobError && item.attempts < this.options.maxAttempts) {
       const retryAt = new Date(Date.now() + retryDelayMs(item.attempts, this.options));
       const owned = await this.settle(
@@ -172,7 +174,7 @@ export class JobRunner extends QueueWorker {
         attempt: item.attempts,
         retryAt,
         error: described,
-        ...(detail !== undefined ? { detail } : {}),
+        ...withheld,
       });
       return owned ? 'retried' : 'interrupted';
     }
@@ -188,12 +190,9 @@ export class JobRunner extends QueueWorker {
         error: JSON.stringify(described),
       },
     );
-    logger.warn('job failed', {
-      jobId: job.id,
-      kind: job.kind,
-      error: described,
-      ...(detail !== undefined ? { detail } : {}),
-    });
+    const failed = { jobId: job.id, kind: job.kind, error: described, ...withheld };
+    if (internal) logger.error('job failed', failed);
+    else logger.warn('job failed', failed);
     return owned ? 'failed' : 'interrupted';
   }
 
@@ -236,10 +235,3 @@ export class JobRunner extends QueueWorker {
 const computeOf = (execution: Execution) => ({ compute_ms: { increment: Date.now() - execution.startedAt } });
 
 const lost = { code: 'worker_lost', message: 'The worker executing the job stopped' };
-
-/** A stable code and message for any failure; unknown errors are internal, their text kept. */
-function describe(error: unknown): { code: string; message: string } {
-  if (error instanceof TransientJobError || error instanceof JobFailure)
-    return { code: error.code, message: error.message };
-  return { code: 'internal', message: error instanceof Error ? error.message : String(error) };
-}

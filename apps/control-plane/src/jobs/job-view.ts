@@ -1,6 +1,7 @@
 import { iso, isoOrNull } from '../http/list-query';
 import type { JobView } from './job.dto';
 import type { JobEntity } from './job.entity';
+import { shownError } from '../work-queue/tenant-error';
 
 export function toJobView(job: JobEntity): JobView {
   return {
@@ -12,7 +13,7 @@ export function toJobView(job: JobEntity): JobView {
     integrationId: job.integrationId,
     rowsRead: job.rowsRead,
     rowsWritten: job.rowsWritten,
-    error: job.error,
+    error: shownError(job.error),
     attempts: job.attempts,
     notBefore: job.status === 'queued' && job.runAfter > job.createdAt ? iso(job.runAfter) : null,
     createdAt: iso(job.createdAt),

@@ -12,6 +12,10 @@ export interface JobView {
   integrationId: string | null;
   rowsRead: number;
   rowsWritten: number;
+  /**
+   * Why the job failed (or will be retried): a vendor's answer or a documented code, or
+   * `internal_error` "An internal error occurred; reference …" (the detail stays in the logs).
+   */
   error: { message: string; code?: string } | null;
   /** Times a worker took the job; transient failures are retried until the configured maximum. */
   attempts: number;

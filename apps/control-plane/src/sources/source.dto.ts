@@ -3,7 +3,10 @@ import type { JobView } from '../jobs/job.dto';
 import type { ResourceState } from '../http/resource-state';
 import type { IntegrationStatus, SyncFrequencyUnit } from './source.entity';
 
-/** The error of the last failed sync. */
+/**
+ * The error of the last failed sync: a vendor's answer or a documented code, or `internal_error`
+ * with a reference to quote (the detail stays in the logs).
+ */
 export interface SyncError {
   message: string;
   code?: string;

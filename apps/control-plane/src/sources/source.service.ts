@@ -25,6 +25,7 @@ import { SourceEntity, type IntegrationStatus } from './source.entity';
 import { nextSyncOf } from './source-schedule';
 import { checkFrequency, describeFrequency, hoursToDays, isIanaTimeZone } from './sync-schedule-format';
 import { warehouseSchemaFor, warehouseTablesFor } from './warehouse-location';
+import { shownError } from '../work-queue/tenant-error';
 
 export type SourceSort = 'created_at' | 'updated_at' | 'last_sync_at';
 
@@ -273,7 +274,7 @@ function toListItem(source: SourceEntity, app: AppEntity | undefined): SourceLis
     state: source.state,
     integrationStatus: source.integrationStatus,
     lastSyncAt: isoOrNull(source.lastSyncAt),
-    lastError: source.lastError,
+    lastError: shownError(source.lastError),
     consecutiveFailures: source.consecutiveFailures,
     createdAt: iso(source.createdAt),
     updatedAt: iso(source.updatedAt),

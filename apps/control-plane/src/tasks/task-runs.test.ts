@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
+import { AppError } from '@pipeline/errors';
 import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { createDataSource } from '../database/data-source';
@@ -520,19 +521,54 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
       expect(await waitFor(runId, finished)).toMatchObject({ status: 'succeeded', attempts: 1 });
     });
 
-    it('fails a run whose step throws, with the step and the error', async () => {
+    it('fails a run whose step throws internally with the step, internal_error and a reference; the text only in the logs', async () => {
+      const lines: string[] = [];
+      const stream = new PassThrough();
+      stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+      const raw =
+        'password authentication failed for user "warehouse_reader" (connect ECONNREFUSED 10.0.3.7:5432)';
       worker({
+        logger: createLogger({ service: 'task-worker-test', level: 'error', stream }),
         beforeStep: async (_run, stepId) => {
-          if (stepId === 'measure_tables') throw new Error('warehouse unreachable');
+          if (stepId === 'measure_tables') throw new Error(raw);
         },
       });
-      const done = await waitFor(await startTask('warehouse_freshness_check'), finished);
+      const runId = await startTask('warehouse_freshness_check');
+      const done = await waitFor(runId, finished);
       expect(done).toMatchObject({
         status: 'failed',
         result: null,
-        error: { code: 'step_failed', step: 'measure_tables', message: 'warehouse unreachable' },
+        error: {
+          code: 'internal_error',
+          step: 'measure_tables',
+          message: expect.stringMatching(/^An internal error occurred; reference [0-9a-f]{12}$/),
+        },
       });
+      expect(JSON.stringify(done.error)).not.toMatch(/warehouse_reader|ECONNREFUSED|10\.0\.3\.7|password/);
       expect(done.progress.steps.map((s) => s.status)).toEqual(['succeeded', 'failed', 'pending']);
+      const logged = lines
+        .map(
+          (line) =>
+            JSON.parse(line) as { message: string; runId?: string; reference?: string; detail?: string },
+        )
+        .find((entry) => entry.runId === runId && entry.message === 'task run failed');
+      expect(logged).toMatchObject({ detail: raw, accountId: t.accountId });
+      expect(done.error!.message).toBe(`An internal error occurred; reference ${logged!.reference}`);
+    });
+
+    it("fails a run whose step throws a documented error with that error's code and message", async () => {
+      worker({
+        beforeStep: async (_run, stepId) => {
+          if (stepId === 'measure_tables')
+            throw new AppError(503, 'warehouse_unavailable', 'The warehouse is unavailable; try again later');
+        },
+      });
+      const done = await waitFor(await startTask('warehouse_freshness_check'), finished);
+      expect(done.error).toEqual({
+        code: 'warehouse_unavailable',
+        step: 'measure_tables',
+        message: 'The warehouse is unavailable; try again later',
+      });
     });
   });
 });

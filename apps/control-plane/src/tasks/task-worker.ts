@@ -14,6 +14,7 @@ import type { StepContext } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
 import { TASK_RUN_KIND, type TaskRunOutcome } from '../http/control-plane-metrics';
 import { isWarehouseUnavailable } from '../http/api-errors';
+import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 
 export interface TaskWorkerOptions extends WorkerSettings {
   warehouse: WarehouseReader;
@@ -104,18 +105,22 @@ export class TaskWorker extends QueueWorker {
         return { template: template.id, outcome: 'interrupted' };
       }
       if (current) this.markStep(progress, current.id, 'failed');
-      const message = error instanceof Error ? error.message : String(error);
-      logger.warn('task run failed', {
+      const reference = newErrorReference();
+      const classified = classifyFailure(error, reference);
+      const { error: shown, internal } = classified;
+      // The tenant sees `shown`; the text it withholds is logged under the same reference.
+      const failed = {
         runId: run.id,
+        accountId: run.accountId,
         step: current?.id,
-        error: message,
+        error: shown,
+        ...withheldFields(classified, reference),
+        // The warehouse's outage is shown by its code; the driver's text is for the logs only.
         ...(isWarehouseUnavailable(error) ? { cause: String(error.cause) } : {}),
-      });
-      // The warehouse's own outage is told by its documented code, not as the step's failure.
-      const failure = isWarehouseUnavailable(error)
-        ? { code: error.code, message: error.message }
-        : { code: 'step_failed', message };
-      const owned = await this.finish(execution, 'failed', null, { ...failure, step: current?.id }, progress);
+      };
+      if (internal) logger.error('task run failed', failed);
+      else logger.warn('task run failed', failed);
+      const owned = await this.finish(execution, 'failed', null, { ...shown, step: current?.id }, progress);
       return { template: template.id, outcome: owned ? 'failed' : 'interrupted' };
     }
   }

@@ -26,6 +26,7 @@ import { findTemplate } from './templates/catalog';
 import type { TaskTemplate } from './templates/template';
 import type { WarehouseReader } from './warehouse-reader';
 import { returnedRows } from '../work-queue/pg-work-queue';
+import { shownError } from '../work-queue/tenant-error';
 
 export const AUTOMATIONS_FEATURE = 'automations';
 const UNIQUE_VIOLATION = '23505';
@@ -282,7 +283,7 @@ export function toRunView(run: TaskRunEntity): TaskRunView {
     params: run.params,
     progress: 'steps' in run.progress ? (run.progress as RunProgress) : null,
     result: run.result,
-    error: run.error,
+    error: shownError(run.error),
     attempts: run.attempts,
     created_at: iso(run.createdAt),
     started_at: isoOrNull(run.startedAt),

@@ -260,9 +260,9 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
     return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
   }
 
-  it('reports the outbox and per-consumer-group lag on /health', async () => {
+  it("reports the outbox and per-consumer-group lag on the metrics port's /health", async () => {
     // A kind no consumer has run yet has no group at the broker: not reported.
-    expect((await request(h.app).get('/health')).body.delivery).toEqual({});
+    expect((await request(h.metricsApp).get('/health')).body.delivery).toEqual({});
     const admin = h.kafka.admin();
     await admin.connect();
     const offsets = await admin.fetchTopicOffsets(h.topic);
@@ -272,7 +272,7 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
       partitions: offsets.map((p) => ({ partition: p.partition, offset: p.low })),
     });
     await admin.disconnect();
-    const response = await request(h.app).get('/health');
+    const response = await request(h.metricsApp).get('/health');
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       ok: true,

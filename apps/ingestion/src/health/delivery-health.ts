@@ -10,6 +10,19 @@ export interface HealthReporter {
   report(): Promise<HealthReport>;
 }
 
+/**
+ * What the public /health shows: the statuses (`ok`, `durableIngest`, `deliveryHealthy`), never
+ * the consumer groups or their lag, which tell anyone on the internet how the pipeline is built
+ * and how far behind it is. The whole report is on the metrics port (metricsHttp).
+ */
+export function publicHealth(report: HealthReport): HealthReport {
+  const { ok, durableIngest, deliveryHealthy } = report.body;
+  return {
+    status: report.status,
+    body: { ok, durableIngest, ...(deliveryHealthy !== undefined ? { deliveryHealthy } : {}) },
+  };
+}
+
 /** Static mode has no outbox: spec 4.7's `{ ok: true, durableIngest: false }`. */
 export class StaticHealth implements HealthReporter {
   async report(): Promise<HealthReport> {

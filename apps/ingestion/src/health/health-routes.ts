@@ -1,10 +1,11 @@
 import { Router } from 'express';
 import { livenessAnswer, readiness, type ReadinessCheck } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
-import type { HealthReporter } from './delivery-health';
+import { publicHealth, type HealthReporter } from './delivery-health';
 
 /**
- * GET /health for load balancers: 503 when the outbox cannot be read (spec 4.7). The probes
+ * GET /health for load balancers: 503 when the outbox cannot be read (spec 4.7), statuses
+ * only (the consumer groups and their lag are on the metrics port's /health). The probes
  * (docs/operations.md, "Probes"): GET /livez, 200 while the process answers; GET /readyz, 200
  * when every check answers (hosted mode: the Kafka brokers of the outbox), 503 naming those
  * that do not.
@@ -17,7 +18,7 @@ export function healthRoutes(
   const router = Router();
   router.get('/health', async (_req, res, next) => {
     try {
-      const { status, body } = await reporter.report();
+      const { status, body } = publicHealth(await reporter.report());
       res.status(status).json(body);
     } catch (error) {
       next(error);

@@ -1,6 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LimitType } from '../collect/ingestion-errors';
+import type { HealthReporter } from '../health/delivery-health';
 
 export type WriteKeyCacheResult = 'hit' | 'miss' | 'stale';
 
@@ -188,12 +189,30 @@ export class IngestionMetrics {
 }
 
 /**
- * The metrics port's listener: GET /metrics in Prometheus text, 404 otherwise. Apart from the
- * public port, so that the Ingress (which routes every path of it) cannot expose it.
+ * The metrics port's listener: GET /metrics in Prometheus text; GET /health, the whole health
+ * report with each delivery consumer group and its lag (the public port's /health shows the
+ * statuses only); 404 otherwise. Apart from the public port, so that the Ingress (which routes
+ * every path of it) cannot expose them.
  */
-export function metricsHttp(metrics: IngestionMetrics): RequestListener {
+export function metricsHttp(metrics: IngestionMetrics, health?: HealthReporter): RequestListener {
   return (req, res) => {
     const path = (req.url ?? '').split('?')[0];
+    if (health && (req.method === 'GET' || req.method === 'HEAD') && path === '/health') {
+      health.report().then(
+        ({ status, body }) => {
+          const text = JSON.stringify(body);
+          res.writeHead(status, {
+            'content-type': 'application/json; charset=utf-8',
+            'content-length': Buffer.byteLength(text),
+          });
+          res.end(req.method === 'HEAD' ? undefined : text);
+        },
+        () => {
+          res.writeHead(503, { 'content-type': 'application/json' }).end('{"ok":false}');
+        },
+      );
+      return;
+    }
     if ((req.method === 'GET' || req.method === 'HEAD') && path === '/metrics') {
       metrics.text().then(
         (text) => {

@@ -63,7 +63,7 @@ export interface HostedOptions {
 
 export interface Hosted {
   app: ReturnType<typeof createApp>;
-  /** The metrics port's listener (GET /metrics), as main.ts serves it. */
+  /** The metrics port's listener (GET /metrics, GET /health with the lag), as main.ts serves it. */
   metricsApp: RequestListener;
   metrics: IngestionMetrics;
   collectService: CollectService;
@@ -237,7 +237,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
 
   return {
     app,
-    metricsApp: metricsHttp(metrics),
+    metricsApp: metricsHttp(metrics, health),
     metrics,
     collectService: collect,
     controlPlane,

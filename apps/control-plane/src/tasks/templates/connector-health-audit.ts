@@ -3,6 +3,7 @@ import { AppEntity } from '../../apps/app.entity';
 import { IntegrationEntity } from '../../integrations/integration.entity';
 import { SourceEntity } from '../../sources/source.entity';
 import { bySeverity, summarize, type Finding, type StepContext, type TaskTemplate } from './template';
+import { shownError } from '../../work-queue/tenant-error';
 
 export interface ConnectorHealthParams {
   /** A connector is stale when its last sync is older than this many schedule intervals. */
@@ -108,12 +109,13 @@ function auditSources(context: StepContext<ConnectorHealthParams>): Finding[] {
         recommendation: `PATCH /api/v1/apps/${app.id} with credentials`,
       });
     }
-    if (source.lastError) {
+    const sourceError = shownError(source.lastError);
+    if (sourceError) {
       findings.push({
         severity: 'critical',
         code: 'sync_error',
         resource,
-        message: `The last sync failed: ${source.lastError.message}`,
+        message: `The last sync failed: ${sourceError.message}`,
         recommendation: `Fix the cause, then trigger a sync: POST /api/v1/sources/${source.id}/sync`,
       });
     }
@@ -188,13 +190,14 @@ function auditIntegrations(context: StepContext<ConnectorHealthParams>): Finding
         recommendation: 'Recreate the integration with a live source app',
       });
     }
-    if (integration.status === 'errored' || integration.lastError) {
+    const integrationError = shownError(integration.lastError);
+    if (integration.status === 'errored' || integrationError) {
       findings.push({
         severity: 'critical',
         code: 'sync_error',
         resource,
-        message: integration.lastError
-          ? `The last run failed: ${integration.lastError.message}`
+        message: integrationError
+          ? `The last run failed: ${integrationError.message}`
           : 'The integration is errored',
         recommendation: 'Fix the destination connection or mapping, then resume the integration',
       });

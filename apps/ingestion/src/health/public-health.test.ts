@@ -1,0 +1,79 @@
+import request from 'supertest';
+import { StaticHealth, publicHealth, type HealthReporter } from './delivery-health';
+import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
+import { IngestionMetrics, metricsHttp } from '../metrics/ingestion-metrics';
+
+describe('publicHealth', () => {
+  it('keeps the statuses and drops the consumer groups and their lag', () => {
+    const report = {
+      status: 200,
+      body: {
+        ok: true,
+        durableIngest: true,
+        deliveryHealthy: false,
+        delivery: { amplitude: { groupId: 'delivery.amplitude', lag: 12_345 } },
+      },
+    };
+    expect(publicHealth(report)).toEqual({
+      status: 200,
+      body: { ok: true, durableIngest: true, deliveryHealthy: false },
+    });
+    expect(publicHealth({ status: 200, body: { ok: true, durableIngest: false } })).toEqual({
+      status: 200,
+      body: { ok: true, durableIngest: false },
+    });
+    // The outbox cannot be read: the load balancer still sees 503.
+    expect(publicHealth({ status: 503, body: { ok: false, durableIngest: true, delivery: {} } })).toEqual({
+      status: 503,
+      body: { ok: false, durableIngest: true },
+    });
+  });
+
+  it("the metrics port answers a reporter that throws with 503, and static mode's report as it is", async () => {
+    const failing: HealthReporter = { report: () => Promise.reject(new Error('admin client gone')) };
+    const failed = await request(metricsHttp(new IngestionMetrics(), failing)).get('/health');
+    expect([failed.status, failed.body]).toEqual([503, { ok: false }]);
+    const fine = await request(metricsHttp(new IngestionMetrics(), new StaticHealth())).get('/health');
+    expect([fine.status, fine.body]).toEqual([200, { ok: true, durableIngest: false }]);
+  });
+});
+
+describe('GET /health, hosted mode: statuses on the public port, groups and lag on the metrics port', () => {
+  let h: Hosted;
+  beforeAll(async () => {
+    h = await startHosted('public health');
+  });
+  afterAll(() => h.close());
+
+  it('shows a lagging consumer group only on the metrics port', async () => {
+    for (let i = 0; i < 3; i += 1)
+      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202);
+    // The `log` kind's group exists at the broker, at the start of the topic: it lags by every record.
+    const admin = h.kafka.admin();
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(h.topic);
+    await admin.setOffsets({
+      groupId: h.healthGroup,
+      topic: h.topic,
+      partitions: offsets.map((p) => ({ partition: p.partition, offset: p.low })),
+    });
+    await admin.disconnect();
+    const records = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+    expect(records).toBeGreaterThanOrEqual(3);
+
+    const open = await request(h.app).get('/health');
+    expect(open.status).toBe(200);
+    expect(open.body).toEqual({ ok: true, durableIngest: true, deliveryHealthy: true });
+    expect(open.text).not.toContain(h.healthGroup);
+    expect(open.text).not.toMatch(/lag|groupId|delivery"/);
+
+    const internal = await request(h.metricsApp).get('/health');
+    expect(internal.status).toBe(200);
+    expect(internal.body).toEqual({
+      ok: true,
+      durableIngest: true,
+      deliveryHealthy: true,
+      delivery: { log: { groupId: h.healthGroup, lag: records } },
+    });
+  });
+});
