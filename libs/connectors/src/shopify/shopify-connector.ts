@@ -141,7 +141,7 @@ export class ShopifyConnector implements Connector {
    * the answer's to write, and a page elsewhere would receive the access token.
    */
   private onShop(next: string, current: URL, stream: string): URL {
-    const url = URL.canParse(next, current) ? new URL(next, current) : undefined;
+    const url = URL.canParse(next, current.href) ? new URL(next, current) : undefined;
     if (!url || url.origin !== new URL(this.baseUrl).origin)
       throw new ConnectorError(
         'foreign_next_link',
