@@ -121,6 +121,6 @@ export function addressRefusal(address: string, allowed: readonly AllowedRange[]
 function parse(address: string): Address | undefined {
   if (isIPv4(address)) return ipaddr.IPv4.parse(address);
   if (!isIPv6(address)) return undefined;
-  const hex = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
+  const hex = new URL(`http://[${address.split('%')[0]}]/`).hostname.slice(1, -1);
   return ipaddr.IPv6.parse(hex);
 }
