@@ -17,5 +17,7 @@ export const webhook = defineAppType({
     credentials: { signingSecret: 'whsec-0123456789abcdef' },
     config: { url: 'https://hooks.example.com/pipeline' },
   },
+  // The signing secret signs for this URL; an integration's config.global.url overrides it.
+  recipient: (config, global) => (typeof global?.url === 'string' ? global.url : config.url),
   forwards: { category: 'webhook', forwarder: (client) => new WebhookForwarder(client) },
 });
