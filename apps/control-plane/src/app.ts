@@ -4,6 +4,7 @@ import swaggerUi from 'swagger-ui-express';
 import type { DataSource } from 'typeorm';
 import { livenessAnswer, readiness } from '@pipeline/lifecycle';
 import { requestLogging, type Logger } from '@pipeline/logger';
+import type { TenantUrlCheckOptions } from '@pipeline/egress';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { AppTypesController } from './app-types/app-type.controller';
 import { AppsController } from './apps/app.controller';
@@ -38,6 +39,7 @@ import { WriteKeyService } from './write-keys/write-key.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { TenantUrlPolicy } from './apps/tenant-urls';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
@@ -72,6 +74,11 @@ export interface AppDependencies {
    * `redisUrl` for the streams' own connections. Absent: its endpoints answer 503.
    */
   debugger?: { redis: Redis; redisUrl: string; maxStreamsPerKey?: number; keepAliveMs?: number };
+  /**
+   * How URLs a tenant saves are judged (EGRESS_ALLOW_PRIVATE_RANGES; tests give a resolver):
+   * by default public hosts only, names resolved by the system.
+   */
+  egress?: TenantUrlCheckOptions;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -84,6 +91,7 @@ export function createServices({
   prices,
   writeKeyRateLimitCeilings,
   tenantChanges,
+  egress,
 }: Pick<
   AppDependencies,
   | 'dataSource'
@@ -94,11 +102,13 @@ export function createServices({
   | 'prices'
   | 'writeKeyRateLimitCeilings'
   | 'tenantChanges'
+  | 'egress'
 >) {
-  const apps = new AppService(dataSource, new CredentialCipher(credentialKeys), tenantChanges);
+  const urls = new TenantUrlPolicy(egress);
+  const apps = new AppService(dataSource, new CredentialCipher(credentialKeys), urls, tenantChanges);
   const jobs = new JobService(dataSource, onJobQueued);
-  const sources = new SourceService(dataSource, apps, jobs);
-  const integrations = new IntegrationService(dataSource, apps, jobs, tenantChanges);
+  const sources = new SourceService(dataSource, apps, jobs, urls);
+  const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges);
   const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings, tenantChanges);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);

@@ -190,6 +190,7 @@ async function main(): Promise<void> {
         redis,
       },
       tenantChanges: new TenantChangePublisher(redis, logger),
+      egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
       metrics,
       ...(debuggerRedis && config.REDIS_URL
         ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
