@@ -94,7 +94,10 @@ export class SourcesController extends Controller {
   @Post()
   @Security('api_key', ['sources.write'])
   @SuccessResponse(201, 'Created')
-  @Response<Problem>(422, 'invalid_reference, app_role_mismatch, sync_type_mismatch, unknown_import_task')
+  @Response<Problem>(
+    422,
+    'invalid_reference, app_role_mismatch, sync_type_mismatch, unknown_import_task, url_not_allowed',
+  )
   async createSource(
     @Request() request: ExpressRequest,
     @Body() body: CreateSourceBody,
@@ -109,7 +112,7 @@ export class SourcesController extends Controller {
   @Security('api_key', ['sources.write'])
   @Response<Problem>(404, 'No such source in this account')
   @Response<Problem>(409, 'resource_deleted')
-  @Response<Problem>(422, 'unknown_import_task')
+  @Response<Problem>(422, 'unknown_import_task, url_not_allowed')
   async updateSource(
     @Request() request: ExpressRequest,
     @Path() sourceId: string,

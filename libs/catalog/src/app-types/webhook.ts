@@ -6,7 +6,7 @@ export const webhook = defineAppType({
   appType: 'webhook',
   name: 'Webhook',
   description:
-    'POSTs batches of Segment-spec messages to your URL, signed with HMAC-SHA256. The URL may also be set per integration (config.global.url); internal addresses are refused.',
+    'POSTs batches of Segment-spec messages to your URL, signed with HMAC-SHA256. An integration may send to another path on the same host (config.global.url); internal addresses are refused.',
   credentials: fields({ signingSecret: secret('The key of the HMAC-SHA256 signature header.') }),
   config: fields({
     url: Type.Optional(
