@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { livenessAnswer, readiness } from '@pipeline/lifecycle';
 import { requestLogging, type Logger } from '@pipeline/logger';
+import type { TenantUrlCheckOptions } from '@pipeline/egress';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
 import { AppTypesController } from './app-types/app-type.controller';
@@ -40,6 +41,7 @@ import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { apiDocsRouter } from './http/api-docs';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { TenantUrlPolicy } from './apps/tenant-urls';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
@@ -76,6 +78,11 @@ export interface AppDependencies {
    * `redisUrl` for the streams' own connections. Absent: its endpoints answer 503.
    */
   debugger?: { redis: Redis; redisUrl: string; maxStreamsPerKey?: number; keepAliveMs?: number };
+  /**
+   * How URLs a tenant saves are judged (EGRESS_ALLOW_PRIVATE_RANGES; tests give a resolver):
+   * by default public hosts only, names resolved by the system.
+   */
+  egress?: TenantUrlCheckOptions;
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -89,6 +96,7 @@ export function createServices({
   writeKeyRateLimitCeilings,
   tenantChanges,
   accountLimits,
+  egress,
 }: Pick<
   AppDependencies,
   | 'dataSource'
@@ -100,12 +108,14 @@ export function createServices({
   | 'writeKeyRateLimitCeilings'
   | 'tenantChanges'
   | 'accountLimits'
+  | 'egress'
 >) {
   const limiter = new AccountLimiter(accountLimits);
-  const apps = new AppService(dataSource, new CredentialCipher(credentialKeys), tenantChanges);
+  const urls = new TenantUrlPolicy(egress);
+  const apps = new AppService(dataSource, new CredentialCipher(credentialKeys), urls, tenantChanges);
   const jobs = new JobService(dataSource, onJobQueued, limiter);
-  const sources = new SourceService(dataSource, apps, jobs, limiter);
-  const integrations = new IntegrationService(dataSource, apps, jobs, tenantChanges, limiter);
+  const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
+  const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, writeKeyRateLimitCeilings, tenantChanges, limiter);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
   const reader = warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);

@@ -214,6 +214,7 @@ async function main(): Promise<void> {
         redis: config.API_RATE_LIMIT_ENABLED ? redis : null,
       },
       tenantChanges: new TenantChangePublisher(redis, logger),
+      egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
       metrics,
       ...(debuggerRedis && config.REDIS_URL
         ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }

@@ -37,6 +37,14 @@ export interface AppTypeDefinition<C extends TSchema = TSchema, G extends TSchem
    * sandbox, a test server). Absent when there is no vendor host (a webhook's URL is the tenant's).
    */
   vendorHost?: string;
+  /**
+   * Where the credentials go when the tenant chooses it (a URL; its origin counts): a
+   * Segment-compatible endpoint, a webhook, a Braze instance, a shop. `global` is an
+   * integration's config.global, for the settings an integration may override. Absent when
+   * the host is the vendor's alone. A change of this origin must come with the credentials
+   * again (docs/management-api.md, "Secrets follow their host").
+   */
+  recipient?: (config: Static<G>, global?: Record<string, unknown>) => string | undefined;
   /** A source that receives events from the browser SDK or the tracking API, not by import. */
   tracking?: true;
   imports?: ImportSide<Static<C>, Static<G>>;
@@ -46,6 +54,7 @@ export interface AppTypeDefinition<C extends TSchema = TSchema, G extends TSchem
 /** Typed from its schemas, stored without them: what the registry and its readers see. */
 export type AnyAppType = AppTypeDefinition<TSchema, TSchema> & {
   imports?: ImportSide<Record<string, unknown>, Record<string, unknown>>;
+  recipient?: (config: Record<string, unknown>, global?: Record<string, unknown>) => string | undefined;
 };
 
 /** Declares an app type, checking `example` and the factories against its schemas. */

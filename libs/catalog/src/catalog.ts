@@ -80,6 +80,20 @@ export const deliveryKinds: readonly string[] = ['log', 'warehouse', ...forwardi
 
 export const isDeliveryKind = (value: string): boolean => deliveryKinds.includes(value);
 
+/**
+ * The origin (scheme, host, port) an app's credentials are sent to when its config (and an
+ * integration's config.global) chooses it; null when the vendor's host is fixed or none is set.
+ */
+export function credentialsOriginOf(
+  appType: string,
+  config: Record<string, unknown>,
+  global?: Record<string, unknown>,
+): string | null {
+  const recipient = byType.get(appType)?.recipient?.(config, global);
+  if (recipient === undefined || !URL.canParse(recipient)) return recipient ?? null;
+  return new URL(recipient).origin;
+}
+
 /** App types whose vendor host VENDOR_BASE_URL_<APP TYPE> replaces, by who reads it. */
 export const baseUrlAppTypes = {
   /** Delivery sends to these. */

@@ -232,9 +232,11 @@ describe.each(vendors)('$vendor forwarder contract', (contract) => {
       allowPrivateRanges: loopback,
       baseUrls: { [vendor]: `http://127.0.0.1:${port}` },
     })!;
-    const destination = lookAlikeDestination(server, {
-      config: { global: { url: `http://127.0.0.1:${port}/hook` }, tasks: [] },
-    });
+    // A webhook has no vendor host to replace: its own URL names the closed port.
+    const destination = lookAlikeDestination(
+      server,
+      vendor === 'webhook' ? { appConfig: { url: `http://127.0.0.1:${port}/hook` } } : {},
+    );
     const failure = await failureOf(refused.send(destination, trackEvents(2)));
     expect(failure.retryable).toBe(true);
     expect(failure.reason).toBe(`${vendor}: connection_refused`);

@@ -17,6 +17,7 @@ export {
   appTypes,
   baseUrlAppTypes,
   connectorFor,
+  credentialsOriginOf,
   consentGroupOfAppType,
   deliveryKinds,
   destinationCategoryOf,

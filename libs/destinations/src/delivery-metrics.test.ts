@@ -130,7 +130,7 @@ describe('delivery metrics (real Kafka, webhook look-alike)', () => {
       writeKeyId: randomUUID(),
       status: 'active',
       allowedOrigins: [],
-      destinations: [{ ...destination, config: { ...destination.config, global: { url: gate.url } } }],
+      destinations: [{ ...destination, appConfig: { url: gate.url } }],
       warehouse: null,
     };
     await ensureTopics(

@@ -9,3 +9,10 @@ export {
 } from './guarded-fetch';
 export { describeNetworkFailure, type NetworkFailure } from './network-failure';
 export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after';
+export {
+  tenantUrlChecker,
+  type ResolveAll,
+  type TenantUrlChecker,
+  type TenantUrlCheckOptions,
+  type TenantUrlRefusal,
+} from './tenant-url';

@@ -81,7 +81,10 @@ export class AppsController extends Controller {
   @Security('api_key', ['apps.write'])
   @SuccessResponse(201, 'Created')
   @Response<Problem>(409, 'app_name_taken: another app has this displayName')
-  @Response<Problem>(422, 'unknown_app_type, role_not_supported')
+  @Response<Problem>(
+    422,
+    'unknown_app_type, role_not_supported, invalid_app_settings, url_not_allowed: a URL of config is not an http(s) URL on a public host',
+  )
   async createApp(
     @Request() request: ExpressRequest,
     @Body() body: CreateAppBody,
@@ -91,12 +94,20 @@ export class AppsController extends Controller {
     return { data };
   }
 
-  /** Updates displayName, credentials, config or role; other fields are rejected. */
+  /**
+   * Updates displayName, credentials, config or role; other fields are rejected. A config that
+   * moves where the stored credentials are sent (a Segment endpoint, a webhook URL, a Braze
+   * instance, a shop: another scheme, host or port) must come with the credentials entered
+   * again, or with `credentials: null`.
+   */
   @Patch('{appId}')
   @Security('api_key', ['apps.write'])
   @Response<Problem>(404, 'No such app in this account')
   @Response<Problem>(409, 'app_name_taken, resource_deleted')
-  @Response<Problem>(422, 'role_not_supported')
+  @Response<Problem>(
+    422,
+    'role_not_supported, invalid_app_settings, url_not_allowed, secret_required_for_new_host: the config sends the stored credentials to another host and they were not entered again',
+  )
   async updateApp(
     @Request() request: ExpressRequest,
     @Path() appId: string,

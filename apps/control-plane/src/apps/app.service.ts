@@ -14,6 +14,7 @@ import { AppEntity, type AppRole } from './app.entity';
 import { AppSettingsValidator } from './app-settings';
 import type { CredentialCipher } from './credential-cipher';
 import { keepMaskedSecrets, maskAll, maskSecretFields } from './secret-masking';
+import { enteredAgain, recipientOrigin, secretRequiredForNewHost, TenantUrlPolicy } from './tenant-urls';
 
 export type AppSort = 'created_at' | 'updated_at' | 'display_name';
 
@@ -37,6 +38,7 @@ export class AppService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly cipher: CredentialCipher,
+    private readonly urls: TenantUrlPolicy = new TenantUrlPolicy(),
     private readonly changes?: TenantChangePublisher,
     private readonly settings = new AppSettingsValidator(),
   ) {}
@@ -99,6 +101,7 @@ export class AppService {
       credentials: body.credentials ?? null,
       ...(body.config !== undefined || body.credentials ? { config } : {}),
     });
+    await this.checkUrls(body.appType, config);
     const id = randomUUID();
     const app = this.repository.create({
       id,
@@ -134,7 +137,15 @@ export class AppService {
       ...(config !== undefined || body.credentials ? { config: config ?? app.config } : {}),
       ...(body.credentials !== undefined ? { credentials: body.credentials } : {}),
     });
-    if (config !== undefined) app.config = config;
+    if (config !== undefined) {
+      await this.checkUrls(app.appType, config);
+      // A stored secret goes only to the host it was entered for: a new host needs it again
+      // (or none: credentials null deactivates the app and drops them).
+      const moved = recipientOrigin(app.appType, config) !== recipientOrigin(app.appType, app.config);
+      if (moved && app.credentialsCiphertext && body.credentials !== null && !enteredAgain(body.credentials))
+        throw secretRequiredForNewHost('body.config', 'The new config');
+      app.config = config;
+    }
     if (body.credentials !== undefined)
       Object.assign(app, this.sealed(app.id, app.appType, body.credentials));
     await this.saveUnique(app);
@@ -168,6 +179,12 @@ export class AppService {
       { ciphertext: app.credentialsCiphertext, keyId: app.credentialsKeyId },
       `app:${app.id}`,
     );
+  }
+
+  /** Every URL of the config, and the host the config sends the credentials to, pass the egress policy. */
+  private checkUrls(appType: string, config: Record<string, unknown>): Promise<void> {
+    const recipient = recipientOrigin(appType, config);
+    return this.urls.assertAllowed(config, 'body.config', recipient ? [['body.config', recipient]] : []);
   }
 
   private checkNotEmpty(appType: string, credentials: Record<string, unknown> | null) {

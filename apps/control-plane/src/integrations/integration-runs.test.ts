@@ -1,3 +1,4 @@
+import { AppEntity } from '../apps/app.entity';
 import { PassThrough } from 'node:stream';
 import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors/testing';
 import { StreamTableWriter } from '@pipeline/destinations';
@@ -441,11 +442,12 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
     it('is refused at connect time, and the job tells the tenant a category, not the address or a body', async () => {
       const internal = await startLookAlikeVendor('webhook');
       try {
-        const webhookApp = await app(
-          'webhook',
-          { signingSecret: 'whsec-ssrf' },
-          { url: `${internal.url.replace('localhost', '127.0.0.1')}/_bulk` },
-        );
+        const webhookApp = await app('webhook', { signingSecret: 'whsec-ssrf' }, {});
+        // The API refuses such a URL when it is saved (apps/tenant-urls.test.ts); one stored
+        // before that check, or one whose name resolves elsewhere later, meets the guard here.
+        await h.db.dataSource
+          .getRepository(AppEntity)
+          .update(webhookApp, { config: { url: `${internal.url.replace('localhost', '127.0.0.1')}/_bulk` } });
         await warehouse.seed(t.accountId, [userRow('ssrf-1', new Date())]);
         const created = await integration({
           destinationAppId: webhookApp,

@@ -111,7 +111,10 @@ export class IntegrationsController extends Controller {
     409,
     'account_limit_reached: the account holds its ACCOUNT_MAX_INTEGRATIONS integrations',
   )
-  @Response<Problem>(422, 'invalid_reference, app_role_mismatch')
+  @Response<Problem>(
+    422,
+    'invalid_reference, app_role_mismatch, url_not_allowed: a URL of config is not an http(s) URL on a public host, secret_required_for_new_host: config.global.url is not on the origin of the app’s own URL',
+  )
   async createIntegration(
     @Request() request: ExpressRequest,
     @Body() body: CreateIntegrationBody,
@@ -126,6 +129,7 @@ export class IntegrationsController extends Controller {
   @Security('api_key', ['integrations.write'])
   @Response<Problem>(404, 'No such integration in this account')
   @Response<Problem>(409, 'resource_deleted')
+  @Response<Problem>(422, 'url_not_allowed, secret_required_for_new_host')
   async updateIntegration(
     @Request() request: ExpressRequest,
     @Path() integrationId: string,

@@ -5,6 +5,7 @@ import { In } from 'typeorm';
 import { AppEntity } from '../apps/app.entity';
 import type { AppService } from '../apps/app.service';
 import { keepMaskedSecrets, maskSecretFields } from '../apps/secret-masking';
+import { recipientOrigin, secretRequiredForNewHost, TenantUrlPolicy } from '../apps/tenant-urls';
 import { conflict, invalidField } from '../http/api-errors';
 import { findInAccount, softDelete } from '../database/account-resource';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
@@ -58,6 +59,7 @@ export class IntegrationService {
     private readonly dataSource: DataSource,
     private readonly apps: AppService,
     private readonly jobs: JobService,
+    private readonly urls: TenantUrlPolicy = new TenantUrlPolicy(),
     private readonly changes?: TenantChangePublisher,
     private readonly limiter: AccountLimiter = new AccountLimiter(),
   ) {}
@@ -119,6 +121,7 @@ export class IntegrationService {
         : await this.apps.requireUsable(accountId, body.sourceAppId, 'source', 'sourceAppId');
     checkConfig(body.config);
     scheduledTasks(body.config.tasks, source?.appType ?? null);
+    await this.checkUrls(destination, body.config);
     if (body.historicalSyncStartDate && body.historicalSyncStartDate.getTime() > Date.now()) {
       throw invalidField('body.historicalSyncStartDate', 'must not be in the future');
     }
@@ -167,6 +170,10 @@ export class IntegrationService {
         ? await this.dataSource.getRepository(AppEntity).findOneBy({ id: integration.sourceAppId })
         : null;
       scheduledTasks(body.config.tasks, sourceApp?.appType ?? null);
+      const destination = await this.dataSource
+        .getRepository(AppEntity)
+        .findOneByOrFail({ id: integration.destinationAppId });
+      await this.checkUrls(destination, body.config);
       integration.config = keepMaskedSecrets(body.config, integration.config) as IntegrationEntity['config'];
     }
     if (body.schedule !== undefined) integration.schedule = body.schedule;
@@ -205,6 +212,21 @@ export class IntegrationService {
       return this.toDetail(await softDelete(tx.getRepository(IntegrationEntity), integration));
     });
     return this.changed(accountId, deleted);
+  }
+
+  /**
+   * Every URL of the config passes the egress policy, and an override (a webhook's
+   * config.global.url) stays on the origin of the app's own URL: the app's secret was entered
+   * for that host, and an integration cannot enter it again.
+   */
+  private async checkUrls(destination: AppEntity, config: IntegrationConfigBody): Promise<void> {
+    await this.urls.assertAllowed(config, 'body.config');
+    const own = recipientOrigin(destination.appType, destination.config);
+    if (recipientOrigin(destination.appType, destination.config, config.global) !== own)
+      throw secretRequiredForNewHost(
+        'body.config.global.url',
+        `A URL on another host than the app's (${own ?? 'none set'})`,
+      );
   }
 
   /** `POST /integrations/{id}/run`: queues a run now, unless one is queued or running. */

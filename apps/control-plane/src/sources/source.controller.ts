@@ -98,7 +98,10 @@ export class SourcesController extends Controller {
     409,
     'account_limit_reached: the account holds its ACCOUNT_MAX_SOURCES sources (or, with runNow or oneOff, its ACCOUNT_MAX_QUEUED_RUNS queued runs); `limit` names which',
   )
-  @Response<Problem>(422, 'invalid_reference, app_role_mismatch, sync_type_mismatch, unknown_import_task')
+  @Response<Problem>(
+    422,
+    'invalid_reference, app_role_mismatch, sync_type_mismatch, unknown_import_task, url_not_allowed',
+  )
   async createSource(
     @Request() request: ExpressRequest,
     @Body() body: CreateSourceBody,
@@ -113,7 +116,7 @@ export class SourcesController extends Controller {
   @Security('api_key', ['sources.write'])
   @Response<Problem>(404, 'No such source in this account')
   @Response<Problem>(409, 'resource_deleted')
-  @Response<Problem>(422, 'unknown_import_task')
+  @Response<Problem>(422, 'unknown_import_task, url_not_allowed')
   async updateSource(
     @Request() request: ExpressRequest,
     @Path() sourceId: string,

@@ -1,3 +1,4 @@
+import { TenantUrlPolicy } from '../apps/tenant-urls';
 import { AccountLimiter } from '../accounts/account-limits';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
@@ -49,6 +50,7 @@ export class SourceService {
     private readonly dataSource: DataSource,
     private readonly apps: AppService,
     private readonly jobs: JobService,
+    private readonly urls: TenantUrlPolicy = new TenantUrlPolicy(),
     private readonly limiter: AccountLimiter = new AccountLimiter(),
   ) {}
 
@@ -115,6 +117,7 @@ export class SourceService {
       throw invalidField('body.historicalSyncStartDate', 'must not be in the future');
     }
     const oneOff = body.oneOff ?? false;
+    await this.urls.assertAllowed(body.config ?? {}, 'body.config');
 
     const created = await this.dataSource.transaction(async (tx) => {
       await this.limiter.reserve(tx, accountId, 'sources');
@@ -160,6 +163,7 @@ export class SourceService {
     if (body.importTasks !== undefined)
       source.importTasks = this.checkImportTasks(source.syncType, body.importTasks);
     if (body.config !== undefined) {
+      await this.urls.assertAllowed(body.config, 'body.config');
       source.config = keepMaskedSecrets(body.config, source.config) as Record<string, unknown>;
     }
     return this.dataSource.transaction(async (tx) => {

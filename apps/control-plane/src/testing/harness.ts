@@ -109,6 +109,8 @@ export interface HarnessOptions {
   tenantChanges?: TenantChangePublisher;
   /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
   debugger?: AppDependencies['debugger'];
+  /** How saved URLs are judged (AppDependencies.egress): tests give a resolver with fixed answers. */
+  egress?: AppDependencies['egress'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -138,6 +140,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     apiRateLimit: options.apiRateLimit,
     tenantChanges: options.tenantChanges,
     debugger: options.debugger,
+    egress: options.egress,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };
   const services = createServices(deps);

@@ -19,5 +19,6 @@ export const braze = defineAppType({
     config: { restEndpoint: 'https://rest.iad-01.braze.com' },
   },
   vendorHost: 'https://rest.<cluster>.braze.com',
+  recipient: (config) => config.restEndpoint,
   forwards: { category: 'messaging', forwarder: (client) => new BrazeForwarder(client) },
 });

@@ -20,5 +20,6 @@ export const segment = defineAppType({
   }),
   example: { credentials: { writeKey: 'seg-0123456789abcdef' }, config: {} },
   vendorHost: 'https://api.segment.io',
+  recipient: (config) => config.endpoint ?? 'https://api.segment.io',
   forwards: { category: 'customer_data', forwarder: (client) => new SegmentForwarder(client) },
 });

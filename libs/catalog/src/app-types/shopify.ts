@@ -25,6 +25,8 @@ export const shopify = defineAppType({
   }),
   example: { credentials: { accessToken: 'shpat_0123456789abcdef' }, config: { shop: 'acme' } },
   vendorHost: 'https://{shop}.myshopify.com',
+  recipient: (config) =>
+    config.shop ? `https://${config.shop.replace(/\.myshopify\.com$/i, '')}.myshopify.com` : undefined,
   imports: {
     streams: shopifyStreams,
     connector: (app, http) =>

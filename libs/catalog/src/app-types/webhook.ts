@@ -6,7 +6,7 @@ export const webhook = defineAppType({
   appType: 'webhook',
   name: 'Webhook',
   description:
-    'POSTs batches of Segment-spec messages to your URL, signed with HMAC-SHA256. The URL may also be set per integration (config.global.url); internal addresses are refused.',
+    'POSTs batches of Segment-spec messages to your URL, signed with HMAC-SHA256. An integration may send to another path on the same host (config.global.url); internal addresses are refused.',
   credentials: fields({ signingSecret: secret('The key of the HMAC-SHA256 signature header.') }),
   config: fields({
     url: Type.Optional(
@@ -17,5 +17,7 @@ export const webhook = defineAppType({
     credentials: { signingSecret: 'whsec-0123456789abcdef' },
     config: { url: 'https://hooks.example.com/pipeline' },
   },
+  // The signing secret signs for this URL; an integration's config.global.url overrides it.
+  recipient: (config, global) => (typeof global?.url === 'string' ? global.url : config.url),
   forwards: { category: 'webhook', forwarder: (client) => new WebhookForwarder(client) },
 });

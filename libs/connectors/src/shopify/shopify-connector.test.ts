@@ -1,3 +1,5 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { StreamPage } from '../connector';
 import { shopifyRecords, startShopifyLookAlike, type SourceLookAlike } from '../testing/source-look-alikes';
 import { nextPageUrl, ShopifyConnector, shopifyApiVersion } from './shopify-connector';
@@ -110,6 +112,47 @@ describe('ShopifyConnector against a Shopify look-alike', () => {
     ).toThrow(/config.apiVersion must be a stable Admin API version.*"2025-13"/);
     for (const good of ['2025-01', '2025-04', '2026-07', '2026-10'])
       expect(() => connector({ apiVersion: good })).not.toThrow();
+  });
+
+  it('stops at a next-page link on another origin: that host gets no request and no token', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const foreign = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"orders":[]}');
+    });
+    await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve));
+    const foreignOrigin = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}`;
+    try {
+      // Same host, other port; then the shop's host under another name: both are other origins.
+      for (const linkOrigin of [foreignOrigin, shop.url.replace('127.0.0.1', 'localhost')]) {
+        await shop.close();
+        shop = await startShopifyLookAlike({ linkOrigin });
+        shop.data.set('orders', shopifyRecords('orders', 600, t0));
+        const pages: StreamPage[] = [];
+        const reading = (async () => {
+          for await (const page of connector().read('orders', { cursor: null })) pages.push(page);
+        })();
+        await expect(reading).rejects.toMatchObject({
+          code: 'foreign_next_link',
+          retryable: false,
+          message: 'shopify: the next page of orders is on another host than the shop; stopped',
+        });
+        expect(pages).toHaveLength(0);
+        expect(shop.requests.map((r) => r.status)).toEqual([200]);
+      }
+      expect(seen).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => foreign.close(resolve));
+    }
+  });
+
+  it('follows a relative next-page link on the shop itself', async () => {
+    await shop.close();
+    shop = await startShopifyLookAlike({ linkOrigin: '' });
+    shop.data.set('orders', shopifyRecords('orders', 300, t0));
+    const { records } = await readAll(connector().read('orders', { cursor: null }));
+    expect(records).toHaveLength(300);
+    expect(shop.requests.map((r) => r.status)).toEqual([200, 200]);
   });
 
   it('parses Link headers as Shopify’s client does', () => {

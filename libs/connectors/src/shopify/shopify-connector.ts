@@ -126,7 +126,7 @@ export class ShopifyConnector implements Connector {
         if (!Number.isNaN(updated)) newest = Math.max(newest, updated);
       }
       const next = nextPageUrl(headers.get('link'));
-      url = next ? new URL(next) : undefined;
+      url = next ? this.onShop(next, url, stream) : undefined;
       // The cursor moves only at the end: pages are not in updated_at order.
       yield {
         records: records as Record<string, unknown>[],
@@ -134,6 +134,23 @@ export class ShopifyConnector implements Connector {
       };
       await this.pace(headers.get('x-shopify-shop-api-call-limit'), options.signal);
     }
+  }
+
+  /**
+   * The next page's URL, only on the shop's own origin (scheme, host and port): a Link header is
+   * the answer's to write, and a page elsewhere would receive the access token.
+   */
+  private onShop(next: string, current: URL, stream: string): URL {
+    const url = URL.canParse(next, current.href) ? new URL(next, current) : undefined;
+    if (!url || url.origin !== new URL(this.baseUrl).origin)
+      throw new ConnectorError(
+        'foreign_next_link',
+        `shopify: the next page of ${stream} is on another host than the shop; stopped`,
+        false,
+        undefined,
+        `Link rel="next" named ${next}`,
+      );
+    return url;
   }
 
   /** Waits for the bucket to leak when it is nearly full, rather than running into a 429. */

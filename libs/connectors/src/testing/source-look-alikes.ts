@@ -253,7 +253,13 @@ export function stripeRecords(
  * `fields`, and a leaky bucket (X-Shopify-Shop-Api-Call-Limit; full: 429 with Retry-After 2.0).
  */
 export async function startShopifyLookAlike(
-  options: { token?: string; bucketSize?: number; leakPerSecond?: number } = {},
+  options: {
+    token?: string;
+    bucketSize?: number;
+    leakPerSecond?: number;
+    /** The origin its next-page links name in place of its own (a shop that points elsewhere). */
+    linkOrigin?: string;
+  } = {},
 ): Promise<SourceLookAlike & { bucketUsed(): number }> {
   const token = options.token ?? 'shpat_lookalike';
   const size = options.bucketSize ?? 40;
@@ -330,7 +336,7 @@ export async function startShopifyLookAlike(
       const page = list.slice(offset, offset + limit);
       const links: string[] = [];
       const cursor = (o: number) => Buffer.from(JSON.stringify({ filters, offset: o })).toString('base64url');
-      const base = `${server.url}${url.pathname}?limit=${limit}&page_info=`;
+      const base = `${options.linkOrigin ?? server.url}${url.pathname}?limit=${limit}&page_info=`;
       if (offset + limit < list.length) links.push(`<${base}${cursor(offset + limit)}>; rel="next"`);
       if (offset > 0) links.push(`<${base}${cursor(Math.max(0, offset - limit))}>; rel="previous"`);
       json(

@@ -132,7 +132,7 @@ describe('webhook forwarder (signature-checking receiver)', () => {
     async (_, url) => {
       const guarded = new WebhookForwarder(vendorClientOptions());
       const destination = lookAlikeDestination(server, {
-        config: { global: { url: url(Number(new URL(server.url).port)) }, tasks: [] },
+        appConfig: { url: url(Number(new URL(server.url).port)) },
       });
       const failure = await guarded.send(destination, [oneOfEachType().track]).catch((e) => e);
       expect(failure).toMatchObject({ retryable: false, reason: 'webhook: address_refused' });
@@ -151,7 +151,7 @@ describe('webhook forwarder (signature-checking receiver)', () => {
     await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
     const { port } = redirecting.address() as AddressInfo;
     const destination = lookAlikeDestination(server, {
-      config: { global: { url: `http://127.0.0.1:${port}/` }, tasks: [] },
+      appConfig: { url: `http://127.0.0.1:${port}/` },
     });
     const failure = await forwarder.send(destination, [oneOfEachType().track]).catch((e) => e);
     await new Promise((resolve) => redirecting.close(resolve));
@@ -164,21 +164,47 @@ describe('webhook forwarder (signature-checking receiver)', () => {
   });
 
   it('needs a url and a signing secret', async () => {
-    const noUrl = lookAlikeDestination(server, { config: { global: {}, tasks: [] } });
+    const noUrl = lookAlikeDestination(server, { appConfig: {} });
     await expect(forwarder.send(noUrl, [oneOfEachType().track])).rejects.toMatchObject({
       retryable: false,
-      reason: 'webhook: invalid_config: config.global.url (or appConfig.url) is required',
+      reason: 'webhook: invalid_config: appConfig.url is required',
     });
-    const fromApp = lookAlikeDestination(server, {
-      config: { global: {}, tasks: [] },
-      appConfig: { url: server.url },
-    });
-    await expect(forwarder.send(fromApp, [oneOfEachType().track])).resolves.toMatchObject({ sent: 1 });
-    const notHttp = lookAlikeDestination(server, {
-      config: { global: { url: 'file:///etc/passwd' }, tasks: [] },
-    });
+    const notHttp = lookAlikeDestination(server, { appConfig: { url: 'file:///etc/passwd' } });
     await expect(forwarder.send(notHttp, [oneOfEachType().track])).rejects.toMatchObject({
       reason: 'webhook: invalid_config: the webhook url must be an http(s) URL',
     });
+  });
+
+  it('sends an integration’s config.global.url only on the origin of the app’s url', async () => {
+    const origin = new URL(server.url).origin;
+    const samePath = lookAlikeDestination(server, {
+      config: { global: { url: `${origin}/hooks/events?integration=2` }, tasks: [] },
+    });
+    await expect(forwarder.send(samePath, [oneOfEachType().track])).resolves.toMatchObject({ sent: 1 });
+    expect([server.requests.at(-1)?.path, server.requests.at(-1)?.query]).toEqual([
+      '/hooks/events',
+      { integration: '2' },
+    ]);
+    // Another port, or the app's host under another name: the signed batch is not sent.
+    const seen = server.requests.length;
+    for (const elsewhere of [
+      `http://127.0.0.1:${Number(new URL(origin).port) + 1}/x`,
+      `${origin.replace('127.0.0.1', 'localhost')}/x`,
+    ]) {
+      const moved = lookAlikeDestination(server, { config: { global: { url: elsewhere }, tasks: [] } });
+      await expect(forwarder.send(moved, [oneOfEachType().track])).rejects.toMatchObject({
+        retryable: false,
+        reason: 'webhook: invalid_config: config.global.url must be on the origin of the app’s url',
+      });
+    }
+    // An override is no URL of its own: without the app's, nothing is sent.
+    const bare = lookAlikeDestination(server, {
+      appConfig: {},
+      config: { global: { url: server.url }, tasks: [] },
+    });
+    await expect(forwarder.send(bare, [oneOfEachType().track])).rejects.toMatchObject({
+      reason: 'webhook: invalid_config: appConfig.url is required',
+    });
+    expect(server.requests).toHaveLength(seen);
   });
 });

@@ -26,13 +26,22 @@ function verdictOf(response: VendorResponse): Verdict {
   return { kind: 'failed', failure: failureOfStatus(response) };
 }
 
-/** The URL, from the integration's config first, then the app's. */
+/**
+ * The URL: the integration's config.global.url, which may only change the path of the app's,
+ * or the app's. The signing secret was entered with the app's URL; an override on another
+ * origin (one saved before the control plane checked it) is not sent to
+ * (docs/management-api.md, "Secrets follow their host").
+ */
 function urlOf(destination: ResolvedDestination): string {
-  const url =
-    optionalText(destination.config.global, 'url', 'config.global') ??
-    optionalText(destination.appConfig, 'url', 'appConfig');
-  if (!url) throw new InvalidConfig('config.global.url (or appConfig.url) is required');
-  return httpUrl(url, 'the webhook url');
+  const own = optionalText(destination.appConfig, 'url', 'appConfig');
+  const override = optionalText(destination.config.global, 'url', 'config.global');
+  if (!own) throw new InvalidConfig('appConfig.url is required');
+  const url = httpUrl(own, 'the webhook url');
+  if (override === undefined) return url;
+  const overridden = httpUrl(override, 'config.global.url');
+  if (new URL(overridden).origin !== new URL(url).origin)
+    throw new InvalidConfig('config.global.url must be on the origin of the app’s url');
+  return overridden;
 }
 
 /**

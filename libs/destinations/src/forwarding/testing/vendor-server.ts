@@ -131,17 +131,16 @@ export function lookAlikeDestination(
   const appConfig: Record<string, unknown> =
     server.vendor === 'braze'
       ? { restEndpoint: 'https://rest.iad-01.braze.com' }
-      : { ...(lookAlikeAppConfigs[server.vendor] ?? {}) };
+      : server.vendor === 'webhook'
+        ? { url: server.url }
+        : { ...(lookAlikeAppConfigs[server.vendor] ?? {}) };
   return {
     integrationId: `int-${server.vendor}`,
     kind: destinationKinds[server.vendor],
     appId: `app-${server.vendor}`,
     appType: server.vendor,
     dataType: 'events',
-    config: {
-      global: server.vendor === 'webhook' ? { url: server.url } : {},
-      tasks: [{ task_type: 'forward' }],
-    },
+    config: { global: {}, tasks: [{ task_type: 'forward' }] },
     credentials,
     appConfig,
     ...overrides,
