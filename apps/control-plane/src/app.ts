@@ -71,7 +71,13 @@ export interface AppDependencies {
    * The live event debugger's Redis (REDIS_URL, without a key prefix): `redis` for the lists,
    * `redisUrl` for the streams' own connections. Absent: its endpoints answer 503.
    */
-  debugger?: { redis: Redis; redisUrl: string; maxStreamsPerKey?: number; keepAliveMs?: number };
+  debugger?: {
+    redis: Redis;
+    redisUrl: string;
+    maxStreamsPerKey?: number;
+    keepAliveMs?: number;
+    revalidateMs?: number;
+  };
 }
 
 /** The services of the control plane, shared by the HTTP API and the operator CLI. */
@@ -176,6 +182,7 @@ export function createApp(deps: AppDependencies): Express {
       redisUrl: deps.debugger?.redisUrl,
       ...(deps.debugger?.maxStreamsPerKey ? { maxStreamsPerKey: deps.debugger.maxStreamsPerKey } : {}),
       ...(deps.debugger?.keepAliveMs ? { keepAliveMs: deps.debugger.keepAliveMs } : {}),
+      ...(deps.debugger?.revalidateMs ? { revalidateMs: deps.debugger.revalidateMs } : {}),
     }),
   );
   RegisterRoutes(app);
