@@ -20,12 +20,6 @@ export interface DebugStreamOptions {
 
 const streamId = /^\d{1,20}-\d{1,20}$/;
 
-/** The last event of a stream whose API key was revoked (docs/management-api.md, "Debugger"). */
-const revokedEnd = {
-  code: 'invalid_api_key',
-  message: 'The API key is not valid or has been revoked',
-} as const;
-
 /**
  * `GET /api/v1/write-keys/{id}/events/stream`: the write key's new debugger events as
  * server-sent events (docs/management-api.md, "Debugger"). An express route, not tsoa's: tsoa
@@ -108,7 +102,9 @@ export function debugStreamRouter(
         authenticator.isActive(streamKeyId).then(
           (active) => {
             if (active || gone.signal.aborted) return;
-            res.write(`event: end\ndata: ${JSON.stringify(revokedEnd)}\n\n`);
+            // A comment, not an event: readers that take every `data:` as a DebugEvent (the console)
+            // skip it, and their reconnect is answered 401 invalid_api_key.
+            res.write(': end invalid_api_key\n\n');
             hangUp();
           },
           (error: unknown) => {
