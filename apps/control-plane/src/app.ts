@@ -39,6 +39,7 @@ import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
+import { apiKeyFailureLimit, type ApiKeyFailureLimitOptions } from './http/api-key-failures';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
 import { RegisterRoutes } from './generated/routes';
@@ -63,6 +64,8 @@ export interface AppDependencies {
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
   /** The per-API-key request limit (API_RATE_LIMIT_*); absent: not limited. */
   apiRateLimit?: ApiRateLimitOptions;
+  /** Unknown or revoked API keys per client address (API_KEY_FAILURES_PER_MINUTE); absent: not limited. */
+  apiKeyFailures?: ApiKeyFailureLimitOptions;
   /** Broadcasts revocations and tenant changes to ingestion and the consumers (REDIS_URL). */
   tenantChanges?: TenantChangePublisher;
   /** The process's metrics, shared with its job runner and task worker (default: the app's own). */
@@ -175,6 +178,9 @@ export function createApp(deps: AppDependencies): Express {
   // The web console (docs/console.md): static files only; it calls /api/v1 like any client.
   app.use(consoleRouter());
   // /health, /docs and /internal/v1 (the services' token, not API keys) are outside these paths.
+  // Failed keys first: a throttled address is refused before the per-key limiter counts anything.
+  if (deps.apiKeyFailures)
+    app.use(RATE_LIMITED_PATHS, apiKeyFailureLimit(authenticator, deps.apiKeyFailures, logger));
   if (deps.apiRateLimit?.enabled)
     app.use(RATE_LIMITED_PATHS, apiRateLimit(authenticator, deps.apiRateLimit, logger));
   app.use(

@@ -73,6 +73,8 @@ export interface HarnessOptions {
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
   /** Off unless given: suites make many requests with one key. */
   apiRateLimit?: ApiRateLimitOptions;
+  /** Off unless given: suites present invalid keys on purpose. */
+  apiKeyFailures?: AppDependencies['apiKeyFailures'];
   /** Broadcasts tenant changes (tests of revocation give one on a real Redis). */
   tenantChanges?: TenantChangePublisher;
   /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
@@ -97,6 +99,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     prices: options.prices,
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
     apiRateLimit: options.apiRateLimit,
+    apiKeyFailures: options.apiKeyFailures,
     tenantChanges: options.tenantChanges,
     debugger: options.debugger,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
