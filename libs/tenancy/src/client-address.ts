@@ -41,11 +41,10 @@ export const UNPARSED_ADDRESS_KEY = 'unparsed';
  */
 export function addressLimitKey(address: string): string {
   const text = address.trim();
-  const zone = text.indexOf('%');
-  const bare = zone >= 0 ? text.slice(0, zone) : text;
   // Node's strict parser first: ipaddr.js also reads `127.1` and `2130706433` as addresses.
-  if (isIP(bare) === 0) return UNPARSED_ADDRESS_KEY;
-  const parsed = ipaddr.process(bare);
+  // Both accept a zone (`fe80::1%eth0`); the key is built from the groups alone.
+  if (isIP(text) === 0) return UNPARSED_ADDRESS_KEY;
+  const parsed = ipaddr.process(text);
   if (parsed.kind() === 'ipv4') return parsed.toString();
   const [a = 0, b = 0, c = 0, d = 0] = (parsed as ipaddr.IPv6).parts;
   return `${new ipaddr.IPv6([a, b, c, d, 0, 0, 0, 0]).toString()}/64`;
