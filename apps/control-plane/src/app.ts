@@ -43,6 +43,7 @@ import { apiDocsRouter } from './http/api-docs';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { TenantUrlPolicy } from './apps/tenant-urls';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
+import { apiKeyFailureLimit, type ApiKeyFailureLimitOptions } from './http/api-key-failures';
 import { ControlPlaneMetrics } from './http/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
 import { RegisterRoutes } from './generated/routes';
@@ -69,6 +70,8 @@ export interface AppDependencies {
   accountLimits?: AccountLimits;
   /** The per-API-key request limit (API_RATE_LIMIT_*); absent: not limited. */
   apiRateLimit?: ApiRateLimitOptions;
+  /** Unknown or revoked API keys per client address (API_KEY_FAILURES_PER_MINUTE); absent: not limited. */
+  apiKeyFailures?: ApiKeyFailureLimitOptions;
   /** Broadcasts revocations and tenant changes to ingestion and the consumers (REDIS_URL). */
   tenantChanges?: TenantChangePublisher;
   /** The process's metrics, shared with its job runner and task worker (default: the app's own). */
@@ -77,7 +80,13 @@ export interface AppDependencies {
    * The live event debugger's Redis (REDIS_URL, without a key prefix): `redis` for the lists,
    * `redisUrl` for the streams' own connections. Absent: its endpoints answer 503.
    */
-  debugger?: { redis: Redis; redisUrl: string; maxStreamsPerKey?: number; keepAliveMs?: number };
+  debugger?: {
+    redis: Redis;
+    redisUrl: string;
+    maxStreamsPerKey?: number;
+    keepAliveMs?: number;
+    revalidateMs?: number;
+  };
   /**
    * How URLs a tenant saves are judged (EGRESS_ALLOW_PRIVATE_RANGES; tests give a resolver):
    * by default public hosts only, names resolved by the system.
@@ -182,6 +191,9 @@ export function createApp(deps: AppDependencies): Express {
   // The web console (docs/console.md): static files only; it calls /api/v1 like any client.
   app.use(consoleRouter());
   // /health, /docs and /internal/v1 (the services' token, not API keys) are outside these paths.
+  // Failed keys first: a throttled address is refused before the per-key limiter counts anything.
+  if (deps.apiKeyFailures)
+    app.use(RATE_LIMITED_PATHS, apiKeyFailureLimit(authenticator, deps.apiKeyFailures, logger));
   if (deps.apiRateLimit?.enabled)
     app.use(RATE_LIMITED_PATHS, apiRateLimit(authenticator, deps.apiRateLimit, logger));
   app.use(
@@ -189,6 +201,7 @@ export function createApp(deps: AppDependencies): Express {
       redisUrl: deps.debugger?.redisUrl,
       ...(deps.debugger?.maxStreamsPerKey ? { maxStreamsPerKey: deps.debugger.maxStreamsPerKey } : {}),
       ...(deps.debugger?.keepAliveMs ? { keepAliveMs: deps.debugger.keepAliveMs } : {}),
+      ...(deps.debugger?.revalidateMs ? { revalidateMs: deps.debugger.revalidateMs } : {}),
     }),
   );
   RegisterRoutes(app);

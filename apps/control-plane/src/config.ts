@@ -1,6 +1,6 @@
 import { baseUrlAppTypes, forwardingAppTypes } from '@pipeline/catalog';
 import { z } from 'zod';
-import { envBool, envInt, envPort, envString, envUrl, vendorBaseUrlFields } from '@pipeline/config';
+import { envBool, envInt, envList, envPort, envString, envUrl, vendorBaseUrlFields } from '@pipeline/config';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 import { warehouseConfigSchema } from '@pipeline/destinations';
@@ -147,6 +147,14 @@ export const controlPlaneConfigSchema = z
     API_RATE_LIMIT_PER_MINUTE: envInt({ default: 600, min: 1, max: 1_000_000 }).describe(
       'Requests per API key per minute on `/api/v1` and `/mcp` together (a fixed window).',
     ),
+    API_KEY_FAILURES_PER_MINUTE: envInt({ default: 30, min: 1, max: 1_000_000 }).describe(
+      'Unknown or revoked API keys one client address (an IPv6 client: its /64) may present to `/api/v1` and `/mcp` in a minute; then every request of that address with a key is 429 `too_many_failed_attempts` until the minute ends.',
+    ),
+    TRUSTED_PROXIES: envList()
+      .optional()
+      .describe(
+        'IPs, CIDRs or `loopback` / `linklocal` / `uniquelocal` whose `X-Forwarded-For` is believed for the client address the failed-key limit counts; unset: the socket address.',
+      ),
     REDIS_URL: envUrl(['redis', 'rediss'])
       .optional()
       .describe(

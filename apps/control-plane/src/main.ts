@@ -7,7 +7,7 @@ import { serveHttp, Shutdown, startService } from '@pipeline/lifecycle';
 import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
 import { createLogger, type Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
-import { TenantChangePublisher } from '@pipeline/tenancy';
+import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter } from './accounts/account-limits';
 import { createApp } from './app';
 import { InternalTokens } from './auth/internal-tokens';
@@ -212,6 +212,13 @@ async function main(): Promise<void> {
         enabled: config.API_RATE_LIMIT_ENABLED,
         perMinute: config.API_RATE_LIMIT_PER_MINUTE,
         redis: config.API_RATE_LIMIT_ENABLED ? redis : null,
+      },
+      apiKeyFailures: {
+        perMinute: config.API_KEY_FAILURES_PER_MINUTE,
+        // Counted whether or not API_RATE_LIMIT_ENABLED: the unprefixed client REDIS_URL
+        // names (the limiter prefixes its keys itself).
+        redis: debuggerRedis ?? null,
+        clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
       },
       tenantChanges: new TenantChangePublisher(redis, logger),
       egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },

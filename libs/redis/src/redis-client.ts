@@ -9,9 +9,18 @@ export type { Redis } from 'ioredis';
  * unbounded offline queue): callers of a rate limiter or dedupe check decide what to do
  * without Redis rather than hang.
  */
-export function createRedis(config: RedisConfig, options: { logger: Logger; keyPrefix?: string }): Redis {
+export function createRedis(
+  config: RedisConfig,
+  options: {
+    logger: Logger;
+    keyPrefix?: string;
+    /** CLIENT SETNAME on connect: an operator (or a test) finds the connection in CLIENT LIST. */
+    connectionName?: string;
+  },
+): Redis {
   const client = new Redis(config.REDIS_URL, {
     lazyConnect: true,
+    ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 2000,

@@ -1,4 +1,5 @@
 export { originAllowed } from './origin-match';
+export { addressLimitKey, clientAddressResolver, UNPARSED_ADDRESS_KEY } from './client-address';
 export type {
   DestinationKind,
   DestinationSummary,

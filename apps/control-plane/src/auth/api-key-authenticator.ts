@@ -50,6 +50,11 @@ export class ApiKeyAuthenticator {
     };
   }
 
+  /** Whether the key is still active: a long-lived stream asks again while it runs. */
+  async isActive(apiKeyId: string): Promise<boolean> {
+    return this.dataSource.getRepository(ApiKeyEntity).existsBy({ id: apiKeyId, revokedAt: IsNull() });
+  }
+
   private async lookup(authorization: string | undefined): Promise<ApiKeyEntity | null> {
     const token = bearerToken(authorization);
     if (!token) return null;

@@ -14,6 +14,8 @@ export interface DebugStreamOptions {
   maxStreamsPerKey?: number;
   /** Between `: keep-alive` comments while nothing arrives (the XREAD BLOCK timeout). */
   keepAliveMs?: number;
+  /** Between checks that the stream's API key is still active. */
+  revalidateMs?: number;
 }
 
 const streamId = /^\d{1,20}-\d{1,20}$/;
@@ -35,15 +37,27 @@ export function debugStreamRouter(
   const open = new Map<string, number>();
   const maxStreams = options.maxStreamsPerKey ?? 5;
   const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const revalidateMs = options.revalidateMs ?? 5_000;
 
   router.get(DEBUG_STREAM_PATH, async (req: Request<{ writeKeyId: string }>, res: Response, next) => {
+    // Listened for before the first await: a client that hangs up while its key is checked has
+    // already closed by the time the stream would start, and 'close' does not fire twice. Every
+    // await below is followed by a look at `gone`, and the finally block releases what was taken.
+    const gone = new AbortController();
+    const hangUp = () => gone.abort();
+    res.once('close', hangUp);
+    // Gone before this handler ran (the rate limiter's lookup comes first).
+    if (req.socket.destroyed) hangUp();
     let connection: Redis | undefined;
+    gone.signal.addEventListener('abort', () => connection?.disconnect(), { once: true });
     let apiKeyId: string | undefined;
+    let revalidation: NodeJS.Timeout | undefined;
     try {
       const principal = await authenticator.authenticate(req, ['write_keys.read']);
       const redisUrl = options.redisUrl;
       if (!redisUrl || !service.available) throw debuggerUnavailable();
       const writeKeyId = await service.writeKeyOf(principal.accountId, req.params.writeKeyId);
+      if (gone.signal.aborted) return;
       const held = open.get(principal.apiKeyId) ?? 0;
       if (held >= maxStreams)
         throw new AppError(
@@ -53,10 +67,15 @@ export function debugStreamRouter(
         );
       apiKeyId = principal.apiKeyId;
       open.set(apiKeyId, held + 1);
-      connection = createRedis({ REDIS_URL: redisUrl }, { logger });
-      await connection.connect().catch(() => {
+      const reader = createRedis(
+        { REDIS_URL: redisUrl },
+        { logger, connectionName: `debugger-stream:${writeKeyId}` },
+      );
+      connection = reader;
+      await reader.connect().catch(() => {
         throw debuggerUnavailable();
       });
+      if (gone.signal.aborted) return;
       const key = debuggerKeys.events(writeKeyId);
       const header = req.headers['last-event-id'];
       const resumeFrom =
@@ -64,8 +83,9 @@ export function debugStreamRouter(
       // A concrete id, never `$`: nothing added between two reads is missed.
       let lastId =
         resumeFrom ??
-        ((await connection.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][])[0]?.[0] ??
+        ((await reader.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][])[0]?.[0] ??
         '0-0';
+      if (gone.signal.aborted) return;
 
       res.writeHead(200, {
         'Content-Type': 'text/event-stream; charset=utf-8',
@@ -74,22 +94,38 @@ export function debugStreamRouter(
         'X-Accel-Buffering': 'no',
       });
       res.write(': connected\n\n');
-      let closed = false;
-      const reader = connection;
-      res.on('close', () => {
-        closed = true;
-        reader.disconnect();
-      });
-      while (!closed) {
+      // API keys are revoked in the database by the operator CLI, often in another process: the
+      // stream asks again on a timer rather than trusting the check it started with. A failed
+      // check ends the stream too; the client reconnects and is authenticated afresh.
+      const streamKeyId = apiKeyId;
+      revalidation = setInterval(() => {
+        authenticator.isActive(streamKeyId).then(
+          (active) => {
+            if (active || gone.signal.aborted) return;
+            // A comment, not an event: readers that take every `data:` as a DebugEvent (the console)
+            // skip it, and their reconnect is answered 401 invalid_api_key.
+            res.write(': end invalid_api_key\n\n');
+            hangUp();
+          },
+          (error: unknown) => {
+            logger.warn('debugger stream: API key check failed, ending the stream', {
+              error: error instanceof Error ? error.message : String(error),
+            });
+            hangUp();
+          },
+        );
+      }, revalidateMs);
+      while (!gone.signal.aborted) {
         let reply: [string, [string, string[]][]][] | null;
         try {
           reply = (await reader.xread('COUNT', 100, 'BLOCK', keepAliveMs, 'STREAMS', key, lastId)) as
             [string, [string, string[]][]][] | null;
         } catch (error) {
-          if (!closed) logger.debug('debugger stream ended', { error: (error as Error).message });
+          if (!gone.signal.aborted)
+            logger.debug('debugger stream ended', { error: (error as Error).message });
           break;
         }
-        if (closed) break;
+        if (gone.signal.aborted) break;
         if (!reply) {
           res.write(': keep-alive\n\n');
           continue;
@@ -102,12 +138,16 @@ export function debugStreamRouter(
           }
         }
       }
-      res.end();
     } catch (error) {
-      if (res.headersSent) res.end();
-      else next(error);
+      // Nobody is left to answer once the client hung up.
+      if (!gone.signal.aborted && !res.headersSent) next(error);
     } finally {
+      clearInterval(revalidation);
+      res.off('close', hangUp);
+      // Also ends on a Redis failure: a key check still on its way then writes nothing.
+      hangUp();
       connection?.disconnect();
+      if (res.headersSent && !res.writableEnded) res.end();
       if (apiKeyId !== undefined) {
         const left = (open.get(apiKeyId) ?? 1) - 1;
         if (left <= 0) open.delete(apiKeyId);

@@ -34,7 +34,8 @@ export class DebuggerController extends Controller {
    * `Authorization: Bearer` header; not in this document, as it is not JSON) answers
    * `text/event-stream`: each new event as `id: <id>`, `event: debug-event`, `data: <DebugEvent JSON>`,
    * and a `: keep-alive` comment every 15 s. It resumes after the `Last-Event-ID` header's
-   * event. At most 5 streams per API key at once (429 `too_many_streams`).
+   * event. At most 5 streams per API key at once (429 `too_many_streams`). Once the API key is
+   * revoked the stream sends the comment `: end invalid_api_key` and ends (a reconnect is 401).
    * @param type Only events of this type (track, page, identify, group, alias, screen).
    * @param event Only track events of this name.
    * @param status Only accepted or only rejected events.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@pipeline/logger';
 import {
@@ -10,6 +11,8 @@ import {
   type DeliveryOutcomeRecord,
   type Redis,
 } from '@pipeline/redis';
+import { ApiKeyEntity } from '../auth/api-key.entity';
+import { hashToken } from '../auth/secret-token';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -70,6 +73,8 @@ async function openStream(url: string, key: string, lastEventId?: string) {
     response,
     events,
     comments,
+    /** Settles when the server ends the stream (or the client aborts it). */
+    ended: pump,
     async waitFor(count: number, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (events.length < count) {
@@ -83,6 +88,32 @@ async function openStream(url: string, key: string, lastEventId?: string) {
       await pump;
     },
   };
+}
+
+/** Polls `condition` every 50 ms until it holds or `timeoutMs` passes; returns whether it held. */
+async function eventually(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Sends a stream request on a raw socket and hangs up as soon as it is written: the server is
+ * still checking the key when the client is gone, before any event or header.
+ */
+async function requestAndHangUp(port: number, path: string, key: string): Promise<void> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  await new Promise<void>((resolve, reject) =>
+    socket.write(
+      `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`,
+      (error) => (error ? reject(error) : resolve()),
+    ),
+  );
+  socket.destroy();
 }
 
 describe('the event debugger API (real Redis and PostgreSQL)', () => {
@@ -99,7 +130,7 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
     redis = createRedis({ REDIS_URL }, { logger });
     await redis.connect();
     h = await startHarness('debugger', {
-      debugger: { redis, redisUrl: REDIS_URL, maxStreamsPerKey: 2, keepAliveMs: 300 },
+      debugger: { redis, redisUrl: REDIS_URL, maxStreamsPerKey: 2, keepAliveMs: 300, revalidateMs: 200 },
     });
     t = await h.tenant();
     other = await h.tenant();
@@ -273,6 +304,63 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
     expect(events.map((e) => e.id)).toEqual(missedIds);
     expect(events.map((e) => e.data.event)).toEqual(['Missed 1', 'Missed 2']);
     await resumed.close();
+  });
+
+  /** The debugger's Redis connections reading this write key's stream (CLIENT LIST, by name). */
+  const streamReaders = async (id: string) =>
+    String(await redis.client('LIST'))
+      .split('\n')
+      .filter((line) => line.includes(` name=debugger-stream:${id} `)).length;
+
+  it('frees the slot and the Redis reader of a client that hangs up before the first event', async () => {
+    const tenant = await h.tenant();
+    const id = (await h.as(tenant.key).post('/api/v1/write-keys').send({ name: 'hang-up' })).body.data.id;
+    const path = `/api/v1/write-keys/${id}/events/stream`;
+    const port = (server.address() as AddressInfo).port;
+    // Three times the two slots of this harness: each leaked stream would hold one for good.
+    for (let i = 0; i < 6; i += 1) await requestAndHangUp(port, path, tenant.key);
+
+    let opened: Awaited<ReturnType<typeof openStream>> | undefined;
+    const admitted = await eventually(async () => {
+      const attempt = await openStream(`${base}${path}`, tenant.key);
+      if (attempt.response.status === 200) opened = attempt;
+      else await attempt.close();
+      return opened !== undefined;
+    }, 10_000);
+    expect(admitted).toBe(true);
+    // The open stream is the one reader left: the six that hung up left none behind.
+    expect(await eventually(async () => (await streamReaders(id)) === 1, 10_000)).toBe(true);
+    await opened?.close();
+    expect(await eventually(async () => (await streamReaders(id)) === 0, 10_000)).toBe(true);
+  });
+
+  it('ends an open stream once its API key is revoked', async () => {
+    const tenant = await h.tenant();
+    const id = (await h.as(tenant.key).post('/api/v1/write-keys').send({ name: 'revoked' })).body.data.id;
+    const stream = await openStream(`${base}/api/v1/write-keys/${id}/events/stream`, tenant.key);
+    expect(stream.response.status).toBe(200);
+    await h.db.dataSource
+      .getRepository(ApiKeyEntity)
+      .update({ keyHash: hashToken(tenant.key) }, { revokedAt: new Date() });
+    const revokedAt = Date.now();
+    const ended = await Promise.race([
+      stream.ended.then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), 5_000)),
+    ]);
+    try {
+      expect(ended).toBe(true);
+      // Checked every 200 ms here (every 5 s by default).
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
+      expect(stream.events).toEqual([]);
+      expect(stream.comments.at(-1)).toBe('end invalid_api_key');
+      expect(await eventually(async () => (await streamReaders(id)) === 0, 10_000)).toBe(true);
+      const again = await fetch(`${base}/api/v1/write-keys/${id}/events/stream`, {
+        headers: { Authorization: `Bearer ${tenant.key}` },
+      });
+      expect(again.status).toBe(401);
+    } finally {
+      await stream.close();
+    }
   });
 
   it('answers 503 debugger_unavailable without Redis', async () => {

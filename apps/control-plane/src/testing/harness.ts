@@ -105,6 +105,8 @@ export interface HarnessOptions {
   accountLimits?: AccountLimits;
   /** Off unless given: suites make many requests with one key. */
   apiRateLimit?: ApiRateLimitOptions;
+  /** Off unless given: suites present invalid keys on purpose. */
+  apiKeyFailures?: AppDependencies['apiKeyFailures'];
   /** Broadcasts tenant changes (tests of revocation give one on a real Redis). */
   tenantChanges?: TenantChangePublisher;
   /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
@@ -138,6 +140,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     writeKeyRateLimitCeilings: options.writeKeyRateLimitCeilings,
     accountLimits: options.accountLimits,
     apiRateLimit: options.apiRateLimit,
+    apiKeyFailures: options.apiKeyFailures,
     tenantChanges: options.tenantChanges,
     debugger: options.debugger,
     egress: options.egress,

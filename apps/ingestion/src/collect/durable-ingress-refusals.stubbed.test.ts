@@ -4,6 +4,7 @@ import { loadConfig } from '@pipeline/config';
 import { createKafka, createProducer, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import type { WriteKeyRecord } from '@pipeline/tenancy';
+import { clientAddressResolver } from '@pipeline/tenancy';
 import { createApp } from '../app';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
 import { StaticHealth } from '../health/delivery-health';
@@ -11,7 +12,6 @@ import { AuthAttemptLimiter, LocalBackstop, SharedRateLimiter } from '../limits/
 import { BatchDedupe } from '../outbox/batch-dedupe';
 import { OutboxPublisher } from '../outbox/outbox-publisher';
 import { event } from '../testing/ingestion-harness';
-import { clientAddressResolver } from './client-address';
 import { CollectService } from './collect-service';
 
 const logger = createLogger({ service: 'test', stream: new PassThrough() });

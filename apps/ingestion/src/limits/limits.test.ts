@@ -166,6 +166,38 @@ describe('rate limits of spec 8 (real Redis)', () => {
       expect(limited.status).toBe(429);
       expect(limited.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'auth_resolution' });
     });
+
+    it('counts an IPv6 client by its /64: 200 guesses from 200 addresses of one /64 are mostly refused', async () => {
+      const hex = () => Math.floor(Math.random() * 0x10000).toString(16);
+      // A fresh /64 per run (the counters live in the shared Redis for a minute).
+      const prefix = `2001:db8:${hex()}:${hex()}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 200; i += 1) {
+        const response = await collect(h.app)
+          .set('X-Write-Key', `wk_guess_${i}`)
+          .set('X-Forwarded-For', `${prefix}:${hex()}:${hex()}:${hex()}:${i.toString(16)}`)
+          .send(event());
+        statuses.push(response.status);
+      }
+      const count = (status: number) => statuses.filter((s) => s === status).length;
+      expect({ refused: count(429), checked: count(401) }).toEqual({ refused: 197, checked: 3 });
+      // Another /64 of the same /48 has its own budget; the same /64 in another notation has not.
+      const [g1, g2, g3, g4] = prefix.split(':');
+      const neighbour = `2001:db8:${g3}:${(parseInt(g4 ?? '0', 16) ^ 1).toString(16)}::1`;
+      expect(
+        (
+          await collect(h.app)
+            .set('X-Write-Key', 'wk_guess_x')
+            .set('X-Forwarded-For', neighbour)
+            .send(event())
+        ).status,
+      ).toBe(401);
+      const spelled = `${g1}:0${g2}:${g3?.toUpperCase()}:${g4}:0:0:0:1`;
+      expect(
+        (await collect(h.app).set('X-Write-Key', 'wk_guess_y').set('X-Forwarded-For', spelled).send(event()))
+          .status,
+      ).toBe(429);
+    });
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Logger } from '@pipeline/logger';
 import type { Redis } from '@pipeline/redis';
+import { addressLimitKey } from '@pipeline/tenancy';
 import type { LimitType } from '../collect/ingestion-errors';
 
 export type LimitDecision = { allowed: true } | { allowed: false; limitType: LimitType; retryAfter: number };
@@ -150,8 +151,9 @@ export class SharedRateLimiter {
 
 /**
  * Spec 8: write-key checks per client IP, counting only keys not in the valid-key cache
- * (AUTH_RESOLUTION_ATTEMPTS_PER_MINUTE). Shared through Redis when there is one; per
- * instance otherwise, or while it is down.
+ * (AUTH_RESOLUTION_ATTEMPTS_PER_MINUTE). An IPv6 client counts by its /64 (addressLimitKey):
+ * one subscriber's 2^64 addresses share one budget. Shared through Redis when there is one;
+ * per instance otherwise, or while it is down.
  */
 export class AuthAttemptLimiter {
   private readonly local = new LocalWindows();
@@ -162,7 +164,8 @@ export class AuthAttemptLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async take(ip: string): Promise<LimitDecision> {
+  async take(address: string): Promise<LimitDecision> {
+    const ip = addressLimitKey(address);
     const minute = Math.floor(this.now() / 60_000);
     const denied: LimitDecision = { allowed: false, limitType: 'auth_resolution', retryAfter: 60 };
     if (this.redis) {

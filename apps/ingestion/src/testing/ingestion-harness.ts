@@ -18,7 +18,7 @@ import { sharedCheck } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { createRedis, DebugStreamWriter, type Redis } from '@pipeline/redis';
 import { DebugRecorder } from '../debugger/debug-recorder';
-import { ControlPlaneClient } from '@pipeline/tenancy';
+import { clientAddressResolver, ControlPlaneClient } from '@pipeline/tenancy';
 import {
   startHarness as startControlPlane,
   TEST_INTERNAL_TOKEN,
@@ -27,7 +27,6 @@ import {
 import { createApp } from '../app';
 import { HostedAuthenticator } from '../auth/hosted-authenticator';
 import { StaticAuthenticator } from '../auth/static-authenticator';
-import { clientAddressResolver } from '../collect/client-address';
 import { CollectService } from '../collect/collect-service';
 import { OutboxHealth, StaticHealth } from '../health/delivery-health';
 import { KafkaReadiness } from '../health/kafka-readiness';

@@ -1,0 +1,145 @@
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import { AppError } from '@pipeline/errors';
+import type { Logger } from '@pipeline/logger';
+import type { Redis } from '@pipeline/redis';
+import { addressLimitKey } from '@pipeline/tenancy';
+import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+
+export interface ApiKeyFailureLimitOptions {
+  /** API_KEY_FAILURES_PER_MINUTE: unknown or revoked keys one client address may present a minute. */
+  perMinute: number;
+  /** The counters shared by every instance (REDIS_URL, no key prefix); null: each instance counts alone. */
+  redis: Redis | null;
+  /** The client's address (clientAddressResolver over TRUSTED_PROXIES). */
+  clientAddress: (request: IncomingMessage) => string | null;
+}
+
+const WINDOW_MS = 60_000;
+const KEY_PREFIX = 'control-plane:api-key-failures:';
+
+export const tooManyFailedAttempts = (perMinute: number, retryAfter: number) =>
+  new AppError(
+    429,
+    'too_many_failed_attempts',
+    `This address presented more than ${perMinute} unknown or revoked API keys in a minute; retry in ${retryAfter} s`,
+  );
+
+/**
+ * Failed API-key attempts per client address in fixed one-minute windows: in Redis when there is
+ * one (INCR and EXPIRE on a key per address and window), in this instance's memory otherwise or
+ * while Redis does not answer. An IPv6 client counts by its /64 (addressLimitKey).
+ */
+export class ApiKeyFailureCounter {
+  private window = -1;
+  private local = new Map<string, number>();
+  private degraded = false;
+
+  constructor(
+    private readonly redis: Redis | null,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Failures of the address in the current window. */
+  async failures(address: string): Promise<number> {
+    const { key, window } = this.keyOf(address);
+    if (this.redis) {
+      try {
+        const count = Number((await this.redis.get(key)) ?? 0);
+        this.recovered();
+        return count;
+      } catch (error) {
+        this.failed(error);
+      }
+    }
+    return this.localWindow(window).get(key) ?? 0;
+  }
+
+  async fail(address: string): Promise<void> {
+    const { key, window } = this.keyOf(address);
+    if (this.redis) {
+      try {
+        await this.redis.multi().incr(key).pexpire(key, WINDOW_MS).exec();
+        this.recovered();
+        return;
+      } catch (error) {
+        this.failed(error);
+      }
+    }
+    const counts = this.localWindow(window);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+
+  /** Whole seconds until the current window ends (at least 1). */
+  retryAfter(): number {
+    const now = this.now();
+    return Math.max(1, Math.ceil(((Math.floor(now / WINDOW_MS) + 1) * WINDOW_MS - now) / 1000));
+  }
+
+  private keyOf(address: string): { key: string; window: number } {
+    const window = Math.floor(this.now() / WINDOW_MS);
+    return { key: `${KEY_PREFIX}${addressLimitKey(address)}:${window}`, window };
+  }
+
+  // One window's counts at a time: the map never holds more than a minute of addresses.
+  private localWindow(window: number): Map<string, number> {
+    if (window !== this.window) {
+      this.window = window;
+      this.local = new Map();
+    }
+    return this.local;
+  }
+
+  private failed(error: unknown): void {
+    if (this.degraded) return;
+    this.degraded = true;
+    this.logger.warn(
+      'API key failure limit: redis not answering, counting in this instance until it is back',
+      {
+        error: error instanceof Error ? error.message : String(error),
+      },
+    );
+  }
+
+  private recovered(): void {
+    if (!this.degraded) return;
+    this.degraded = false;
+    this.logger.info('API key failure limit: counting in redis again');
+  }
+}
+
+/**
+ * Throttles key guessing: once an address has presented `perMinute` unknown or revoked API keys
+ * this minute, every request of that address that presents a key is 429
+ * `too_many_failed_attempts` with Retry-After until the minute ends, a valid key included:
+ * answering a valid key normally would tell a guesser which guess was right. Requests without
+ * a key are not counted (they cannot guess). The count and the key lookup run side by side,
+ * and the lookup is the one the rate limiter and the route reuse.
+ */
+export function apiKeyFailureLimit(
+  authenticator: ApiKeyAuthenticator,
+  options: ApiKeyFailureLimitOptions,
+  logger: Logger,
+  counter = new ApiKeyFailureCounter(options.redis, logger),
+): RequestHandler {
+  return (request, response, next) => {
+    if (!/^Bearer\s+\S/i.test(request.headers.authorization ?? '')) {
+      next();
+      return;
+    }
+    const address = options.clientAddress(request) ?? 'unknown';
+    Promise.all([counter.failures(address), authenticator.identify(request)])
+      .then(async ([failures, key]) => {
+        if (failures >= options.perMinute) {
+          const retryAfter = counter.retryAfter();
+          response.setHeader('Retry-After', String(retryAfter));
+          next(tooManyFailedAttempts(options.perMinute, retryAfter));
+          return;
+        }
+        if (!key) await counter.fail(address);
+        next();
+      })
+      .catch(next);
+  };
+}
