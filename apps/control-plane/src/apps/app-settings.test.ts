@@ -115,10 +115,19 @@ describe('app credentials and config are checked against the app type (real Post
     expect(bad.body.errors).toEqual([
       { path: 'body.config.restEndpoint', message: expect.stringMatching(/must match pattern/) },
     ]);
-    const good = await h
+    // Braze's REST endpoint is where its API key goes: moving it needs the key entered again.
+    const moved = await h
       .as(t.key)
       .patch(`/api/v1/apps/${id}`)
       .send({ config: { restEndpoint: 'https://rest.fra-01.braze.eu', appId: 'app-1' } });
+    expect([moved.status, moved.body.code]).toEqual([422, 'secret_required_for_new_host']);
+    const good = await h
+      .as(t.key)
+      .patch(`/api/v1/apps/${id}`)
+      .send({
+        credentials: braze.example.credentials,
+        config: { restEndpoint: 'https://rest.fra-01.braze.eu', appId: 'app-1' },
+      });
     expect(good.status).toBe(200);
     expect(good.body.data.config).toEqual({ restEndpoint: 'https://rest.fra-01.braze.eu', appId: 'app-1' });
   });

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../testing/chromium';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { PassThrough } from 'node:stream';
@@ -16,7 +17,6 @@ import { CONSOLE_CSP, consoleDirectory } from './console-files';
 // port, driven by headless Chromium through sign-in, the overview, a failed job, write keys,
 // usage and tasks, each page saved as a screenshot in .reports/console/.
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const INGESTION_SNIPPET = path.resolve(__dirname, '../../../ingestion/dist/sdk/snippet.js');
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
 
@@ -27,23 +27,6 @@ let base: string;
 let browser: Browser;
 let sourceId: string;
 let jobId: string;
-
-export async function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
 
 /** A new tab signed in with `key` through the sign-in form. */
 async function signedIn(key: string, hash = '#/'): Promise<Page> {

@@ -2,14 +2,14 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { launchChromium } from '../testing/chromium';
 import { startHarness, type Harness } from '../testing/harness';
 
 // /docs as a browser sees it under its Content-Security-Policy: served by the real control
 // plane on a real port, rendered by headless Chromium, saved as .reports/docs/api-docs.png.
 // Swagger UI must draw the operations, and the browser must report no CSP violation.
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/docs');
 
 describe('/docs in headless Chromium under its CSP', () => {
@@ -24,17 +24,7 @@ describe('/docs in headless Chromium under its CSP', () => {
     server = createServer(h.app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

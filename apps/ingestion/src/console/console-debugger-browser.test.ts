@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
-import { chromium, type Browser, type Page, type Request } from 'playwright-core';
+import { type Browser, type Page, type Request } from 'playwright-core';
+import { launchChromium } from '@pipeline/control-plane/testing/chromium';
 import { createApp as createControlPlaneApp } from '@pipeline/control-plane/app';
 import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS } from '@pipeline/control-plane/testing/harness';
 import {
@@ -35,7 +36,6 @@ import { startHosted, type Hosted } from '../testing/ingestion-harness';
 // both events and the accepted one's warehouse outcome.
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SDK_PATH = path.resolve(__dirname, '../../../../libs/sdk/dist/sdk.js');
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
 
@@ -163,20 +163,7 @@ beforeAll(async () => {
   });
   await consumer.joined;
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 90_000);
 
 afterAll(async () => {

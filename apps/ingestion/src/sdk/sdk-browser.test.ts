@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
-import { chromium, type Browser, type Page, type Request, type Route } from 'playwright-core';
+import { type Browser, type Page, type Request, type Route } from 'playwright-core';
+import { launchChromium } from '@pipeline/control-plane/testing/chromium';
 import { WarehouseWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
@@ -21,7 +22,6 @@ import { loadSdkFile } from './sdk-file';
 // where a real per-second rate limit answers 429 and accepted events go to Kafka.
 
 const SDK_PATH = path.resolve(__dirname, '../../../../libs/sdk/dist/sdk.js');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const WRITE_KEY = 'browser-write-key';
 const logger = createLogger({ service: 'test', stream: new PassThrough() });
 
@@ -51,20 +51,7 @@ beforeAll(async () => {
     );
   });
   siteUrl = await listen(site);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

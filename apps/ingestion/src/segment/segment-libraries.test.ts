@@ -6,7 +6,8 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Analytics } from '@segment/analytics-node';
 import { Client } from 'pg';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { launchChromium } from '@pipeline/control-plane/testing/chromium';
 import {
   runConsumer,
   WarehouseDestination,
@@ -19,7 +20,6 @@ import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } fro
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { startHosted, type Hosted } from '../testing/ingestion-harness';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const ANALYTICS_NEXT_UMD = path.dirname(require.resolve('@segment/analytics-next/dist/umd/index.js'));
 const logger = createLogger({ service: 'segment-libraries-test', stream: new PassThrough() });
 
@@ -194,17 +194,7 @@ window.sent = AnalyticsNext.AnalyticsBrowser.load({ writeKey: ${JSON.stringify(h
     const siteUrl = await listen(site);
     let browser: Browser | undefined;
     try {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-        ],
-      });
+      browser = await launchChromium();
       const page = await browser.newPage();
       await page.goto(`${siteUrl}/`);
       const anonymousId = (await page
