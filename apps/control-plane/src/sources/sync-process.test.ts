@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import {
   recordStripeEvent,
+  startHoldingProxy,
   startStripeLookAlike,
   stripeRecords,
+  type HoldingProxy,
   type SourceLookAlike,
 } from '@pipeline/connectors/testing';
 import { parsePrometheusText, sampleSum } from '@pipeline/destinations/testing';
@@ -38,51 +38,11 @@ interface JobRow {
   worker_id: string | null;
 }
 
-/** Forwards to `target`; once `holdAfter` requests went through, the rest wait (their process may die meanwhile). */
-async function startHoldingProxy(target: string) {
-  let holdAfter = Infinity;
-  let forwarded = 0;
-  const parked: (() => void)[] = [];
-  const server: Server = createServer((req, res) => {
-    const forward = () => {
-      forwarded += 1;
-      fetch(new URL(req.url ?? '/', target), { headers: { authorization: req.headers.authorization ?? '' } })
-        .then(async (upstream) => {
-          res.writeHead(upstream.status, { 'content-type': 'application/json' });
-          res.end(await upstream.text());
-        })
-        .catch(() => res.destroy());
-    };
-    if (forwarded >= holdAfter) parked.push(forward);
-    else forward();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get parked() {
-      return parked.length;
-    },
-    /** Lets `more` requests through from now, then parks the rest. */
-    holdAfter: (more: number) => {
-      holdAfter = forwarded + more;
-    },
-    release: () => {
-      holdAfter = Infinity;
-      for (const forward of parked.splice(0)) forward();
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('the control plane process: sync jobs survive a crash (real PostgreSQL)', () => {
   let db: MigratedScratchDatabase;
   let warehouse: ScratchWarehouse;
   let stripe: SourceLookAlike;
-  let proxy: Awaited<ReturnType<typeof startHoldingProxy>>;
+  let proxy: HoldingProxy;
   let key: string;
   let accountId: string;
   const processes: ChildProcess[] = [];
@@ -126,7 +86,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     warehouse = await startScratchWarehouse('sync process warehouse');
     stripe = await startStripeLookAlike();
     stripe.data.set('customers', stripeRecords('customers', 1000, Math.floor(Date.now() / 1000)));
-    proxy = await startHoldingProxy(stripe.url);
+    proxy = await startHoldingProxy(stripe.url, { holdAfter: Infinity });
     const account = await new AccountService(db.dataSource).create('Sync crash test', []);
     accountId = account.id;
     key = (await new ApiKeyService(db.dataSource).issue(account.id, 'test', [...scopes])).apiKey;
@@ -158,7 +118,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     // The credentials check and four pages go through; the fifth page waits at the proxy.
     proxy.holdAfter(5);
     const jobId = await trigger(first.base, sourceId);
-    await until(async () => proxy.parked > 0, 60_000);
+    await until(async () => proxy.held() > 0, 60_000);
     const held = await job(jobId);
     expect(held).toMatchObject({ status: 'running', attempts: 1 });
 
@@ -206,7 +166,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
       recordStripeEvent(stripe, 'customers', 'customer.updated', { ...customer, name: 'Updated' }, updatedAt);
     proxy.holdAfter(2);
     const next = await trigger(second.base, sourceId);
-    await until(async () => proxy.parked > 0, 60_000);
+    await until(async () => proxy.held() > 0, 60_000);
     second.child.kill('SIGTERM');
     expect({ code: await exited(second.child), stderr: second.stderr() }).toEqual({
       code: 0,

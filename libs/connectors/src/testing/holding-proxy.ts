@@ -2,23 +2,30 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import type { AddressInfo } from 'node:net';
 
 /**
- * A slow vendor: a proxy in front of a look-alike that keeps every request waiting until
- * `release()`, then forwards the held ones and every later one. Tests use it to hold a job
- * mid-sync for as long as they need, without a fixed sleep.
+ * A slow vendor: a proxy in front of a look-alike that forwards a set number of requests and
+ * keeps the rest waiting until `release()`. Tests use it to hold a job mid-sync for as long as
+ * they need, without a fixed sleep.
  */
 export interface HoldingProxy {
   readonly url: string;
   /** Requests waiting now. */
   held(): number;
+  /** Lets `more` requests through from now on, then holds the rest. */
+  holdAfter(more: number): void;
   /** Forwards the held requests and stops holding. */
   release(): void;
   close(): Promise<void>;
 }
 
-export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
+/** `holdAfter`: how many requests go through before the proxy holds (0: it holds them all). */
+export async function startHoldingProxy(
+  target: string,
+  options: { holdAfter?: number } = {},
+): Promise<HoldingProxy> {
   const upstream = new URL(target);
   const waiting: (() => void)[] = [];
-  let holding = true;
+  let forwarded = 0;
+  let limit = options.holdAfter ?? 0;
   const forward = (req: IncomingMessage, body: Buffer, res: ServerResponse) => {
     const out = request(
       {
@@ -40,8 +47,11 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const send = () => forward(req, Buffer.concat(chunks), res);
-      if (!holding) return send();
+      const send = () => {
+        forwarded += 1;
+        forward(req, Buffer.concat(chunks), res);
+      };
+      if (forwarded < limit) return send();
       waiting.push(send);
       // A client that gives up is no longer held.
       res.on('close', () => {
@@ -55,8 +65,11 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     held: () => waiting.length,
+    holdAfter: (more) => {
+      limit = forwarded + more;
+    },
     release: () => {
-      holding = false;
+      limit = Infinity;
       for (const send of waiting.splice(0)) send();
     },
     close: () =>
