@@ -215,9 +215,9 @@ async function main(): Promise<void> {
       },
       apiKeyFailures: {
         perMinute: config.API_KEY_FAILURES_PER_MINUTE,
-        // Counted whether or not API_RATE_LIMIT_ENABLED: the unprefixed client REDIS_URL
-        // names (the limiter prefixes its keys itself).
-        redis: debuggerRedis ?? null,
+        // Counted whether or not API_RATE_LIMIT_ENABLED, in the service's own Redis client
+        // (keys control-plane:api-key-failures:…).
+        redis,
         clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
       },
       tenantChanges: new TenantChangePublisher(redis, logger),

@@ -9,14 +9,14 @@ import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 export interface ApiKeyFailureLimitOptions {
   /** API_KEY_FAILURES_PER_MINUTE: unknown or revoked keys one client address may present a minute. */
   perMinute: number;
-  /** The counters shared by every instance (REDIS_URL, no key prefix); null: each instance counts alone. */
+  /** The counters shared by every instance (REDIS_URL); null: each instance counts alone. */
   redis: Redis | null;
   /** The client's address (clientAddressResolver over TRUSTED_PROXIES). */
   clientAddress: (request: IncomingMessage) => string | null;
 }
 
 const WINDOW_MS = 60_000;
-const KEY_PREFIX = 'control-plane:api-key-failures:';
+const KEY_PREFIX = 'api-key-failures:';
 
 export const tooManyFailedAttempts = (perMinute: number, retryAfter: number) =>
   new AppError(
