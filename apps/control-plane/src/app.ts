@@ -44,7 +44,7 @@ import { errorHandler, notFoundHandler } from './http/error-handler';
 import { TenantUrlPolicy } from './apps/tenant-urls';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
 import { apiKeyFailureLimit, type ApiKeyFailureLimitOptions } from './http/api-key-failures';
-import { ControlPlaneMetrics } from './http/control-plane-metrics';
+import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
 import { RegisterRoutes } from './generated/routes';
 import openApiDocument from './generated/openapi.json';

@@ -11,7 +11,7 @@ import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy'
 import { AccountLimiter } from './accounts/account-limits';
 import { createApp } from './app';
 import { InternalTokens } from './auth/internal-tokens';
-import { ControlPlaneMetrics } from './http/control-plane-metrics';
+import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import {
   accountLimitsOf,
   controlPlaneConfigSchema,

@@ -8,7 +8,7 @@ import { createLogger } from '@pipeline/logger';
 import type { AccountLimits } from '../accounts/account-limits';
 import { AccountService } from '../accounts/account.service';
 import { createApp, createServices, type AppDependencies } from '../app';
-import { ControlPlaneMetrics } from '../http/control-plane-metrics';
+import { ControlPlaneMetrics } from '../metrics/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { InternalTokens } from '../auth/internal-tokens';
 import { scopes as allScopes, type Scope } from '../auth/scopes';

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
-import type { ControlPlaneMetrics } from '../http/control-plane-metrics';
+
+/**
+ * What the queue reports to the service's metrics. Declared here, so the queue knows no
+ * implementation; the workers of each table extend it with their own outcomes.
+ */
+export interface QueueMetrics {
+  /** Items of a dead worker put back in their queue by the reaper, by kind. */
+  requeued(kind: string, items?: number): void;
+}
 
 /** A table whose rows are work items: status, worker_id, heartbeat_at, attempts, started/finished/updated_at. */
 export interface QueueTable {
@@ -40,7 +48,7 @@ export interface QueueOptions {
   /** Claims of an item in all; an item lost by its worker this many times fails instead of being requeued. */
   maxAttempts: number;
   /** Where the reaper's requeues and the executions' durations are counted. */
-  metrics?: ControlPlaneMetrics;
+  metrics?: QueueMetrics;
 }
 
 export interface ClaimedItem {
