@@ -42,8 +42,8 @@ import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry
 import { apiDocsRouter } from './http/api-docs';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { TenantUrlPolicy } from './apps/tenant-urls';
-import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './http/api-rate-limit';
-import { apiKeyFailureLimit, type ApiKeyFailureLimitOptions } from './http/api-key-failures';
+import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './auth/api-rate-limit';
+import { apiKeyFailureLimit, type ApiKeyFailureLimitOptions } from './auth/api-key-failures';
 import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
 import { RegisterRoutes } from './generated/routes';

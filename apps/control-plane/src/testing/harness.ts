@@ -15,7 +15,7 @@ import { scopes as allScopes, type Scope } from '../auth/scopes';
 import { WarehouseReader } from '../tasks/warehouse-reader';
 import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
-import type { ApiRateLimitOptions } from '../http/api-rate-limit';
+import type { ApiRateLimitOptions } from '../auth/api-rate-limit';
 import { PgQueryMeter } from '../usage/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
 import { startScratchWarehouse, type ScratchWarehouse } from './warehouse';
