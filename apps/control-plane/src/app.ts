@@ -26,7 +26,7 @@ import { mcpRouter } from './tasks/mcp-server';
 import { TasksController } from './tasks/task.controller';
 import { TaskService } from './tasks/task.service';
 import { TemplatesController } from './tasks/template.controller';
-import { DEFAULT_WAREHOUSE_URL, WarehouseReader } from './tasks/warehouse-reader';
+import { DEFAULT_WAREHOUSE_URL, WarehouseReader } from './warehouse/warehouse-reader';
 import { defaultPrices, priceList, type PriceList } from './usage/price-list';
 import { UsageController } from './usage/usage.controller';
 import { UsageMetering } from './usage/usage-metering';

@@ -30,9 +30,9 @@ import { dueIntegrations } from './integrations/integration-schedule';
 import { dueSources } from './sources/source-schedule';
 import { SourceSyncExecutor } from './sources/source-sync-executor';
 import { priceList } from './usage/price-list';
-import { PgQueryMeter } from './usage/query-meter';
+import { PgQueryMeter } from './warehouse/query-meter';
 import { MeteringTimer, UsageMetering } from './usage/usage-metering';
-import { WarehouseReader } from './tasks/warehouse-reader';
+import { WarehouseReader } from './warehouse/warehouse-reader';
 
 /**
  * Where tenant changes are broadcast (revoked write keys, rotated credentials) and the API rate

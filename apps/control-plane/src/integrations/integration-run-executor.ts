@@ -19,9 +19,9 @@ import {
 } from '../jobs/job-executor';
 import type { JobService } from '../jobs/job.service';
 import { SourceEntity } from '../sources/source.entity';
-import type { WarehouseReader } from '../tasks/warehouse-reader';
+import type { WarehouseReader } from '../warehouse/warehouse-reader';
 import { isWarehouseUnavailable } from '../http/api-errors';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
 import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
 import { scheduledTasks, type ScheduledTask } from './integration-tasks';

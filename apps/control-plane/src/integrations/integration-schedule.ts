@@ -3,7 +3,7 @@ import { AppError } from '@pipeline/errors';
 import { nextRunAt } from '@pipeline/schedules';
 import type { JobService } from '../jobs/job.service';
 import type { DueFinder } from '../jobs/scheduler';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 import { IntegrationEntity } from './integration.entity';
 
 const BATCH = 200;

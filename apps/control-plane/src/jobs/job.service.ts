@@ -9,7 +9,7 @@ import { SourceEntity } from '../sources/source.entity';
 import type { JobView } from './job.dto';
 import { JobEntity, type JobStatus, type JobTrigger } from './job.entity';
 import { toJobView } from './job-view';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 
 const UNIQUE_VIOLATION = '23505';
 

@@ -3,7 +3,7 @@ import { AppError } from '@pipeline/errors';
 import { nextRunAt } from '@pipeline/schedules';
 import type { DueFinder } from '../jobs/scheduler';
 import type { JobService } from '../jobs/job.service';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 import { SourceEntity } from './source.entity';
 
 /** Sources looked at per scheduler tick; the rest wait for the next tick. */

@@ -12,7 +12,7 @@ import {
 import { TaskRunEntity, type RunError, type RunProgress } from './task-run.entity';
 import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
-import type { WarehouseReader } from './warehouse-reader';
+import type { WarehouseReader } from '../warehouse/warehouse-reader';
 import { isWarehouseUnavailable } from '../http/api-errors';
 import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 

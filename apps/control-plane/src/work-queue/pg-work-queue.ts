@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
+import { returnedRows } from '../database/returned-rows';
 
 /**
  * What the queue reports to the service's metrics. Declared here, so the queue knows no
@@ -459,17 +460,4 @@ function isIncrement(value: unknown): value is { increment: number } {
 
 function isDecrement(value: unknown): value is { decrement: true } {
   return typeof value === 'object' && value !== null && (value as { decrement?: unknown }).decrement === true;
-}
-
-/** TypeORM answers `UPDATE ... RETURNING` on PostgreSQL with `[rows, count]`, a SELECT with rows. */
-export function returnedRows<R>(result: unknown): R[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as R[];
-  }
-  return result as R[];
 }
