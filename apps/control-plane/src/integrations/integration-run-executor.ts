@@ -18,6 +18,7 @@ import {
   type JobTransition,
 } from '../jobs/job-executor';
 import type { JobService } from '../jobs/job.service';
+import { dispatchSourceSync } from '../sources/source-sync-dispatch';
 import { SourceEntity } from '../sources/source.entity';
 import type { WarehouseReader } from '../warehouse/warehouse-reader';
 import { isWarehouseUnavailable } from '../http/api-errors';
@@ -180,7 +181,7 @@ export class IntegrationRunExecutor implements JobExecutor {
     for (const source of sources.filter((s) => s.activeImportJobId === null && s.latestJobId === null)) {
       let triggered;
       try {
-        triggered = await this.options.jobs.dispatchSourceSync(source, 'onboarding');
+        triggered = await dispatchSourceSync(this.options.jobs, source, 'onboarding');
       } catch (error) {
         // The account's queue is full: the run waits and asks again at its next attempt.
         if (error instanceof AppError && error.code === 'account_limit_reached') continue;
