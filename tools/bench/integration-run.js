@@ -20,7 +20,7 @@ async function main() {
   const { createScratchDatabase, DEFAULT_DATABASE_URL } = lib('@pipeline/postgres');
   const { warehouseSchemaFor } = lib('@pipeline/tenancy');
   const { createLogger } = lib('@pipeline/logger');
-  const { createMigratedScratchDatabase } = cp('database/scratch-data-source');
+  const { createMigratedScratchDatabase } = cp('scratch-data-source');
   const { AccountService } = cp('accounts/account.service');
   const { createServices } = cp('app');
   const { JobRunner } = cp('jobs/job-runner');

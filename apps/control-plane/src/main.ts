@@ -19,7 +19,7 @@ import {
   vendorAppTypes,
   type ControlPlaneConfig,
 } from './config';
-import { createDataSource } from './database/data-source';
+import { createDataSource } from './data-model';
 import { TaskWorker } from './tasks/task-worker';
 import { CredentialCipher } from './apps/credential-cipher';
 import { JobRunner } from './jobs/job-runner';

@@ -17,7 +17,7 @@ import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
 import type { ApiRateLimitOptions } from '../auth/api-rate-limit';
 import { PgQueryMeter } from '../warehouse/query-meter';
-import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../scratch-data-source';
 import { startScratchWarehouse, type ScratchWarehouse } from './warehouse';
 
 /** Credentials and config an app of this type is created with: the app catalog's valid example. */
