@@ -69,7 +69,7 @@ step "format check" "$PNPM" exec prettier --check . --log-level warn
 step "kafka cluster id" bash tools/kafka/cluster-id.test.sh
 step "throwaway PostgreSQL and Redis" bash tools/lib/throwaway-services.test.sh
 step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
-step "docs: no outside references, every link resolves" node tools/docs/check-docs.mjs
+step "docs and comments: no outside references, every link resolves" node tools/docs/check-docs.mjs
 step "docs: docs/configuration.md matches the config schemas" node tools/docs/generate-config-reference.mjs --check
 step "docs: docs/openapi.json matches what tsoa generates" node tools/docs/generate-openapi.mjs --check
 step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
