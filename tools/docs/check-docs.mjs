@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Checks the user documentation: README.md, docs/*.md, SECURITY.md, docker/README.md,
-// deploy/README.md and the READMEs of libs/ and apps/ cite nothing outside the repository and
-// link only to what exists.
+// Checks the user documentation: README.md, CONTRIBUTING.md, docs/*.md, SECURITY.md,
+// docker/README.md, deploy/README.md and the READMEs of libs/ and apps/ cite nothing outside the
+// repository and link only to what exists.
 //
 //   node tools/docs/check-docs.mjs
 //
@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const files = [
   'README.md',
+  'CONTRIBUTING.md',
   'SECURITY.md',
   'docker/README.md',
   'deploy/README.md',
