@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Checks the user documentation: README.md, docs/*.md, SECURITY.md, docker/README.md,
-// deploy/README.md and the READMEs of libs/ and apps/ cite nothing outside the repository and
-// link only to what exists. The source (apps/, libs/, tools/, .ci/) is held to the same: a
-// comment cites the section of docs/ that states a rule (`docs/tracking-api.md#errors`), which
-// must exist, never a document or tracker a reader of the repository cannot open.
+// Checks the user documentation: README.md, CONTRIBUTING.md, docs/*.md, SECURITY.md,
+// docker/README.md, deploy/README.md and the READMEs of libs/ and apps/ cite nothing outside the
+// repository and link only to what exists. The source (apps/, libs/, tools/, .ci/) is held to the
+// same: a comment cites the section of docs/ that states a rule (`docs/tracking-api.md#errors`),
+// which must exist, never a document or tracker a reader of the repository cannot open.
 //
 //   node tools/docs/check-docs.mjs
 //
@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const files = [
   'README.md',
+  'CONTRIBUTING.md',
   'SECURITY.md',
   'docker/README.md',
   'deploy/README.md',
