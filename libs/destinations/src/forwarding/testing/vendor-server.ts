@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ResolvedDestination } from '@pipeline/tenancy';
-import { verifyWebhookSignature, webhookHeaders } from '../webhook-signature';
+import { verifyWebhookSignature, webhookHeaders } from '../vendors/webhook/webhook-signature';
 
 // Local look-alikes of each vendor's HTTP API, strict where the vendor's docs are (see
 // /work/shared/notes/vendor-apis.md): a client that passes here sends what the vendor
