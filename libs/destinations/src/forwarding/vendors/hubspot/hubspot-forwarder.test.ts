@@ -11,11 +11,11 @@ import {
 } from './hubspot-forwarder';
 import { oneOfEachType, rawSampleEvent } from '../../testing/sample-events';
 import {
-  hubspotLookAlikeProperties,
   lookAlikeDestination,
   startLookAlikeVendor,
   type LookAlikeServer,
 } from '../../testing/vendor-server';
+import { hubspotLookAlikeProperties } from './hubspot-look-alike';
 
 const identify = (traits: Record<string, unknown>) =>
   rawSampleEvent({ type: 'identify', userId: 'user-42', traits });
