@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every delivery kind started at once on a fresh broker comes up (issue 23: consumers racing to
+# Every delivery kind started at once on a fresh broker comes up (consumers racing to
 # create and use the same topics, and the broker's own offsets topic, on an empty broker).
 # Ten rounds, each on a new broker of its own (spare ports, a temporary state directory), so
 # nothing is left over from the round before. Run by tools/test.sh; needs the workspace built.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The dev stack outlives a crashed consumer (issue 23): tools/dev.sh with a log consumer, on
+# The dev stack outlives a crashed consumer: tools/dev.sh with a log consumer, on
 # spare ports; the consumer is killed with SIGKILL and must come back while the control plane
 # and ingestion keep answering 200. Also: a second start on the same ports is refused and says
 # which stack runs; after the first stack was killed outright (only the broker left running),

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Quick start, command two: installs everything and runs every check and test: formatting,
 # lint, build (type-check and OpenAPI generation), the documentation checks (links, and the
-# generated docs/configuration.md and docs/openapi.json being current), the unit and
-# integration suites against a real Kafka broker (4.3.1; @pipeline/kafka and the outbox also
-# against 3.9.1), PostgreSQL and Redis, the stack smoke test of tools/dev.sh, and README's
-# "Your first event" run as printed. All on the Node of .node-version, which it checks.
+# generated docs/configuration.md and docs/openapi.json being current), the shape of the commit
+# messages (CONTRIBUTING.md), the unit and integration suites against a real Kafka broker
+# (4.3.1; @pipeline/kafka and the outbox also against 3.9.1), PostgreSQL and Redis, the stack
+# smoke test of tools/dev.sh, and README's "Your first event" run as printed. All on the Node
+# of .node-version, which it checks.
 #
 # Every run is a fresh machine: it starts its own throwaway PostgreSQL 15 cluster and Redis on
 # free ports (tools/lib/throwaway-services.sh; data under .cache/test-services, wiped each run)
@@ -69,9 +70,11 @@ step "format check" "$PNPM" exec prettier --check . --log-level warn
 step "kafka cluster id" bash tools/kafka/cluster-id.test.sh
 step "throwaway PostgreSQL and Redis" bash tools/lib/throwaway-services.test.sh
 step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
-step "docs: no outside references, every link resolves" node tools/docs/check-docs.mjs
+step "docs and comments: no outside references, every link resolves" node tools/docs/check-docs.mjs
 step "docs: docs/configuration.md matches the config schemas" node tools/docs/generate-config-reference.mjs --check
 step "docs: docs/openapi.json matches what tsoa generates" node tools/docs/generate-openapi.mjs --check
+step "commits: every message after efecdc5 is <area>: <what changed>, a blank line and a body" \
+  sh -c 'node --test tools/commits/commit-message.test.mjs && node tools/commits/check-commit-messages.mjs'
 step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
 step "kubernetes manifests" bash tools/deploy/validate-manifests.sh
 step "monitoring: alert rules and dashboard" bash tools/monitoring/check-monitoring.sh

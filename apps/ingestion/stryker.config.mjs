@@ -3,7 +3,7 @@ import { functionRanges, mutationConfig } from '../../tools/mutation/base-config
 // The rate-limit arithmetic that runs in this process: fixed windows per second and per minute.
 // The shared limits are a Redis script (limits.test.ts runs it against a real Redis).
 // And what a Segment request may cost before and after its key is checked: the message cap, the
-// merged-size bound, and the completion of each message (issue 32).
+// merged-size bound, and the completion of each message.
 export default mutationConfig({
   dir: 'apps/ingestion',
   mutate: [

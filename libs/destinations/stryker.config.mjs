@@ -35,7 +35,7 @@ const config = mutationConfig({
   dir: 'libs/destinations',
   mutate: [
     ...Object.entries(mappings).flatMap(([vendor, names]) =>
-      functionRanges(`${forwarding}/${vendor}-forwarder.ts`, names),
+      functionRanges(`${forwarding}/vendors/${vendor}/${vendor}-forwarder.ts`, names),
     ),
     `${forwarding}/event-fields.ts`,
     `${forwarding}/hashed-identity.ts`,
@@ -45,7 +45,7 @@ const config = mutationConfig({
   // look-alike vendor servers cover the mappings too, but through HTTP, batching and retries,
   // which a mutant can make wait for a timeout; they stay the integration tests.
   tests: [
-    'src/forwarding/*-mapping.test.ts',
+    'src/forwarding/vendors/*/*-mapping.test.ts',
     'src/forwarding/event-fields.test.ts',
     'src/forwarding/hashed-identity.test.ts',
     'src/forwarding/segment-message.test.ts',

@@ -1,12 +1,12 @@
-// Load benchmark of POST /collect (issue 4): hosted mode vs a bare node:http baseline, batches
+// Load benchmark of POST /collect: hosted mode vs a bare node:http baseline, batches
 // of 20 events with unique messageIds, over loopback, each server in its own process; and
-// Segment's POST /v1/batch (issue 18) with the same body, Basic auth, on the same server.
+// Segment's POST /v1/batch with the same body, Basic auth, on the same server.
 //   node tools/bench/collect-load.js [seconds=10] [connections=32]
 // Prints events/s, p50 and p99 for each, the ratios, and p99 of hosted mode at 80% of its peak.
 // Between the two, a `floor` server (the baseline plus one outbox record per request through the
 // same publisher, acks -1; collect-server.js) shows what kafkajs alone costs on this machine.
 //   node tools/bench/collect-load.js [seconds] [connections] --debugger [rounds=3]
-// The live debugger's cost (issue 21): two hosted servers, the recorder on (DEBUGGER_* as in
+// The live debugger's cost: two hosted servers, the recorder on (DEBUGGER_* as in
 // production) and off (DEBUGGER_ENABLED=false), loaded in alternating runs; prints each run,
 // the mean rates and CPU per request, and the ratio on/off.
 //   node tools/bench/collect-load.js [seconds] [connections] --compare 'a:K=V,K=V' 'b:K=V' [rounds=3]
@@ -219,7 +219,8 @@ async function main() {
   const compared = process.argv.indexOf('--compare');
   if (compared >= 0) {
     const [a, b, rounds] = process.argv.slice(compared + 1);
-    if (!a || !b) throw new Error("--compare needs two variants, e.g. 'before:BENCH_ROOT=/work/x' 'after:'");
+    if (!a || !b)
+      throw new Error("--compare needs two variants, e.g. 'before:BENCH_ROOT=../before' 'after:'");
     return compare(variant(a), variant(b), Number(rounds ?? 3) || 3);
   }
   console.log(

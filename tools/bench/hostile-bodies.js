@@ -1,4 +1,4 @@
-// What the bodies of issue 32 (libs/events/src/testing/hostile-bodies.ts: a 20,000-key batch
+// What the hostile bodies (libs/events/src/testing/hostile-bodies.ts: a 20,000-key batch
 // context over 93,000 empty messages, deep nesting, a 400 KB string, 10,000 keys...) cost the
 // built ingestion service: the time from the body's last byte to the answer, per route, body
 // and key (none, unknown, valid), and the process's heap. Runs ingestion in static mode with a

@@ -1,4 +1,4 @@
-// Integration run and usage benchmark (issues 9 and 10): an account's warehouse with N
+// Integration run and usage benchmark: an account's warehouse with N
 // identified users (default 100,000), sent to a Braze look-alike by a `user_attributes`
 // integration run (job runner, executor, warehouse reads in batches, the real Braze client,
 // watermarks), then a rerun with nothing new, then the usage summary of that account (which

@@ -1,4 +1,4 @@
-// Source import benchmark (issue 8): a full read of a 100,000-record stream from the Stripe and
+// Source import benchmark: a full read of a 100,000-record stream from the Stripe and
 // Shopify look-alike servers (real HTTP on loopback, the vendors' page sizes) into warehouse
 // tables, upserted on the key. Prints rows/s end to end and the share spent writing; then the
 // Stripe import again as a whole sync job (control plane services, job runner, executor).

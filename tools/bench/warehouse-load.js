@@ -1,4 +1,4 @@
-// Delivery benchmark (issues 5 and 22): events/s from the Kafka outbox into the warehouse tables
+// Delivery benchmark: events/s from the Kafka outbox into the warehouse tables
 // by the built `delivery --destination warehouse` process, against a raw COPY of the same rows
 // into PostgreSQL in the same run, with the delivery process's peak RSS; then the latency from
 // ingestion's 202 to the row being visible (skipped when latencySeconds is 0).

@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-// Checks the user documentation: README.md, docs/*.md, SECURITY.md, docker/README.md,
-// deploy/README.md and the READMEs of libs/ and apps/ cite nothing outside the repository and
-// link only to what exists.
+// Checks the user documentation: README.md, CONTRIBUTING.md, docs/*.md, SECURITY.md,
+// docker/README.md, deploy/README.md and the READMEs of libs/ and apps/ cite nothing outside the
+// repository and link only to what exists. The source (apps/, libs/, tools/, .ci/) is held to the
+// same: a comment cites the section of docs/ that states a rule (`docs/tracking-api.md#errors`),
+// which must exist, never a document or tracker a reader of the repository cannot open.
 //
 //   node tools/docs/check-docs.mjs
 //
 // Fails (exit 1, one line per problem with file:line) on:
-// - a path into a sibling checkout (`../shared/...`),
-// - a reference to an issue or a specification section (`issue 17`, `spec 4.4`),
+// - a path into a sibling checkout (dot-dot, then `shared`) or an absolute path under /work,
+// - a reference to an issue or a specification section (the word, then a number),
+// - in the source, a `docs/<page>.md` or `docs/<page>.md#<heading>` that does not exist,
 // - a relative markdown link to a file or directory that does not exist,
 // - a link to a heading (`file.md#some-heading`, `#some-heading`) that the file does not have,
 // - a README.md longer than 200 lines.
@@ -18,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const files = [
   'README.md',
+  'CONTRIBUTING.md',
   'SECURITY.md',
   'docker/README.md',
   'deploy/README.md',
@@ -31,7 +35,8 @@ const files = [
 ].filter((file) => existsSync(join(repo, file)));
 
 const forbidden = [
-  { pattern: /\.\.\/shared\b/, why: 'points outside the repository (../shared)' },
+  { pattern: /\.\.\/shared\b/, why: 'points into a sibling checkout' },
+  { pattern: /(?<![\w.])\/work\//, why: 'names a path outside the repository' },
   { pattern: /\bissues? #?\d+/i, why: 'cites an issue number; say what the rule is instead' },
   {
     pattern: /\bspec(ification)?\s+§?\d/i,
@@ -108,6 +113,47 @@ for (const file of files) {
   });
 }
 
+// The source: comments cite docs/ sections, and what they cite exists.
+const sourceExtensions = /\.(ts|tsx|js|mjs|cjs|sh)$/;
+const skippedDirectories = new Set([
+  'node_modules',
+  'dist',
+  'coverage',
+  '.cache',
+  '.nx',
+  '.reports',
+  '.stryker-tmp',
+  'generated',
+]);
+function sourceFiles(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) return skippedDirectories.has(entry.name) ? [] : sourceFiles(full);
+    return sourceExtensions.test(entry.name) ? [full] : [];
+  });
+}
+const sources = ['apps', 'libs', 'tools', '.ci'].flatMap((dir) => sourceFiles(join(repo, dir)));
+for (const path of sources) {
+  const file = relative(repo, path);
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .forEach((line, index) => {
+      const where = `${file}:${index + 1}`;
+      for (const { pattern, why } of forbidden) {
+        const found = line.match(pattern);
+        if (found) problems.push(`${where}: "${found[0]}" ${why}`);
+      }
+      for (const match of line.matchAll(/(?<![\w/.-])(docs\/[\w-]+\.md)(?:#([\w-]+))?/g)) {
+        const [cited, page, anchor] = match;
+        const target = join(repo, page);
+        if (!existsSync(target)) problems.push(`${where}: "${cited}": ${page} does not exist`);
+        else if (anchor && !anchorsOf(target).has(anchor.toLowerCase()))
+          problems.push(`${where}: "${cited}": ${page} has no heading "#${anchor}"`);
+      }
+    });
+}
+
 // The README stays an introduction; reference material belongs in docs/.
 const readmeLines = readFileSync(join(repo, 'README.md'), 'utf8').trimEnd().split('\n').length;
 if (readmeLines > 200) {
@@ -118,4 +164,6 @@ if (problems.length > 0) {
   console.error(`Documentation problems (${problems.length}):\n${problems.map((p) => `  ${p}`).join('\n')}`);
   process.exit(1);
 }
-console.log(`docs: ${files.length} files checked, no outside references, every relative link resolves`);
+console.log(
+  `docs: ${files.length} pages and ${sources.length} source files checked, no outside references, every relative link resolves`,
+);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kafka's storage is formatted whatever the cluster id begins with (issue 23: an id beginning
+# Kafka's storage is formatted whatever the cluster id begins with (an id beginning
 # with '-' was read as an option about once in 64 first starts), and new ids never begin with
 # '-' or '_'. Plain bash, run by tools/test.sh; needs Java and the Kafka jars (fetched once).
 set -euo pipefail

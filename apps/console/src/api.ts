@@ -2,6 +2,9 @@
 // origin, with `Authorization: Bearer <API key>`. The key lives in sessionStorage only (never a
 // URL, never a cookie): closing the tab forgets it.
 
+import createClient from 'openapi-fetch';
+import type { paths } from './generated/openapi';
+
 const KEY_ITEM = 'pipeline.console.apiKey';
 
 export function storedKey(): string | null {
@@ -56,6 +59,12 @@ function headers(extra?: Record<string, string>): Record<string, string> {
   return { Accept: 'application/json', ...(key ? { Authorization: `Bearer ${key}` } : {}), ...extra };
 }
 
+function signOutOn(response: Response): void {
+  if (response.status !== 401) return;
+  forgetKey();
+  signedOut.forEach((listener) => listener());
+}
+
 async function problemOf(response: Response): Promise<Problem> {
   try {
     const body = (await response.json()) as Partial<Problem>;
@@ -65,28 +74,47 @@ async function problemOf(response: Response): Promise<Problem> {
   }
 }
 
-/** Calls the API and returns its JSON body; 401 signs out, other errors throw ApiError. */
-export async function api<T>(
-  path: string,
-  init: { method?: string; body?: unknown; action?: string; accept?: string } = {},
+/**
+ * The public API, typed by its own OpenAPI document (generated/openapi.ts, made from
+ * docs/openapi.json by the build): a path, parameter or field the API no longer has fails the
+ * console's type-check instead of a page at run time.
+ */
+export const client = createClient<paths>({
+  credentials: 'omit',
+  cache: 'no-store',
+  // URLSearchParams, as the console always wrote its query strings (a space is `+`).
+  querySerializer: (query) =>
+    new URLSearchParams(
+      Object.entries(query ?? {}).flatMap(([name, value]) =>
+        value === undefined || value === null ? [] : [[name, String(value)]],
+      ),
+    ).toString(),
+});
+client.use({
+  onRequest({ request }) {
+    // Read at each request: signing in or out changes the key between calls.
+    for (const [name, value] of Object.entries(headers())) request.headers.set(name, value);
+  },
+  onResponse({ response }) {
+    signOutOn(response);
+  },
+});
+
+/** The data of a `client` call; 401 has signed out already, other errors throw ApiError. */
+export async function call<T>(
+  action: string,
+  answer: Promise<{ data?: T; error?: unknown; response: Response }>,
 ): Promise<T> {
-  const response = await fetch(path, {
-    method: init.method ?? 'GET',
-    headers: headers({
-      ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      ...(init.accept ? { Accept: init.accept } : {}),
-    }),
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    credentials: 'omit',
-    cache: 'no-store',
-  });
-  if (response.status === 401) {
-    forgetKey();
-    signedOut.forEach((listener) => listener());
+  const { data, error, response } = await answer;
+  if (!response.ok) {
+    // openapi-fetch has read the body already: the parsed JSON, or its text when it was not JSON.
+    const problem: Problem =
+      typeof error === 'object' && error !== null
+        ? { ...(error as Partial<Problem>), status: response.status }
+        : { status: response.status, title: response.statusText };
+    throw new ApiError(problem, action);
   }
-  if (!response.ok)
-    throw new ApiError(await problemOf(response), init.action ?? `${init.method ?? 'GET'} ${path}`);
-  return (await response.json()) as T;
+  return data as T;
 }
 
 /** Checks a key before keeping it: anything but 401 means the key is known. */
@@ -99,17 +127,29 @@ export async function checkKey(key: string): Promise<boolean> {
   return response.status !== 401;
 }
 
-/** One tool of the MCP server (JSON-RPC over POST /mcp, stateless): its JSON result. */
+/**
+ * One tool of the MCP server (JSON-RPC over POST /mcp, stateless): its JSON result. /mcp is not
+ * part of the OpenAPI document, so this call and the shapes it returns are written by hand.
+ */
 export async function mcpTool<T>(name: string, args: Record<string, unknown> = {}): Promise<T> {
-  const answer = await api<{
+  const response = await fetch('/mcp', {
+    method: 'POST',
+    headers: headers({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: Date.now(),
+      method: 'tools/call',
+      params: { name, arguments: args },
+    }),
+    credentials: 'omit',
+    cache: 'no-store',
+  });
+  signOutOn(response);
+  if (!response.ok) throw new ApiError(await problemOf(response), name);
+  const answer = (await response.json()) as {
     result?: { content?: { type: string; text?: string }[]; structuredContent?: unknown; isError?: boolean };
     error?: { message: string };
-  }>('/mcp', {
-    method: 'POST',
-    action: name,
-    accept: 'application/json, text/event-stream',
-    body: { jsonrpc: '2.0', id: Date.now(), method: 'tools/call', params: { name, arguments: args } },
-  });
+  };
   if (answer.error) throw new ApiError({ status: 400, detail: answer.error.message }, name);
   const text = answer.result?.content?.find((c) => c.type === 'text')?.text;
   const parsed: unknown = answer.result?.structuredContent ?? (text ? safeJson(text) : undefined);
@@ -149,10 +189,7 @@ export async function readEventStream(
     cache: 'no-store',
     signal,
   });
-  if (response.status === 401) {
-    forgetKey();
-    signedOut.forEach((listener) => listener());
-  }
+  signOutOn(response);
   if (!response.ok || !response.body) throw new ApiError(await problemOf(response), `GET ${path}`);
   onOpen();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -1,114 +1,26 @@
-// The shapes the console reads (docs/openapi.json; the debugger: docs/console.md).
+// The shapes the console reads. The REST API's are its own, generated from docs/openapi.json into
+// generated/openapi.ts by the build (`nx run @pipeline/console:generate`), so they cannot drift
+// from the API. The MCP tools' results are not in that document and are written here
+// (docs/tasks-and-mcp.md).
+import type { components } from './generated/openapi';
 
-export interface SyncError {
-  message: string;
-  code?: string;
-  at?: string;
-}
+type Schemas = components['schemas'];
 
+export type SyncError = Schemas['SyncError'];
+export type AppItem = Schemas['AppListItem'];
+export type SourceItem = Schemas['SourceListItem'];
+export type IntegrationItem = Schemas['IntegrationListItem'];
+export type Job = Schemas['JobView'];
+export type WriteKey = Schemas['WriteKeyView'];
+export type DebugEvent = Schemas['DebugEvent'];
+export type Delivery = Schemas['DeliveryOutcomeView'];
+export type DailyUsage = Schemas['DailyUsageItem'];
+export type PrecheckResult = Schemas['PrecheckResult'];
+
+/** A page of an MCP list tool (`tasks_list`): the REST lists' envelope. */
 export interface List<T> {
   data: T[];
   pagination?: { total: number; limit: number; offset: number; nextOffset: number | null };
-}
-
-export interface AppItem {
-  id: string;
-  appType: string;
-  displayName: string;
-  role: string[];
-  state: string;
-  errorMessage: string | null;
-  lastSyncAt: string | null;
-}
-
-export interface SourceItem {
-  id: string;
-  appId: string;
-  appName: string;
-  syncType: string;
-  syncFrequency: string;
-  state: string;
-  integrationStatus: string;
-  lastSyncAt: string | null;
-  lastError: SyncError | null;
-  consecutiveFailures: number;
-}
-
-export interface IntegrationItem {
-  id: string;
-  sourceAppName: string;
-  sourceAppType: string;
-  destinationAppName: string;
-  destinationAppType: string;
-  dataType: string;
-  state: string;
-  status: string;
-  isActive: boolean;
-  lastSyncAt: string | null;
-  lastError: SyncError | null;
-  consecutiveFailures: number;
-  latestJobId: string | null;
-}
-
-export interface Job {
-  id: string;
-  kind: string;
-  status: string;
-  trigger: string;
-  sourceId: string | null;
-  integrationId: string | null;
-  rowsRead: number;
-  rowsWritten: number;
-  error: Record<string, unknown> | null;
-  attempts: number;
-  notBefore: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-}
-
-export interface WriteKey {
-  id: string;
-  name: string;
-  keyPrefix: string;
-  maskedKey: string;
-  allowedOrigins: string[];
-  state: string;
-  rateLimits?: { eventsPerSecond?: number | null; eventsPerDay?: number | null };
-  createdAt: string;
-  revokedAt: string | null;
-}
-
-export interface DebugEvent {
-  id: string;
-  receivedAt: string;
-  requestId: string;
-  status: 'accepted' | 'rejected';
-  type: string | null;
-  event: string | null;
-  messageId: string | null;
-  errors: { path: string; message: string; code?: string }[];
-  payload: Record<string, unknown>;
-}
-
-export interface Delivery {
-  destination: string;
-  integrationId: string | null;
-  outcome: string;
-  reason: string | null;
-  at: string;
-}
-
-export interface DailyUsage {
-  date: string;
-  totalCostUsd: number;
-  storageCostUsd: number;
-  queryCostUsd: number;
-  syncRowsCostUsd: number;
-  computeCostUsd: number;
-  syncRowsTotal: number;
-  /** When the metering job stored the day's figures; null when it has not. */
-  meteredAt: string | null;
 }
 
 export interface Template {

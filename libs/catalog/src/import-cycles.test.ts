@@ -41,8 +41,8 @@ describe('module imports', () => {
     const forwarding = path.join(libs, 'destinations/src/forwarding');
     const contract = relativeImports(path.join(forwarding, 'forwarder.ts')).map((f) => path.basename(f));
     expect(contract.filter((name) => name.endsWith('-forwarder.ts'))).toEqual([]);
-    const amplitude = relativeImports(path.join(forwarding, 'amplitude-forwarder.ts')).map((f) =>
-      path.basename(f),
+    const amplitude = relativeImports(path.join(forwarding, 'vendors/amplitude/amplitude-forwarder.ts')).map(
+      (f) => path.basename(f),
     );
     expect(amplitude).toContain('forwarder.ts');
   });

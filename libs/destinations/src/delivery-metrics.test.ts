@@ -16,7 +16,7 @@ import {
   startLookAlikeVendor,
   type LookAlikeServer,
 } from './forwarding/testing/vendor-server';
-import { WebhookForwarder } from './forwarding/webhook-forwarder';
+import { WebhookForwarder } from './forwarding/vendors/webhook/webhook-forwarder';
 import { parsePrometheusText, sampleSum, type PrometheusSample } from './testing/prometheus-text';
 import { waitFor } from './testing/topic-records';
 import { TenantDirectory } from './tenant-directory';

@@ -38,23 +38,23 @@ export {
   type VendorClientOptions,
 } from './forwarding/forwarder';
 // The vendor clients; the app catalog (@pipeline/catalog) says which app type each serves.
-export { AmplitudeForwarder } from './forwarding/amplitude-forwarder';
-export { BrazeForwarder } from './forwarding/braze-forwarder';
-export { CustomerIoForwarder } from './forwarding/customer-io-forwarder';
-export { GoogleAdsForwarder } from './forwarding/google-ads-forwarder';
-export { HubSpotForwarder } from './forwarding/hubspot-forwarder';
-export { MetaConversionsForwarder } from './forwarding/meta-conversions-forwarder';
-export { MixpanelForwarder } from './forwarding/mixpanel-forwarder';
-export { OneSignalForwarder } from './forwarding/onesignal-forwarder';
-export { SegmentForwarder } from './forwarding/segment-forwarder';
-export { WebhookForwarder } from './forwarding/webhook-forwarder';
+export { AmplitudeForwarder } from './forwarding/vendors/amplitude/amplitude-forwarder';
+export { BrazeForwarder } from './forwarding/vendors/braze/braze-forwarder';
+export { CustomerIoForwarder } from './forwarding/vendors/customer-io/customer-io-forwarder';
+export { GoogleAdsForwarder } from './forwarding/vendors/google-ads/google-ads-forwarder';
+export { HubSpotForwarder } from './forwarding/vendors/hubspot/hubspot-forwarder';
+export { MetaConversionsForwarder } from './forwarding/vendors/meta-conversions/meta-conversions-forwarder';
+export { MixpanelForwarder } from './forwarding/vendors/mixpanel/mixpanel-forwarder';
+export { OneSignalForwarder } from './forwarding/vendors/onesignal/onesignal-forwarder';
+export { SegmentForwarder } from './forwarding/vendors/segment/segment-forwarder';
+export { WebhookForwarder } from './forwarding/vendors/webhook/webhook-forwarder';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   signWebhookBody,
   verifyWebhookSignature,
   webhookHeaders,
   type WebhookVerification,
-} from './forwarding/webhook-signature';
+} from './forwarding/vendors/webhook/webhook-signature';
 export {
   defaultForwardingLimits,
   ForwardingDestination,

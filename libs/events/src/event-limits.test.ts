@@ -2,7 +2,7 @@ import { maxEventDepth } from './event-content';
 import { eventLimits } from './event-schema';
 import { validateEvent, type EventDialect } from './event-validator';
 
-// Every documented limit (docs/tracking-api.md, "Events"; spec 8) at its exact value, which is
+// Every documented limit (docs/tracking-api.md#events) at its exact value, which is
 // accepted, and one past it, which is refused with exactly one message naming the field.
 
 const base = { messageId: 'm-1', timestamp: '2026-03-01T10:00:00.000Z', anonymousId: 'anon-1' };

@@ -50,7 +50,7 @@ function instantOf(text: unknown, field: string): number {
 }
 
 /**
- * Clock correction (spec 2.7): the client's clock may be off, but the time between the event
+ * Clock correction (docs/tracking-api.md#events): the client's clock may be off, but the time between the event
  * and its sending is right, so timestamp = receivedAt - (sentAt - timestamp). A correction that
  * would leave the years 0001-9999 (a sentAt decades from the timestamp) is not applied.
  */
@@ -97,9 +97,9 @@ function contextColumns(context: EventContext | undefined, receipt: ReceiptConte
 }
 
 /**
- * Routes a validated event to its table and maps it onto typed columns (spec 2.7). Throws
- * UnstorableEvent for a date-time the validator would have refused (a record that did not
- * come through the door).
+ * Routes a validated event to its table and maps it onto typed columns
+ * (docs/delivery-and-destinations.md#warehouse-tables). Throws UnstorableEvent for a date-time
+ * the validator would have refused (a record that did not come through the door).
  */
 export function normalizeEvent(event: TrackingEvent, receipt: ReceiptContext): WarehouseRow {
   const sentAt = event.sentAt ?? receipt.batchSentAt;

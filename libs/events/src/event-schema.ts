@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
-// The tracking event of spec 2.7, defined once: TypeBox yields the JSON Schema that ajv
+// The tracking event of docs/tracking-api.md#events, defined once: TypeBox yields the JSON Schema that ajv
 // compiles and the TypeScript type the SDK, ingestion and the delivery consumers share.
 
 /** Limits the spec leaves open (docs/tracking-api.md, "Events"). */
@@ -11,7 +11,7 @@ export const eventLimits = {
   maxEventNameLength: 200,
   /** anonymousId, userId, groupId, previousId, sessionId. */
   maxIdLength: 200,
-  /** Events per request (spec 8). */
+  /** Events per request (docs/tracking-api.md#events). */
   maxBatchSize: 100,
   /** Strings of the context envelope. */
   maxContextText: 2048,
@@ -195,7 +195,7 @@ export type TrackingEvent = TrackEvent | PageEvent | ScreenEvent | IdentifyEvent
 export type EventType = TrackingEvent['type'];
 export type EventContext = Static<typeof eventContextSchema>;
 
-/** The types /collect takes (spec 2.7). */
+/** The types /collect takes (docs/tracking-api.md#events). */
 export const collectEventTypes: readonly EventType[] = ['track', 'identify', 'page', 'group', 'alias'];
 /** The types Segment's tracking API takes: /collect's and `screen`. */
 export const eventTypes: readonly EventType[] = [...collectEventTypes, 'screen'];

@@ -16,7 +16,7 @@ export interface EventError {
 export type EventValidation = { valid: true; event: TrackingEvent } | { valid: false; errors: EventError[] };
 
 /**
- * Which contract an event arrived under: `collect` (spec 2.7: five types, anonymousId always
+ * Which contract an event arrived under: `collect` (docs/tracking-api.md#events: five types, anonymousId always
  * required) or `segment` (Segment's tracking API: `screen` too, and userId or anonymousId).
  */
 export type EventDialect = 'collect' | 'segment';

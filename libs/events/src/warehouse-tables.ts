@@ -1,6 +1,7 @@
 /**
- * The warehouse tables of tracked events (spec 2.7), defined once: the row types here, and
- * the DDL of the warehouse loader, come from these column lists.
+ * The warehouse tables of tracked events (docs/delivery-and-destinations.md#warehouse-tables),
+ * defined once: the row types here, and the DDL of the warehouse loader, come from these
+ * column lists.
  */
 export type ColumnType = 'text' | 'integer' | 'timestamptz' | 'jsonb';
 

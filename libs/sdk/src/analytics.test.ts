@@ -49,7 +49,7 @@ function pageLoad(
 }
 
 describe('Analytics', () => {
-  it('turns every call into an event the server accepts, with the context of spec 2.7', () => {
+  it('turns every call into an event the server accepts, with the context docs/sdk.md lists', () => {
     const { analytics, events, log } = pageLoad({ query: '?utm_source=news&gclid=g1' });
     analytics.page();
     analytics.track('Order Completed', { total: 10 });

@@ -20,7 +20,7 @@ import { safeGet, safeSet, storageKeys, type KeyValueStore } from './storage';
 export interface CallOptions {
   /** When the event happened (a Date or an ISO 8601 string); default now. */
   timestamp?: Date | string;
-  /** Keys merged over the SDK's context (spec 2.7 lets callers add their own). */
+  /** Keys merged over the SDK's context (docs/sdk.md#what-every-event-carries; callers may add their own). */
   context?: Record<string, unknown>;
 }
 

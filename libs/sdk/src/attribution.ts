@@ -1,6 +1,6 @@
 import { limits } from './library';
 
-/** Advertising click ids read from the landing URL (spec 2.7 `context.clickId`). */
+/** Advertising click ids read from the landing URL (`context.clickId`, docs/sdk.md#what-every-event-carries). */
 export const clickIdParameters = [
   'gclid',
   'gbraid',

@@ -7,7 +7,7 @@ describe('resolveConfig', () => {
     warnings.length = 0;
   });
 
-  it("reads the snippet's writeKey and host, with the defaults of spec 8", () => {
+  it("reads the snippet's writeKey and host, with the defaults of docs/sdk.md#install", () => {
     expect(resolveConfig({ writeKey: 'wk_1', host: 'https://t.example.com/' }, null, warn)).toEqual({
       writeKey: 'wk_1',
       host: 'https://t.example.com',

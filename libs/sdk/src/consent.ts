@@ -34,7 +34,7 @@ interface WithContext {
 }
 
 /**
- * Stamps events with the consent in force when they are sent (spec 2.7: "granted or denied at
+ * Stamps events with the consent in force when they are sent (docs/sdk.md#consent: "granted or denied at
  * send time"). Events are never dropped for a denial: the server filters per destination, and
  * the warehouse keeps them. With no consent ever given, events go unstamped, which the server
  * reads as granted.

@@ -80,7 +80,7 @@ function fieldsOf(call: Call, context: EventContext): Record<string, unknown> {
 }
 
 /**
- * Builds the event of one call (spec 2.7), or says why the call is unusable: a misused call is
+ * Builds the event of one call (docs/sdk.md#what-every-event-carries), or says why the call is unusable: a misused call is
  * reported at once to the developer instead of being queued, sent and refused by the server.
  * The result is a JSON copy, so the site changing an object after the call changes nothing.
  */

@@ -1,4 +1,4 @@
-/** `context.library` of every event (spec 2.7: `<service>-web-tracking`; spec 9: the SDK's own version). */
+/** `context.library` of every event (`<service>-web-tracking` with the SDK's own version: docs/sdk.md#what-every-event-carries). */
 export const library = { name: 'pipeline-web-tracking', version: '0.1.0' } as const;
 
 /**

@@ -33,7 +33,7 @@ function describe(answer: Answer): string {
 }
 
 /**
- * What to do with a batch after an answer (spec 7.1): 2xx is done; 429, 503 and the other 5xx,
+ * What to do with a batch after an answer (docs/sdk.md#delivery): 2xx is done; 429, 503 and the other 5xx,
  * 408 and a network failure are tried again; any other 4xx would fail the same way every time
  * (a wrong write key, a refused origin), so the batch is dropped.
  */

@@ -7,7 +7,8 @@ const unmapped = (address: string) =>
   address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 
 /**
- * The client's address (spec 2.7 context_ip, and the per-address limits): walking
+ * The client's address (`context_ip`, docs/tracking-api.md#auth-modes, and the per-address limits,
+ * docs/tracking-api.md#rate-limits): walking
  * X-Forwarded-For from the right, the first hop that is not a configured trusted proxy
  * (proxy-addr). Hops to its left were written by the client and may be forged: a proxy that
  * appends passes a forged `X-Forwarded-For: 1.2.3.4` through as `1.2.3.4, <real address>`.

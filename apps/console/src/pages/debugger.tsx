@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, readEventStream } from '../api';
+import { ApiError, call, client, readEventStream } from '../api';
 import type { DebugEvent, Delivery } from '../types';
 import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
 
@@ -20,12 +20,13 @@ function matches(e: DebugEvent, f: Filters): boolean {
   );
 }
 
-function query(f: Filters): string {
-  const q = new URLSearchParams({ limit: '50' });
-  if (f.status) q.set('status', f.status);
-  if (f.type) q.set('type', f.type);
-  if (f.event) q.set('event', f.event);
-  return q.toString();
+function query(f: Filters) {
+  return {
+    limit: 50,
+    status: f.status || undefined,
+    type: f.type || undefined,
+    event: f.event || undefined,
+  };
 }
 
 /**
@@ -52,9 +53,12 @@ export function Debugger({ writeKeyId }: { writeKeyId: string }) {
     void (async () => {
       let last: string | null = null;
       try {
-        const { data } = await api<{ data: DebugEvent[] }>(`${base}?${query(filters)}`, {
-          action: 'read write keys',
-        });
+        const { data } = await call(
+          'read write keys',
+          client.GET('/api/v1/write-keys/{writeKeyId}/events', {
+            params: { path: { writeKeyId }, query: query(filters) },
+          }),
+        );
         setEvents(data);
         last = data[0]?.id ?? null;
       } catch (e) {
@@ -170,21 +174,34 @@ export function Debugger({ writeKeyId }: { writeKeyId: string }) {
             </li>
           ))}
         </ol>
-        {selected ? <EventDetail base={base} event={selected} onClose={() => setSelected(null)} /> : null}
+        {selected ? (
+          <EventDetail writeKeyId={writeKeyId} event={selected} onClose={() => setSelected(null)} />
+        ) : null}
       </div>
     </section>
   );
 }
 
-function EventDetail({ base, event, onClose }: { base: string; event: DebugEvent; onClose: () => void }) {
+function EventDetail({
+  writeKeyId,
+  event,
+  onClose,
+}: {
+  writeKeyId: string;
+  event: DebugEvent;
+  onClose: () => void;
+}) {
   const [deliveries, reload] = useLoad(
     () =>
       event.messageId
-        ? api<{ data: Delivery[] }>(`${base}/${encodeURIComponent(event.messageId)}/deliveries`, {
-            action: 'read write keys',
-          })
+        ? call(
+            'read write keys',
+            client.GET('/api/v1/write-keys/{writeKeyId}/events/{messageId}/deliveries', {
+              params: { path: { writeKeyId, messageId: event.messageId } },
+            }),
+          )
         : Promise.resolve({ data: [] as Delivery[] }),
-    [base, event.id],
+    [writeKeyId, event.id],
   );
   return (
     <article class="event-detail" aria-labelledby="event-detail-heading">

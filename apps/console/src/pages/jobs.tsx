@@ -1,12 +1,20 @@
-import { api } from '../api';
-import type { Job, List } from '../types';
+import { call, client } from '../api';
 import { Badge, Json, Show, Time, useLoad } from '../ui';
 
 /** The jobs of a source or an integration, newest first. */
 export function JobList({ owner, id }: { owner: 'sources' | 'integrations'; id: string }) {
   const [loaded] = useLoad(
     () =>
-      api<List<Job>>(`/api/v1/${owner}/${encodeURIComponent(id)}/jobs?limit=50`, { action: `read ${owner}` }),
+      call(
+        `read ${owner}`,
+        owner === 'sources'
+          ? client.GET('/api/v1/sources/{sourceId}/jobs', {
+              params: { path: { sourceId: id }, query: { limit: 50 } },
+            })
+          : client.GET('/api/v1/integrations/{integrationId}/jobs', {
+              params: { path: { integrationId: id }, query: { limit: 50 } },
+            }),
+      ),
     [owner, id],
   );
   return (
@@ -67,7 +75,7 @@ export function JobList({ owner, id }: { owner: 'sources' | 'integrations'; id: 
 /** One job: its attempts, rows and error (GET /api/v1/jobs/{id}). */
 export function JobPage({ id }: { id: string }) {
   const [loaded] = useLoad(
-    () => api<{ data: Job }>(`/api/v1/jobs/${encodeURIComponent(id)}`, { action: 'read jobs' }),
+    () => call('read jobs', client.GET('/api/v1/jobs/{jobId}', { params: { path: { jobId: id } } })),
     [id],
   );
   return (

@@ -1,5 +1,4 @@
-import { api } from '../api';
-import type { AppItem, IntegrationItem, List, SourceItem } from '../types';
+import { call, client } from '../api';
 import { Badge, LastError, Show, Time, useLoad } from '../ui';
 
 /** Apps, sources and integrations of the account: state, status, last sync, last error. */
@@ -16,7 +15,7 @@ export function Overview() {
 
 function Sources() {
   const [loaded] = useLoad(
-    () => api<List<SourceItem>>('/api/v1/sources?limit=100', { action: 'read sources' }),
+    () => call('read sources', client.GET('/api/v1/sources', { params: { query: { limit: 100 } } })),
     [],
   );
   return (
@@ -77,7 +76,8 @@ function Sources() {
 
 function Integrations() {
   const [loaded] = useLoad(
-    () => api<List<IntegrationItem>>('/api/v1/integrations?limit=100', { action: 'read integrations' }),
+    () =>
+      call('read integrations', client.GET('/api/v1/integrations', { params: { query: { limit: 100 } } })),
     [],
   );
   return (
@@ -140,7 +140,10 @@ function Integrations() {
 }
 
 function Apps() {
-  const [loaded] = useLoad(() => api<List<AppItem>>('/api/v1/apps?limit=100', { action: 'read apps' }), []);
+  const [loaded] = useLoad(
+    () => call('read apps', client.GET('/api/v1/apps', { params: { query: { limit: 100 } } })),
+    [],
+  );
   return (
     <section aria-labelledby="apps-heading">
       <h2 id="apps-heading">Apps</h2>

@@ -1,12 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, mcpTool } from '../api';
-import type { List, Task, TaskRun, Template } from '../types';
+import { call, client, mcpTool } from '../api';
+import type { List, PrecheckResult, Task, TaskRun, Template } from '../types';
 import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
-
-interface PrecheckResult {
-  ready: boolean;
-  gaps: { kind: string; capability: { name?: string; appType?: string }; hint: string }[];
-}
 
 /**
  * Tasks: the templates (MCP templates_list), each template's precheck, starting a task made from
@@ -99,9 +94,11 @@ function TemplateCard({ template, onStarted }: { template: Template; onStarted: 
           disabled={busy}
           onClick={() =>
             run(async () => {
-              const { data } = await api<{ data: PrecheckResult }>(
-                `/api/v1/templates/${encodeURIComponent(template.template_id)}/precheck`,
-                { method: 'POST', body: {}, action: 'check tasks' },
+              const { data } = await call(
+                'check tasks',
+                client.POST('/api/v1/templates/{templateId}/precheck', {
+                  params: { path: { templateId: template.template_id } },
+                }),
               );
               setPrecheck(data);
             })
@@ -115,16 +112,17 @@ function TemplateCard({ template, onStarted }: { template: Template; onStarted: 
           disabled={busy}
           onClick={() =>
             run(async () => {
-              const created = await api<{ data: { task_id: string } }>('/api/v1/tasks', {
-                method: 'POST',
-                body: { template_id: template.template_id },
-                action: 'create tasks',
-              });
-              await api(`/api/v1/tasks/${created.data.task_id}/start`, {
-                method: 'POST',
-                body: {},
-                action: 'start tasks',
-              });
+              const created = await call(
+                'create tasks',
+                client.POST('/api/v1/tasks', { body: { template_id: template.template_id } }),
+              );
+              await call(
+                'start tasks',
+                client.POST('/api/v1/tasks/{taskId}/start', {
+                  params: { path: { taskId: created.data.task_id } },
+                  body: {},
+                }),
+              );
               onStarted();
               location.hash = `#/tasks/${created.data.task_id}`;
             })
@@ -165,13 +163,11 @@ export function TaskPage({ id }: { id: string }) {
     const timer = setInterval(reload, 1000);
     return () => clearInterval(timer);
   }, [active, reload]);
-  const act = (path: string, action: string) => {
+  const act = (answer: () => Promise<unknown>) => {
     setError(null);
-    api(`/api/v1/tasks/${encodeURIComponent(id)}/${path}`, { method: 'POST', body: {}, action }).then(
-      reload,
-      setError,
-    );
+    answer().then(reload, setError);
   };
+  const path = { params: { path: { taskId: id } } };
   return (
     <>
       <p>
@@ -196,11 +192,21 @@ export function TaskPage({ id }: { id: string }) {
                 type="button"
                 class="primary"
                 disabled={active}
-                onClick={() => act('start', 'start tasks')}
+                onClick={() =>
+                  act(() =>
+                    call('start tasks', client.POST('/api/v1/tasks/{taskId}/start', { ...path, body: {} })),
+                  )
+                }
               >
                 Start a run
               </button>
-              <button type="button" disabled={!active} onClick={() => act('cancel', 'cancel tasks')}>
+              <button
+                type="button"
+                disabled={!active}
+                onClick={() =>
+                  act(() => call('cancel tasks', client.POST('/api/v1/tasks/{taskId}/cancel', path)))
+                }
+              >
                 Cancel the run
               </button>
             </div>

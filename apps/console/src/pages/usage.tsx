@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { api } from '../api';
+import { call, client } from '../api';
 import type { DailyUsage } from '../types';
 import { Show, useLoad } from '../ui';
 
@@ -16,7 +16,8 @@ const SERIES: { key: keyof DailyUsage; label: string; stroke: string }[] = [
 export function Usage() {
   const [days, setDays] = useState(30);
   const [loaded] = useLoad(
-    () => api<{ data: DailyUsage[] }>(`/api/v1/usage/daily?days=${days}`, { action: 'read usage' }),
+    () =>
+      call('read usage', client.GET('/api/v1/usage/daily', { params: { query: { days: String(days) } } })),
     [days],
   );
   return (

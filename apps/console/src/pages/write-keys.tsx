@@ -1,13 +1,13 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { call, client } from '../api';
 import { defaultIngestionHost, renderSnippet } from '../snippet';
-import type { List, WriteKey } from '../types';
+import type { WriteKey } from '../types';
 import { Badge, CopyButton, Show, Time, useLoad } from '../ui';
 import { Debugger } from './debugger';
 
 export function WriteKeys() {
   const [loaded] = useLoad(
-    () => api<List<WriteKey>>('/api/v1/write-keys?limit=100', { action: 'read write keys' }),
+    () => call('read write keys', client.GET('/api/v1/write-keys', { params: { query: { limit: 100 } } })),
     [],
   );
   return (
@@ -59,7 +59,10 @@ export function WriteKeys() {
 export function WriteKeyPage({ id }: { id: string }) {
   const [loaded] = useLoad(
     () =>
-      api<{ data: WriteKey }>(`/api/v1/write-keys/${encodeURIComponent(id)}`, { action: 'read write keys' }),
+      call(
+        'read write keys',
+        client.GET('/api/v1/write-keys/{writeKeyId}', { params: { path: { writeKeyId: id } } }),
+      ),
     [id],
   );
   return (

@@ -1,6 +1,6 @@
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 
-// Item 9 of issue 32: a write scope must not reach what its read scope hides. An apps.write
+// A write scope must not reach what its read scope hides. An apps.write
 // key could point a Segment app at its own host and receive the stored write key; an
 // integrations.write key could move a webhook through config.global.url, unchecked.
 

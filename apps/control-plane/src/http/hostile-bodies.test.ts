@@ -17,7 +17,7 @@ import {
 } from '../testing/control-plane-process';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
 
-// Issue 32, item 1, on the control plane: the bodies that took ingestion down (hostileBodies())
+// On the control plane: the bodies that took ingestion down (hostileBodies())
 // sent to every route the process serves, with no key, a wrong key and a valid one. The built
 // process runs with a stated heap; a route whose work grew past a small multiple of the body
 // would abort it. Every answer is below 500 and a good request is answered right after.

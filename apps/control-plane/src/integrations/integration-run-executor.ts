@@ -148,9 +148,13 @@ export class IntegrationRunExecutor implements JobExecutor {
         const sent = await this.send(forwarder, destination, rows, signal);
         counts.rowsWritten += sent;
         const last = rows[rows.length - 1];
-        if (last)
-          await this.saveWatermark(integration.id, task, { at: last.at, key: last.key }, sent, job.id);
-        await progress(counts);
+        await progress(
+          counts,
+          last
+            ? (tx) =>
+                this.saveWatermark(tx, integration.id, task, { at: last.at, key: last.key }, sent, job.id)
+            : undefined,
+        );
       }
     }
   }
@@ -268,7 +272,9 @@ export class IntegrationRunExecutor implements JobExecutor {
     return { at: (integration.historicalSyncStartDate ?? new Date(0)).toISOString(), key: '' };
   }
 
+  /** In `tx` of the job's progress, so a run that no longer owns its job moves no watermark. */
   private async saveWatermark(
+    tx: EntityManager,
     integrationId: string,
     task: ScheduledTask,
     watermark: Watermark,
@@ -276,7 +282,7 @@ export class IntegrationRunExecutor implements JobExecutor {
     jobId: string,
   ): Promise<void> {
     // A task replaced at the same index starts over: the key includes its type.
-    await this.options.dataSource.query(
+    await tx.query(
       `INSERT INTO integration_watermarks (integration_id, task_index, task_type, at, key, rows_sent, last_job_id)
        VALUES ($1, $2, $3, $4::timestamptz, $5, $6, $7)
        ON CONFLICT (integration_id, task_index) DO UPDATE SET

@@ -11,7 +11,7 @@ import {
   type Harness,
 } from '../testing/harness';
 
-// Issue 32, item 3: one token per internal caller. Ingestion's token resolves write keys and
+// One token per internal caller. Ingestion's token resolves write keys and
 // nothing else; each forwarding consumer's token looks tenants up and gets its own app type's
 // destinations and credentials only.
 describe('internal tokens: each caller its own token and scope (real PostgreSQL)', () => {

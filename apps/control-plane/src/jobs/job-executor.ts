@@ -16,8 +16,12 @@ export interface JobContext {
   /**
    * Saves the counts so far and touches the heartbeat. Throws (an interruption) when the job no
    * longer belongs to this worker, so a long loop that calls it stops writing.
+   *
+   * `write` runs in the same transaction, after the job's row is locked and found still owned:
+   * an executor's own state (a watermark, a cursor) then commits only while the job is its own,
+   * and a cancel or a reaper that took the job first rolls it back.
    */
-  progress(counts: JobCounts): Promise<void>;
+  progress(counts: JobCounts, write?: (tx: EntityManager) => Promise<void>): Promise<void>;
 }
 
 /**

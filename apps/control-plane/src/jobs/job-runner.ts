@@ -88,12 +88,13 @@ export class JobRunner extends QueueWorker {
         executor.execute({
           job,
           signal: execution.signal,
-          progress: async (now) => {
+          progress: async (now, write) => {
             Object.assign(counts, now);
-            await execution.update({
-              rows_read: now.rowsRead,
-              rows_written: now.rowsWritten,
-              updated_at: NOW,
+            const values = { rows_read: now.rowsRead, rows_written: now.rowsWritten, updated_at: NOW };
+            if (!write) return execution.update(values);
+            await dataSource.transaction(async (tx) => {
+              await execution.update(values, tx);
+              await write(tx);
             });
           },
         }),

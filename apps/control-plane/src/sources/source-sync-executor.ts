@@ -87,10 +87,11 @@ export class SourceSyncExecutor implements JobExecutor {
         const { written } = buffer.length
           ? await writer.write(schema, table, spec.primaryKey, buffer)
           : { written: 0 };
-        await states.save(source.id, stream, cursor, written, job.id);
         counts.rowsWritten += written;
         buffer = [];
-        await progress(counts);
+        // The cursor moves only while the job is this worker's: a stale run must not move it
+        // under the run that took the job over.
+        await progress(counts, (tx) => new StreamStates(tx).save(source.id, stream, cursor, written, job.id));
       };
       const pages = connector.read(stream, {
         cursor: saved.get(stream)?.cursor ?? null,

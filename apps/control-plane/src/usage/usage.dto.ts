@@ -1,5 +1,5 @@
 /**
- * Usage over a period of whole UTC days ending today (spec 2.5), as the metering job last
+ * Usage over a period of whole UTC days ending today (docs/management-api.md#usage-metering), as the metering job last
  * stored it (see `meteredAt`). Money is in USD, computed as exact decimals and kept to the
  * micro-dollar; GB and TB are decimal units (10^9, 10^12 bytes).
  */
@@ -32,7 +32,7 @@ export interface UsageSummary {
   meteredAt: string | null;
 }
 
-/** One UTC day of usage (spec 2.6); a day without usage has zeros. */
+/** One UTC day of usage (docs/management-api.md#usage-metering); a day without usage has zeros. */
 export interface DailyUsageItem {
   /** YYYY-MM-DD (UTC). */
   date: string;

@@ -99,8 +99,9 @@ export interface QueueHandlers {
  * - Reaper: every worker requeues running items whose heartbeat is older than staleAfterMs (the
  *   process died), or fails them with `worker_lost` once they were claimed maxAttempts times.
  * - Stop: no more claims; executions in progress are interrupted and put back at once.
- * Every write of an execution is conditioned on (status running, worker_id this worker), so a
- * late write of a lost or cancelled item changes nothing.
+ * Every write of an execution is conditioned on (status running, worker_id this worker, attempts
+ * this claim's), so a late write of a lost or cancelled item changes nothing, even when this same
+ * worker has claimed the item again since.
  */
 export class PgWorkQueue {
   readonly workerId: string;
@@ -236,7 +237,7 @@ export class PgWorkQueue {
   /** Starts executing a claimed item in the background (the loop does this; tests may too). */
   track(item: ClaimedItem): void {
     const controller = new AbortController();
-    const execution = new Execution(this, this.options.table.name, item.id, controller);
+    const execution = new Execution(this, this.options.table.name, item.id, controller, item.attempts);
     const heartbeat = setInterval(() => {
       execution.heartbeat().catch((error: unknown) => {
         if (!(error instanceof Interrupted))
@@ -343,6 +344,8 @@ export class Execution {
     private readonly table: string,
     readonly id: string,
     private readonly controller: AbortController,
+    /** The claim's attempt number: the lease a write must still hold. */
+    private readonly attempt: number,
   ) {}
 
   get signal(): AbortSignal {
@@ -430,7 +433,7 @@ export class Execution {
   }
 
   private async write(manager: EntityManager, values: ColumnValues): Promise<boolean> {
-    const params: unknown[] = [this.id, this.queue.workerId];
+    const params: unknown[] = [this.id, this.queue.workerId, this.attempt];
     const assignments = Object.entries(values).map(([column, value]) => {
       if (value === NOW) return `${column} = now()`;
       if (isDecrement(value)) return `${column} = greatest(${column} - 1, 0)`;
@@ -443,7 +446,7 @@ export class Execution {
     });
     const set = assignments.length > 0 ? assignments.join(', ') : 'heartbeat_at = heartbeat_at';
     const result: unknown = await manager.query(
-      `UPDATE ${this.table} SET ${set} WHERE id = $1 AND worker_id = $2 AND status = 'running' RETURNING id`,
+      `UPDATE ${this.table} SET ${set} WHERE id = $1 AND worker_id = $2 AND attempts = $3 AND status = 'running' RETURNING id`,
       params,
     );
     return returnedRows(result).length > 0;

@@ -50,7 +50,7 @@ function preview(batch: ValidatedBatch, tenant: WriteKeyRecord) {
 }
 
 /**
- * POST /admin/simulate (spec 4.7): validates, normalizes and previews a /collect body, and
+ * POST /admin/simulate (docs/tracking-api.md#simulate): validates, normalizes and previews a /collect body, and
  * writes, publishes and sends nothing. Off unless DEMO_MODE and ADMIN_SETUP_ENABLED are both
  * on (then it answers 404 as if absent); with them on, X-Admin-Token must equal
  * ADMIN_SETUP_TOKEN (403 invalid_admin_token otherwise).

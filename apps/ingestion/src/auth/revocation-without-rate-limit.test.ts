@@ -23,7 +23,7 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const HOUR_MS = 3_600_000;
 const logger = createLogger({ service: 'revocation-process-test', stream: new PassThrough() });
 
-// Issue 32, item 4: the built control plane, as operators run it, with API_RATE_LIMIT_ENABLED=false.
+// The built control plane, as operators run it, with API_RATE_LIMIT_ENABLED=false.
 // Its tenant-change publisher used to share the rate limiter's Redis connection, which is not
 // made when the limit is off: revocations were never broadcast, and an ingestion instance that
 // hears changes kept a revoked key for its whole cache TTL (here an hour).

@@ -1,6 +1,6 @@
 import { AppError } from '@pipeline/errors';
 
-// Every error of spec 7.1 with its status, `error` code and extra fields. The error handler
+// Every error of docs/tracking-api.md#errors with its status, `error` code and extra fields. The error handler
 // renders `{ ok: false, error, ...details }` and a Retry-After header when `retryAfter` is set.
 
 export interface EventErrors {

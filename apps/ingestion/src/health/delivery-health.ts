@@ -23,7 +23,7 @@ export function publicHealth(report: HealthReport): HealthReport {
   };
 }
 
-/** Static mode has no outbox: spec 4.7's `{ ok: true, durableIngest: false }`. */
+/** Static mode has no outbox: docs/tracking-api.md#health: `{ ok: true, durableIngest: false }`. */
 export class StaticHealth implements HealthReporter {
   async report(): Promise<HealthReport> {
     return { status: 200, body: { ok: true, durableIngest: false } };

@@ -4,7 +4,7 @@ import type { Logger } from '@pipeline/logger';
 import { publicHealth, type HealthReporter } from './delivery-health';
 
 /**
- * GET /health for load balancers: 503 when the outbox cannot be read (spec 4.7), statuses
+ * GET /health for load balancers: 503 when the outbox cannot be read (docs/tracking-api.md#health), statuses
  * only (the consumer groups and their lag are on the metrics port's /health). The probes
  * (docs/operations.md, "Probes"): GET /livez, 200 while the process answers; GET /readyz, 200
  * when every check answers (hosted mode: the Kafka brokers of the outbox), 503 naming those

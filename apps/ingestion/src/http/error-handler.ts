@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isAppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
 
-/** The ingestion API's error body (spec 7.1): `{ ok: false, error: <code>, ...details }`. */
+/** The ingestion API's error body (docs/tracking-api.md#errors): `{ ok: false, error: <code>, ...details }`. */
 export interface IngestionErrorBody {
   ok: false;
   error: string;

@@ -10,7 +10,7 @@ import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } fro
 import { event, startHosted, type Hosted } from '../testing/ingestion-harness';
 import { SEGMENT_MAX_MESSAGES } from '../segment/segment-request';
 
-// Issue 32, item 1: a 478 KB body of a 20,000-key batch context and 93,000 empty messages,
+// A 478 KB body of a 20,000-key batch context and 93,000 empty messages,
 // sent with no key, took the process down (V8 out of heap). Every body of hostileBodies() at
 // every route that reads a body is answered with its documented 4xx, and a good event is
 // accepted right after.

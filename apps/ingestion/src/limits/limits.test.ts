@@ -15,7 +15,7 @@ function testClock(start: number) {
   return { now: () => ms, set: (to: number) => (ms = to), advance: (by: number) => (ms += by) };
 }
 
-describe('rate limits of spec 8 (real Redis)', () => {
+describe('rate limits of docs/tracking-api.md#rate-limits (real Redis)', () => {
   describe('shared per-key limits, driven low', () => {
     let h: Hosted;
     const clock = testClock(Date.UTC(2026, 0, 15, 12, 0, 0, 100));

@@ -25,7 +25,7 @@ class LocalWindows {
   }
 }
 
-/** Spec 8: per write key per server instance (RATE_LIMIT_LOCAL_BACKSTOP_EPS); holds without Redis. */
+/** Per write key per server instance (RATE_LIMIT_LOCAL_BACKSTOP_EPS); holds without Redis. */
 export class LocalBackstop {
   private readonly windows = new LocalWindows();
 
@@ -74,7 +74,7 @@ export interface SharedLimits {
 }
 
 /**
- * Spec 8: per write key across all instances, in the shared counter store (defaults 100/s and
+ * Per write key across all instances, in the shared counter store (defaults 100/s and
  * 100,000/day, overridable per key). Applied only with a store; while the store is down
  * requests pass (the local backstop still holds) and it is logged.
  */
@@ -150,7 +150,7 @@ export class SharedRateLimiter {
 }
 
 /**
- * Spec 8: write-key checks per client IP, counting only keys not in the valid-key cache
+ * Write-key checks per client IP, counting only keys not in the valid-key cache
  * (AUTH_RESOLUTION_ATTEMPTS_PER_MINUTE). An IPv6 client counts by its /64 (addressLimitKey):
  * one subscriber's 2^64 addresses share one budget. Shared through Redis when there is one;
  * per instance otherwise, or while it is down.

@@ -301,7 +301,7 @@ describe('browser SDK against static mode: snippet, /v1/sdk.js and /collect into
         });
       }
       if (attempts.length === 2) {
-        // Only the body says when: some 503s carry no header (spec 7.1).
+        // Only the body says when: some 503s carry no header (docs/tracking-api.md#errors).
         return route.fulfill({
           status: 503,
           headers: cors,

@@ -9,7 +9,8 @@ export function scriptLiteral(value: string): string {
   );
 }
 
-/** The methods the stub queues until the SDK loads (spec 4.7: not setConsent, getConsent, debugState). */
+/** The methods the stub queues until the SDK loads (docs/tracking-api.md#sdk-and-snippet: not setConsent,
+ * getConsent, debugState). */
 export const queuedMethods = [
   'track',
   'identify',

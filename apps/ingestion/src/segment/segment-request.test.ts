@@ -200,7 +200,7 @@ describe('parseSegmentBody', () => {
   });
 });
 
-describe('parseSegmentBody: the work a request may cost (issue 32)', () => {
+describe('parseSegmentBody: the work a request may cost', () => {
   const track = (i: number) => ({ type: 'track', userId: 'u', event: 'E', messageId: `m${i}` });
 
   it(`takes ${SEGMENT_MAX_MESSAGES} messages and refuses one more before any per-message work`, () => {

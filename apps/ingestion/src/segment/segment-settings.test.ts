@@ -8,7 +8,7 @@ import { staticApp } from '../testing/ingestion-harness';
 
 const WRITE_KEY = 'wk_settings_test_key';
 
-// Issue 32, item 5: the settings document analytics-next loads is cached by CDNs
+// The settings document analytics-next loads is cached by CDNs
 // (Cache-Control: public, max-age=60, no Vary). Its apiHost used to come from X-Forwarded-Host,
 // so one request through a CDN that passes the header pointed every page of the key at another
 // host. It now comes from PUBLIC_TRACKING_URL, or where the request arrived; never a header.

@@ -12,7 +12,7 @@ export function screenFields(event: TrackingEvent): Record<string, unknown> {
   return { ...(text(event.name) ? { name: event.name } : {}), ...(event.properties ?? {}) };
 }
 
-/** When the event happened, with the client's clock error corrected (spec 2.7). */
+/** When the event happened, with the client's clock error corrected (docs/tracking-api.md#events). */
 export function eventTime({ event, receipt }: OutboundEvent): Date {
   return correctedTimestamp(event.timestamp, event.sentAt ?? receipt.batchSentAt, receipt.receivedAt);
 }

@@ -9,9 +9,9 @@ import { runConsumer, type RunningConsumer } from '../consumer-runner';
 import type { DeliveryMessage } from '../destination';
 import { TenantDirectory } from '../tenant-directory';
 import { topicRecords, waitFor } from '../testing/topic-records';
-import { AmplitudeForwarder } from './amplitude-forwarder';
+import { AmplitudeForwarder } from './vendors/amplitude/amplitude-forwarder';
 import { vendorClientOptions, type ForwarderOptions } from './forwarder';
-import { WebhookForwarder } from './webhook-forwarder';
+import { WebhookForwarder } from './vendors/webhook/webhook-forwarder';
 import { ForwardingDestination, type ForwardingLimits } from './forwarding-destination';
 import { lookAlikeDestination, startLookAlikeVendor, type LookAlikeServer } from './testing/vendor-server';
 

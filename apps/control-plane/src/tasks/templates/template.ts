@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { WarehouseReader } from '../../warehouse/warehouse-reader';
 
 /**
- * A capability a template needs (spec 2.4): a connected integration of an app type, a
+ * A capability a template needs (docs/tasks-and-mcp.md#templates): a connected integration of an app type, a
  * permission of the calling API key, or data present in the account.
  */
 export type Prerequisite =

@@ -1,0 +1,135 @@
+import { PassThrough } from 'node:stream';
+import { startHoldingProxy, type HoldingProxy } from '@pipeline/connectors/testing';
+import {
+  lookAlikeCredentials,
+  startLookAlikeVendor,
+  type LookAlikeServer,
+} from '@pipeline/destinations/testing';
+import { createLogger } from '@pipeline/logger';
+import { CredentialCipher } from '../apps/credential-cipher';
+import { JobRunner } from '../jobs/job-runner';
+import { WarehouseReader } from '../warehouse/warehouse-reader';
+import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
+import { startScratchWarehouse, userRow, type ScratchWarehouse } from '../testing/warehouse';
+import { IntegrationRunExecutor } from './integration-run-executor';
+
+// An integration run's watermark moves only while the run still owns its job. The run here is
+// cancelled while Braze holds its batch, and its worker does not heartbeat in between (a long
+// interval), so the first thing it writes after the vendor accepts is the watermark: that write
+// must not land, or the next run would skip rows the cancelled one never recorded as sent.
+describe('a stale integration run writes nothing (real PostgreSQL, held Braze look-alike)', () => {
+  let h: Harness;
+  let warehouse: ScratchWarehouse;
+  let reader: WarehouseReader;
+  let braze: LookAlikeServer;
+  let proxy: HoldingProxy;
+  let runner: JobRunner;
+  let t: Tenant;
+
+  const logs: string[] = [];
+  const logger = () => {
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+    return createLogger({ service: 'stale-run-test', stream, level: 'info' });
+  };
+
+  beforeAll(async () => {
+    warehouse = await startScratchWarehouse('stale run warehouse');
+    h = await startHarness('stale run');
+    reader = new WarehouseReader(warehouse.url);
+    braze = await startLookAlikeVendor('braze');
+    proxy = await startHoldingProxy(braze.url);
+    runner = new JobRunner({
+      dataSource: h.db.dataSource,
+      logger: logger(),
+      concurrency: 1,
+      pollIntervalMs: 25,
+      heartbeatIntervalMs: 600_000,
+      staleAfterMs: 600_000,
+      maxAttempts: 2,
+      retryBaseMs: 50,
+      retryMaxMs: 100,
+    }).register(
+      new IntegrationRunExecutor({
+        dataSource: h.db.dataSource,
+        warehouse: reader,
+        cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
+        jobs: h.services.jobs,
+        logger: logger(),
+        baseUrls: { braze: proxy.url },
+        dependencyRetryMs: 200,
+      }),
+    );
+    runner.start();
+    t = await h.tenant();
+  });
+
+  afterAll(async () => {
+    proxy?.release();
+    await runner?.stop();
+    await reader?.close();
+    await proxy?.close();
+    await braze?.close();
+    await h?.close();
+    await warehouse?.drop();
+  });
+
+  async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (!(await probe())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  it('does not move the watermark of a run cancelled while the vendor held its batch', async () => {
+    const at = new Date(Date.now() - 60_000);
+    await warehouse.seed(t.accountId, [userRow('u1', at), userRow('u2', at)]);
+    const app = await h
+      .as(t.key)
+      .post('/api/v1/apps')
+      .send({
+        appType: 'braze',
+        displayName: 'Braze',
+        credentials: lookAlikeCredentials.braze,
+        config: { restEndpoint: 'https://rest.iad-01.braze.com' },
+      });
+    expect(app.status).toBe(201);
+    const created = await h
+      .as(t.key)
+      .post('/api/v1/integrations')
+      .send({
+        dataType: 'users',
+        destinationAppId: (app.body as { data: { id: string } }).data.id,
+        schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
+        config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
+      });
+    expect(created.status).toBe(201);
+    const integrationId = (created.body as { data: { id: string } }).data.id;
+
+    const triggered = await h.as(t.key).post(`/api/v1/integrations/${integrationId}/run`);
+    expect(triggered.status).toBe(202);
+    const jobId = (triggered.body as { data: { id: string } }).data.id;
+    await until(async () => proxy.held() > 0, 'the batch to reach Braze');
+
+    // Taken from its worker as pausing the integration does; the worker is not told.
+    await h.db.dataSource.transaction((tx) => h.services.jobs.cancelActive({ integrationId }, 'paused', tx));
+    proxy.release();
+    await until(async () => braze.accepted.length > 0, 'Braze to accept the batch');
+    // The run's next write after the send finds the job gone: the runner says so once it stopped.
+    await until(
+      async () => logs.some((line) => line.includes('job interrupted') && line.includes(jobId)),
+      'the stale run to stop',
+    );
+    const [job] = (await h.db.dataSource.query('SELECT status, rows_written FROM jobs WHERE id = $1', [
+      jobId,
+    ])) as { status: string; rows_written: string }[];
+    expect(braze.accepted.length).toBeGreaterThan(0);
+    expect(job).toMatchObject({ status: 'cancelled', rows_written: '0' });
+    const watermarks = (await h.db.dataSource.query(
+      'SELECT * FROM integration_watermarks WHERE integration_id = $1',
+      [integrationId],
+    )) as unknown[];
+    expect(watermarks).toEqual([]);
+  });
+});

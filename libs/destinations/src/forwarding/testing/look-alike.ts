@@ -1,0 +1,76 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ResolvedDestination } from '@pipeline/tenancy';
+
+// What one vendor's look-alike is: how it answers a request, and what a destination pointed at
+// it carries. Each vendor folder (forwarding/vendors/<vendor>/) defines one; the generic server
+// (vendor-server.ts) records, scripts failures and delays the same way for all of them.
+
+export interface Incoming {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface VendorState {
+  expected: Record<string, string>;
+  accept(endpoint: string, item: Record<string, unknown>): void;
+  drop(endpoint: string, item: Record<string, unknown>): void;
+  /** The scripted rejection of an item, if any. */
+  rejection(item: Record<string, unknown>, endpoint: string): string | undefined;
+}
+
+/** The vendor's answer to a request no scripted failure took. */
+export type LookAlikeHandler = (incoming: Incoming, state: VendorState) => Answer;
+
+export interface LookAlikeDefinition<Vendor extends string = string> {
+  /** The app type it stands in for. */
+  readonly vendor: Vendor;
+  readonly kind: ResolvedDestination['kind'];
+  /** The credentials it accepts unless told otherwise. */
+  readonly credentials: Record<string, string>;
+  /** Where a forwarder is pointed (the hook's path, for the webhook); the server's root if unset. */
+  readonly urlPath?: string;
+  /** The app config a destination needs (the pixel, customer or URL it knows); none if unset. */
+  appConfig?(url: string): Record<string, unknown>;
+  /** The credentials a destination carries when not all the accepted ones; all if unset. */
+  destinationCredentials?(credentials: Record<string, string>): Record<string, unknown>;
+  handle: LookAlikeHandler;
+  /** The vendor's own error body for a status a test scripts. */
+  scriptedBody(status: number): unknown;
+}
+
+/** Keeps the vendor's name a literal type, so the list of look-alikes names every vendor. */
+export const defineLookAlike = <Vendor extends string>(
+  definition: LookAlikeDefinition<Vendor>,
+): LookAlikeDefinition<Vendor> => definition;
+
+// Reading requests the way the vendors do.
+
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+export const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+export const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+export const isIsoTime = (value: unknown) =>
+  typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value));
+export const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+export const isJson = (incoming: Incoming) =>
+  (incoming.headers['content-type'] ?? '').startsWith('application/json');
+/** A SHA-256 hash in lowercase hex, as the advertising vendors take hashed identities. */
+export const HASHED = /^[0-9a-f]{64}$/;
+
+export function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
