@@ -17,8 +17,8 @@ export function sourceFiles(dir: string): string[] {
 /** The files `file` imports by a relative path, resolved to absolute paths. */
 export function relativeImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g)].map(
-    (m) => m[1]!,
+  const specifiers = [...text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g)].flatMap((m) =>
+    m[1] ? [m[1]] : [],
   );
   return specifiers.flatMap((specifier) => {
     const base = path.resolve(path.dirname(file), specifier);
