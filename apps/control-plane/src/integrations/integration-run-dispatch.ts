@@ -21,11 +21,9 @@ export async function dispatchIntegrationRun(
       conflict: () =>
         conflict('run_already_active', `Integration ${integration.id} already has a queued or running run`),
       onQueued: async (tx, job) => {
-        await tx
-          .getRepository(IntegrationEntity)
-          .update({ id: integration.id }, { latestJobId: job.id, status: 'pending' });
-        integration.latestJobId = job.id;
-        integration.status = 'pending';
+        const pending = { latestJobId: job.id, status: 'pending' as const };
+        await tx.getRepository(IntegrationEntity).update({ id: integration.id }, pending);
+        Object.assign(integration, pending);
       },
     },
     trigger,

@@ -21,15 +21,13 @@ export async function dispatchSourceSync(
       conflict: () =>
         conflict('sync_already_active', `Source ${source.id} already has a queued or running sync`),
       onQueued: async (tx, job) => {
-        await tx
-          .getRepository(SourceEntity)
-          .update(
-            { id: source.id },
-            { latestJobId: job.id, activeImportJobId: job.id, integrationStatus: 'queued' },
-          );
-        source.latestJobId = job.id;
-        source.activeImportJobId = job.id;
-        source.integrationStatus = 'queued';
+        const queued = {
+          latestJobId: job.id,
+          activeImportJobId: job.id,
+          integrationStatus: 'queued' as const,
+        };
+        await tx.getRepository(SourceEntity).update({ id: source.id }, queued);
+        Object.assign(source, queued);
       },
     },
     trigger,
