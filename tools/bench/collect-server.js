@@ -227,7 +227,7 @@ async function controlPlaneProcess() {
     process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
     'bench collect',
   );
-  const dataSource = cp('database/data-source').createDataSource({ url: scratch.url, poolMax: 4 });
+  const dataSource = cp('data-model').createDataSource({ url: scratch.url, poolMax: 4 });
   await dataSource.initialize();
   await cp('database/data-source').migrate(dataSource);
   const token = randomBytes(24).toString('hex');

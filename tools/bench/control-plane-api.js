@@ -9,7 +9,8 @@ const path = require('node:path');
 
 const dist = (p) => path.join(__dirname, '../../apps/control-plane/dist', p);
 const { createApp } = require(dist('app'));
-const { createDataSource, migrate } = require(dist('database/data-source'));
+const { createDataSource } = require(dist('data-model'));
+const { migrate } = require(dist('database/data-source'));
 const { AccountService } = require(dist('accounts/account.service'));
 const { ApiKeyService } = require(dist('auth/api-key.service'));
 const { scopes } = require(dist('auth/scopes'));

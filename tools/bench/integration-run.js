@@ -20,14 +20,14 @@ async function main() {
   const { createScratchDatabase, DEFAULT_DATABASE_URL } = lib('@pipeline/postgres');
   const { warehouseSchemaFor } = lib('@pipeline/tenancy');
   const { createLogger } = lib('@pipeline/logger');
-  const { createMigratedScratchDatabase } = cp('database/scratch-data-source');
+  const { createMigratedScratchDatabase } = cp('scratch-data-source');
   const { AccountService } = cp('accounts/account.service');
   const { createServices } = cp('app');
   const { JobRunner } = cp('jobs/job-runner');
   const { IntegrationRunExecutor } = cp('integrations/integration-run-executor');
   const { CredentialCipher } = cp('apps/credential-cipher');
-  const { WarehouseReader } = cp('tasks/warehouse-reader');
-  const { PgQueryMeter } = cp('usage/query-meter');
+  const { WarehouseReader } = cp('warehouse/warehouse-reader');
+  const { PgQueryMeter } = cp('warehouse/query-meter');
 
   const keys = `bench:${randomBytes(32).toString('base64')}`;
   const control = await createMigratedScratchDatabase('bench integration run');

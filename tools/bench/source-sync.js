@@ -83,7 +83,7 @@ async function main() {
  */
 async function wholeJob() {
   const cp = (file) => require(path.join(root, 'apps/control-plane/dist', file));
-  const { createMigratedScratchDatabase } = cp('database/scratch-data-source');
+  const { createMigratedScratchDatabase } = cp('scratch-data-source');
   const { AccountService } = cp('accounts/account.service');
   const { createServices } = cp('app');
   const { JobRunner } = cp('jobs/job-runner');

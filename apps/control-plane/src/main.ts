@@ -11,7 +11,7 @@ import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy'
 import { AccountLimiter } from './accounts/account-limits';
 import { createApp } from './app';
 import { InternalTokens } from './auth/internal-tokens';
-import { ControlPlaneMetrics } from './http/control-plane-metrics';
+import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import {
   accountLimitsOf,
   controlPlaneConfigSchema,
@@ -19,7 +19,7 @@ import {
   vendorAppTypes,
   type ControlPlaneConfig,
 } from './config';
-import { createDataSource } from './database/data-source';
+import { createDataSource } from './data-model';
 import { TaskWorker } from './tasks/task-worker';
 import { CredentialCipher } from './apps/credential-cipher';
 import { JobRunner } from './jobs/job-runner';
@@ -30,9 +30,9 @@ import { dueIntegrations } from './integrations/integration-schedule';
 import { dueSources } from './sources/source-schedule';
 import { SourceSyncExecutor } from './sources/source-sync-executor';
 import { priceList } from './usage/price-list';
-import { PgQueryMeter } from './usage/query-meter';
+import { PgQueryMeter } from './warehouse/query-meter';
 import { MeteringTimer, UsageMetering } from './usage/usage-metering';
-import { WarehouseReader } from './tasks/warehouse-reader';
+import { WarehouseReader } from './warehouse/warehouse-reader';
 
 /**
  * Where tenant changes are broadcast (revoked write keys, rotated credentials) and the API rate

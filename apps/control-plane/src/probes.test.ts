@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { createApp } from './app';
-import { createMigratedScratchDatabase } from './database/scratch-data-source';
+import { createMigratedScratchDatabase } from './scratch-data-source';
 import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS } from './testing/harness';
 
 describe('control plane probes (real PostgreSQL)', () => {

@@ -12,7 +12,7 @@ import { CredentialCipher } from './apps/credential-cipher';
 import { JobRunner } from './jobs/job-runner';
 import { IntegrationRunExecutor } from './integrations/integration-run-executor';
 import { TaskWorker } from './tasks/task-worker';
-import { isWarehouseConnectionFailure, WarehouseReader } from './tasks/warehouse-reader';
+import { isWarehouseConnectionFailure, WarehouseReader } from './warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from './testing/harness';
 import { utcDay } from './usage/usage-metering';
 

@@ -8,7 +8,6 @@ import { isUuid } from '../http/ids';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { ResourceState } from '../http/resource-state';
-import { SourceEntity } from '../sources/source.entity';
 import type { AppDetail, AppListItem, CreateAppBody, UpdateAppBody } from './app.dto';
 import { AppEntity, type AppRole } from './app.entity';
 import { AppSettingsValidator } from './app-settings';
@@ -34,7 +33,15 @@ const sortProperty: Record<AppSort, keyof AppEntity> = {
 
 const UNIQUE_VIOLATION = '23505';
 
+/**
+ * What still uses an app and forbids its deletion ("active source <ids>"), or undefined. The
+ * features that use apps register one (apps/ imports none of them).
+ */
+export type AppUsers = (accountId: string, appId: string) => Promise<string | undefined>;
+
 export class AppService {
+  private readonly users: AppUsers[] = [];
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly cipher: CredentialCipher,
@@ -45,6 +52,11 @@ export class AppService {
 
   private get repository() {
     return this.dataSource.getRepository(AppEntity);
+  }
+
+  /** Adds a check that refuses an app's deletion while something uses it. */
+  registerUsers(users: AppUsers): void {
+    this.users.push(users);
   }
 
   async list(accountId: string, query: AppListQuery, page: PageRequest): Promise<ListResponse<AppListItem>> {
@@ -158,14 +170,9 @@ export class AppService {
   async delete(accountId: string, appId: string): Promise<AppDetail> {
     const app = await this.find(accountId, appId);
     if (app.state === 'deleted') return this.toDetail(app);
-    const activeSources = await this.dataSource
-      .getRepository(SourceEntity)
-      .find({ select: { id: true }, where: { appId: app.id, accountId, state: 'active' } });
-    if (activeSources.length > 0) {
-      throw conflict(
-        'app_in_use',
-        `App ${app.id} is used by active source ${activeSources.map((s) => s.id).join(', ')}; pause or delete it first`,
-      );
+    for (const users of this.users) {
+      const user = await users(accountId, app.id);
+      if (user) throw conflict('app_in_use', `App ${app.id} is used by ${user}; pause or delete it first`);
     }
     const deleted = this.toDetail(await softDelete(this.repository, app));
     await this.changes?.publish({ kind: 'tenant_changed', accountId });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { loadConfigOrExit } from '@pipeline/config';
 import { migrateConfigSchema } from '../config';
-import { createDataSource } from '../database/data-source';
+import { createDataSource } from '../data-model';
 import { runOperatorCli } from './operator-cli';
 
 async function main(): Promise<number> {

@@ -3,7 +3,8 @@ import { startService } from '@pipeline/lifecycle';
 import { createLogger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
 import { migrateConfigSchema } from '../config';
-import { createDataSource, migrate, MIGRATOR_POOL_SIZE } from './data-source';
+import { createDataSource } from '../data-model';
+import { migrate, MIGRATOR_POOL_SIZE } from './data-source';
 
 /** `migrate`: creates the database when missing and applies pending migrations (the pre-deploy Job). */
 async function main(): Promise<void> {

@@ -1,6 +1,7 @@
 import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
-import { createDataSource, migrate, migrations, MIGRATOR_POOL_SIZE } from './data-source';
-import { createMigratedScratchDatabase, type MigratedScratchDatabase } from './scratch-data-source';
+import { createDataSource, migrations } from '../data-model';
+import { migrate, MIGRATOR_POOL_SIZE } from './data-source';
+import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../scratch-data-source';
 
 describe('migrations (real PostgreSQL)', () => {
   let db: MigratedScratchDatabase;

@@ -7,7 +7,7 @@ import { hostileBodies } from '@pipeline/events/testing';
 import { AccountService } from '../accounts/account.service';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes } from '../auth/scopes';
-import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../scratch-data-source';
 import { DEBUG_STREAM_PATH } from '../debugger/debugger-stream';
 import { MCP_PATH } from '../tasks/mcp-server';
 import {

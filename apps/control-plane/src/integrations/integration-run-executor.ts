@@ -18,10 +18,11 @@ import {
   type JobTransition,
 } from '../jobs/job-executor';
 import type { JobService } from '../jobs/job.service';
+import { dispatchSourceSync } from '../sources/source-sync-dispatch';
 import { SourceEntity } from '../sources/source.entity';
-import type { WarehouseReader } from '../tasks/warehouse-reader';
+import type { WarehouseReader } from '../warehouse/warehouse-reader';
 import { isWarehouseUnavailable } from '../http/api-errors';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
 import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
 import { scheduledTasks, type ScheduledTask } from './integration-tasks';
@@ -184,7 +185,7 @@ export class IntegrationRunExecutor implements JobExecutor {
     for (const source of sources.filter((s) => s.activeImportJobId === null && s.latestJobId === null)) {
       let triggered;
       try {
-        triggered = await this.options.jobs.dispatchSourceSync(source, 'onboarding');
+        triggered = await dispatchSourceSync(this.options.jobs, source, 'onboarding');
       } catch (error) {
         // The account's queue is full: the run waits and asks again at its next attempt.
         if (error instanceof AppError && error.code === 'account_limit_reached') continue;

@@ -13,7 +13,7 @@ import { JobRunner } from '../jobs/job-runner';
 import { Scheduler } from '../jobs/scheduler';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { dueSources } from '../sources/source-schedule';
-import { WarehouseReader } from '../tasks/warehouse-reader';
+import { WarehouseReader } from '../warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, trackRow, userRow, type ScratchWarehouse } from '../testing/warehouse';
 import { IntegrationRunExecutor } from './integration-run-executor';

@@ -2,8 +2,9 @@ import type { EntityManager } from 'typeorm';
 import { AppError } from '@pipeline/errors';
 import { nextRunAt } from '@pipeline/schedules';
 import type { JobService } from '../jobs/job.service';
+import { dispatchIntegrationRun } from './integration-run-dispatch';
 import type { DueFinder } from '../jobs/scheduler';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 import { IntegrationEntity } from './integration.entity';
 
 const BATCH = 200;
@@ -66,7 +67,7 @@ export function dueIntegrations(jobs: JobService): DueFinder {
       const integration = await repository.findOneByOrFail({ id });
       if (hasScheduledWork(integration)) {
         try {
-          await jobs.dispatchIntegrationRun(integration, 'schedule', tx);
+          await dispatchIntegrationRun(jobs, integration, 'schedule', tx);
           queued += 1;
         } catch (error) {
           // A slot of an account whose queue is full is skipped like one whose run is still active.

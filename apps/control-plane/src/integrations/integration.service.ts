@@ -14,6 +14,7 @@ import type { ResourceState } from '../http/resource-state';
 import type { JobView } from '../jobs/job.dto';
 import type { JobStatus } from '../jobs/job.entity';
 import type { JobService } from '../jobs/job.service';
+import { dispatchIntegrationRun } from './integration-run-dispatch';
 import { toJobView } from '../jobs/job-view';
 import { SourceEntity } from '../sources/source.entity';
 import { hasScheduledWork, nextRunOf } from './integration-schedule';
@@ -247,7 +248,7 @@ export class IntegrationService {
         'nothing_to_run',
         'The integration only has real-time tasks (events), which the delivery consumers send',
       );
-    const job = toJobView(await this.jobs.dispatchIntegrationRun(integration, 'manual'));
+    const job = toJobView(await dispatchIntegrationRun(this.jobs, integration, 'manual'));
     this.jobs.notifyQueued();
     return job;
   }

@@ -8,7 +8,7 @@ import {
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { JobRunner } from '../jobs/job-runner';
-import { WarehouseReader } from '../tasks/warehouse-reader';
+import { WarehouseReader } from '../warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, userRow, type ScratchWarehouse } from '../testing/warehouse';
 import { IntegrationRunExecutor } from './integration-run-executor';

@@ -5,10 +5,10 @@ import {
   QueueWorker,
   type ClaimedItem,
   type Execution,
+  type QueueMetrics,
   type ReapedItem,
   type WorkerSettings,
 } from '../work-queue/pg-work-queue';
-import type { JobOutcome } from '../http/control-plane-metrics';
 import { JobEntity, type JobKind } from './job.entity';
 import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 import {
@@ -20,7 +20,16 @@ import {
 } from './job-executor';
 import { retryDelayMs } from './retry-backoff';
 
+/** How a job's attempt ended: settled, put back for a retry or a deferral, or taken from this worker. */
+export type JobOutcome = 'succeeded' | 'failed' | 'retried' | 'deferred' | 'interrupted';
+
+/** What the job runner reports to the service's metrics, next to the queue's requeues. */
+export interface JobMetrics extends QueueMetrics {
+  jobFinished(kind: string, outcome: JobOutcome, seconds: number): void;
+}
+
 export interface JobRunnerOptions extends WorkerSettings {
+  metrics?: JobMetrics;
   /** Backoff before the first retry of a transient failure; it doubles per attempt up to retryMaxMs. */
   retryBaseMs: number;
   retryMaxMs: number;

@@ -1,17 +1,28 @@
 import { AccountLimiter } from '../accounts/account-limits';
 import type { DataSource, EntityManager } from 'typeorm';
-import { conflict, notFound } from '../http/api-errors';
+import { notFound } from '../http/api-errors';
 import { requireId } from '../http/ids';
 import { pageOf } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
-import { IntegrationEntity } from '../integrations/integration.entity';
-import { SourceEntity } from '../sources/source.entity';
 import type { JobView } from './job.dto';
 import { JobEntity, type JobStatus, type JobTrigger } from './job.entity';
 import { toJobView } from './job-view';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 
 const UNIQUE_VIOLATION = '23505';
+
+/**
+ * A job to queue, as its owner (a source or an integration) describes it: the owner knows its
+ * own row and its conflict's wording; the jobs table knows neither.
+ */
+export interface JobDispatch {
+  owner: Pick<JobEntity, 'sourceId' | 'integrationId' | 'kind'>;
+  accountId: string;
+  /** The error when the owner already has a queued or running job. */
+  conflict: () => Error;
+  /** Records the queued job on the owner's row, in the job's transaction. */
+  onQueued: (tx: EntityManager, job: JobEntity) => Promise<void>;
+}
 
 /** Creates jobs, and lists them for clients following their syncs; the sync engine runs them. */
 export class JobService {
@@ -90,56 +101,14 @@ export class JobService {
   }
 
   /**
-   * Queues a sync of the source. At most one job per source is queued or running: the
-   * database's partial unique index decides, so two simultaneous triggers cannot both win.
+   * Queues a job for its owner. At most one job per owner is queued or running: the database's
+   * partial unique index decides, so two simultaneous triggers cannot both win (`conflict` is
+   * thrown). `onQueued` records the job on the owner's row in the same transaction.
    */
-  async dispatchSourceSync(
-    source: SourceEntity,
-    trigger: JobTrigger,
-    manager?: EntityManager,
-  ): Promise<JobEntity> {
+  async dispatch(request: JobDispatch, trigger: JobTrigger, manager?: EntityManager): Promise<JobEntity> {
     const run = async (tx: EntityManager) => {
-      const job = await this.insert(
-        tx,
-        { sourceId: source.id, integrationId: null, kind: 'source_sync' },
-        source.accountId,
-        trigger,
-        () => conflict('sync_already_active', `Source ${source.id} already has a queued or running sync`),
-      );
-      await tx
-        .getRepository(SourceEntity)
-        .update(
-          { id: source.id },
-          { latestJobId: job.id, activeImportJobId: job.id, integrationStatus: 'queued' },
-        );
-      source.latestJobId = job.id;
-      source.activeImportJobId = job.id;
-      source.integrationStatus = 'queued';
-      return job;
-    };
-    return manager ? run(manager) : this.dataSource.transaction(run);
-  }
-
-  /** Queues a run of the integration; like syncs, at most one is queued or running. */
-  async dispatchIntegrationRun(
-    integration: IntegrationEntity,
-    trigger: JobTrigger,
-    manager?: EntityManager,
-  ): Promise<JobEntity> {
-    const run = async (tx: EntityManager) => {
-      const job = await this.insert(
-        tx,
-        { sourceId: null, integrationId: integration.id, kind: 'integration_run' },
-        integration.accountId,
-        trigger,
-        () =>
-          conflict('run_already_active', `Integration ${integration.id} already has a queued or running run`),
-      );
-      await tx
-        .getRepository(IntegrationEntity)
-        .update({ id: integration.id }, { latestJobId: job.id, status: 'pending' });
-      integration.latestJobId = job.id;
-      integration.status = 'pending';
+      const job = await this.insert(tx, request.owner, request.accountId, trigger, request.conflict);
+      await request.onQueued(tx, job);
       return job;
     };
     return manager ? run(manager) : this.dataSource.transaction(run);

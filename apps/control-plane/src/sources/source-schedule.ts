@@ -3,7 +3,8 @@ import { AppError } from '@pipeline/errors';
 import { nextRunAt } from '@pipeline/schedules';
 import type { DueFinder } from '../jobs/scheduler';
 import type { JobService } from '../jobs/job.service';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { dispatchSourceSync } from './source-sync-dispatch';
+import { returnedRows } from '../database/returned-rows';
 import { SourceEntity } from './source.entity';
 
 /** Sources looked at per scheduler tick; the rest wait for the next tick. */
@@ -54,7 +55,7 @@ export function dueSources(jobs: JobService): DueFinder {
       // A source from before the scheduler existed gets its next slot, not an immediate sync.
       if (source.nextSyncAt !== null) {
         try {
-          await jobs.dispatchSourceSync(source, 'schedule', tx);
+          await dispatchSourceSync(jobs, source, 'schedule', tx);
           queued += 1;
         } catch (error) {
           // A slot of an account whose queue is full is skipped like one whose sync still runs.

@@ -15,6 +15,7 @@ import type { JobView } from '../jobs/job.dto';
 import { toJobView } from '../jobs/job-view';
 import type { JobStatus } from '../jobs/job.entity';
 import type { JobService } from '../jobs/job.service';
+import { dispatchSourceSync } from './source-sync-dispatch';
 import type {
   CreateSourceBody,
   SourceCreated,
@@ -52,7 +53,16 @@ export class SourceService {
     private readonly jobs: JobService,
     private readonly urls: TenantUrlPolicy = new TenantUrlPolicy(),
     private readonly limiter: AccountLimiter = new AccountLimiter(),
-  ) {}
+  ) {
+    // An app that an active source imports through cannot be deleted.
+    apps.registerUsers(async (accountId, appId) => {
+      const active = await this.repository.find({
+        select: { id: true },
+        where: { appId, accountId, state: 'active' },
+      });
+      return active.length > 0 ? `active source ${active.map((s) => s.id).join(', ')}` : undefined;
+    });
+  }
 
   private get repository() {
     return this.dataSource.getRepository(SourceEntity);
@@ -149,7 +159,7 @@ export class SourceService {
       await tx.getRepository(SourceEntity).update(source.id, { nextSyncAt: source.nextSyncAt });
       const dispatch = oneOff || body.runNow === true;
       const job = dispatch
-        ? await this.jobs.dispatchSourceSync(source, oneOff ? 'one_off' : 'onboarding', tx)
+        ? await dispatchSourceSync(this.jobs, source, oneOff ? 'one_off' : 'onboarding', tx)
         : null;
       return { ...(await this.toDetail(source, app)), dispatchedJob: job ? toJobView(job) : null };
     });
@@ -203,7 +213,7 @@ export class SourceService {
     if (source.state !== 'active') {
       throw conflict('source_not_active', `Source ${source.id} is ${source.state}; only active sources sync`);
     }
-    const job = toJobView(await this.jobs.dispatchSourceSync(source, 'manual'));
+    const job = toJobView(await dispatchSourceSync(this.jobs, source, 'manual'));
     this.jobs.notifyQueued();
     return job;
   }

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 
 export interface StreamState {
   stream: string;

@@ -14,7 +14,7 @@ import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { AccountService } from '../accounts/account.service';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes } from '../auth/scopes';
-import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../scratch-data-source';
 import {
   exited,
   killAll,

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { AppError } from '@pipeline/errors';
 import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
-import { createDataSource } from '../database/data-source';
+import { createDataSource } from '../data-model';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, trackRow, userRow, type ScratchWarehouse } from '../testing/warehouse';
 import { TaskWorker, type TaskWorkerOptions } from './task-worker';

@@ -6,17 +6,29 @@ import {
   QueueWorker,
   type ClaimedItem,
   type Execution,
+  type QueueMetrics,
   type WorkerSettings,
 } from '../work-queue/pg-work-queue';
 import { TaskRunEntity, type RunError, type RunProgress } from './task-run.entity';
 import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
-import type { WarehouseReader } from './warehouse-reader';
-import { TASK_RUN_KIND, type TaskRunOutcome } from '../http/control-plane-metrics';
+import type { WarehouseReader } from '../warehouse/warehouse-reader';
 import { isWarehouseUnavailable } from '../http/api-errors';
 import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 
+/** How a task run's execution ended. */
+export type TaskRunOutcome = 'succeeded' | 'failed' | 'interrupted';
+
+/** The kind label of task runs, next to the job kinds, in the queue metrics. */
+export const TASK_RUN_KIND = 'task_run';
+
+/** What the task worker reports to the service's metrics, next to the queue's requeues. */
+export interface TaskRunMetrics extends QueueMetrics {
+  taskRunFinished(template: string, outcome: TaskRunOutcome, seconds: number): void;
+}
+
 export interface TaskWorkerOptions extends WorkerSettings {
+  metrics?: TaskRunMetrics;
   warehouse: WarehouseReader;
   /** Called before each step, with the run's abort signal (tests use it to hold a run mid-way). */
   beforeStep?: (run: { id: string; taskId: string }, stepId: string, signal: AbortSignal) => Promise<void>;

@@ -24,8 +24,8 @@ import { TaskRunEntity, type RunProgress, type TaskRunStatus } from './task-run.
 import { ParamsValidator } from './params-validator';
 import { findTemplate } from './templates/catalog';
 import type { TaskTemplate } from './templates/template';
-import type { WarehouseReader } from './warehouse-reader';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import type { WarehouseReader } from '../warehouse/warehouse-reader';
+import { returnedRows } from '../database/returned-rows';
 import { shownError } from '../work-queue/tenant-error';
 
 export const AUTOMATIONS_FEATURE = 'automations';

@@ -8,16 +8,16 @@ import { createLogger } from '@pipeline/logger';
 import type { AccountLimits } from '../accounts/account-limits';
 import { AccountService } from '../accounts/account.service';
 import { createApp, createServices, type AppDependencies } from '../app';
-import { ControlPlaneMetrics } from '../http/control-plane-metrics';
+import { ControlPlaneMetrics } from '../metrics/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { InternalTokens } from '../auth/internal-tokens';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
-import { WarehouseReader } from '../tasks/warehouse-reader';
+import { WarehouseReader } from '../warehouse/warehouse-reader';
 import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
-import type { ApiRateLimitOptions } from '../http/api-rate-limit';
-import { PgQueryMeter } from '../usage/query-meter';
-import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../database/scratch-data-source';
+import type { ApiRateLimitOptions } from '../auth/api-rate-limit';
+import { PgQueryMeter } from '../warehouse/query-meter';
+import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../scratch-data-source';
 import { startScratchWarehouse, type ScratchWarehouse } from './warehouse';
 
 /** Credentials and config an app of this type is created with: the app catalog's valid example. */

@@ -2,7 +2,7 @@ import { WarehouseWriter } from '@pipeline/destinations';
 import { warehouseTables, type RowOf, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
-import { WarehouseReader } from '../tasks/warehouse-reader';
+import { WarehouseReader } from '../warehouse/warehouse-reader';
 
 /** A suite's own warehouse database, written with the production warehouse writer. */
 export interface ScratchWarehouse {

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
 import { isWarehouseUnavailable } from '../http/api-errors';
-import type { WarehouseReader } from '../tasks/warehouse-reader';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import type { WarehouseReader } from '../warehouse/warehouse-reader';
+import { returnedRows } from '../database/returned-rows';
 import { costsOfDay, type DayFigures, type PriceList } from './price-list';
 
 /** A UTC calendar day, YYYY-MM-DD. */

@@ -1,7 +1,7 @@
 import Decimal from 'decimal.js';
 import type { DataSource } from 'typeorm';
 import { invalidField, warehouseUnavailable } from '../http/api-errors';
-import { returnedRows } from '../work-queue/pg-work-queue';
+import { returnedRows } from '../database/returned-rows';
 import { GB, TB } from './price-list';
 import type { DailyUsageItem, UsageSummary } from './usage.dto';
 import { utcDay } from './usage-metering';

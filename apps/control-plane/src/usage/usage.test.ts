@@ -8,9 +8,9 @@ import { JobRunner } from '../jobs/job-runner';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, trackRow, type ScratchWarehouse } from '../testing/warehouse';
-import { WarehouseReader } from '../tasks/warehouse-reader';
+import { WarehouseReader } from '../warehouse/warehouse-reader';
 import { priceList } from './price-list';
-import { PgQueryMeter } from './query-meter';
+import { PgQueryMeter } from '../warehouse/query-meter';
 import type { DailyUsageItem, UsageSummary } from './usage.dto';
 import { utcDay } from './usage-metering';
 

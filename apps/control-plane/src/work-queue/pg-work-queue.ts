@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
-import type { ControlPlaneMetrics } from '../http/control-plane-metrics';
+import { returnedRows } from '../database/returned-rows';
+
+/**
+ * What the queue reports to the service's metrics. Declared here, so the queue knows no
+ * implementation; the workers of each table extend it with their own outcomes.
+ */
+export interface QueueMetrics {
+  /** Items of a dead worker put back in their queue by the reaper, by kind. */
+  requeued(kind: string, items?: number): void;
+}
 
 /** A table whose rows are work items: status, worker_id, heartbeat_at, attempts, started/finished/updated_at. */
 export interface QueueTable {
@@ -40,7 +49,7 @@ export interface QueueOptions {
   /** Claims of an item in all; an item lost by its worker this many times fails instead of being requeued. */
   maxAttempts: number;
   /** Where the reaper's requeues and the executions' durations are counted. */
-  metrics?: ControlPlaneMetrics;
+  metrics?: QueueMetrics;
 }
 
 export interface ClaimedItem {
@@ -454,17 +463,4 @@ function isIncrement(value: unknown): value is { increment: number } {
 
 function isDecrement(value: unknown): value is { decrement: true } {
   return typeof value === 'object' && value !== null && (value as { decrement?: unknown }).decrement === true;
-}
-
-/** TypeORM answers `UPDATE ... RETURNING` on PostgreSQL with `[rows, count]`, a SELECT with rows. */
-export function returnedRows<R>(result: unknown): R[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as R[];
-  }
-  return result as R[];
 }

@@ -10,7 +10,7 @@ import { scopes } from '@pipeline/control-plane/auth/scopes';
 import {
   createMigratedScratchDatabase,
   type MigratedScratchDatabase,
-} from '@pipeline/control-plane/database/scratch-data-source';
+} from '@pipeline/control-plane/scratch-data-source';
 import {
   killAll,
   requireBuiltControlPlane,

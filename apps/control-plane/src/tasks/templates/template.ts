@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { WarehouseReader } from '../warehouse-reader';
+import type { WarehouseReader } from '../../warehouse/warehouse-reader';
 
 /**
  * A capability a template needs (docs/tasks-and-mcp.md#templates): a connected integration of an app type, a

@@ -1,7 +1,7 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { warehouseUnavailable } from '../http/api-errors';
-import type { MeteredPurpose, QueryMeter } from '../usage/query-meter';
+import type { MeteredPurpose, QueryMeter } from './query-meter';
 
 export const DEFAULT_WAREHOUSE_URL = 'postgres://postgres@127.0.0.1:5432/warehouse';
 

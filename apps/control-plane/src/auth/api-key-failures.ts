@@ -4,7 +4,7 @@ import { AppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
 import type { Redis } from '@pipeline/redis';
 import { addressLimitKey } from '@pipeline/tenancy';
-import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+import type { ApiKeyAuthenticator } from './api-key-authenticator';
 
 export interface ApiKeyFailureLimitOptions {
   /** API_KEY_FAILURES_PER_MINUTE: unknown or revoked keys one client address may present a minute. */

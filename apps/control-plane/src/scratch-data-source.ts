@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
-import { createDataSource, migrate } from './data-source';
+import { createDataSource } from './data-model';
+import { migrate } from './database/data-source';
 
 export interface MigratedScratchDatabase {
   dataSource: DataSource;

@@ -8,8 +8,8 @@ import {
 } from 'express-rate-limit';
 import type { Logger } from '@pipeline/logger';
 import type { Redis } from '@pipeline/redis';
-import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
-import { rateLimited } from './api-errors';
+import type { ApiKeyAuthenticator } from './api-key-authenticator';
+import { rateLimited } from '../http/api-errors';
 
 export interface ApiRateLimitOptions {
   /** API_RATE_LIMIT_ENABLED */

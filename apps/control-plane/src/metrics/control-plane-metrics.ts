@@ -3,14 +3,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
 import type { JobKind } from '../jobs/job.entity';
-
-/** How a job's attempt ended: settled, put back for a retry or a deferral, or taken from this worker. */
-export type JobOutcome = 'succeeded' | 'failed' | 'retried' | 'deferred' | 'interrupted';
-/** How a task run's execution ended. */
-export type TaskRunOutcome = 'succeeded' | 'failed' | 'interrupted';
-
-/** The kind label of task runs, next to the job kinds, in the queue metrics. */
-export const TASK_RUN_KIND = 'task_run';
+import type { JobMetrics, JobOutcome } from '../jobs/job-runner';
+import { TASK_RUN_KIND, type TaskRunMetrics, type TaskRunOutcome } from '../tasks/task-worker';
 
 const jobKinds = ['source_sync', 'integration_run'] as const satisfies readonly JobKind[];
 
@@ -56,7 +50,7 @@ export interface ControlPlaneMetricsOptions {
  * its HTTP requests by route template, the work queues' depth (read at each scrape), job and
  * task-run durations by outcome, and the reaper's requeues. Served at GET /metrics.
  */
-export class ControlPlaneMetrics {
+export class ControlPlaneMetrics implements JobMetrics, TaskRunMetrics {
   readonly registry = new Registry();
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'method' | 'route'>;
