@@ -4,7 +4,7 @@ import { forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
 import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
 import type { TenantUrlCheckOptions } from '@pipeline/egress';
-import type { ShutdownHook } from '@pipeline/lifecycle';
+import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
@@ -128,12 +128,6 @@ export function composeApi(deps: AppDependencies): {
 /** The control plane's Express app with its services composed from `deps`. */
 export function createApp(deps: AppDependencies): Express {
   return composeApi(deps).app;
-}
-
-/** A resource to release at shutdown; main registers them in this order, so they run in reverse. */
-export interface ShutdownStep {
-  name: string;
-  run: ShutdownHook;
 }
 
 /** The control plane process's object graph, built once from its validated config. */
