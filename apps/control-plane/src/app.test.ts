@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
-import { createApp } from './app';
+import { createApp } from './composition';
 import { createMigratedScratchDatabase } from './scratch-data-source';
 import { startHarness, TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS, type Harness } from './testing/harness';
 

@@ -2,6 +2,15 @@ import type { Logger } from '@pipeline/logger';
 
 export type ShutdownHook = () => Promise<void> | void;
 
+/**
+ * A resource a service's composition root opened, handed to main to register: composing the
+ * graph stays apart from the process's signals, and the order of the list is the order of `add`.
+ */
+export interface ShutdownStep {
+  name: string;
+  run: ShutdownHook;
+}
+
 export interface ShutdownOptions {
   logger: Logger;
   /** Upper bound for all hooks together; past it the process exits with code 1. */

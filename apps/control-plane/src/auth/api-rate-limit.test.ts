@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
-import { createApp } from '../app';
+import { createApp } from '../composition';
 import {
   startHarness,
   TEST_CREDENTIAL_KEYS,

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
 import type { AccountLimits } from '../accounts/account-limits';
 import { AccountService } from '../accounts/account.service';
-import { createApp, createServices, type AppDependencies } from '../app';
+import { composeApi, type AppDependencies, type ControlPlaneServices } from '../composition';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { InternalTokens } from '../auth/internal-tokens';
@@ -70,7 +70,8 @@ export interface Harness {
   db: MigratedScratchDatabase;
   app: Express;
   logs: string[];
-  services: ReturnType<typeof createServices>;
+  /** The services behind `app`: the same instances, so a test sees what the API does. */
+  services: ControlPlaneServices;
   /**
    * The warehouse the app reads (usage, prechecks, tasks): the one given in the options, or
    * this harness's own empty scratch warehouse; give it to a TaskWorker to read the same.
@@ -146,8 +147,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     egress: options.egress,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };
-  const services = createServices(deps);
-  const app = createApp(deps);
+  const { services, app } = composeApi(deps);
   const accounts = new AccountService(db.dataSource);
   const apiKeys = new ApiKeyService(db.dataSource);
   let tenants = 0;

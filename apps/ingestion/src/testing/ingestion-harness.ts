@@ -175,7 +175,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   const healthGroup = `test-group-${randomUUID()}`;
   const health = new OutboxHealth(kafka, topic, { log: healthGroup }, { lagThreshold: 1000, cacheMs: 0 });
   const kafkaReadiness = new KafkaReadiness(kafka, topic);
-  // As main.ts wires them.
+  // As composition.ts wires them.
   const metrics = new IngestionMetrics({ defaultMetrics: true });
   const publisher = new OutboxPublisher(producer, {
     topic,
@@ -187,7 +187,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   let debugWriter: DebugStreamWriter | null = null;
   if (options.debugger) {
     debugRedis = createRedis({ REDIS_URL: options.debugger.redisUrl }, { logger });
-    // As main.ts: down at start is not fatal.
+    // As composition.ts: down at start is not fatal.
     await debugRedis.connect().catch(() => undefined);
     debugWriter = new DebugStreamWriter(
       debugRedis,
@@ -283,7 +283,10 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
 
 export const collect = (app: Hosted['app']) => request(app).post('/collect');
 
-/** Ingestion in static mode (one write key, straight into the warehouse schema), as main.ts wires it. */
+/**
+ * Ingestion in static mode (one write key, straight into the warehouse schema), as composition.ts
+ * wires it.
+ */
 export function staticApp(
   writer: WarehouseWriter,
   options: {

@@ -1,0 +1,330 @@
+import type { Express } from 'express';
+import type { DataSource } from 'typeorm';
+import { forwardingAppTypes } from '@pipeline/catalog';
+import { vendorBaseUrlsOf } from '@pipeline/config';
+import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
+import type { TenantUrlCheckOptions } from '@pipeline/egress';
+import type { ShutdownStep } from '@pipeline/lifecycle';
+import type { Logger } from '@pipeline/logger';
+import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
+import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
+import { createHttpApp, type HttpDependencies } from './app';
+import { AppService } from './apps/app.service';
+import { CredentialCipher } from './apps/credential-cipher';
+import { TenantUrlPolicy } from './apps/tenant-urls';
+import { InternalTokens } from './auth/internal-tokens';
+import { accountLimitsOf, maxRunningPerAccount, vendorAppTypes, type ControlPlaneConfig } from './config';
+import { createDataSource } from './data-model';
+import { DebuggerService } from './debugger/debugger.service';
+import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
+import { IntegrationRunExecutor } from './integrations/integration-run-executor';
+import { dueIntegrations } from './integrations/integration-schedule';
+import { IntegrationService } from './integrations/integration.service';
+import { WriteKeyResolver } from './internal/write-key-resolver';
+import { JobRunner } from './jobs/job-runner';
+import { JobService } from './jobs/job.service';
+import { Scheduler } from './jobs/scheduler';
+import { dueSources } from './sources/source-schedule';
+import { SourceSyncExecutor } from './sources/source-sync-executor';
+import { SourceService } from './sources/source.service';
+import { TaskService } from './tasks/task.service';
+import { TaskWorker } from './tasks/task-worker';
+import { DEFAULT_WAREHOUSE_URL, WarehouseReader } from './warehouse/warehouse-reader';
+import { defaultPrices, priceList, type PriceList } from './usage/price-list';
+import { PgQueryMeter } from './warehouse/query-meter';
+import { MeteringTimer, UsageMetering } from './usage/usage-metering';
+import { UsageService } from './usage/usage.service';
+import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
+import { WriteKeyService } from './write-keys/write-key.service';
+
+/** What the services need: the database, config values, and the callbacks that wake workers. */
+export interface ServiceDependencies {
+  dataSource: DataSource;
+  /** CREDENTIALS_ENCRYPTION_KEYS */
+  credentialKeys: string;
+  /** Read access to the warehouse, for the task templates (default: WAREHOUSE_URL's default). */
+  warehouse?: WarehouseReader;
+  /** Called when a task run is queued (wakes an in-process worker). */
+  onTaskRunQueued?: () => void;
+  /** Called when a sync job is queued (wakes an in-process job runner). */
+  onJobQueued?: () => void;
+  /** The usage price list (default: the documented defaults). */
+  prices?: PriceList;
+  /** WRITE_KEY_MAX_EVENTS_PER_SECOND / _PER_DAY (default: the documented defaults). */
+  writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
+  /** What one account may hold (ACCOUNT_MAX_*; default: the documented defaults). */
+  accountLimits?: AccountLimits;
+  /** Broadcasts revocations and tenant changes to ingestion and the consumers (REDIS_URL). */
+  tenantChanges?: TenantChangePublisher;
+  /**
+   * How URLs a tenant saves are judged (EGRESS_ALLOW_PRIVATE_RANGES; tests give a resolver):
+   * by default public hosts only, names resolved by the system.
+   */
+  egress?: TenantUrlCheckOptions;
+  /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
+  debugger?: { redis: Redis };
+}
+
+/**
+ * The services of the control plane, built once: the HTTP API, the job runner's executors and
+ * the usage metering timer share these instances (one cipher, one limiter, one job service).
+ */
+export function composeServices(deps: ServiceDependencies) {
+  const { dataSource, tenantChanges } = deps;
+  const cipher = new CredentialCipher(deps.credentialKeys);
+  const limiter = new AccountLimiter(deps.accountLimits);
+  const urls = new TenantUrlPolicy(deps.egress);
+  const apps = new AppService(dataSource, cipher, urls, tenantChanges);
+  const jobs = new JobService(dataSource, deps.onJobQueued, limiter);
+  const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
+  const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
+  const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
+  const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
+  const reader = deps.warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
+  const tasks = new TaskService(dataSource, reader, deps.onTaskRunQueued, limiter);
+  const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices));
+  const usage = new UsageService(dataSource);
+  const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
+  return {
+    cipher,
+    limiter,
+    apps,
+    jobs,
+    sources,
+    integrations,
+    writeKeys,
+    writeKeyResolver,
+    tasks,
+    metering,
+    usage,
+    debugger: debuggerService,
+  };
+}
+
+export type ControlPlaneServices = ReturnType<typeof composeServices>;
+
+/** Everything the HTTP app is built from: the services' dependencies and the app's own. */
+export interface AppDependencies
+  extends Omit<ServiceDependencies, 'debugger'>, Omit<HttpDependencies, 'metrics'> {
+  /** The process's metrics, shared with its job runner and task worker (default: the app's own). */
+  metrics?: ControlPlaneMetrics;
+  /** The live debugger (HttpDependencies.debugger); absent: its endpoints answer 503. */
+  debugger?: HttpDependencies['debugger'];
+}
+
+/** The services and the Express app over them: one graph, as the process and the harness use it. */
+export function composeApi(deps: AppDependencies): {
+  services: ControlPlaneServices;
+  app: Express;
+  metrics: ControlPlaneMetrics;
+} {
+  const services = composeServices(deps);
+  const metrics =
+    deps.metrics ?? new ControlPlaneMetrics({ dataSource: deps.dataSource, logger: deps.logger });
+  return { services, metrics, app: createHttpApp(services, { ...deps, metrics }) };
+}
+
+/** The control plane's Express app with its services composed from `deps`. */
+export function createApp(deps: AppDependencies): Express {
+  return composeApi(deps).app;
+}
+
+/** The control plane process's object graph, built once from its validated config. */
+export interface ControlPlane {
+  app: Express;
+  services: ControlPlaneServices;
+  /** Starts the workers the config enables: task worker, job runner, scheduler, usage metering. */
+  start(): void;
+  /** Every resource the graph opened, in the order to register them with `Shutdown`. */
+  shutdownSteps: ShutdownStep[];
+}
+
+/**
+ * Where tenant changes are broadcast (revoked write keys, rotated credentials) and the API rate
+ * limit's shared counters live; null without REDIS_URL. Connected whether the rate limit is on
+ * or not: a revocation must reach ingestion's caches at once either way.
+ */
+async function connectRedis(config: ControlPlaneConfig, logger: Logger): Promise<Redis | null> {
+  if (!config.REDIS_URL) {
+    logger.warn(
+      'REDIS_URL is not set: revocations and tenant changes are not broadcast (caches keep a tenant at most 10 s instead), and the API rate limit is counted per instance',
+    );
+    return null;
+  }
+  const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger, keyPrefix: 'control-plane:' });
+  // Down at start is not fatal: the limiter counts locally until ioredis reconnects.
+  await redis
+    .connect()
+    .catch((error: Error) => logger.warn('redis not reachable at start', { error: error.message }));
+  return redis;
+}
+
+/** The live debugger's reads: no key prefix (ingestion and the consumers write the keys). */
+async function connectDebuggerRedis(config: ControlPlaneConfig, logger: Logger): Promise<Redis | undefined> {
+  if (!config.REDIS_URL) return undefined;
+  const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger });
+  await redis
+    .connect()
+    .catch((error: Error) => logger.warn('debugger redis not reachable at start', { error: error.message }));
+  return redis;
+}
+
+export async function composeControlPlane(config: ControlPlaneConfig, logger: Logger): Promise<ControlPlane> {
+  const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+  await dataSource.initialize();
+  const metrics = new ControlPlaneMetrics({ dataSource, logger });
+  const warehouse = new WarehouseReader(config.WAREHOUSE_URL, { meter: new PgQueryMeter(dataSource) });
+  const prices = priceList({
+    storagePerGbMonth: config.USAGE_PRICE_STORAGE_GB_MONTH,
+    queryPerTb: config.USAGE_PRICE_QUERY_TB,
+    computePerSecond: config.USAGE_PRICE_COMPUTE_SECOND,
+    syncRowsPerMillion: config.USAGE_PRICE_MILLION_SYNC_ROWS,
+  });
+  const redis = await connectRedis(config, logger);
+  const debuggerRedis = await connectDebuggerRedis(config, logger);
+
+  // Built below the services that wake them; the callbacks read them once the graph is complete.
+  let worker: TaskWorker | undefined;
+  let jobs: JobRunner | undefined;
+  const { services, app } = composeApi({
+    dataSource,
+    logger,
+    credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
+    internalTokens: InternalTokens.fromConfig(config, forwardingAppTypes),
+    warehouse,
+    onTaskRunQueued: () => worker?.wake(),
+    onJobQueued: () => jobs?.wake(),
+    prices,
+    accountLimits: accountLimitsOf(config),
+    writeKeyRateLimitCeilings: {
+      eventsPerSecond: config.WRITE_KEY_MAX_EVENTS_PER_SECOND,
+      eventsPerDay: config.WRITE_KEY_MAX_EVENTS_PER_DAY,
+    },
+    apiRateLimit: {
+      enabled: config.API_RATE_LIMIT_ENABLED,
+      perMinute: config.API_RATE_LIMIT_PER_MINUTE,
+      redis: config.API_RATE_LIMIT_ENABLED ? redis : null,
+    },
+    apiKeyFailures: {
+      perMinute: config.API_KEY_FAILURES_PER_MINUTE,
+      // Counted whether or not API_RATE_LIMIT_ENABLED, in the service's own Redis client
+      // (keys control-plane:api-key-failures:…).
+      redis,
+      clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
+    },
+    tenantChanges: new TenantChangePublisher(redis, logger),
+    egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
+    metrics,
+    ...(debuggerRedis && config.REDIS_URL
+      ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
+      : {}),
+  });
+
+  // The order main registers them in; hooks run in reverse, so the workers stop before the
+  // pools close and tracing (registered by main before these) exports every step's spans.
+  const shutdownSteps: ShutdownStep[] = [
+    { name: 'database pool', run: () => dataSource.destroy() },
+    { name: 'warehouse pool', run: () => warehouse.close() },
+  ];
+  const starters: { start(): void }[] = [];
+
+  if (config.TASK_WORKER_ENABLED) {
+    const running = new TaskWorker({
+      dataSource,
+      warehouse,
+      logger,
+      concurrency: config.TASK_WORKER_CONCURRENCY,
+      maxRunningPerAccount: maxRunningPerAccount(
+        config.TASK_RUN_MAX_RUNNING_PER_ACCOUNT,
+        config.TASK_WORKER_CONCURRENCY,
+      ),
+      pollIntervalMs: config.TASK_WORKER_POLL_INTERVAL_MS,
+      heartbeatIntervalMs: config.TASK_RUN_HEARTBEAT_INTERVAL_MS,
+      staleAfterMs: config.TASK_RUN_STALE_AFTER_MS,
+      maxAttempts: config.TASK_RUN_MAX_ATTEMPTS,
+      metrics,
+    });
+    worker = running;
+    starters.push(running);
+    shutdownSteps.push({ name: 'task worker', run: () => running.stop() });
+  }
+
+  if (config.JOB_WORKER_ENABLED) {
+    const baseUrls = vendorBaseUrlsOf(config, vendorAppTypes);
+    const writer = new StreamTableWriter(config.WAREHOUSE_URL, { timeouts: warehouseTimeoutsOf(config) });
+    shutdownSteps.push({ name: 'warehouse writer', run: () => writer.close() });
+    const running = new JobRunner({
+      dataSource,
+      logger,
+      concurrency: config.JOB_WORKER_CONCURRENCY,
+      maxRunningPerAccount: maxRunningPerAccount(
+        config.JOB_MAX_RUNNING_PER_ACCOUNT,
+        config.JOB_WORKER_CONCURRENCY,
+      ),
+      pollIntervalMs: config.JOB_POLL_INTERVAL_MS,
+      heartbeatIntervalMs: config.JOB_HEARTBEAT_INTERVAL_MS,
+      staleAfterMs: config.JOB_STALE_AFTER_MS,
+      maxAttempts: config.JOB_MAX_ATTEMPTS,
+      retryBaseMs: config.JOB_RETRY_BASE_MS,
+      retryMaxMs: config.JOB_RETRY_MAX_MS,
+      metrics,
+    })
+      .register(
+        new SourceSyncExecutor({
+          dataSource,
+          writer,
+          logger,
+          cipher: services.cipher,
+          baseUrls,
+          allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+        }),
+      )
+      .register(
+        new IntegrationRunExecutor({
+          dataSource,
+          warehouse,
+          logger,
+          cipher: services.cipher,
+          jobs: services.jobs,
+          dependencyRetryMs: config.INTEGRATION_DEPENDENCY_RETRY_MS,
+          baseUrls,
+          allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+        }),
+      );
+    jobs = running;
+    starters.push(running);
+    shutdownSteps.push({ name: 'job runner', run: () => running.stop() });
+  }
+
+  if (config.SCHEDULER_ENABLED) {
+    const scheduler = new Scheduler({
+      dataSource,
+      logger,
+      intervalMs: config.SCHEDULER_INTERVAL_MS,
+      onQueued: () => jobs?.wake(),
+    })
+      .register('sources', dueSources(services.jobs))
+      .register('integrations', dueIntegrations(services.jobs));
+    starters.push(scheduler);
+    shutdownSteps.push({ name: 'scheduler', run: () => scheduler.stop() });
+  }
+
+  if (config.USAGE_METERING_ENABLED) {
+    const metering = new MeteringTimer(services.metering, logger, config.USAGE_METERING_INTERVAL_MS);
+    starters.push(metering);
+    shutdownSteps.push({ name: 'usage metering', run: () => metering.stop() });
+  }
+
+  if (redis) shutdownSteps.push({ name: 'redis', run: () => closeRedis(redis) });
+  if (debuggerRedis) shutdownSteps.push({ name: 'debugger redis', run: () => closeRedis(debuggerRedis) });
+
+  return {
+    app,
+    services,
+    shutdownSteps,
+    start: () => {
+      for (const starter of starters) starter.start();
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import { forwarderFor } from '@pipeline/catalog';
+import {
+  consumerGroupFor,
+  createDestination,
+  DeliveryMetrics,
+  deliveryTopicsFor,
+  isForwardingKind,
+  retryGroupFor,
+  TenantDirectory,
+  warehouseTimeoutsOf,
+  type ConsumerRunnerOptions,
+  type DestinationKind,
+} from '@pipeline/destinations';
+import { createKafka, ensureTopics, pipelineTopics, prefixedTopic } from '@pipeline/kafka';
+import type { ShutdownStep } from '@pipeline/lifecycle';
+import type { Logger } from '@pipeline/logger';
+import { ensureDatabase } from '@pipeline/postgres';
+import { closeRedis, createRedis, DebugStreamWriter } from '@pipeline/redis';
+import { ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
+import { RedisOutcomeRecorder } from './debugger/redis-outcome-recorder';
+import { forwardingBaseUrls, forwardingLimitsOf, type DeliveryConfig } from './config';
+
+/** One delivery consumer's object graph, built once from its validated config. */
+export interface Delivery {
+  /** What runConsumer starts, all but onFatal: what a crash does is the process's call (main). */
+  consumer: Omit<ConsumerRunnerOptions, 'onFatal'>;
+  metrics: DeliveryMetrics;
+  /** Every resource the graph opened, in the order to register them with `Shutdown`. */
+  shutdownSteps: ShutdownStep[];
+}
+
+/** `service` is the process's name (delivery-<kind>): the Kafka client id. */
+export async function composeDelivery(
+  kind: DestinationKind,
+  config: DeliveryConfig,
+  logger: Logger,
+  service: string,
+): Promise<Delivery> {
+  const steps: ShutdownStep[] = [];
+  if (kind === 'warehouse' && (await ensureDatabase(config.WAREHOUSE_URL)))
+    logger.info('warehouse database created');
+  const kafka = createKafka(config, { clientId: service, logger });
+  const prefix = config.KAFKA_TOPIC_PREFIX;
+  const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix);
+  const { retry, deadLetter } = deliveryTopicsFor(kind, prefix);
+  await ensureTopics(kafka, [outbox, retry, deadLetter], {
+    replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+    logger,
+  });
+  const groupId = consumerGroupFor(kind, prefix);
+  const admin = kafka.admin();
+  await admin.connect();
+  steps.push({ name: 'kafka admin', run: () => admin.disconnect() });
+  const metrics = new DeliveryMetrics({
+    admin,
+    groups: { [groupId]: outbox.topic, [retryGroupFor(groupId)]: retry.topic },
+  });
+  let changes: TenantChangeSubscriber | undefined;
+  // The log and warehouse consumers never ask the control plane: they hold no token's client.
+  const tenants =
+    isForwardingKind(kind) && config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
+      ? new TenantDirectory(
+          new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger),
+          { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000, hearsChanges: () => changes?.live ?? false },
+          logger,
+        )
+      : undefined;
+  if (tenants && config.REDIS_URL) {
+    // Rotated credentials and edited integrations reach this consumer as soon as they are saved.
+    const subscriber = TenantChangeSubscriber.start(
+      config.REDIS_URL,
+      (event) => tenants.invalidate(event),
+      logger,
+    );
+    changes = subscriber;
+    steps.push({ name: 'tenant changes', run: () => subscriber.stop() });
+  }
+  let outcomes: RedisOutcomeRecorder | undefined;
+  if (config.DEBUGGER_ENABLED && config.REDIS_URL) {
+    // The live debugger's outcomes: never awaited, dropped while Redis is away.
+    const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger });
+    redis
+      .connect()
+      .catch((error: Error) =>
+        logger.warn('debugger redis not reachable at start', { error: error.message }),
+      );
+    steps.push({ name: 'debugger redis', run: () => closeRedis(redis) });
+    outcomes = new RedisOutcomeRecorder(
+      new DebugStreamWriter(
+        redis,
+        {
+          maxLen: config.DEBUGGER_OUTCOMES_PER_KEY,
+          ttlSeconds: config.DEBUGGER_TTL_SECONDS,
+          maxPerSecond: config.DEBUGGER_MAX_EVENTS_PER_SECOND,
+        },
+        logger,
+      ),
+    );
+  }
+  const consumer: Omit<ConsumerRunnerOptions, 'onFatal'> = {
+    kafka,
+    ...(outcomes ? { outcomes } : {}),
+    destination: createDestination(kind, {
+      logger,
+      warehouseUrl: config.WAREHOUSE_URL,
+      ...(tenants ? { tenants } : {}),
+      forwarder: forwarderFor(kind, {
+        baseUrls: forwardingBaseUrls(config),
+        allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+        timeoutMs: config.VENDOR_TIMEOUT_MS,
+        maxSplitRequests: config.DELIVERY_MAX_SPLIT_REQUESTS,
+        onResponse: (statusClass) => metrics.vendorResponse(kind, statusClass),
+      }),
+      forwardingLimits: forwardingLimitsOf(config),
+      warehouseTimeouts: warehouseTimeoutsOf(config),
+      warehouseRowsPerCopy: config.WAREHOUSE_ROWS_PER_COPY,
+      ...(outcomes ? { outcomes } : {}),
+    }),
+    topics: { source: outbox.topic, retry: retry.topic, deadLetter: deadLetter.topic },
+    groupId,
+    logger,
+    metrics,
+    sessionTimeoutMs: config.DELIVERY_SESSION_TIMEOUT_MS,
+    partitionsConcurrently: kind === 'warehouse' ? config.WAREHOUSE_PARTITIONS_CONCURRENTLY : 1,
+    policy: {
+      maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+      baseDelayMs: config.DELIVERY_RETRY_BASE_MS,
+      maxDelayMs: config.DELIVERY_RETRY_MAX_MS,
+    },
+  };
+  return { consumer, metrics, shutdownSteps: steps };
+}
