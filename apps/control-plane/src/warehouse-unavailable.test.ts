@@ -1,11 +1,7 @@
 import { createServer } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { randomBytes } from 'node:crypto';
-import {
-  lookAlikeCredentials,
-  startLookAlikeVendor,
-  type LookAlikeServer,
-} from '@pipeline/destinations/testing';
+import { startLookAlikeVendor, type LookAlikeServer } from '@pipeline/destinations/testing';
 import { createLogger } from '@pipeline/logger';
 import { DEFAULT_DATABASE_URL } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -14,6 +10,7 @@ import { IntegrationRunExecutor } from './integrations/integration-run-executor'
 import { TaskWorker } from './tasks/task-worker';
 import { isWarehouseConnectionFailure, WarehouseReader } from './warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from './testing/harness';
+import { startBrazeUsersRun } from './testing/integration-fixtures';
 import { utcDay } from './usage/usage-metering';
 
 const WAIT_MS = 15_000;
@@ -207,30 +204,7 @@ describe.each(warehouses)('a warehouse at %s', (_label, urlOf) => {
     });
 
     it('retries, then fails the run with the code warehouse_unavailable; the integration shows it', async () => {
-      const app = await h
-        .as(t.key)
-        .post('/api/v1/apps')
-        .send({
-          appType: 'braze',
-          displayName: 'Braze',
-          credentials: lookAlikeCredentials.braze,
-          config: { restEndpoint: 'https://rest.iad-01.braze.com' },
-        });
-      expect(app.status).toBe(201);
-      const integration = await h
-        .as(t.key)
-        .post('/api/v1/integrations')
-        .send({
-          dataType: 'users',
-          destinationAppId: app.body.data.id,
-          schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
-          config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
-        });
-      expect(integration.status).toBe(201);
-      const id = integration.body.data.id as string;
-      const triggered = await h.as(t.key).post(`/api/v1/integrations/${id}/run`);
-      expect(triggered.status).toBe(202);
-      const jobId = triggered.body.data.id as string;
+      const { integrationId: id, jobId } = await startBrazeUsersRun(h.as(t.key));
       const deadline = Date.now() + WAIT_MS;
       let job: { status: string; attempts: number; error: unknown } | undefined;
       for (;;) {

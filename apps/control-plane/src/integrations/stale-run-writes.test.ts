@@ -1,15 +1,12 @@
 import { PassThrough } from 'node:stream';
 import { startHoldingProxy, type HoldingProxy } from '@pipeline/connectors/testing';
-import {
-  lookAlikeCredentials,
-  startLookAlikeVendor,
-  type LookAlikeServer,
-} from '@pipeline/destinations/testing';
+import { startLookAlikeVendor, type LookAlikeServer } from '@pipeline/destinations/testing';
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { JobRunner } from '../jobs/job-runner';
 import { WarehouseReader } from '../warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
+import { startBrazeUsersRun } from '../testing/integration-fixtures';
 import { startScratchWarehouse, userRow, type ScratchWarehouse } from '../testing/warehouse';
 import { IntegrationRunExecutor } from './integration-run-executor';
 
@@ -85,31 +82,7 @@ describe('a stale integration run writes nothing (real PostgreSQL, held Braze lo
   it('does not move the watermark of a run cancelled while the vendor held its batch', async () => {
     const at = new Date(Date.now() - 60_000);
     await warehouse.seed(t.accountId, [userRow('u1', at), userRow('u2', at)]);
-    const app = await h
-      .as(t.key)
-      .post('/api/v1/apps')
-      .send({
-        appType: 'braze',
-        displayName: 'Braze',
-        credentials: lookAlikeCredentials.braze,
-        config: { restEndpoint: 'https://rest.iad-01.braze.com' },
-      });
-    expect(app.status).toBe(201);
-    const created = await h
-      .as(t.key)
-      .post('/api/v1/integrations')
-      .send({
-        dataType: 'users',
-        destinationAppId: (app.body as { data: { id: string } }).data.id,
-        schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
-        config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
-      });
-    expect(created.status).toBe(201);
-    const integrationId = (created.body as { data: { id: string } }).data.id;
-
-    const triggered = await h.as(t.key).post(`/api/v1/integrations/${integrationId}/run`);
-    expect(triggered.status).toBe(202);
-    const jobId = (triggered.body as { data: { id: string } }).data.id;
+    const { integrationId, jobId } = await startBrazeUsersRun(h.as(t.key));
     await until(async () => proxy.held() > 0, 'the batch to reach Braze');
 
     // Taken from its worker as pausing the integration does; the worker is not told.

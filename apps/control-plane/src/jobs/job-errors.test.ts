@@ -3,12 +3,12 @@ import { createServer, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors/testing';
 import { StreamTableWriter } from '@pipeline/destinations';
-import { lookAlikeCredentials } from '@pipeline/destinations/testing';
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { IntegrationRunExecutor } from '../integrations/integration-run-executor';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
+import { startBrazeUsersRun } from '../testing/integration-fixtures';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
 import { JobRunner } from './job-runner';
 
@@ -215,30 +215,7 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
   it("an integration run whose destination's credentials key id is missing shows internal_error on the run and lastError", async () => {
     const otherIds = `k8:${randomBytes(32).toString('base64')}`;
     startRunner(warehouse.url, otherIds);
-    const braze = await h
-      .as(t.key)
-      .post('/api/v1/apps')
-      .send({
-        appType: 'braze',
-        displayName: 'Braze',
-        credentials: lookAlikeCredentials.braze,
-        config: { restEndpoint: 'https://rest.iad-01.braze.com' },
-      });
-    expect(braze.status).toBe(201);
-    const created = await h
-      .as(t.key)
-      .post('/api/v1/integrations')
-      .send({
-        destinationAppId: (braze.body as { data: { id: string } }).data.id,
-        dataType: 'users',
-        schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
-        config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
-      });
-    expect(created.status).toBe(201);
-    const integrationId = (created.body as { data: { id: string } }).data.id;
-    const started = await h.as(t.key).post(`/api/v1/integrations/${integrationId}/run`);
-    expect(started.status).toBe(202);
-    const jobId = (started.body as { data: { id: string } }).data.id;
+    const { integrationId, jobId } = await startBrazeUsersRun(h.as(t.key));
 
     const deadline = Date.now() + 15_000;
     let job = await h.as(t.key).get(`/api/v1/jobs/${jobId}`);
