@@ -70,7 +70,7 @@ describe('revocation with the API rate limit off (built control plane, real Post
     expect(created.status).toBe(201);
     const { id, key } = created.body.data as { id: string; key: string };
 
-    // What hosted ingestion builds in main.ts: a cache that trusts the subscription while it is live.
+    // What hosted ingestion builds in composition.ts: a cache that trusts the subscription while it is live.
     const authenticator = new HostedAuthenticator(
       new ControlPlaneClient(cp.base, ingestionToken, logger),
       { validTtlMs: HOUR_MS, invalidTtlMs: HOUR_MS, hearsRevocations: () => subscriber.live },

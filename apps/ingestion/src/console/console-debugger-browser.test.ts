@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
 import { type Browser, type Page, type Request } from 'playwright-core';
 import { launchChromium } from '@pipeline/control-plane/testing/chromium';
-import { createApp as createControlPlaneApp } from '@pipeline/control-plane/app';
+import { createApp as createControlPlaneApp } from '@pipeline/control-plane/composition';
 import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS } from '@pipeline/control-plane/testing/harness';
 import {
   runConsumer,
@@ -20,7 +20,7 @@ import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import { createRedis, DebugStreamWriter, type Redis } from '@pipeline/redis';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
-// The delivery app's own recorder, wired as apps/delivery/src/main.ts wires it.
+// The delivery app's own recorder, wired as apps/delivery/src/composition.ts wires it.
 import { RedisOutcomeRecorder } from '../../../delivery/src/debugger/redis-outcome-recorder';
 import { createApp } from '../app';
 import { StaticHealth } from '../health/delivery-health';
