@@ -1,42 +1,14 @@
-import { functionRanges, mutationConfig } from '../../tools/mutation/base-config.mjs';
+import { mutationConfig } from '../../tools/mutation/base-config.mjs';
 
 const forwarding = 'libs/destinations/src/forwarding';
-
-// The forwarders' field mappings: how our events become each vendor's payload, with the tables
-// of trait and event names they map. Their request, batching and verdict code talks HTTP and is
-// left to the integration tests.
-const mappings = {
-  amplitude: ['sessionIdOf', 'amplitudeEventOf'],
-  braze: ['standardAttributes', 'attributesOf', 'purchasesOf', 'brazeObjectsOf'],
-  'customer-io': ['seconds', 'personAttributesOf', 'customerIoOperationOf'],
-  'google-ads': ['googleEmail', 'googleDateTime', 'numberOf', 'conversionActionsOf', 'clickConversionOf'],
-  hubspot: [
-    'standardProperties',
-    'addressProperties',
-    'hubspotPropertyName',
-    'hubspotValue',
-    'hubspotPropertiesOf',
-    'hubspotContactOf',
-    'hubspotInputOf',
-  ],
-  'meta-conversions': [
-    'metaStandardEvents',
-    'metaPhone',
-    'hashed',
-    'numberOf',
-    'customDataOf',
-    'metaServerEventOf',
-  ],
-  mixpanel: ['mixpanelRecordOf'],
-  onesignal: ['tagsOf', 'languageOf', 'oneSignalItemOf'],
-};
 
 const config = mutationConfig({
   dir: 'libs/destinations',
   mutate: [
-    ...Object.entries(mappings).flatMap(([vendor, names]) =>
-      functionRanges(`${forwarding}/vendors/${vendor}/${vendor}-forwarder.ts`, names),
-    ),
+    // The forwarders' field mappings, one file per vendor: how our events become its payload,
+    // with the tables of trait and event names they map. The forwarder beside each talks HTTP,
+    // batches and judges answers, and is left to the integration tests.
+    `${forwarding}/vendors/*/*-mapping.ts`,
     `${forwarding}/event-fields.ts`,
     `${forwarding}/hashed-identity.ts`,
     `${forwarding}/segment-message.ts`,

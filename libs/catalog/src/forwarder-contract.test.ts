@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { DeliveryFailure, type OutboundEvent } from '@pipeline/destinations';
 import {
   lookAlikeDestination,
+  lookAlikes,
   rawSampleEvent,
   startLookAlikeVendor,
+  type ContractEvents,
   type LookAlikeServer,
   type LookAlikeVendor,
 } from '@pipeline/destinations/testing';
@@ -18,9 +20,9 @@ const loopback = ['127.0.0.0/8'];
 // send reporting exactly what went.
 
 /**
- * Each vendor's events per request, and how it answers a wrong key. Segment's 2500 messages
- * per batch is out of reach (500 KB comes first for messages of 225 bytes or more), so its
- * splitting is tested by bytes in segment-forwarder.test.ts.
+ * Each vendor's events per request and how it answers a wrong key, from the `contract` of its
+ * look-alike (ForwarderContract in forwarding/testing/look-alike.ts says what each field means),
+ * with its sample events as a generator.
  */
 interface VendorContract {
   vendor: LookAlikeVendor;
@@ -28,11 +30,7 @@ interface VendorContract {
   authStatus: number;
   /** Events this vendor maps to exactly one item each, where plain track events are skipped. */
   events?: (count: number) => OutboundEvent[];
-  /**
-   * The client first fetches what every send needs (Google's access token, HubSpot's
-   * property list) and caches it: a first send warms that cache, so the answers scripted
-   * below meet the vendor's data endpoint, as with the other vendors.
-   */
+  /** Send once first, so the client caches what it fetches before any data request. */
   warm?: boolean;
 }
 
@@ -62,20 +60,18 @@ const clickEvents = (count: number): OutboundEvent[] =>
     event: { ...outbound.event, context: { clickId: { gclid: `gclid-${i}` } } },
   }));
 
-const vendors: VendorContract[] = [
-  { vendor: 'amplitude', perRequest: 2000, authStatus: 400 },
-  { vendor: 'mixpanel', perRequest: 2000, authStatus: 401 },
-  { vendor: 'braze', perRequest: 75, authStatus: 401 },
-  { vendor: 'customer_io', perRequest: 1000, authStatus: 401 },
-  { vendor: 'segment', authStatus: 401 },
-  { vendor: 'onesignal', perRequest: 1000, authStatus: 401 },
-  { vendor: 'webhook', perRequest: 100, authStatus: 401 },
-  { vendor: 'hubspot', perRequest: 100, authStatus: 401, events: identifyEvents, warm: true },
-  // The Graph API answers a bad token 400 (OAuthException code 190).
-  { vendor: 'meta_conversions', perRequest: 1000, authStatus: 400, events: recentTrackEvents },
-  // The token endpoint answers 401 invalid_client to a wrong client.
-  { vendor: 'google_ads', perRequest: 2000, authStatus: 401, events: clickEvents, warm: true },
-];
+const generators: Record<ContractEvents, (count: number) => OutboundEvent[]> = {
+  track: trackEvents,
+  recentTrack: recentTrackEvents,
+  identify: identifyEvents,
+  click: clickEvents,
+};
+
+const vendors: VendorContract[] = lookAlikes.map(({ vendor, contract }) => ({
+  vendor,
+  ...contract,
+  events: contract.events === undefined ? undefined : generators[contract.events],
+}));
 const defaultEvents = trackEvents;
 const countLimited = vendors.flatMap(({ perRequest, ...contract }) =>
   perRequest ? [{ ...contract, perRequest }] : [],

@@ -10,6 +10,8 @@ export {
   type RecordedRequest,
   type ScriptedAnswer,
 } from '../forwarding/testing/vendor-server';
+export { lookAlikes } from '../forwarding/testing/look-alikes';
+export type { ContractEvents } from '../forwarding/testing/look-alike';
 export {
   bulkyEvents,
   correctedSampleTime,

@@ -30,6 +30,29 @@ export interface VendorState {
 /** The vendor's answer to a request no scripted failure took. */
 export type LookAlikeHandler = (incoming: Incoming, state: VendorState) => Answer;
 
+/**
+ * The sample events the shared forwarder contract sends a vendor: plain `track` events by a known
+ * user, the same received now (`recentTrack`: a vendor that refuses old events), `identify` calls
+ * with an email, or recent track events with a click id (`click`).
+ */
+export type ContractEvents = 'track' | 'recentTrack' | 'identify' | 'click';
+
+/** What the forwarder contract test (libs/catalog, forwarder-contract.test.ts) expects of a vendor. */
+export interface ForwarderContract {
+  /** Events per request; unset when a byte limit comes first, which the vendor's own test covers. */
+  readonly perRequest?: number;
+  /** The status it answers a wrong key with. */
+  readonly authStatus: number;
+  /** Events it maps to exactly one item each, when plain track events are skipped; `track` if unset. */
+  readonly events?: ContractEvents;
+  /**
+   * The client first fetches what every send needs (Google's access token, HubSpot's property
+   * list) and caches it: a first send warms that cache, so the answers a test scripts meet the
+   * vendor's data endpoint, as with the other vendors.
+   */
+  readonly warm?: boolean;
+}
+
 export interface LookAlikeDefinition<Vendor extends string = string> {
   /** The app type it stands in for. */
   readonly vendor: Vendor;
@@ -45,6 +68,8 @@ export interface LookAlikeDefinition<Vendor extends string = string> {
   handle: LookAlikeHandler;
   /** The vendor's own error body for a status a test scripts. */
   scriptedBody(status: number): unknown;
+  /** What the shared forwarder contract expects of its forwarder. */
+  readonly contract: ForwarderContract;
 }
 
 /** Keeps the vendor's name a literal type, so the list of look-alikes names every vendor. */

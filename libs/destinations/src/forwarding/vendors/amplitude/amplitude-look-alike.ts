@@ -101,4 +101,5 @@ export const amplitudeLookAlike = defineLookAlike({
           throttled_events: [],
         }
       : { code: status, error: status === 400 ? 'Invalid event JSON' : 'Internal server error' },
+  contract: { perRequest: 2000, authStatus: 400 },
 });

@@ -1,5 +1,5 @@
 import type { TrackingEvent } from '@pipeline/events';
-import { amplitudeEventOf } from './amplitude-forwarder';
+import { amplitudeEventOf } from './amplitude-mapping';
 import { correctedSampleTime, outboundOf, sampleTimestamp } from '../../testing/sample-events';
 
 const base = { messageId: 'm-1', timestamp: sampleTimestamp, anonymousId: 'anon-1', userId: 'u-1' };

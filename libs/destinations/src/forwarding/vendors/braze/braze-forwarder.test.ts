@@ -1,6 +1,7 @@
 import fc from 'fast-check';
-import { attributesOf, BrazeForwarder } from './braze-forwarder';
-import { tagsOf } from '../onesignal/onesignal-forwarder';
+import { BrazeForwarder } from './braze-forwarder';
+import { attributesOf } from './braze-mapping';
+import { tagsOf } from '../onesignal/onesignal-mapping';
 import { type Forwarder, vendorClientOptions } from '../../forwarder';
 import { correctedSampleTime, oneOfEachType, sampleEvent } from '../../testing/sample-events';
 import {

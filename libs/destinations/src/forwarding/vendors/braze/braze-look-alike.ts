@@ -108,4 +108,5 @@ export const brazeLookAlike = defineLookAlike({
     message:
       status === 429 ? 'Rate limit exceeded' : status === 400 ? 'Bad Request' : 'Internal Server Error',
   }),
+  contract: { perRequest: 75, authStatus: 401 },
 });

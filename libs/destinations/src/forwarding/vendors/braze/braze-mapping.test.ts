@@ -1,5 +1,5 @@
 import type { TrackingEvent } from '@pipeline/events';
-import { attributesOf, brazeObjectsOf, type BrazeMapping } from './braze-forwarder';
+import { attributesOf, brazeObjectsOf, type BrazeMapping } from './braze-mapping';
 import { correctedSampleTime, outboundOf, sampleTimestamp } from '../../testing/sample-events';
 
 const base = { messageId: 'm-1', timestamp: sampleTimestamp, anonymousId: 'anon-1', userId: 'u-1' };

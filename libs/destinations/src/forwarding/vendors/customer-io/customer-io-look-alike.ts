@@ -114,4 +114,5 @@ export const customerIoLookAlike = defineLookAlike({
   handle: customerIo,
   scriptedBody: (status) =>
     status === 400 ? { errors: [{ reason: 'invalid', field: 'batch', message: 'malformed request' }] } : {},
+  contract: { perRequest: 1000, authStatus: 401 },
 });

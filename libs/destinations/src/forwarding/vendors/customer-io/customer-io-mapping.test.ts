@@ -1,5 +1,5 @@
 import type { TrackingEvent } from '@pipeline/events';
-import { customerIoOperationOf } from './customer-io-forwarder';
+import { customerIoOperationOf } from './customer-io-mapping';
 import { ulidOf } from '../../dedupe-keys';
 import { outboundOf } from '../../testing/sample-events';
 

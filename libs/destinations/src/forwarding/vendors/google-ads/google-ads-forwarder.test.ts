@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import type { TrackingEvent } from '@pipeline/events';
 import { DeliveryFailure } from '../../delivery-failure';
 import { type Forwarder, type OutboundEvent, vendorClientOptions } from '../../forwarder';
-import { clickConversionOf, GoogleAdsForwarder, googleDateTime, googleEmail } from './google-ads-forwarder';
+import { GoogleAdsForwarder } from './google-ads-forwarder';
+import { clickConversionOf, googleDateTime, googleEmail } from './google-ads-mapping';
 import { rawSampleEvent } from '../../testing/sample-events';
 import {
   lookAlikeDestination,

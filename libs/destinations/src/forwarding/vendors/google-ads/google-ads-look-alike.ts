@@ -274,4 +274,6 @@ export const googleAdsLookAlike = defineLookAlike({
       status: status === 429 ? 'RESOURCE_EXHAUSTED' : status === 400 ? 'INVALID_ARGUMENT' : 'INTERNAL',
     },
   }),
+  // The token endpoint answers 401 invalid_client to a wrong client.
+  contract: { perRequest: 2000, authStatus: 401, events: 'click', warm: true },
 });

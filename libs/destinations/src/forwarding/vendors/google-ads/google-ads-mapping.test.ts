@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TrackingEvent } from '@pipeline/events';
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import { InvalidConfig } from '../../destination-settings';
-import { clickConversionOf, conversionActionsOf, googleDateTime, googleEmail } from './google-ads-forwarder';
+import { clickConversionOf, conversionActionsOf, googleDateTime, googleEmail } from './google-ads-mapping';
 import { correctedSampleTime, outboundOf, sampleTimestamp } from '../../testing/sample-events';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

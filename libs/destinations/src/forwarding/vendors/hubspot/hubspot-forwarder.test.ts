@@ -8,7 +8,7 @@ import {
   hubspotPropertiesOf,
   hubspotPropertyName,
   hubspotValue,
-} from './hubspot-forwarder';
+} from './hubspot-mapping';
 import { oneOfEachType, rawSampleEvent } from '../../testing/sample-events';
 import {
   lookAlikeDestination,

@@ -180,4 +180,5 @@ export const hubspotLookAlike = defineLookAlike({
       : status === 400
         ? { status: 'error', message: 'Invalid input JSON', category: 'VALIDATION_ERROR' }
         : { status: 'error', message: 'internal error', category: 'INTERNAL_ERROR' },
+  contract: { perRequest: 100, authStatus: 401, events: 'identify', warm: true },
 });

@@ -6,7 +6,7 @@ import {
   hubspotPropertiesOf,
   hubspotPropertyName,
   hubspotValue,
-} from './hubspot-forwarder';
+} from './hubspot-mapping';
 import { outboundOf, sampleTimestamp } from '../../testing/sample-events';
 
 const base = { messageId: 'm-1', timestamp: sampleTimestamp, anonymousId: 'anon-1', userId: 'u-1' };

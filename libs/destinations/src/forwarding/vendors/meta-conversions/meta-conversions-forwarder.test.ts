@@ -3,12 +3,8 @@ import fc from 'fast-check';
 import type { TrackingEvent } from '@pipeline/events';
 import { DeliveryFailure } from '../../delivery-failure';
 import { type Forwarder, type OutboundEvent, vendorClientOptions } from '../../forwarder';
-import {
-  META_MAX_AGE_MS,
-  MetaConversionsForwarder,
-  metaPhone,
-  metaServerEventOf,
-} from './meta-conversions-forwarder';
+import { MetaConversionsForwarder } from './meta-conversions-forwarder';
+import { META_MAX_AGE_MS, metaPhone, metaServerEventOf } from './meta-conversions-mapping';
 import {
   lookAlikeDestination,
   startLookAlikeVendor,

@@ -156,4 +156,7 @@ export const metaConversionsLookAlike = defineLookAlike({
               fbtrace_id: 'AScripted',
             },
           },
+  // The Graph API answers a bad token 400 (OAuthException code 190); events older than 7 days
+  // are skipped, so the contract sends recent ones.
+  contract: { perRequest: 1000, authStatus: 400, events: 'recentTrack' },
 });

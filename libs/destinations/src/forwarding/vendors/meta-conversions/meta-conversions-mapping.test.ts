@@ -5,7 +5,7 @@ import {
   metaPhone,
   metaServerEventOf,
   metaStandardEvents,
-} from './meta-conversions-forwarder';
+} from './meta-conversions-mapping';
 import { correctedSampleTime, outboundOf, sampleReceipt, sampleTimestamp } from '../../testing/sample-events';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -124,4 +124,5 @@ export const mixpanelLookAlike = defineLookAlike({
           status: 'Too Many Requests',
         }
       : { code: status, error: status === 400 ? 'Invalid JSON' : 'Internal Server Error', status: 'Error' },
+  contract: { perRequest: 2000, authStatus: 401 },
 });

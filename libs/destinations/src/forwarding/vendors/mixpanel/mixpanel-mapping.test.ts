@@ -1,6 +1,6 @@
 import type { TrackingEvent } from '@pipeline/events';
 import { mixpanelInsertId } from '../../dedupe-keys';
-import { mixpanelRecordOf } from './mixpanel-forwarder';
+import { mixpanelRecordOf } from './mixpanel-mapping';
 import { correctedSampleTime, outboundOf, sampleReceipt, sampleTimestamp } from '../../testing/sample-events';
 
 const base = { messageId: 'm-1', timestamp: sampleTimestamp, anonymousId: 'anon-1', userId: 'u-1' };

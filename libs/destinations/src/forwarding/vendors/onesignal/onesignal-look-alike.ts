@@ -111,4 +111,5 @@ export const oneSignalLookAlike = defineLookAlike({
   handle: oneSignal,
   scriptedBody: (status) =>
     status === 429 ? { errors: ['API rate limit exceeded'], limit: 'App ID' } : status === 400 ? {} : '',
+  contract: { perRequest: 1000, authStatus: 401 },
 });

@@ -1,6 +1,6 @@
 import type { TrackingEvent } from '@pipeline/events';
 import { uuidOf } from '../../dedupe-keys';
-import { oneSignalItemOf, tagsOf } from './onesignal-forwarder';
+import { oneSignalItemOf, tagsOf } from './onesignal-mapping';
 import { correctedSampleTime, outboundOf, sampleTimestamp } from '../../testing/sample-events';
 
 const base = { messageId: 'm-1', timestamp: sampleTimestamp, anonymousId: 'anon-1', userId: 'u-1' };

@@ -34,4 +34,5 @@ export const webhookLookAlike = defineLookAlike({
   appConfig: (url) => ({ url }),
   handle: webhook,
   scriptedBody: (status) => ({ error: `scripted ${status}` }),
+  contract: { perRequest: 100, authStatus: 401 },
 });
