@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Checks the user documentation: README.md, CONTRIBUTING.md, docs/*.md, SECURITY.md,
+// Checks the user documentation: README.md, CONTRIBUTING.md, docs/**/*.md, SECURITY.md,
 // docker/README.md, deploy/README.md and the READMEs of libs/ and apps/ cite nothing outside the
 // repository and link only to what exists. The source (apps/, libs/, tools/, .ci/) is held to the
 // same: a comment cites the section of docs/ that states a rule (`docs/tracking-api.md#errors`),
@@ -25,7 +25,7 @@ const files = [
   'SECURITY.md',
   'docker/README.md',
   'deploy/README.md',
-  ...readdirSync(join(repo, 'docs'))
+  ...readdirSync(join(repo, 'docs'), { recursive: true })
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
   // The libraries' and apps' own READMEs are read by users too.
