@@ -36,9 +36,9 @@ interface TenantOf<Destination> {
 }
 
 /**
- * What a write key resolves to for ingestion (hosted mode, docs/tracking-api.md#auth-modes): who the key belongs to,
- * its limits and where its events go, never a destination's credentials or config (ingestion
- * does not send to vendors, so it never holds their secrets).
+ * What a write key resolves to for ingestion (hosted mode, docs/tracking-api.md#auth-modes): who
+ * the key belongs to, its limits and where its events go, never a destination's credentials or
+ * config (ingestion does not send to vendors, so it never holds their secrets).
  */
 export type WriteKeyRecord = TenantOf<DestinationSummary>;
 

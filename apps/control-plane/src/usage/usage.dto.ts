@@ -1,7 +1,7 @@
 /**
- * Usage over a period of whole UTC days ending today (docs/management-api.md#usage-metering), as the metering job last
- * stored it (see `meteredAt`). Money is in USD, computed as exact decimals and kept to the
- * micro-dollar; GB and TB are decimal units (10^9, 10^12 bytes).
+ * Usage over a period of whole UTC days ending today (docs/management-api.md#usage-metering),
+ * as the metering job last stored it (see `meteredAt`). Money is in USD, computed as exact
+ * decimals and kept to the micro-dollar; GB and TB are decimal units (10^9, 10^12 bytes).
  */
 export interface UsageSummary {
   periodDays: number;
