@@ -8,6 +8,7 @@ import { WarehouseReader } from '../warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startBrazeUsersRun } from '../testing/integration-fixtures';
 import { startScratchWarehouse, userRow, type ScratchWarehouse } from '../testing/warehouse';
+import { waitUntil } from '../testing/wait';
 import { IntegrationRunExecutor } from './integration-run-executor';
 
 // An integration run's watermark moves only while the run still owns its job. The run here is
@@ -71,28 +72,19 @@ describe('a stale integration run writes nothing (real PostgreSQL, held Braze lo
     await warehouse?.drop();
   });
 
-  async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    while (!(await probe())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-
   it('does not move the watermark of a run cancelled while the vendor held its batch', async () => {
     const at = new Date(Date.now() - 60_000);
     await warehouse.seed(t.accountId, [userRow('u1', at), userRow('u2', at)]);
     const { integrationId, jobId } = await startBrazeUsersRun(h.as(t.key));
-    await until(async () => proxy.held() > 0, 'the batch to reach Braze');
+    await waitUntil('the batch to reach Braze', async () => proxy.held() > 0);
 
     // Taken from its worker as pausing the integration does; the worker is not told.
     await h.db.dataSource.transaction((tx) => h.services.jobs.cancelActive({ integrationId }, 'paused', tx));
     proxy.release();
-    await until(async () => braze.accepted.length > 0, 'Braze to accept the batch');
+    await waitUntil('Braze to accept the batch', async () => braze.accepted.length > 0);
     // The run's next write after the send finds the job gone: the runner says so once it stopped.
-    await until(
-      async () => logs.some((line) => line.includes('job interrupted') && line.includes(jobId)),
-      'the stale run to stop',
+    await waitUntil('the stale run to stop', async () =>
+      logs.some((line) => line.includes('job interrupted') && line.includes(jobId)),
     );
     const [job] = (await h.db.dataSource.query('SELECT status, rows_written FROM jobs WHERE id = $1', [
       jobId,

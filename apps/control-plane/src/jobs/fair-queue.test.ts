@@ -12,6 +12,7 @@ import { CredentialCipher } from '../apps/credential-cipher';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
+import { waitUntil } from '../testing/wait';
 import { TaskWorker } from '../tasks/task-worker';
 import { JobRunner } from './job-runner';
 
@@ -140,38 +141,29 @@ describe('job queue fairness across accounts (real PostgreSQL, held Stripe, Shop
 
   const count = (rows: JobRow[], status: string) => rows.filter((r) => r.status === status).length;
 
-  /** Polls `probe` every 20 ms until it answers a value, for at most `timeoutMs`. */
-  async function waitFor<T>(
-    what: string,
-    timeoutMs: number,
-    probe: () => Promise<T | undefined>,
-  ): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   it('runs B’s sync within 5 s while A’s 50 slow syncs hold their share, on two replicas', async () => {
     await queueSlowJobs();
     // Two replicas of 2 workers each, at most 2 running jobs per account across both.
     startRunner(2, 2);
     startRunner(2, 2);
-    await waitFor('A has 2 syncs held by the vendor', 5_000, async () =>
-      slowStripe.held() >= 2 ? true : undefined,
+    await waitUntil(
+      'A has 2 syncs held by the vendor',
+      async () => (slowStripe.held() >= 2 ? true : undefined),
+      5_000,
     );
     const fastJob = await queueFastJob();
     const queuedAt = Date.now();
     let maxRunningOfA = 0;
-    const done = await waitFor('B’s sync succeeds', 5_000, async () => {
-      const rows = await jobs(a.accountId);
-      maxRunningOfA = Math.max(maxRunningOfA, count(rows, 'running'));
-      const [job] = (await jobs(b.accountId)).filter((r) => r.id === fastJob);
-      return job?.status === 'succeeded' ? { job, rowsOfA: rows } : undefined;
-    });
+    const done = await waitUntil(
+      'B’s sync succeeds',
+      async () => {
+        const rows = await jobs(a.accountId);
+        maxRunningOfA = Math.max(maxRunningOfA, count(rows, 'running'));
+        const [job] = (await jobs(b.accountId)).filter((r) => r.id === fastJob);
+        return job?.status === 'succeeded' ? { job, rowsOfA: rows } : undefined;
+      },
+      5_000,
+    );
     expect(Date.now() - queuedAt).toBeLessThan(5_000);
     // It ran while A's syncs were still queued: A's two running ones are still held.
     expect(count(done.rowsOfA, 'queued')).toBe(SLOW_JOBS - 2);
@@ -186,15 +178,21 @@ describe('job queue fairness across accounts (real PostgreSQL, held Stripe, Shop
     await queueSlowJobs();
     // No cap: only the order decides. One replica of 2 workers, both taken by A.
     startRunner(2);
-    await waitFor('A has 2 syncs held by the vendor', 5_000, async () =>
-      slowStripe.held() >= 2 ? true : undefined,
+    await waitUntil(
+      'A has 2 syncs held by the vendor',
+      async () => (slowStripe.held() >= 2 ? true : undefined),
+      5_000,
     );
     const fastJob = await queueFastJob();
     slowStripe.release();
-    const started = await waitFor('B’s sync starts', 10_000, async () => {
-      const [job] = (await jobs(b.accountId)).filter((r) => r.id === fastJob);
-      return job?.started_at ?? undefined;
-    });
+    const started = await waitUntil(
+      'B’s sync starts',
+      async () => {
+        const [job] = (await jobs(b.accountId)).filter((r) => r.id === fastJob);
+        return job?.started_at ?? undefined;
+      },
+      10_000,
+    );
     const rowsOfA = await jobs(a.accountId);
     // First in, first out would start all 50 of A's first. Fair: the first freed worker goes to B
     // (0 running) rather than A (1 running); a second worker freed at the same moment may take A's third.

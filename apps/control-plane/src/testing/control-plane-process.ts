@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
+import { waitUntil } from './wait';
 
 const dist = path.join(__dirname, '../../dist');
 
@@ -69,11 +70,7 @@ export async function untilDisconnected(db: Queryable, applicationName: string):
 }
 
 export async function until(predicate: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitUntil('the condition', predicate, timeoutMs);
 }
 
 /** The child's exit code (null when a signal ended it). */

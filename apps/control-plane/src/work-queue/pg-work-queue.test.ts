@@ -9,6 +9,7 @@ import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../
 import { JobRunner } from '../jobs/job-runner';
 import { TransientJobError, type JobExecutor } from '../jobs/job-executor';
 import { retryDelayMs } from '../jobs/retry-backoff';
+import { waitUntil } from '../testing/wait';
 import {
   Interrupted,
   NOW,
@@ -34,20 +35,6 @@ interface Row {
   attempts: number;
   worker_id: string | null;
   progress: Record<string, unknown>;
-}
-
-async function until<T>(
-  probe: () => Promise<T | undefined | false>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('PgWorkQueue contract (real PostgreSQL)', () => {
@@ -269,14 +256,14 @@ describe('PgWorkQueue contract (real PostgreSQL)', () => {
       { heartbeatIntervalMs: 25 },
     );
     q.start();
-    await until(async () => (await row(id ?? '')).status === 'running', 'the claim');
+    await waitUntil('the claim', async () => (await row(id ?? '')).status === 'running');
     // As TaskService.cancel does it.
     await db.dataSource.query(
       `UPDATE task_runs SET status = 'cancelled', cancel_requested_at = now(), finished_at = now(),
               worker_id = NULL, heartbeat_at = NULL WHERE id = $1`,
       [id],
     );
-    await until(async () => settled !== undefined, 'the execution to stop');
+    await waitUntil('the execution to stop', async () => settled !== undefined);
     expect(reason).toBeInstanceOf(Interrupted);
     expect((reason as Interrupted).reason).toBe('lost');
     expect(settled).toBe(false);
@@ -345,10 +332,10 @@ describe('PgWorkQueue contract (real PostgreSQL)', () => {
       for (const attempt of [1, 2]) {
         if (attempt === 1) runner.start();
         else runner.wake();
-        const retried = await until(async () => {
+        const retried = await waitUntil(`retry ${attempt}`, async () => {
           const current = await jobRow();
           return current?.status === 'queued' && current.attempts === attempt && current;
-        }, `retry ${attempt}`);
+        });
         const after = Date.now();
         // The run-at the runner computed, not a measured wait: within the base × 2^(attempt-1)
         // after the failure, which happened between `before` and `after`.
@@ -414,7 +401,7 @@ describe('PgWorkQueue contract (real PostgreSQL)', () => {
     children.push(child);
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    await until(async () => out.includes(`claimed ${id}`), 'the child to claim');
+    await waitUntil('the child to claim', async () => out.includes(`claimed ${id}`));
     expect(await row(id ?? '')).toMatchObject({ status: 'running', worker_id: 'doomed', attempts: 1 });
 
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -430,10 +417,10 @@ describe('PgWorkQueue contract (real PostgreSQL)', () => {
       { workerId: 'survivor', staleAfterMs: 300, heartbeatIntervalMs: 50 },
     );
     survivor.start();
-    const done = await until(async () => {
+    const done = await waitUntil('the item to be taken back and finished', async () => {
       const current = await row(id ?? '');
       return current.status === 'succeeded' && current;
-    }, 'the item to be taken back and finished');
+    });
     expect(done).toMatchObject({ status: 'succeeded', worker_id: null, attempts: 2 });
   });
 });
