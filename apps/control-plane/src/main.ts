@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   shutdown.add('tracing', () => tracing.shutdown());
 
   const controlPlane = await composeControlPlane(config, logger);
-  for (const step of controlPlane.shutdownSteps) shutdown.add(step.name, step.run);
+  shutdown.addSteps(controlPlane.shutdownSteps);
   controlPlane.start();
   // Registered last, so the server stops taking requests before anything else closes.
   await serveHttp(controlPlane.app, { host: config.HOST, port: config.PORT, logger, shutdown });

@@ -27,7 +27,7 @@ async function main(kind: DestinationKind): Promise<void> {
   shutdown.add('tracing', () => tracing.shutdown());
 
   const delivery = await composeDelivery(kind, config, logger, service);
-  for (const step of delivery.shutdownSteps) shutdown.add(step.name, step.run);
+  shutdown.addSteps(delivery.shutdownSteps);
   const { consumer, metrics } = delivery;
   const running = await runConsumer({
     ...consumer,

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   // Registered first, so it runs last: the spans of the other steps are exported too.
   shutdown.add('tracing', () => tracing.shutdown());
   const ingestion = await composeIngestion(config, logger);
-  for (const step of ingestion.shutdownSteps) shutdown.add(step.name, step.run);
+  shutdown.addSteps(ingestion.shutdownSteps);
   logger.info('auth mode', { mode: ingestion.mode });
 
   await serveHttp(ingestion.metricsApp, {

@@ -23,6 +23,21 @@ describe('Shutdown', () => {
     expect(exit).toHaveBeenCalledWith(0);
   });
 
+  it("runs a composition root's steps after what was added later, the last step first", async () => {
+    const order: string[] = [];
+    const exit = jest.fn();
+    await new Shutdown({ logger, timeoutMs: 1000, exit })
+      .add('tracing', () => void order.push('tracing'))
+      .addSteps([
+        { name: 'pools', run: () => void order.push('pools') },
+        { name: 'worker', run: () => void order.push('worker') },
+      ])
+      .add('http', () => void order.push('http'))
+      .run('SIGTERM');
+    expect(order).toEqual(['http', 'worker', 'pools', 'tracing']);
+    expect(exit).toHaveBeenCalledWith(0);
+  });
+
   it('keeps going after a failing hook and exits 1', async () => {
     const order: string[] = [];
     const exit = jest.fn();

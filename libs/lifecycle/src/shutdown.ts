@@ -25,7 +25,7 @@ export interface ShutdownOptions {
  * requests, drains them, flushes the producer and only then closes the pools.
  */
 export class Shutdown {
-  private readonly hooks: { name: string; run: ShutdownHook }[] = [];
+  private readonly hooks: ShutdownStep[] = [];
   private running: Promise<void> | undefined;
   private readonly exit: (code: number) => void;
 
@@ -43,6 +43,12 @@ export class Shutdown {
 
   add(name: string, run: ShutdownHook): this {
     this.hooks.push({ name, run });
+    return this;
+  }
+
+  /** A composition root's steps, in their order: the last of them runs first. */
+  addSteps(steps: readonly ShutdownStep[]): this {
+    for (const step of steps) this.add(step.name, step.run);
     return this;
   }
 
