@@ -75,16 +75,20 @@ function anchorsOf(path) {
 }
 
 const problems = [];
+/** Pages and source alike: what points outside the repository. */
+function reportForbidden(line, where) {
+  for (const { pattern, why } of forbidden) {
+    const found = line.match(pattern);
+    if (found) problems.push(`${where}: "${found[0]}" ${why}`);
+  }
+}
 for (const file of files) {
   const path = join(repo, file);
   const lines = readFileSync(path, 'utf8').split('\n');
   let fence = false;
   lines.forEach((line, index) => {
     const where = `${file}:${index + 1}`;
-    for (const { pattern, why } of forbidden) {
-      const found = line.match(pattern);
-      if (found) problems.push(`${where}: "${found[0]}" ${why}`);
-    }
+    reportForbidden(line, where);
     if (/^\s*```/.test(line)) fence = !fence;
     if (fence) return;
     // Inline links and images: [text](target) and ![alt](target); code spans are not links.
@@ -140,11 +144,8 @@ for (const path of sources) {
     .split('\n')
     .forEach((line, index) => {
       const where = `${file}:${index + 1}`;
-      for (const { pattern, why } of forbidden) {
-        const found = line.match(pattern);
-        if (found) problems.push(`${where}: "${found[0]}" ${why}`);
-      }
-      for (const match of line.matchAll(/(?<![\w/.-])(docs\/[\w-]+\.md)(?:#([\w-]+))?/g)) {
+      reportForbidden(line, where);
+      for (const match of line.matchAll(/(?<![\w/.-])(docs\/[\w/-]+\.md)(?:#([\w-]+))?/g)) {
         const [cited, page, anchor] = match;
         const target = join(repo, page);
         if (!existsSync(target)) problems.push(`${where}: "${cited}": ${page} does not exist`);
