@@ -6,5 +6,5 @@ export default mutationConfig({
   dir: 'libs/schedules',
   mutate: ['libs/schedules/src/next-run.ts'],
   tests: ['src/next-run.test.ts'],
-  breakAt: 80,
+  breakAt: 98,
 });

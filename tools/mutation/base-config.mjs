@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { incrementalFile } from './mutation-score.mjs';
 
 // Shared StrykerJS settings; each module's stryker.config.mjs names what it mutates, which unit
 // tests kill the mutants, and its break threshold. Stryker runs from the repository root (see
@@ -50,7 +51,8 @@ export function mutationConfig({ dir, mutate, tests, breakAt }) {
     reporters: ['clear-text', 'progress', 'html', 'json'],
     htmlReporter: { fileName: `.reports/mutation/${name}/index.html` },
     jsonReporter: { fileName: `.reports/mutation/${name}/mutation.json` },
-    incremental: false,
+    incremental: true,
+    incrementalFile: incrementalFile(name),
     timeoutMS: 10000,
   };
 }
