@@ -57,7 +57,13 @@ export interface HostedOptions {
   /** The outbox codec; LZ4 unless told, so the suites read back what a compressed send wrote. */
   compression?: OutboxCompression;
   /** The live debugger's recorder on this Redis (a closed port: Redis down). */
-  debugger?: { redisUrl: string; maxPerSecond?: number; maxLen?: number };
+  debugger?: {
+    redisUrl: string;
+    maxPerSecond?: number;
+    maxLen?: number;
+    /** The sampling window's clock; the real one unless given. */
+    now?: () => number;
+  };
   /** PUBLIC_TRACKING_URL; unset: the Segment settings name the address a request arrived at. */
   publicTrackingUrl?: string;
 }
@@ -229,6 +235,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
         maxPerSecond: options.debugger.maxPerSecond ?? 50,
       },
       logger,
+      options.debugger.now,
     );
     const writer = debugWriter;
     metrics.watchDebugger(() => writer.stats);
