@@ -43,7 +43,7 @@ describe('revocation with the API rate limit off (built control plane, real Post
     await db?.drop();
   });
 
-  it('refuses a revoked key within 10 s while ingestion caches keys for an hour', async () => {
+  it("refuses A's revoked key once it is heard, while ingestion's cache never expires; B's key stays", async () => {
     const cp = await startControlPlaneProcess(
       (port) => ({
         ...process.env,
@@ -62,19 +62,27 @@ describe('revocation with the API rate limit off (built control plane, real Post
       }),
       processes,
     );
-    const account = await new AccountService(db.dataSource).create('Revocation', []);
-    const apiKey = (await new ApiKeyService(db.dataSource).issue(account.id, 'test', [...scopes])).apiKey;
-    const api = (method: 'post' | 'delete', path: string) =>
-      request(cp.base)[method](path).set('Authorization', `Bearer ${apiKey}`);
-    const created = await api('post', '/api/v1/write-keys').send({ name: 'site' });
-    expect(created.status).toBe(201);
-    const { id, key } = created.body.data as { id: string; key: string };
+    const accounts = new AccountService(db.dataSource);
+    const apiKeys = new ApiKeyService(db.dataSource);
+    const writeKeyOf = async (name: string) => {
+      const account = await accounts.create(name, []);
+      const apiKey = (await apiKeys.issue(account.id, 'test', [...scopes])).apiKey;
+      const api = (method: 'post' | 'delete', path: string) =>
+        request(cp.base)[method](path).set('Authorization', `Bearer ${apiKey}`);
+      const created = await api('post', '/api/v1/write-keys').send({ name: 'site' });
+      expect(created.status).toBe(201);
+      return { api, accountId: account.id, ...(created.body.data as { id: string; key: string }) };
+    };
+    const { api, id, key } = await writeKeyOf('Revocation');
+    const other = await writeKeyOf('Other');
 
-    // What hosted ingestion builds in composition.ts: a cache that trusts the subscription while it is live.
+    // What hosted ingestion builds in composition.ts: a cache that trusts the subscription while
+    // it is live; on a stopped clock, so no entry expires and only a heard revocation drops one.
     const authenticator = new HostedAuthenticator(
       new ControlPlaneClient(cp.base, ingestionToken, logger),
       { validTtlMs: HOUR_MS, invalidTtlMs: HOUR_MS, hearsRevocations: () => subscriber.live },
       logger,
+      () => Date.UTC(2026, 0, 15, 12, 0, 0),
     );
     const subscriber = TenantChangeSubscriber.start(
       REDIS_URL,
@@ -84,16 +92,20 @@ describe('revocation with the API rate limit off (built control plane, real Post
     subscribers.push(subscriber);
     await until(async () => subscriber.live, 10_000);
     expect((await authenticator.authenticate(key)).writeKeyId).toBe(id);
+    expect(await authenticator.authenticate(other.key)).toMatchObject({
+      accountId: other.accountId,
+      writeKeyId: other.id,
+    });
 
     expect((await api('delete', `/api/v1/write-keys/${id}`)).status).toBe(200);
-    const revokedAt = Date.now();
     const refused = () =>
       authenticator.authenticate(key).then(
         () => false,
         (error: { code?: string }) => error.code === 'invalid_write_key',
       );
     await until(refused, 10_000);
-    expect(Date.now() - revokedAt).toBeLessThan(10_000);
-    // Starting a built process on a loaded machine is the slow part; the 10 s bound above is the claim.
+    // The other account's key is still served from the cache, not asked again.
+    expect(authenticator.isKnownValid(other.key)).toBe(true);
+    expect(authenticator.lookups).toBe(3);
   }, 120_000);
 });

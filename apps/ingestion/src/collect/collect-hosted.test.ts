@@ -1,11 +1,14 @@
 import { deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
+import { UNSUBSCRIBED_MAX_TTL_MS } from '@pipeline/tenancy';
 import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
 
 describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control plane)', () => {
   let h: Hosted;
+  // The write-key cache's clock: a cached key expires when the test moves it, not after a wait.
+  let cacheMs = Date.UTC(2026, 0, 15, 12, 0, 0);
   beforeAll(async () => {
-    h = await startHosted('collect');
+    h = await startHosted('collect', { cacheNow: () => cacheMs });
   });
   afterAll(() => h.close());
 
@@ -71,6 +74,88 @@ describe('POST /collect, hosted mode (real Kafka, Redis, PostgreSQL and control 
     expect(second.body).toMatchObject({ accepted: true, deduplicated: true, batchId: first.body.batchId });
     const copies = (await h.readTopic()).filter((e) => e.event.messageId === batch.batch[0]!.messageId);
     expect(copies).toHaveLength(1);
+  });
+
+  it("publishes two accounts' byte-identical batches once each; each account's retry is its own duplicate", async () => {
+    const { a, b } = h.tenants;
+    const batch = [event(), event()];
+    const body = JSON.stringify({ batch });
+    const send = (writeKey: string) =>
+      collect(h.app).set('X-Write-Key', writeKey).set('Content-Type', 'application/json').send(body);
+    const answer = ({ status, body: { deduplicated, batchId } }: request.Response) => ({
+      status,
+      deduplicated,
+      batchId,
+    });
+
+    const firstA = answer(await send(a.openWriteKey));
+    const againA = answer(await send(a.openWriteKey));
+    // A's batch, first and retried, is no duplicate of anything of B's.
+    const firstB = answer(await send(b.openWriteKey));
+    const againB = answer(await send(b.openWriteKey));
+    expect(firstA).toEqual({
+      status: 202,
+      deduplicated: false,
+      batchId: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
+    expect(firstB).toEqual({
+      status: 202,
+      deduplicated: false,
+      batchId: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
+    expect(firstB.batchId).not.toBe(firstA.batchId);
+    expect(againA).toEqual({ ...firstA, deduplicated: true });
+    expect(againB).toEqual({ ...firstB, deduplicated: true });
+
+    const ids = batch.map((e) => e.messageId);
+    const copies = (await h.readTopic())
+      .filter((e) => ids.includes(e.event.messageId))
+      .map((e) => `${e.accountId} ${e.batchId} ${e.event.messageId}`)
+      .sort();
+    expect(copies).toEqual(
+      [
+        `${a.accountId} ${firstA.batchId} ${ids[0]}`,
+        `${a.accountId} ${firstA.batchId} ${ids[1]}`,
+        `${b.accountId} ${firstB.batchId} ${ids[0]}`,
+        `${b.accountId} ${firstB.batchId} ${ids[1]}`,
+      ].sort(),
+    );
+  });
+
+  it("refuses A's revoked key once its cache entry expires, while B's cached key keeps working", async () => {
+    const { a, b } = h.tenants;
+    const api = h.controlPlane.as(a.apiKey);
+    const doomed = (await api.post('/api/v1/write-keys').send({ name: 'revoked while cached' })).body
+      .data as {
+      id: string;
+      key: string;
+    };
+    const sent = { a: [event(), event()], b: [event(), event()] };
+    const send = (writeKey: string, body: object) => collect(h.app).set('X-Write-Key', writeKey).send(body);
+    expect((await send(doomed.key, sent.a[0]!)).status).toBe(202);
+    expect((await send(b.openWriteKey, sent.b[0]!)).status).toBe(202);
+    expect((await api.delete(`/api/v1/write-keys/${doomed.id}`)).status).toBe(200);
+
+    // No revocation is heard here: the cache keeps a valid key until the bound, and not past it.
+    cacheMs += UNSUBSCRIBED_MAX_TTL_MS - 1;
+    expect((await send(doomed.key, sent.a[1]!)).status).toBe(202);
+    cacheMs += 1;
+    const refused = await send(doomed.key, event());
+    expect([refused.status, refused.body]).toEqual([401, { ok: false, error: 'invalid_write_key' }]);
+    const kept = await send(b.openWriteKey, sent.b[1]!);
+    expect([kept.status, kept.body.deduplicated]).toEqual([202, false]);
+
+    const ids = [...sent.a, ...sent.b].map((e) => e.messageId);
+    const published = (await h.readTopic())
+      .filter((e) => ids.includes(e.event.messageId))
+      .map((e) => `${e.accountId} ${e.event.messageId}`)
+      .sort();
+    expect(published).toEqual(
+      [
+        ...sent.a.map((e) => `${a.accountId} ${e.messageId}`),
+        ...sent.b.map((e) => `${b.accountId} ${e.messageId}`),
+      ].sort(),
+    );
   });
 
   it.each([

@@ -24,9 +24,17 @@ describe('rate limits of docs/tracking-api.md#rate-limits (real Redis)', () => {
     });
     afterAll(() => h.close());
 
-    it('answers 429 second with retryAfter 1 and Retry-After, then 429 day until midnight UTC', async () => {
-      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
-      const second = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1));
+    it("answers A 429 second, then 429 day until midnight UTC, while B's requests in the same windows pass", async () => {
+      const { a, b } = h.tenants;
+      const sent: Record<'a' | 'b', string[]> = { a: [], b: [] };
+      const send = async (who: 'a' | 'b', n: number) => {
+        const body = batchOf(n);
+        const response = await collect(h.app).set('X-Write-Key', h.tenants[who].openWriteKey).send(body);
+        if (response.status === 202) sent[who].push(...body.batch.map((e) => e.messageId));
+        return response;
+      };
+      expect((await send('a', 5)).status).toBe(202);
+      const second = await send('a', 1);
       expect(second.status).toBe(429);
       expect(second.body).toEqual({
         ok: false,
@@ -35,11 +43,13 @@ describe('rate limits of docs/tracking-api.md#rate-limits (real Redis)', () => {
         retryAfter: 1,
       });
       expect(second.headers['retry-after']).toBe('1');
+      // The same second: B's own budget is untouched by A's.
+      expect((await send('b', 5)).status).toBe(202);
 
       clock.advance(1000);
-      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
+      expect((await send('a', 5)).status).toBe(202);
       clock.advance(1000); // 12:00:02.100 UTC: 43,197.9 s before midnight
-      const day = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5));
+      const day = await send('a', 5);
       expect(day.status).toBe(429);
       expect(day.body).toEqual({
         ok: false,
@@ -48,18 +58,31 @@ describe('rate limits of docs/tracking-api.md#rate-limits (real Redis)', () => {
         retryAfter: 43_198,
       });
       expect(day.headers['retry-after']).toBe('43198');
+      expect((await send('b', 5)).status).toBe(202);
       // The refused batch was not counted: 2 more events still fit the day.
-      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(2))).status).toBe(202);
+      expect((await send('a', 2)).status).toBe(202);
       clock.set(Date.UTC(2026, 0, 15, 23, 59, 59, 900));
-      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1))).body).toEqual({
+      expect((await send('a', 1)).body).toEqual({
         ok: false,
         error: 'rate_limit_exceeded',
         limitType: 'day',
         retryAfter: 1,
       });
+      // A's day is spent, B's (10 of 12) is not.
+      expect((await send('b', 1)).status).toBe(202);
       // Midnight UTC opens a new day's window.
       clock.set(Date.UTC(2026, 0, 16, 0, 0, 0, 0));
-      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(5))).status).toBe(202);
+      expect((await send('a', 5)).status).toBe(202);
+
+      expect([sent.a.length, sent.b.length]).toEqual([17, 11]);
+      const ids = new Set([...sent.a, ...sent.b]);
+      const published = (await h.readTopic())
+        .filter((e) => ids.has(e.event.messageId))
+        .map((e) => `${e.accountId} ${e.event.messageId}`)
+        .sort();
+      expect(published).toEqual(
+        [...sent.a.map((id) => `${a.accountId} ${id}`), ...sent.b.map((id) => `${b.accountId} ${id}`)].sort(),
+      );
     });
 
     it('limits each write key separately', async () => {
@@ -107,17 +130,32 @@ describe('rate limits of docs/tracking-api.md#rate-limits (real Redis)', () => {
     });
     afterAll(() => h.close());
 
-    it('holds without Redis', async () => {
-      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(4))).status).toBe(202);
-      const over = await collect(h.app).set('X-Write-Key', h.openWriteKey).send(batchOf(1));
-      expect(over.body).toMatchObject({ error: 'rate_limit_exceeded', limitType: 'second', retryAfter: 1 });
+    it("holds without Redis, per key: A over its second, B's events in the same second pass", async () => {
+      const { a, b } = h.tenants;
+      expect((await collect(h.app).set('X-Write-Key', a.openWriteKey).send(batchOf(4))).status).toBe(202);
+      const over = await collect(h.app).set('X-Write-Key', a.openWriteKey).send(batchOf(1));
+      expect([over.status, over.body]).toEqual([
+        429,
+        { ok: false, error: 'rate_limit_exceeded', limitType: 'second', retryAfter: 1 },
+      ]);
+      const other = batchOf(4);
+      expect((await collect(h.app).set('X-Write-Key', b.openWriteKey).send(other)).status).toBe(202);
+      const ids = other.batch.map((e) => e.messageId);
+      const published = (await h.readTopic())
+        .filter((e) => ids.includes(e.event.messageId))
+        .map((e) => `${e.accountId} ${e.event.messageId}`);
+      expect(published.sort()).toEqual(ids.map((id) => `${b.accountId} ${id}`).sort());
     });
   });
 
   describe('write-key checks per IP', () => {
     let h: Hosted;
     beforeAll(async () => {
-      h = await startHosted('limits auth', { authAttemptsPerMinute: 3 });
+      // Inside one minute of the test's clock: a real minute boundary mid-test changes nothing.
+      h = await startHosted('limits auth', {
+        authAttemptsPerMinute: 3,
+        now: testClock(Date.UTC(2026, 0, 15, 12, 0, 0, 100)).now,
+      });
     });
     afterAll(() => h.close());
 
@@ -147,6 +185,7 @@ describe('rate limits of docs/tracking-api.md#rate-limits (real Redis)', () => {
       h = await startHosted('limits auth proxied', {
         authAttemptsPerMinute: 3,
         trustedProxies: ['loopback'],
+        now: testClock(Date.UTC(2026, 0, 15, 12, 0, 0, 100)).now,
       });
     });
     afterAll(() => h.close());
@@ -169,7 +208,7 @@ describe('rate limits of docs/tracking-api.md#rate-limits (real Redis)', () => {
 
     it('counts an IPv6 client by its /64: 200 guesses from 200 addresses of one /64 are mostly refused', async () => {
       const hex = () => Math.floor(Math.random() * 0x10000).toString(16);
-      // A fresh /64 per run (the counters live in the shared Redis for a minute).
+      // A /64 of its own: the counts of the test above stay for the whole minute of the test clock.
       const prefix = `2001:db8:${hex()}:${hex()}`;
       const statuses: number[] = [];
       for (let i = 0; i < 200; i += 1) {

@@ -51,6 +51,23 @@ describe('Segment-compatible tracking API, hosted mode', () => {
     expect(track).toMatchObject({ type: 'track', event: 'Signed Up', properties: { plan: 'pro' } });
   });
 
+  it("publishes two accounts' identical messages once each; each account's retry is its own duplicate", async () => {
+    const { a, b } = h.tenants;
+    const userId = `seg-dup-${Date.now()}-${Math.random()}`;
+    // No messageId: both accounts' messages get the same derived id.
+    const body = { userId, event: 'Retried', properties: { attempt: 1 } };
+    for (const writeKey of [a.openWriteKey, a.openWriteKey, b.openWriteKey, b.openWriteKey]) {
+      const response = await post('/v1/track', writeKey).send(body);
+      expect([response.status, response.body]).toEqual([200, { success: true }]);
+    }
+    const id = derivedMessageId(body);
+    const committed = (await h.readTopic())
+      .filter((c) => c.event.userId === userId)
+      .map((c) => `${c.accountId} ${c.event.messageId}`)
+      .sort();
+    expect(committed).toEqual([`${a.accountId} ${id}`, `${b.accountId} ${id}`].sort());
+  });
+
   it('takes a batch with batch-level context and integrations, the message’s own keys winning', async () => {
     const response = await post('/v1/batch').send({
       batch: [

@@ -6,6 +6,7 @@ import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } fro
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@pipeline/logger';
 import { createRedis, debuggerKeys, DebugStreamWriter } from '@pipeline/redis';
+import { waitUntil } from '@pipeline/control-plane/testing/wait';
 import { DebugRecorder } from '../debugger/debug-recorder';
 import { event, staticApp } from '../testing/ingestion-harness';
 
@@ -180,8 +181,7 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
       expect((await request(app).post('/collect').set('X-Write-Key', WRITE_KEY).send(recorded)).status).toBe(
         200,
       );
-      const deadline = Date.now() + 3000;
-      while ((await up.xlen(key)) < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await waitUntil('the entry in the stream', async () => (await up.xlen(key)) >= 1);
       const [[, fields]] = (await up.xrange(key, '-', '+')) as [string, string[]][];
       expect(JSON.parse(fields[1])).toMatchObject({
         status: 'accepted',
@@ -191,11 +191,10 @@ describe('static mode (WRITE_KEY, real PostgreSQL warehouse)', () => {
 
       const downWriter = new DebugStreamWriter(down, options, logger);
       const unaffected = staticApp(writer, { writeKey: WRITE_KEY, recorder: new DebugRecorder(downWriter) });
-      const started = performance.now();
       const response = await request(unaffected).post('/collect').set('X-Write-Key', WRITE_KEY).send(event());
       expect(response.status).toBe(200);
       expect(response.body.inserted).toEqual({ warehouse: { rows: 1, duplicates: 0 } });
-      expect(performance.now() - started).toBeLessThan(1000);
+      // Counted as lost by the time of the answer: the request never waited on the down Redis.
       expect(downWriter.stats).toEqual({ recorded: 0, sampledOut: 0, failed: 1 });
     } finally {
       await up.del(key);

@@ -45,6 +45,8 @@ export interface HostedOptions {
   authAttemptsPerMinute?: number;
   /** The rate limits' clock (ms since the epoch); the real one unless given. */
   now?: () => number;
+  /** The write-key cache's clock, so a test expires cached keys by moving it; the real one unless given. */
+  cacheNow?: () => number;
   withRedis?: boolean;
   trustedProxies?: string[];
   simulate?: { demoMode: boolean; adminSetupEnabled: boolean; adminToken?: string };
@@ -55,9 +57,29 @@ export interface HostedOptions {
   /** The outbox codec; LZ4 unless told, so the suites read back what a compressed send wrote. */
   compression?: OutboxCompression;
   /** The live debugger's recorder on this Redis (a closed port: Redis down). */
-  debugger?: { redisUrl: string; maxPerSecond?: number; maxLen?: number };
+  debugger?: {
+    redisUrl: string;
+    maxPerSecond?: number;
+    maxLen?: number;
+    /** The sampling window's clock; the real one unless given. */
+    now?: () => number;
+  };
   /** PUBLIC_TRACKING_URL; unset: the Segment settings name the address a request arrived at. */
   publicTrackingUrl?: string;
+}
+
+/** One account of the suite's control plane, with its write keys. */
+export interface HostedTenant {
+  accountId: string;
+  /** The account's API key (control plane API). */
+  apiKey: string;
+  /** A write key of the account (Amplitude destination); allowed origins: example.com. */
+  writeKey: string;
+  writeKeyId: string;
+  /** A write key with no origin restriction. */
+  openWriteKey: string;
+  /** openWriteKey's id (the debugger's streams are named by it). */
+  openWriteKeyId: string;
 }
 
 export interface Hosted {
@@ -85,6 +107,11 @@ export interface Hosted {
   debugStats: DebugStreamWriter['stats'] | null;
   accountId: string;
   apiKey: string;
+  /**
+   * Two accounts of the same control plane, set up alike: `a` is the one the fields above name,
+   * `b` another, so a test shows that one account's requests never answer or count for the other.
+   */
+  tenants: { a: HostedTenant; b: HostedTenant };
   /** Every envelope in the suite's topic, read from the beginning. */
   readTopic(expectedAtLeast?: number): Promise<CommittedEvent[]>;
   close(): Promise<void>;
@@ -120,6 +147,24 @@ export async function webTrackingTo(api: ReturnType<ControlPlane['as']>, app: ob
   return destination;
 }
 
+/** A new account with an Amplitude destination, a write key limited to example.com and an open one. */
+async function hostedTenant(controlPlane: ControlPlane): Promise<HostedTenant> {
+  const tenant = await controlPlane.tenant();
+  const api = controlPlane.as(tenant.key);
+  await webTrackingTo(api, { appType: 'amplitude', displayName: 'Amp', credentials: { apiKey: 'amp' } });
+  const site = (await api.post('/api/v1/write-keys').send({ name: 'site', allowedOrigins: ['example.com'] }))
+    .body.data;
+  const open = (await api.post('/api/v1/write-keys').send({ name: 'open' })).body.data;
+  return {
+    accountId: tenant.accountId,
+    apiKey: tenant.key,
+    writeKey: site.key as string,
+    writeKeyId: site.id as string,
+    openWriteKey: open.key as string,
+    openWriteKeyId: open.id as string,
+  };
+}
+
 export async function startHosted(label: string, options: HostedOptions = {}): Promise<Hosted> {
   // With the debugger, the control plane reads what this ingestion records (its own connection).
   const cpDebugRedis = options.debugger
@@ -139,15 +184,8 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   await new Promise<void>((resolve) => controlPlaneServer.listen(0, '127.0.0.1', resolve));
   const cpUrl = `http://127.0.0.1:${(controlPlaneServer.address() as AddressInfo).port}`;
 
-  const tenant = await controlPlane.tenant();
-  const api = controlPlane.as(tenant.key);
-  await webTrackingTo(api, { appType: 'amplitude', displayName: 'Amp', credentials: { apiKey: 'amp' } });
-  const writeKey = (
-    await api.post('/api/v1/write-keys').send({ name: 'site', allowedOrigins: ['example.com'] })
-  ).body.data.key;
-  const openCreated = (await api.post('/api/v1/write-keys').send({ name: 'open' })).body.data;
-  const openWriteKey = openCreated.key as string;
-  const openWriteKeyId = openCreated.id as string;
+  const tenants = { a: await hostedTenant(controlPlane), b: await hostedTenant(controlPlane) };
+  const { writeKey, openWriteKey, openWriteKeyId, accountId, apiKey } = tenants.a;
 
   const logs: string[] = [];
   const stream = new PassThrough();
@@ -197,6 +235,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
         maxPerSecond: options.debugger.maxPerSecond ?? 50,
       },
       logger,
+      options.debugger.now,
     );
     const writer = debugWriter;
     metrics.watchDebugger(() => writer.stats);
@@ -207,6 +246,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
       new ControlPlaneClient(cpUrl, TEST_INTERNAL_TOKEN, logger),
       { validTtlMs: 60_000, invalidTtlMs: 10_000, onCacheResult: metrics.writeKeyCache },
       logger,
+      options.cacheNow,
     ),
     logger,
     metrics,
@@ -250,8 +290,9 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     openWriteKeyId,
     debugRedis,
     debugStats: debugWriter?.stats ?? null,
-    accountId: tenant.accountId,
-    apiKey: tenant.key,
+    accountId,
+    apiKey,
+    tenants,
     async readTopic(expectedAtLeast = 0) {
       // Records still arriving (a test may ask for more than the topic holds yet) are waited for.
       const deadline = Date.now() + 20_000;

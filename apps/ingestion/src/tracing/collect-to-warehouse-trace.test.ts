@@ -78,12 +78,13 @@ describe('one trace from POST /collect to the warehouse insert and the vendor ca
         .map((topic) => ({ topic, numPartitions: 1 })),
       { replicationFactor: 1, logger },
     );
-    // The account's Amplitude destination, pointed at the look-alike.
+    // Each account's Amplitude destination, pointed at the look-alike.
     const tenants = new TenantDirectory(
       {
         lookup: (writeKeyId) =>
           Promise.resolve({
-            accountId: h.accountId,
+            accountId:
+              writeKeyId === h.tenants.b.openWriteKeyId ? h.tenants.b.accountId : h.tenants.a.accountId,
             writeKeyId,
             status: 'active' as const,
             allowedOrigins: [],
@@ -140,17 +141,37 @@ describe('one trace from POST /collect to the warehouse insert and the vendor ca
     });
     expect(response.status).toBe(202);
 
-    const schema = warehouseSchemaFor(h.accountId);
-    await until(async () => {
+    // Another account's event after it: delivered to that account's schema only.
+    const otherUserId = `traced-b-${randomUUID()}`;
+    const other = await fetch(`${ingestionUrl}/collect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        writeKey: h.tenants.b.openWriteKey,
+        batch: [event({ userId: otherUserId, event: 'Traced' })],
+      }),
+    });
+    expect(other.status).toBe(202);
+
+    const usersIn = async (accountId: string): Promise<string[]> => {
       try {
-        const { rows } = await client.query(`SELECT 1 FROM ${schema}.events WHERE user_id = $1`, [userId]);
-        return rows.length === 1;
+        const { rows } = await client.query<{ user_id: string }>(
+          `SELECT user_id FROM ${warehouseSchemaFor(accountId)}.events ORDER BY user_id`,
+        );
+        return rows.map((row) => row.user_id);
       } catch (error) {
-        if ((error as { code?: string }).code === '42P01') return false; // created with the first record
+        if ((error as { code?: string }).code === '42P01') return []; // created with the first record
         throw error;
       }
-    }, 'the row in the warehouse');
-    await until(() => amplitude.accepted.some((a) => a.item.user_id === userId), 'the event at Amplitude');
+    };
+    await until(async () => (await usersIn(h.tenants.a.accountId)).length > 0, "A's row in the warehouse");
+    await until(async () => (await usersIn(h.tenants.b.accountId)).length > 0, "B's row in the warehouse");
+    expect(await usersIn(h.tenants.a.accountId)).toEqual([userId]);
+    expect(await usersIn(h.tenants.b.accountId)).toEqual([otherUserId]);
+    await until(
+      () => [userId, otherUserId].every((id) => amplitude.accepted.some((a) => a.item.user_id === id)),
+      'both events at Amplitude',
+    );
 
     // The /collect request is the root: fetch from this test starts no span (no parent).
     const spans = () => testTracing.spans();
