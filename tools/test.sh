@@ -75,6 +75,7 @@ step "docs: docs/configuration.md matches the config schemas" node tools/docs/ge
 step "docs: docs/openapi.json matches what tsoa generates" node tools/docs/generate-openapi.mjs --check
 step "commits: every message after efecdc5 is <area>: <what changed>, a blank line and a body" \
   sh -c 'node --test tools/commits/commit-message.test.mjs && node tools/commits/check-commit-messages.mjs'
+step "test summary: fails on a failed, skipped or todo test and on a missing report" node --test tools/test-report/summarize.test.mjs
 step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
 step "kubernetes manifests" bash tools/deploy/validate-manifests.sh
 step "monitoring: alert rules and dashboard" bash tools/monitoring/check-monitoring.sh
