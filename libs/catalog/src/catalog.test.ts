@@ -395,7 +395,7 @@ describe('each app type, written out', () => {
       properties: Record<string, { writeOnly?: boolean }>;
       required?: string[];
     }[];
-    const configSchema = definition.config as { properties: Record<string, unknown>; required?: string[] };
+    const configSchema = definition.config as { properties?: Record<string, unknown>; required?: string[] };
 
     it('plays its roles, imports its tasks, and has its category, consent group and base URL setting', () => {
       expect({
@@ -447,12 +447,13 @@ describe('each app type, written out', () => {
     });
 
     it('has exactly its config fields, accepts good config and refuses bad', () => {
-      expect({ fields: Object.keys(configSchema.properties), required: configSchema.required ?? [] }).toEqual(
-        {
-          fields: want.config.fields,
-          required: want.config.required,
-        },
-      );
+      expect({
+        fields: Object.keys(configSchema.properties ?? {}),
+        required: configSchema.required ?? [],
+      }).toEqual({
+        fields: want.config.fields,
+        required: want.config.required,
+      });
       const withoutRequired = want.config.required.map((field) => {
         const { [field]: _dropped, ...without } = definition.example.config as Record<string, unknown>;
         return without;
