@@ -2,6 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
+import jest from 'eslint-plugin-jest';
 
 export default tseslint.config(
   {
@@ -31,6 +32,18 @@ export default tseslint.config(
     files: ['**/*.test.ts', 'tools/**'],
     languageOptions: { globals: { ...globals.node, ...globals.jest } },
     rules: { 'no-console': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    // A committed it.only silently drops the rest of its file from every run, and an it.skip
+    // hides a test for good; both pass CI, so lint is where they are stopped.
+    files: ['**/*.test.ts'],
+    plugins: { jest },
+    rules: {
+      'jest/no-focused-tests': 'error',
+      'jest/no-disabled-tests': 'error',
+      'jest/no-identical-title': 'error',
+      'jest/valid-expect': 'error',
+    },
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],

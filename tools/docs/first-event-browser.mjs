@@ -6,6 +6,7 @@
 //
 // Exit 0 when the SDK loaded and its requests to /collect were answered 2xx; prints what the
 // browser saw otherwise. CHROMIUM_PATH chooses the binary (default /usr/bin/chromium).
+/* global window -- the callbacks of page.evaluate run in the page, not in Node */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 

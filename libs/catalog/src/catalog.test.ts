@@ -118,15 +118,6 @@ describe('the app catalog', () => {
       expect(config({ ...(definition.example.config as object), regoin: 'eu' })).toBe(false);
     });
 
-    it('refuse the example without each required credential', () => {
-      const example = definition.example.credentials as Record<string, unknown>;
-      for (const field of Object.keys(example)) {
-        const { [field]: _dropped, ...without } = example;
-        const schema = definition.credentials as { required?: string[] };
-        if (schema.required?.includes(field)) expect(credentials(without)).toBe(false);
-      }
-    });
-
     it('mark every secret credential write-only', () => {
       const branches = ((definition.credentials as { anyOf?: unknown[] }).anyOf ?? [
         definition.credentials,
@@ -137,6 +128,344 @@ describe('the app catalog', () => {
         for (const [name, field] of Object.entries(branch.properties ?? {}))
           if (/key|secret|token|password/i.test(name))
             expect({ name, writeOnly: field.writeOnly }).toEqual({ name, writeOnly: true });
+    });
+  });
+});
+
+/** One form of an app type's credentials: a valid value, and its fields. */
+interface CredentialForm {
+  example: Record<string, unknown>;
+  fields: string[];
+  required: string[];
+  /** Write-only: never returned, never echoed in an error. */
+  secrets: string[];
+}
+
+/** What each app type is, written out: a definition that drifts from it fails below. */
+interface Expected {
+  roles: string[];
+  importTasks: string[];
+  category: string | undefined;
+  consentGroup: string | null;
+  /** Whether VENDOR_BASE_URL_<APP TYPE> may replace its vendor host. */
+  baseUrl: boolean;
+  credentials: CredentialForm[];
+  badCredentials: Record<string, unknown>[];
+  config: {
+    fields: string[];
+    required: string[];
+    good: Record<string, unknown>[];
+    bad: Record<string, unknown>[];
+  };
+}
+
+const source = { roles: ['source'], importTasks: [], category: undefined, consentGroup: null };
+const one = (example: Record<string, unknown>, secrets: string[]): CredentialForm[] => [
+  { example, fields: Object.keys(example), required: Object.keys(example), secrets },
+];
+
+const expected: Record<string, Expected> = {
+  web_tracking: {
+    ...source,
+    baseUrl: false,
+    credentials: [{ example: {}, fields: [], required: [], secrets: [] }],
+    badCredentials: [{ writeKey: 'wk' }],
+    config: { fields: [], required: [], good: [{}], bad: [{ url: 'https://shop.example' }] },
+  },
+  shopify: {
+    ...source,
+    importTasks: ['orders', 'customers', 'products'],
+    baseUrl: true,
+    credentials: one({ accessToken: 'shpat_0123456789abcdef' }, ['accessToken']),
+    badCredentials: [{ accessToken: '' }],
+    config: {
+      fields: ['shop', 'apiVersion'],
+      required: ['shop'],
+      good: [{ shop: 'acme' }, { shop: 'acme-2.myshopify.com', apiVersion: '2026-10' }],
+      bad: [{ shop: 'acme.example.com' }, { shop: '-acme' }, { shop: 'acme', apiVersion: '2026-02' }],
+    },
+  },
+  stripe: {
+    ...source,
+    importTasks: ['customers', 'charges', 'invoices', 'subscriptions'],
+    baseUrl: true,
+    credentials: one({ secretKey: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc' }, ['secretKey']),
+    badCredentials: [{ secretKey: 'pk_live_0123' }, { secretKey: '' }],
+    config: {
+      fields: ['apiVersion'],
+      required: [],
+      good: [{}, { apiVersion: '2025-09-30.clover' }],
+      bad: [{ apiVersion: '' }, { apiVersion: 20250930 }],
+    },
+  },
+  hubspot: {
+    roles: ['source', 'destination'],
+    importTasks: ['contacts', 'companies', 'deals'],
+    category: 'customer_data',
+    consentGroup: 'analytics',
+    baseUrl: true,
+    credentials: one({ accessToken: 'pat-na1-00000000-0000-0000-0000-000000000000' }, ['accessToken']),
+    badCredentials: [{ accessToken: '' }],
+    config: { fields: [], required: [], good: [{}], bad: [{ portalId: '123' }] },
+  },
+  amplitude: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'product_analytics',
+    consentGroup: 'analytics',
+    baseUrl: true,
+    credentials: one({ apiKey: 'amp-0123456789abcdef' }, ['apiKey']),
+    badCredentials: [{ apiKey: '' }],
+    config: { fields: ['region'], required: [], good: [{}, { region: 'eu' }], bad: [{ region: 'us' }] },
+  },
+  mixpanel: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'product_analytics',
+    consentGroup: 'analytics',
+    baseUrl: true,
+    credentials: [
+      {
+        example: { projectToken: 'mp-0123' },
+        fields: ['projectToken'],
+        required: ['projectToken'],
+        secrets: ['projectToken'],
+      },
+      {
+        example: { serviceAccount: 'pipeline.sa', secret: 'sa-secret', projectId: '12345' },
+        fields: ['serviceAccount', 'secret', 'projectId'],
+        required: ['serviceAccount', 'secret'],
+        secrets: ['secret'],
+      },
+    ],
+    // One form or the other, not a mix; a project id is digits.
+    badCredentials: [
+      { projectToken: 'mp-0123', secret: 'sa-secret' },
+      { serviceAccount: 'pipeline.sa', secret: 'sa-secret', projectId: 'p-1' },
+      { projectToken: '' },
+    ],
+    config: {
+      fields: ['region', 'projectId'],
+      required: [],
+      good: [{}, { region: 'eu' }, { region: 'in', projectId: '12345' }],
+      bad: [{ region: 'us' }, { projectId: 'p-1' }],
+    },
+  },
+  braze: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'messaging',
+    consentGroup: 'marketing',
+    baseUrl: true,
+    credentials: one({ apiKey: 'braze-0123456789abcdef' }, ['apiKey']),
+    badCredentials: [{ apiKey: '' }],
+    config: {
+      fields: ['restEndpoint', 'appId'],
+      required: ['restEndpoint'],
+      good: [{ restEndpoint: 'https://rest.fra-01.braze.eu/', appId: 'app-1' }],
+      bad: [
+        { restEndpoint: 'http://rest.iad-01.braze.com' },
+        { restEndpoint: 'https://rest.iad-01.evil.com' },
+      ],
+    },
+  },
+  customer_io: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'messaging',
+    consentGroup: 'marketing',
+    baseUrl: true,
+    credentials: one({ siteId: 'cio-site-0123', apiKey: 'cio-0123456789abcdef' }, ['apiKey']),
+    badCredentials: [{ siteId: '', apiKey: 'cio-0123' }],
+    config: { fields: ['region'], required: [], good: [{}, { region: 'eu' }], bad: [{ region: 'us' }] },
+  },
+  segment: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'customer_data',
+    consentGroup: 'analytics',
+    baseUrl: true,
+    credentials: one({ writeKey: 'seg-0123456789abcdef' }, ['writeKey']),
+    badCredentials: [{ writeKey: '' }],
+    config: {
+      fields: ['endpoint'],
+      required: [],
+      good: [{}, { endpoint: 'https://rudder.example.com/v1' }],
+      bad: [{ endpoint: 'http://api.segment.io' }, { endpoint: 'https://user@api.segment.io' }],
+    },
+  },
+  onesignal: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'push',
+    consentGroup: 'marketing',
+    baseUrl: true,
+    credentials: one({ appId: '5eb5a37e-b458-11e3-ac11-000c2940e62c', apiKey: 'os-0123456789abcdef' }, [
+      'apiKey',
+    ]),
+    badCredentials: [{ appId: 'not-a-uuid', apiKey: 'os-0123' }],
+    config: {
+      fields: [],
+      required: [],
+      good: [{}],
+      bad: [{ appId: '5eb5a37e-b458-11e3-ac11-000c2940e62c' }],
+    },
+  },
+  meta_conversions: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'advertising',
+    consentGroup: 'marketing',
+    baseUrl: true,
+    credentials: one({ accessToken: 'EAAB0123456789abcdef' }, ['accessToken']),
+    badCredentials: [{ accessToken: '' }],
+    config: {
+      fields: ['pixelId', 'apiVersion', 'testEventCode'],
+      required: ['pixelId'],
+      good: [{ pixelId: '1234567890', apiVersion: 'v24.0', testEventCode: 'TEST12345' }],
+      bad: [
+        { pixelId: 'px-1' },
+        { pixelId: '1234567890', apiVersion: '24.0' },
+        { pixelId: '1234567890', testEventCode: 'T'.repeat(65) },
+      ],
+    },
+  },
+  google_ads: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'advertising',
+    consentGroup: 'marketing',
+    baseUrl: true,
+    credentials: one(
+      {
+        developerToken: 'dev-0123456789abcdef',
+        clientId: '0123456789.apps.googleusercontent.com',
+        clientSecret: 'GOCSPX-0123456789abcdef',
+        refreshToken: '1//0123456789abcdef',
+      },
+      ['developerToken', 'clientSecret', 'refreshToken'],
+    ),
+    badCredentials: [{ developerToken: '', clientId: 'c', clientSecret: 's', refreshToken: 'r' }],
+    config: {
+      fields: ['customerId', 'loginCustomerId', 'apiVersion', 'conversionActions'],
+      required: ['customerId', 'conversionActions'],
+      good: [
+        { customerId: '1234567890', conversionActions: {} },
+        {
+          customerId: '123-456-7890',
+          loginCustomerId: '9876543210',
+          apiVersion: 'v26',
+          conversionActions: { Purchase: '1002' },
+        },
+      ],
+      bad: [
+        { customerId: '123-456-789', conversionActions: {} },
+        { customerId: '1234567890', conversionActions: { Purchase: 'action-1' } },
+        { customerId: '1234567890', apiVersion: '26', conversionActions: {} },
+      ],
+    },
+  },
+  webhook: {
+    roles: ['destination'],
+    importTasks: [],
+    category: 'webhook',
+    consentGroup: null,
+    baseUrl: false,
+    credentials: one({ signingSecret: 'whsec-0123456789abcdef' }, ['signingSecret']),
+    badCredentials: [{ signingSecret: '' }],
+    config: {
+      fields: ['url'],
+      required: [],
+      good: [{}, { url: 'http://hooks.example.com/in?x=1' }],
+      bad: [{ url: 'ftp://hooks.example.com' }, { url: 'https://user@hooks.example.com/' }],
+    },
+  },
+};
+
+describe('each app type, written out', () => {
+  it('names every app type of the catalog, in its order', () => {
+    expect(Object.keys(expected)).toEqual([...appTypes]);
+  });
+
+  describe.each(appCatalog.map((d) => [d.appType, d] as const))('%s', (appType, definition) => {
+    const want = expected[appType]!;
+    const credentials = ajv.compile(definition.credentials);
+    const config = ajv.compile(definition.config);
+    const forms = ((definition.credentials as { anyOf?: object[] }).anyOf ?? [definition.credentials]) as {
+      properties: Record<string, { writeOnly?: boolean }>;
+      required?: string[];
+    }[];
+    const configSchema = definition.config as { properties?: Record<string, unknown>; required?: string[] };
+
+    it('plays its roles, imports its tasks, and has its category, consent group and base URL setting', () => {
+      expect({
+        roles: rolesOfAppType(appType),
+        importTasks: importTasksOf(appType),
+        category: destinationCategoryOf(appType),
+        consentGroup: consentGroupOfAppType(appType),
+        baseUrl: baseUrlAppTypes.all.includes(appType),
+      }).toEqual({
+        roles: want.roles,
+        importTasks: want.importTasks,
+        category: want.category,
+        consentGroup: want.consentGroup,
+        baseUrl: want.baseUrl,
+      });
+    });
+
+    it('has exactly its credential forms: their fields, required ones and write-only secrets', () => {
+      expect(
+        forms.map((form) => ({
+          fields: Object.keys(form.properties),
+          required: form.required ?? [],
+          secrets: Object.entries(form.properties)
+            .filter(([, field]) => field.writeOnly)
+            .map(([name]) => name),
+        })),
+      ).toEqual(want.credentials.map(({ fields, required, secrets }) => ({ fields, required, secrets })));
+    });
+
+    it('accepts each credential form, and refuses it without a required field or of the wrong shape', () => {
+      const answers = want.credentials.flatMap((form) => [
+        { value: form.example, valid: credentials(form.example) },
+        ...form.required.map((field) => {
+          const { [field]: _dropped, ...without } = form.example;
+          return { value: without, valid: credentials(without) };
+        }),
+      ]);
+      const bad = want.badCredentials.map((value) => ({ value, valid: credentials(value) }));
+      expect([...answers, ...bad]).toEqual([
+        ...want.credentials.flatMap((form) => [
+          { value: form.example, valid: true },
+          ...form.required.map((field) => {
+            const { [field]: _dropped, ...without } = form.example;
+            return { value: without, valid: false };
+          }),
+        ]),
+        ...want.badCredentials.map((value) => ({ value, valid: false })),
+      ]);
+    });
+
+    it('has exactly its config fields, accepts good config and refuses bad', () => {
+      expect({
+        fields: Object.keys(configSchema.properties ?? {}),
+        required: configSchema.required ?? [],
+      }).toEqual({
+        fields: want.config.fields,
+        required: want.config.required,
+      });
+      const withoutRequired = want.config.required.map((field) => {
+        const { [field]: _dropped, ...without } = definition.example.config as Record<string, unknown>;
+        return without;
+      });
+      const answers = [...want.config.good, ...want.config.bad, ...withoutRequired].map((value) => ({
+        value,
+        valid: config(value),
+      }));
+      expect(answers).toEqual([
+        ...want.config.good.map((value) => ({ value, valid: true })),
+        ...[...want.config.bad, ...withoutRequired].map((value) => ({ value, valid: false })),
+      ]);
     });
   });
 });

@@ -9,6 +9,8 @@ export interface HttpReaderOptions {
   attempts?: number;
   /** The first backoff step; p-retry doubles it per attempt. */
   minDelayMs?: number;
+  /** Waits out a vendor's Retry-After (and HubSpot's search pacing); a timer unless a test records the waits. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface JsonResponse<T> {
@@ -138,7 +140,7 @@ async function requestJson<T>(
       onFailedAttempt: async (error) => {
         // p-retry waits its own backoff after this; a longer Retry-After is waited here first.
         const wait = error instanceof RetryableStatus ? error.retryAfterMs : undefined;
-        if (wait && error.retriesLeft > 0) await sleep(wait, options.signal);
+        if (wait && error.retriesLeft > 0) await (options.sleep ?? sleep)(wait, options.signal);
       },
     },
   ).catch((error: unknown) => {

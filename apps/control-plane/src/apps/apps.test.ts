@@ -115,7 +115,7 @@ describe('apps API (real PostgreSQL)', () => {
       const response = await create(body);
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('validation_failed');
-      expect(response.body.errors.map((e: { path: string }) => e.path)).toContain(path);
+      expect(response.body.errors.map((e: { path: string }) => e.path)).toEqual([path]);
     });
 
     it('answers 422 for an unknown app type and for a role the type does not support', async () => {
@@ -197,7 +197,7 @@ describe('apps API (real PostgreSQL)', () => {
       const live = await h.as(t.key).get('/api/v1/apps?limit=100');
       expect(live.body.data.map((a: { id: string }) => a.id)).not.toContain(id);
       const gone = await h.as(t.key).get('/api/v1/apps?state=deleted');
-      expect(gone.body.data.map((a: { id: string }) => a.id)).toContain(id);
+      expect(gone.body.data.filter((a: { id: string }) => a.id === id)).toHaveLength(1);
       expect((await create({ appType: 'onesignal', displayName: 'Push' })).status).toBe(201);
       const patch = await h.as(t.key).patch(`/api/v1/apps/${id}`).send({ displayName: 'Again' });
       expect(patch.status).toBe(409);

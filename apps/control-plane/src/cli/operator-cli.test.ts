@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { startHarness, type Harness } from '../testing/harness';
 import { runOperatorCli } from './operator-cli';
+import { scopes as allScopes } from '../auth/scopes';
 
 describe('operator CLI (real PostgreSQL)', () => {
   let h: Harness;
@@ -39,7 +40,7 @@ describe('operator CLI (real PostgreSQL)', () => {
     expect(key.code).toBe(0);
     const { apiKey, scopes } = key.json();
     expect(apiKey).toMatch(/^plk_/);
-    expect(scopes).toContain('tasks.manage');
+    expect(scopes).toEqual([...allScopes]);
     const apps = await request(h.app).get('/api/v1/apps').set('Authorization', `Bearer ${apiKey}`);
     expect(apps.status).toBe(200);
 

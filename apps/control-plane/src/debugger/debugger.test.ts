@@ -339,18 +339,17 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
     const id = (await h.as(tenant.key).post('/api/v1/write-keys').send({ name: 'revoked' })).body.data.id;
     const stream = await openStream(`${base}/api/v1/write-keys/${id}/events/stream`, tenant.key);
     expect(stream.response.status).toBe(200);
+    let ended = false;
+    void stream.ended.then(() => {
+      ended = true;
+    });
     await h.db.dataSource
       .getRepository(ApiKeyEntity)
       .update({ keyHash: hashToken(tenant.key) }, { revokedAt: new Date() });
-    const revokedAt = Date.now();
-    const ended = await Promise.race([
-      stream.ended.then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), 5_000)),
-    ]);
     try {
-      expect(ended).toBe(true);
-      // Checked every 200 ms here (every 5 s by default).
-      expect(Date.now() - revokedAt).toBeLessThan(5_000);
+      // The key is checked every 200 ms here (every 5 s by default); the bound is for a loaded
+      // machine, and the closing comment below says the revocation is what ended it.
+      expect(await eventually(async () => ended, 10_000)).toBe(true);
       expect(stream.events).toEqual([]);
       expect(stream.comments.at(-1)).toBe('end invalid_api_key');
       expect(await eventually(async () => (await streamReaders(id)) === 0, 10_000)).toBe(true);

@@ -93,13 +93,21 @@ describe('HubSpotConnector against a HubSpot look-alike', () => {
   });
 
   it('paces search requests at most five a second', async () => {
-    const started = Date.now();
+    // A clock that only the pacing's waits move: each wait is the whole interval.
+    let clock = 1_000_000;
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      clock += ms;
+    };
     const { records } = await readAll(
-      connector({ searchPageSize: 50 }).read('contacts', { cursor: t0.toISOString() }),
+      connector({ searchPageSize: 50, now: () => clock, sleep }).read('contacts', {
+        cursor: t0.toISOString(),
+      }),
     );
     expect(records).toHaveLength(250);
     // 5 search pages: 4 waits of 200 ms.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(780);
+    expect(waits).toEqual([200, 200, 200, 200]);
   });
 
   it('filters companies on hs_lastmodifieddate, the rolling window and the start date applied', async () => {
@@ -200,10 +208,13 @@ describe('HubSpotConnector against a HubSpot look-alike', () => {
   it('retries 429 and 5xx, honouring Retry-After', async () => {
     hubspot.failNext(429, 1, '1');
     hubspot.failNext(502, 1);
-    const started = Date.now();
-    const { records } = await readAll(connector().read('companies', { cursor: null }));
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+    };
+    const { records } = await readAll(connector({ sleep }).read('companies', { cursor: null }));
     expect(records).toHaveLength(3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(waits).toEqual([1000]);
     expect(hubspot.requests.map((r) => r.status)).toEqual([429, 502, 200, 200]);
     hubspot.failNext(503, 5);
     await expect(

@@ -57,6 +57,8 @@ export interface HubSpotConnectorOptions extends HttpReaderOptions {
   searchWindow?: number;
   /** Least time between two search requests: HubSpot allows 5 per second per account. */
   searchIntervalMs?: number;
+  /** The clock the search pacing reads; Date.now unless a test moves it with its sleep. */
+  now?: () => number;
 }
 
 /** A CRM object as the v3 API answers it. */
@@ -307,9 +309,10 @@ export class HubSpotConnector implements Connector {
     signal?: AbortSignal,
   ): Promise<HubSpotPage> {
     // Paced rather than run into the search API's own limit (5 requests/s, then 429s).
-    const wait = this.lastSearchAt + (this.options.searchIntervalMs ?? 200) - Date.now();
-    if (wait > 0) await pause(wait, signal);
-    this.lastSearchAt = Date.now();
+    const now = this.options.now ?? Date.now;
+    const wait = this.lastSearchAt + (this.options.searchIntervalMs ?? 200) - now();
+    if (wait > 0) await (this.options.sleep ?? pause)(wait, signal);
+    this.lastSearchAt = now();
     const { body } = await postJson<HubSpotPage>(
       'hubspot',
       new URL(`/crm/v3/objects/${stream}/search`, this.baseUrl),

@@ -183,9 +183,13 @@ describe('StripeConnector against a Stripe look-alike', () => {
 
   it('honours Retry-After before the next attempt', async () => {
     stripe.failNext(429, 1, '1');
-    const started = Date.now();
-    await connector().check();
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+    };
+    await connector({ sleep }).check();
+    expect(waits).toEqual([1000]);
+    expect(stripe.requests.map((r) => r.status)).toEqual([429, 200]);
   });
 
   it('fails permanently on a bad key (check and read) and on an unknown stream', async () => {
