@@ -6,7 +6,10 @@ import { TenantDirectory, type TenantDirectoryOptions } from './tenant-directory
 // The directory's own choices (the unknown-key TTL, stale use while the control plane is
 // down, whether changes are heard), against an in-memory control plane and a hand-set clock.
 
-const logger = createLogger({ service: 'tenant-directory-test', stream: new PassThrough() });
+const logs: string[] = [];
+const stream = new PassThrough();
+stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+const logger = createLogger({ service: 'tenant-directory-test', stream });
 const tenant: TenantRecord = {
   accountId: 'acct-1',
   writeKeyId: 'wk-1',
@@ -77,6 +80,10 @@ describe('TenantDirectory', () => {
     control.down = true;
     clock.now = 5_999;
     expect(await tenants.forWriteKey('wk-1')).toEqual(tenant);
+    const warnings = logs.map(
+      (line) => JSON.parse(line) as { msg?: string; message?: string; cache?: string },
+    );
+    expect(warnings.filter((w) => w.cache !== undefined).map((w) => w.cache)).toEqual(['tenant directory']);
     clock.now = 6_000;
     await expect(tenants.forWriteKey('wk-1')).rejects.toBeInstanceOf(ControlPlaneUnavailable);
 

@@ -30,10 +30,10 @@ function vendor(statuses: number[] = []) {
 }
 
 /** Items are the messageIds; a request's body is their JSON array. */
-function endpoint(
-  verdict: (response: VendorResponse, items: readonly string[]) => Verdict,
+function endpoint<Item = string>(
+  verdict: (response: VendorResponse, items: readonly Item[]) => Verdict,
   limits = { maxItems: 10, maxBodyBytes: 10_000 },
-): Endpoint<string> {
+): Endpoint<Item> {
   return {
     limits,
     envelopeBytes: 2,
@@ -368,6 +368,46 @@ describe('deliverAll and the delivery ledger', () => {
         ['m1', 'http_400: not isolated within 3 smaller requests', true],
       ].sort(),
     );
+  });
+
+  it('isolate: gives up before a split that would pass maxSplitRequests', async () => {
+    const { bodies, http } = vendor();
+    const bad: RequestFailure = { reason: 'http_400', retryable: false };
+    const failure = await failureOf(
+      sendAll(
+        events(4),
+        { ...http, maxSplitRequests: 2 },
+        endpoint(() => ({ kind: 'isolate', failure: bad })),
+      ),
+    );
+    expect(bodies).toEqual([
+      ['m0', 'm1', 'm2', 'm3'],
+      ['m0', 'm1'],
+      ['m2', 'm3'],
+    ]);
+    expect(verdicts(failure).map(([id, , retryable]) => [id, retryable])).toEqual([
+      ['m0', true],
+      ['m1', true],
+      ['m2', true],
+      ['m3', true],
+    ]);
+  });
+
+  it('fails alone an event whose items JSON cannot encode', async () => {
+    const { bodies, http } = vendor();
+    const anything = endpoint<unknown>(byStatus);
+    const failure = await failureOf(
+      deliverAll('vendor', events(2), http, async (ledger) => {
+        await ledger.deliver(
+          anything,
+          ledger.mapEvents((o): unknown[] => (o.event.messageId === 'm0' ? [10n] : [o.event.messageId])),
+        );
+      }),
+    );
+    expect(bodies).toEqual([['m1']]);
+    expect(verdicts(failure)).toEqual([
+      ['m0', 'mapping_failed: Do not know how to serialize a BigInt', false],
+    ]);
   });
 
   it('sets apart events too large for any request, permanently', async () => {

@@ -28,6 +28,7 @@ describe('brazeRestEndpoint', () => {
 
   it.each([
     ['another domain', 'https://evil.example.com'],
+    ['a Braze URL in another host’s path', 'https://evil.io/https://rest.iad-01.braze.com'],
     ['Braze as a subdomain of another', 'https://rest.iad-01.braze.com.evil.io'],
     ['another domain ending like Braze', 'https://rest.iad-01.notbraze.com'],
     ['a port', 'https://rest.iad-01.braze.com:8443'],
