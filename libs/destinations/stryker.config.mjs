@@ -16,6 +16,8 @@ const delivery = [
   // Tenant-configured settings and the hosts a tenant's credentials may travel to.
   `${forwarding}/destination-settings.ts`,
   `${forwarding}/vendors/braze/braze-endpoint.ts`,
+  `${forwarding}/vendors/webhook/webhook-url.ts`,
+  `${forwarding}/vendors/webhook/webhook-signature.ts`,
   // When a failed record is tried again, and the tenant lookups the consumers use.
   `${src}/retry-schedule.ts`,
   `${src}/tenant-directory.ts`,
@@ -50,6 +52,8 @@ const config = mutationConfig({
   tests: [
     'src/forwarding/vendors/*/*-mapping.test.ts',
     'src/forwarding/vendors/braze/braze-endpoint.test.ts',
+    'src/forwarding/vendors/webhook/webhook-url.test.ts',
+    'src/forwarding/vendors/webhook/webhook-signature.test.ts',
     'src/forwarding/event-fields.test.ts',
     'src/forwarding/hashed-identity.test.ts',
     'src/forwarding/segment-message.test.ts',
