@@ -30,7 +30,7 @@ export const shouldRetry = (retryable: boolean, attempt: number, policy: RetryPo
   retryable && attempt < policy.maxAttempts;
 
 /** The attempt a failure was: one more than the retry record's attempt header, 1 without it. */
-export const attemptAfter = (attemptHeader: string | undefined): number => Number(attemptHeader ?? '0') + 1;
+export const attemptAfter = (attemptHeader: string | undefined): number => Number(attemptHeader ?? 0) + 1;
 
 /**
  * The dead-letter metric's reason label: the reason's leading code (`data_error`,

@@ -229,6 +229,19 @@ describe('callVendor (in-process fetch)', () => {
     expect(exact.text).toHaveLength(64 * 1024);
   });
 
+  it('stops reading an answer that never ends', async () => {
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(new Uint8Array(10_000).fill(97));
+      },
+    });
+    const answer = (await callVendor(
+      { fetch: answering(endless), timeoutMs: 5000 },
+      request,
+    )) as VendorResponse;
+    expect(answer.text).toHaveLength(64 * 1024);
+  });
+
   it('turns a network error into a retryable failure, except a refused address', async () => {
     const throwing =
       (code: string): typeof fetch =>

@@ -19,6 +19,7 @@ describe('copyText', () => {
   it('escapes backslash, newline, carriage return, tab and NUL, and nothing else', () => {
     expect(copyText([{ a: 'a\\b\nc\rd\te\u0000f' }], ['a'], none)).toBe('a\\\\b\\nc\\rd\\te\\000f\n');
     expect(copyText([{ a: '\u00000' }], ['a'], none)).toBe('\\0000\n');
+    expect(copyText([{ a: '\n' }, { a: '\\' }, { a: '\t\r' }], ['a'], none)).toBe('\\n\n\\\\\n\\t\\r\n');
     expect(copyText([{ a: '\\N' }], ['a'], none)).toBe('\\\\N\n');
     expect(copyText([{ a: 'é ✓ 𝄞 "q" \\.' }], ['a'], none)).toBe('é ✓ 𝄞 "q" \\\\.\n');
   });

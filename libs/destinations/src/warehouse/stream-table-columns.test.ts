@@ -76,6 +76,7 @@ describe('columnValue', () => {
       [3, Infinity, NaN, '12', '-1.25', '1.', '1e5', ' 1', 'x', true].map((v) => columnValue('numeric', v)),
     ).toEqual([3, null, null, '12', '-1.25', null, null, null, null, null]);
     expect([true, false, 'true', 1].map((v) => columnValue('boolean', v))).toEqual([true, false, null, null]);
+    expect([['12'], { toString: () => '3' }].map((v) => columnValue('numeric', v))).toEqual([null, null]);
     expect([columnValue('jsonb', { a: [1] }), columnValue('jsonb', 'x')]).toEqual(['{"a":[1]}', '"x"']);
     expect([
       columnValue('text', null),

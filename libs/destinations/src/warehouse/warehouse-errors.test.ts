@@ -51,11 +51,12 @@ describe('warehouseErrorKind', () => {
         { code: 22001 },
         new Error('boom'),
         { message: 42 },
+        { message: ['Connection terminated'] },
         null,
         undefined,
         'text',
       ]),
-    ).toEqual(Array.from({ length: 13 }, () => 'unexpected'));
+    ).toEqual(Array.from({ length: 14 }, () => 'unexpected'));
   });
 
   it('a SQLSTATE-shaped code is never read as a message', () => {

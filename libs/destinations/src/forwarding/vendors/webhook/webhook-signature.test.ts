@@ -68,6 +68,15 @@ describe('webhook signatures', () => {
     ]).toEqual([false, false, false, false, false, false, false, false]);
   });
 
+  it('refuses a timestamp with anything around its digits, even with the signature of what it parses to', () => {
+    const ofNaN = signWebhookBody('s3cret', Number.NaN, body);
+    expect(
+      [`x${signedAt}`, `${signedAt}x`, ` ${signedAt}`].map((timestamp) =>
+        check({ timestamp, signature: ofNaN }),
+      ),
+    ).toEqual([false, false, false]);
+  });
+
   it('checks against the current time when not told', () => {
     const fresh = Math.floor(Date.now() / 1000);
     const signature = signWebhookBody('s3cret', fresh, body);

@@ -40,6 +40,7 @@ describe('webhookUrl', () => {
 
   it('refuses what is missing, not a URL, or carries credentials', () => {
     expect(refusal({}, {})).toBe('appConfig.url is required');
+    expect(refusal({ url: 5 }, {})).toBe('appConfig.url must be a string');
     expect(refusal({ url: 'nope' }, {})).toBe('the webhook url is not a URL');
     expect(refusal(app, { url: 'nope' })).toBe('config.global.url is not a URL');
     expect(refusal(app, { url: 'https://u:p@hooks.example.com/in' })).toBe(
