@@ -72,7 +72,7 @@ const config = mutationConfig({
     'src/warehouse/warehouse-errors.test.ts',
     'src/warehouse/stream-table-columns.test.ts',
   ],
-  breakAt: 80,
+  breakAt: 96,
 });
 
 // Every mapping test loads the event contract, whose validator compiles its schema, so a mutant
