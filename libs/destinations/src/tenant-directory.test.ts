@@ -94,6 +94,14 @@ describe('TenantDirectory', () => {
     expect(await lasting.tenants.forWriteKey('wk-1')).toEqual(tenant);
   });
 
+  it('holds at most maxEntries tenants, evicting the least recently used', async () => {
+    const { control, tenants } = directory({ ttlMs: 60_000, maxEntries: 1, hearsChanges: () => true });
+    await tenants.forWriteKey('wk-1');
+    await tenants.forWriteKey('wk-x');
+    await tenants.forWriteKey('wk-1');
+    expect(control.asked).toEqual(['wk-1', 'wk-x', 'wk-1']);
+  });
+
   it('drops an account’s entries on a change', async () => {
     const { control, tenants } = directory({ ttlMs: 60_000, hearsChanges: () => true });
     await tenants.forWriteKey('wk-1');
