@@ -1,31 +1,81 @@
 import { mutationConfig } from '../../tools/mutation/base-config.mjs';
 
-const forwarding = 'libs/destinations/src/forwarding';
+const src = 'libs/destinations/src';
+const forwarding = `${src}/forwarding`;
+const warehouse = `${src}/warehouse`;
+
+/** Pure logic whose mistake would lose data, mix tenants or open the network, beyond the mappings. */
+const delivery = [
+  // Which events of a send went, which are retried (with the vendor's wait) and which are
+  // dead-lettered; how events are packed into requests; the vendors' dedupe keys.
+  `${forwarding}/batch-delivery.ts`,
+  `${forwarding}/vendor-request.ts`,
+  `${forwarding}/delivery-failure.ts`,
+  `${forwarding}/request-batching.ts`,
+  `${forwarding}/dedupe-keys.ts`,
+  // Tenant-configured settings and the hosts a tenant's credentials may travel to.
+  `${forwarding}/destination-settings.ts`,
+  `${forwarding}/vendors/braze/braze-endpoint.ts`,
+  `${forwarding}/vendors/webhook/webhook-url.ts`,
+  `${forwarding}/vendors/webhook/webhook-signature.ts`,
+  // When a failed record is tried again, and the tenant lookups the consumers use.
+  `${src}/retry-schedule.ts`,
+  `${src}/tenant-directory.ts`,
+];
+
+/** The warehouse row builder: rows per table, COPY text, identifiers, DDL and error verdicts. */
+const warehouseRows = [
+  `${warehouse}/warehouse-row-batches.ts`,
+  `${warehouse}/warehouse-statements.ts`,
+  `${warehouse}/copy-text.ts`,
+  `${warehouse}/warehouse-ddl.ts`,
+  `${warehouse}/warehouse-errors.ts`,
+  `${warehouse}/stream-table-columns.ts`,
+];
 
 const config = mutationConfig({
   dir: 'libs/destinations',
   mutate: [
     // The forwarders' field mappings, one file per vendor: how our events become its payload,
-    // with the tables of trait and event names they map. The forwarder beside each talks HTTP,
-    // batches and judges answers, and is left to the integration tests.
+    // with the tables of trait and event names they map. The forwarder beside each talks HTTP
+    // and is left to the integration tests; what it decides is in the files below.
     `${forwarding}/vendors/*/*-mapping.ts`,
     `${forwarding}/event-fields.ts`,
     `${forwarding}/hashed-identity.ts`,
     `${forwarding}/segment-message.ts`,
+    ...delivery,
+    ...warehouseRows,
   ],
-  // Pure tests of the mappings: event in, vendor payload out. The forwarders' tests against the
-  // look-alike vendor servers cover the mappings too, but through HTTP, batching and retries,
-  // which a mutant can make wait for a timeout; they stay the integration tests.
+  // Pure tests: event in, vendor payload out; the delivery ledger against an in-process fetch;
+  // rows and SQL text without a database. The forwarders' tests against the look-alike vendor
+  // servers, and the warehouse's against PostgreSQL, stay the integration tests.
   tests: [
     'src/forwarding/vendors/*/*-mapping.test.ts',
+    'src/forwarding/vendors/braze/braze-endpoint.test.ts',
+    'src/forwarding/vendors/webhook/webhook-url.test.ts',
+    'src/forwarding/vendors/webhook/webhook-signature.test.ts',
     'src/forwarding/event-fields.test.ts',
     'src/forwarding/hashed-identity.test.ts',
     'src/forwarding/segment-message.test.ts',
+    'src/forwarding/batch-delivery.test.ts',
+    'src/forwarding/vendor-request.test.ts',
+    'src/forwarding/delivery-failure.test.ts',
+    'src/forwarding/request-batching.test.ts',
+    'src/forwarding/dedupe-keys.test.ts',
+    'src/forwarding/destination-settings.test.ts',
+    'src/retry-schedule.test.ts',
+    'src/tenant-directory.test.ts',
+    'src/warehouse/warehouse-row-batches.test.ts',
+    'src/warehouse/warehouse-statements.test.ts',
+    'src/warehouse/copy-text.test.ts',
+    'src/warehouse/warehouse-migrations.test.ts',
+    'src/warehouse/warehouse-errors.test.ts',
+    'src/warehouse/stream-table-columns.test.ts',
   ],
-  breakAt: 80,
+  breakAt: 96,
 });
 
-// Every test file loads the event contract, whose validator compiles its schema, so a mutant
+// Every mapping test loads the event contract, whose validator compiles its schema, so a mutant
 // runs only the test files that import its file: a vendor's mutant runs that vendor's tests, not
-// all eleven files (about four times fewer files loaded in a run).
+// every file (about four times fewer files loaded in a run).
 export default { ...config, jest: { ...config.jest, enableFindRelatedTests: true } };

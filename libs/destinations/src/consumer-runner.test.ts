@@ -6,7 +6,6 @@ import { createLogger } from '@pipeline/logger';
 import {
   DestinationUnavailable,
   headerText,
-  retryDelayMs,
   runConsumer,
   type DeliveryMessage,
   type DeliveryReport,
@@ -263,17 +262,6 @@ describe('retries and dead letters (real broker)', () => {
       expect(Number(r.headers['x-delivery-next-attempt-at'])).toBeGreaterThan(0);
       expect(r.headers['x-delivery-origin']).toMatch(new RegExp(`^${topic}/\\d+/\\d+$`));
     }
-  });
-});
-
-describe('retryDelayMs', () => {
-  const policy = { maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 10_000 };
-  it('doubles per attempt with jitter between half and all of the step, capped, and never under Retry-After', () => {
-    expect(retryDelayMs(policy, 1, 0, () => 1)).toBe(1000);
-    expect(retryDelayMs(policy, 1, 0, () => 0)).toBe(500);
-    expect(retryDelayMs(policy, 3, 0, () => 1)).toBe(4000);
-    expect(retryDelayMs(policy, 10, 0, () => 1)).toBe(10_000);
-    expect(retryDelayMs(policy, 1, 30_000, () => 1)).toBe(30_000);
   });
 });
 

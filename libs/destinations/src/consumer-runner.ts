@@ -13,16 +13,16 @@ import {
 import type { DeliveryMetrics } from './delivery-metrics';
 import { parseOutboxEnvelope } from '@pipeline/events';
 import { recordOutcome, type OutcomeRecorder } from './outcome-recorder';
+import {
+  attemptAfter,
+  deadLetterReason,
+  defaultRetryPolicy,
+  retryDelayMs,
+  shouldRetry,
+  type RetryPolicy,
+} from './retry-schedule';
 
-export interface RetryPolicy {
-  /** Attempts in all, the first included; after the last a retryable failure is dead-lettered too. */
-  maxAttempts: number;
-  /** The wait before the second attempt; it doubles for each further one (with jitter). */
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
-
-export const defaultRetryPolicy: RetryPolicy = { maxAttempts: 6, baseDelayMs: 2000, maxDelayMs: 10 * 60_000 };
+export { defaultRetryPolicy, reasonCategory, retryDelayMs, type RetryPolicy } from './retry-schedule';
 
 export interface DeliveryTopics {
   /** The outbox. */
@@ -83,17 +83,6 @@ export interface RunningConsumer {
 /** The retry consumer's group: its own position in the retry topic. */
 export const retryGroupFor = (groupId: string) => `${groupId}.retry`;
 
-/** Exponential backoff with jitter (half to all of the step), at least the vendor's Retry-After. */
-export function retryDelayMs(
-  policy: RetryPolicy,
-  attempt: number,
-  retryAfterMs = 0,
-  random: () => number = Math.random,
-): number {
-  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
-  return Math.max(retryAfterMs, Math.round(step * (0.5 + random() / 2)));
-}
-
 const toMessages = (batch: Batch): DeliveryMessage[] =>
   batch.messages.map((m) => ({
     topic: batch.topic,
@@ -131,16 +120,6 @@ function batchControl(payload: {
       return payload.isRunning() && !payload.isStale();
     },
   };
-}
-
-/**
- * The dead-letter metric's reason label: the reason's leading code (`data_error`,
- * `unstorable_event`, `http_400`, ...), which our code writes, never tenant data; anything else
- * is `other`, so the label stays bounded.
- */
-export function reasonCategory(reason: string): string {
-  const code = reason.split(':', 1)[0] ?? '';
-  return /^(http_\d{3}|[a-z][a-z_]{0,39})$/.test(code) ? code : 'other';
 }
 
 const dueAt = (message: DeliveryMessage) =>
@@ -187,8 +166,8 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     const now = Date.now();
     for (const failure of failures) {
       const { message } = failure;
-      const attempt = Number(headerText(message.headers, deliveryHeaders.attempt) ?? '0') + 1;
-      const toRetry = failure.retryable && attempt < policy.maxAttempts;
+      const attempt = attemptAfter(headerText(message.headers, deliveryHeaders.attempt));
+      const toRetry = shouldRetry(failure.retryable, attempt, policy);
       const headers = {
         [deliveryHeaders.destination]: destination.kind,
         [deliveryHeaders.target]: failure.target,
@@ -205,7 +184,7 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         const next = now + retryDelayMs(policy, attempt, failure.retryAfterMs, random);
         retries.push({ ...record, headers: { ...headers, [deliveryHeaders.nextAttemptAt]: String(next) } });
       } else {
-        deadLetterReasons.push(failure.retryable ? 'attempts_exhausted' : reasonCategory(failure.reason));
+        deadLetterReasons.push(deadLetterReason(failure.retryable, failure.reason));
         deadLetters.push({
           ...record,
           headers: {

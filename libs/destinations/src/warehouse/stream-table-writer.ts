@@ -1,8 +1,16 @@
 import type { Pool } from 'pg';
+import {
+  columnTypeOf,
+  isPlainIdentifier,
+  recordsPerStatement,
+  uniqueByKey,
+  upsertStatement,
+  upsertValues,
+  wantedColumns,
+  type ColumnType,
+} from './stream-table-columns';
 import { quoteIdent } from './warehouse-ddl';
 import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
-
-type ColumnType = 'text' | 'numeric' | 'boolean' | 'jsonb';
 
 export interface StreamWriteResult {
   /** Rows inserted or updated (a record seen twice in one call counts once). */
@@ -10,36 +18,6 @@ export interface StreamWriteResult {
   /** Columns added to the table for fields seen for the first time. */
   addedColumns: string[];
 }
-
-const identifier = /^[a-z_][a-z0-9_]{0,62}$/;
-const MAX_PARAMETERS = 60_000;
-
-function typeOf(value: unknown): ColumnType | undefined {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value === 'boolean') return 'boolean';
-  if (typeof value === 'number') return 'numeric';
-  if (typeof value === 'string') return 'text';
-  return 'jsonb';
-}
-
-/** A field's value as its column stores it; what does not fit stays only in `_raw`. */
-function columnValue(type: ColumnType, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  switch (type) {
-    case 'text':
-      return typeof value === 'string' ? value : JSON.stringify(value);
-    case 'numeric':
-      if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-      return typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? value : null;
-    case 'boolean':
-      return typeof value === 'boolean' ? value : null;
-    case 'jsonb':
-      return JSON.stringify(value);
-  }
-}
-
-const columnTypeOf = (dataType: string): ColumnType =>
-  dataType === 'numeric' || dataType === 'boolean' || dataType === 'jsonb' ? dataType : 'text';
 
 /**
  * Loads a source stream's records into a warehouse table of the account's schema: one typed
@@ -61,37 +39,20 @@ export class StreamTableWriter {
     primaryKey: string,
     records: readonly Record<string, unknown>[],
   ): Promise<StreamWriteResult> {
-    if (!identifier.test(schema) || !identifier.test(table) || !identifier.test(primaryKey))
+    if (!isPlainIdentifier(schema) || !isPlainIdentifier(table) || !isPlainIdentifier(primaryKey))
       throw new Error(`invalid warehouse identifier in ${schema}.${table} (${primaryKey})`);
-    // One row per key within a statement: PostgreSQL cannot upsert a row twice in one.
-    const byKey = new Map<string, Record<string, unknown>>();
-    for (const record of records) {
-      const key = record[primaryKey];
-      if (key === null || key === undefined) throw new Error(`a ${table} record has no ${primaryKey}`);
-      byKey.set(String(key), record);
-    }
-    const unique = [...byKey.values()];
+    const unique = uniqueByKey(table, primaryKey, records);
     if (unique.length === 0) return { written: 0, addedColumns: [] };
     const addedColumns = await this.ensureColumns(schema, table, primaryKey, unique);
     const known = this.columns.get(`${schema}.${table}`) ?? new Map<string, ColumnType>();
     const fields = [...known.keys()].filter((c) => c !== primaryKey && !c.startsWith('_'));
-    const columns = [primaryKey, ...fields, '_raw'];
-    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length));
-    const target = `${quoteIdent(schema)}.${quoteIdent(table)}`;
-    const assignments = [...fields, '_raw'].map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`);
+    const perStatement = recordsPerStatement(fields.length + 2);
     let written = 0;
     for (let i = 0; i < unique.length; i += perStatement) {
-      const values: unknown[] = [];
-      const tuples = unique.slice(i, i + perStatement).map((record) => {
-        const base = values.length;
-        values.push(String(record[primaryKey]));
-        for (const field of fields) values.push(columnValue(known.get(field) ?? 'text', record[field]));
-        values.push(JSON.stringify(record));
-        return `(${columns.map((_, c) => `$${base + c + 1}`).join(', ')}, now())`;
-      });
+      const chunk = unique.slice(i, i + perStatement);
       const result = await this.pool.query(
-        `INSERT INTO ${target} (${columns.map(quoteIdent).join(', ')}, _synced_at) VALUES ${tuples.join(', ')} ON CONFLICT (${quoteIdent(primaryKey)}) DO UPDATE SET ${assignments.join(', ')}, _synced_at = now()`,
-        values,
+        upsertStatement(schema, table, primaryKey, fields, chunk.length),
+        chunk.flatMap((record) => upsertValues(record, primaryKey, fields, known)),
       );
       written += result.rowCount ?? 0;
     }
@@ -110,15 +71,7 @@ export class StreamTableWriter {
     records: readonly Record<string, unknown>[],
   ): Promise<string[]> {
     const name = `${schema}.${table}`;
-    const wanted = new Map<string, ColumnType>();
-    for (const record of records) {
-      for (const [field, value] of Object.entries(record)) {
-        if (field === primaryKey || !identifier.test(field) || field.startsWith('_') || wanted.has(field))
-          continue;
-        const type = typeOf(value);
-        if (type) wanted.set(field, type);
-      }
-    }
+    const wanted = wantedColumns(primaryKey, records);
     const known = this.columns.get(name);
     if (known && [...wanted.keys()].every((field) => known.has(field))) return [];
     return withAdvisoryLock(this.pool, `stream-table:${name}`, async (client) => {

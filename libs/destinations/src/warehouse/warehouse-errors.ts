@@ -31,6 +31,8 @@ const connectionMessages =
 export function warehouseErrorKind(error: unknown): WarehouseErrorKind {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
+    // Before the SQLSTATE shape: EPIPE is five capitals too.
+    if (networkCodes.has(code)) return 'unavailable';
     if (/^[0-9A-Z]{5}$/.test(code)) {
       if (code === '55P03') return 'unavailable';
       const sqlClass = code.slice(0, 2);
@@ -38,7 +40,6 @@ export function warehouseErrorKind(error: unknown): WarehouseErrorKind {
       if (unavailableClasses.has(sqlClass)) return 'unavailable';
       return 'unexpected';
     }
-    if (networkCodes.has(code)) return 'unavailable';
   }
   if (typeof message === 'string' && connectionMessages.test(message)) return 'unavailable';
   return 'unexpected';

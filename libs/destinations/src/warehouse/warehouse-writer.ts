@@ -5,6 +5,14 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
 import { copyText } from './copy-text';
 import { conflictKey, quoteIdent, warehouseMigrations } from './warehouse-ddl';
+import { jsonColumns, rowsByTable, rowsToLoad } from './warehouse-row-batches';
+import {
+  copyStatement,
+  isWarehouseSchemaName,
+  stagingName,
+  stagingTablesStatement,
+  upsertFromStaging,
+} from './warehouse-statements';
 import { warehouseErrorKind } from './warehouse-errors';
 import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
 
@@ -17,16 +25,12 @@ export interface WriteResult {
 
 /** Rows per COPY when not configured (WAREHOUSE_ROWS_PER_COPY): the fastest in `pnpm bench:warehouse`. */
 export const defaultRowsPerCopy = 1000;
-const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
 const tableNames = Object.keys(warehouseTables) as WarehouseTable[];
 const columnsOf = Object.fromEntries(
   tableNames.map((table) => [table, Object.keys(warehouseTables[table])]),
 ) as Record<WarehouseTable, string[]>;
 const jsonColumnsOf = Object.fromEntries(
-  tableNames.map((table) => [
-    table,
-    new Set(Object.entries(warehouseTables[table]).flatMap(([c, type]) => (type === 'jsonb' ? [c] : []))),
-  ]),
+  tableNames.map((table) => [table, jsonColumns(warehouseTables[table])]),
 ) as Record<WarehouseTable, Set<string>>;
 
 const uniqueViolation = '23505';
@@ -38,7 +42,7 @@ async function copyInto(
   table: WarehouseTable,
   data: Buffer,
 ): Promise<number> {
-  const query = copyFrom(`COPY ${target} (${columnsOf[table].map(quoteIdent).join(', ')}) FROM STDIN`);
+  const query = copyFrom(copyStatement(target, columnsOf[table]));
   // pg-copy-streams ends a COPY through its prototype's callback(); OpenTelemetry's pg
   // instrumentation looks only at the query's own properties, and without one it never ends
   // (nor exports) the COPY's span, so the trace would lose the warehouse write.
@@ -49,42 +53,7 @@ async function copyInto(
   return stream.rowCount;
 }
 
-const stagingName = (table: WarehouseTable) => `pg_temp.${quoteIdent(`stage_${table}`)}`;
-
-/**
- * A staging table per warehouse table, private to the connection (temporary: no WAL, no other
- * session sees it) and emptied at each commit. Its columns have the types of the warehouse's
- * but no constraints, so a value PostgreSQL refuses as data fails the COPY with the same
- * SQLSTATE as an INSERT would, and a missing key fails the INSERT that follows.
- */
-const stagingTables = tableNames
-  .map((table) => {
-    const columns = Object.entries(warehouseTables[table]).map(([c, type]) => `${quoteIdent(c)} ${type}`);
-    return `CREATE TEMPORARY TABLE IF NOT EXISTS ${quoteIdent(`stage_${table}`)} (${columns.join(', ')}) ON COMMIT DELETE ROWS;`;
-  })
-  .join('\n');
-
-function upsertFromStaging(schema: string, table: WarehouseTable): string {
-  const columns = columnsOf[table];
-  const key = conflictKey[table];
-  const target = `${quoteIdent(schema)}.${quoteIdent(table)}`;
-  let onConflict = 'DO NOTHING';
-  if (key !== 'message_id') {
-    // Latest values win, traits merge; unchanged rows are not rewritten (so they count as duplicates).
-    const assignments = columns
-      .filter((c) => c !== key)
-      .map((c) =>
-        c === 'traits'
-          ? `traits = COALESCE(${target}.traits, '{}'::jsonb) || EXCLUDED.traits`
-          : `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`,
-      );
-    onConflict = `DO UPDATE SET ${assignments.join(', ')} WHERE ${target}.message_id IS DISTINCT FROM EXCLUDED.message_id`;
-  }
-  const list = columns.map(quoteIdent).join(', ');
-  // In key order, so that two batches loaded at once (WAREHOUSE_PARTITIONS_CONCURRENTLY) take
-  // their row locks in the same order and wait for each other instead of deadlocking.
-  return `INSERT INTO ${target} (${list}) SELECT ${list} FROM ${stagingName(table)} ORDER BY ${quoteIdent(key)} ON CONFLICT (${quoteIdent(key)}) ${onConflict}`;
-}
+const stagingTables = stagingTablesStatement(warehouseTables);
 
 /**
  * Loads normalized rows into PostgreSQL: a schema per account with the tables of
@@ -108,7 +77,8 @@ export class WarehouseWriter {
 
   /** Creates the schema and applies its pending migrations, once per process, under a lock. */
   ensureSchema(schema: string): Promise<void> {
-    if (!schemaName.test(schema)) return Promise.reject(new Error(`invalid warehouse schema name ${schema}`));
+    if (!isWarehouseSchemaName(schema))
+      return Promise.reject(new Error(`invalid warehouse schema name ${schema}`));
     let pending = this.ready.get(schema);
     if (!pending) {
       pending = this.migrate(schema).catch((error: unknown) => {
@@ -123,15 +93,8 @@ export class WarehouseWriter {
   async write(schema: string, rows: readonly WarehouseRow[]): Promise<WriteResult> {
     await this.ensureSchema(schema);
     const result: WriteResult = { written: 0, duplicates: 0 };
-    const byTable = new Map<WarehouseTable, Record<string, unknown>[]>();
-    for (const { table, row } of rows) {
-      const tableRows = byTable.get(table);
-      if (tableRows) tableRows.push(row);
-      else byTable.set(table, [row]);
-    }
-    for (const [table, tableRows] of byTable) {
-      const prepared =
-        conflictKey[table] === 'message_id' ? tableRows : mergeById(tableRows, conflictKey[table]);
+    for (const [table, tableRows] of rowsByTable(rows)) {
+      const prepared = rowsToLoad(tableRows, conflictKey[table]);
       let written = 0;
       for (let i = 0; i < prepared.length; i += this.rowsPerCopy) {
         written += await this.load(schema, table, prepared.slice(i, i + this.rowsPerCopy));
@@ -199,7 +162,9 @@ export class WarehouseWriter {
     await client.query('BEGIN');
     try {
       await copyInto(client, stagingName(table), table, data);
-      const result = await client.query(upsertFromStaging(schema, table));
+      const result = await client.query(
+        upsertFromStaging(schema, table, columnsOf[table], conflictKey[table]),
+      );
       await client.query('COMMIT');
       return result.rowCount ?? 0;
     } catch (error) {
@@ -234,18 +199,4 @@ export class WarehouseWriter {
       }
     });
   }
-}
-
-/** One row per id within a statement (PostgreSQL cannot upsert a row twice in one): traits merged, latest wins. */
-function mergeById(rows: Record<string, unknown>[], key: string): Record<string, unknown>[] {
-  const merged = new Map<unknown, Record<string, unknown>>();
-  for (const row of rows) {
-    const previous = merged.get(row[key]);
-    const traits = {
-      ...((previous?.traits as object | undefined) ?? {}),
-      ...((row.traits as object | undefined) ?? {}),
-    };
-    merged.set(row[key], { ...row, traits });
-  }
-  return [...merged.values()];
 }

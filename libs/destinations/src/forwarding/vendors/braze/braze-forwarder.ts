@@ -1,8 +1,9 @@
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import { deliverAll, type Endpoint, type ItemRejection, type Verdict } from '../../batch-delivery';
-import { httpUrl, InvalidConfig, optionalText, requiredText } from '../../destination-settings';
+import { optionalText, requiredText } from '../../destination-settings';
 import type { Forwarder, OutboundEvent, SendOutcome, VendorClientOptions } from '../../forwarder';
 import { failureOfStatus, type VendorResponse } from '../../vendor-request';
+import { brazeRestEndpoint } from './braze-endpoint';
 import { brazeObjectsOf, type BrazeArray, type BrazeMapping, type BrazeObject } from './braze-mapping';
 
 /**
@@ -10,9 +11,6 @@ import { brazeObjectsOf, type BrazeArray, type BrazeMapping, type BrazeObject } 
  * so combined. Braze documents no byte limit; 4 MB keeps requests reasonable.
  */
 const limits = { maxItems: 75, maxBodyBytes: 4 * 1024 * 1024 };
-
-/** The cluster hosts Braze lists (rest.iad-01.braze.com, rest.fra-01.braze.eu, ...). */
-const BRAZE_HOST = /^https:\/\/rest\.[a-z0-9-]+\.braze\.(com|eu)$/;
 
 function bodyOf(items: readonly BrazeObject[]) {
   const body: Partial<Record<BrazeArray, Record<string, unknown>[]>> = {};
@@ -68,17 +66,7 @@ export class BrazeForwarder implements Forwarder {
   ): Promise<SendOutcome> {
     return deliverAll(this.appType, events, { ...this.client, signal }, async (ledger) => {
       const apiKey = requiredText(destination.credentials, 'apiKey', 'credentials');
-      const restEndpoint = httpUrl(
-        requiredText(destination.appConfig, 'restEndpoint', 'appConfig'),
-        'appConfig.restEndpoint',
-        { httpsOnly: true },
-      );
-      // The key travels to this host: only Braze's own hosts are taken from a tenant's config.
-      if (!BRAZE_HOST.test(restEndpoint)) {
-        throw new InvalidConfig(
-          'appConfig.restEndpoint must be a Braze REST endpoint (https://rest.<cluster>.braze.com)',
-        );
-      }
+      const restEndpoint = brazeRestEndpoint(destination.appConfig);
       const baseUrl = this.client.baseUrl ?? restEndpoint;
       const mapping: BrazeMapping = {
         appId: optionalText(destination.appConfig, 'appId', 'appConfig'),

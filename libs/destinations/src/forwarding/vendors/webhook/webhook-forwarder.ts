@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedDestination } from '@pipeline/tenancy';
 import { deliverAll, type Endpoint, type Verdict } from '../../batch-delivery';
-import { httpUrl, InvalidConfig, optionalText, requiredText } from '../../destination-settings';
+import { requiredText } from '../../destination-settings';
 import type { Forwarder, OutboundEvent, SendOutcome, VendorClientOptions } from '../../forwarder';
 import { segmentMessageOf, type SegmentMessage } from '../../segment-message';
 import { failureOfStatus, type VendorResponse } from '../../vendor-request';
 import { signWebhookBody, webhookHeaders } from './webhook-signature';
+import { webhookUrl } from './webhook-url';
 
 /** Receivers are customers' servers: modest requests (100 events, 512 KB). */
 const limits = { maxItems: 100, maxBodyBytes: 512 * 1024 };
@@ -27,24 +28,6 @@ function verdictOf(response: VendorResponse): Verdict {
 }
 
 /**
- * The URL: the integration's config.global.url, which may only change the path of the app's,
- * or the app's. The signing secret was entered with the app's URL; an override on another
- * origin (one saved before the control plane checked it) is not sent to
- * (docs/management-api.md, "Secrets follow their host").
- */
-function urlOf(destination: ResolvedDestination): string {
-  const own = optionalText(destination.appConfig, 'url', 'appConfig');
-  const override = optionalText(destination.config.global, 'url', 'config.global');
-  if (!own) throw new InvalidConfig('appConfig.url is required');
-  const url = httpUrl(own, 'the webhook url');
-  if (override === undefined) return url;
-  const overridden = httpUrl(override, 'config.global.url');
-  if (new URL(overridden).origin !== new URL(url).origin)
-    throw new InvalidConfig('config.global.url must be on the origin of the app’s url');
-  return overridden;
-}
-
-/**
  * A generic webhook: `POST <url>` with `{"batch":[<Segment-spec messages>],"sentAt":...}`,
  * signed with HMAC-SHA256 (see webhook-signature.ts). Redirects are not followed.
  */
@@ -60,7 +43,7 @@ export class WebhookForwarder implements Forwarder {
   ): Promise<SendOutcome> {
     const http = { ...this.client, signal, redirect: 'manual' as const };
     return deliverAll(this.appType, events, http, async (ledger) => {
-      const url = urlOf(destination);
+      const url = webhookUrl(destination.appConfig, destination.config.global);
       const secret = requiredText(destination.credentials, 'signingSecret', 'credentials');
       const endpoint: Endpoint<SegmentMessage> = {
         limits,
