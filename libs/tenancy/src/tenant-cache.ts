@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
-import { ControlPlaneUnavailable } from './control-plane-client';
-import { usableCacheEntry, type TenantChangeEvent } from './tenant-changes';
+import { ControlPlaneUnavailable } from './control-plane-answer';
+import { usableCacheEntry } from './cache-freshness';
+import type { TenantChangeEvent } from './tenant-change-message';
 
 /** What a cached tenant must say for change messages to find it. */
 export interface CachedTenant {

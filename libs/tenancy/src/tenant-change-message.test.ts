@@ -1,0 +1,34 @@
+import { parseTenantChange } from './tenant-change-message';
+
+describe('parseTenantChange', () => {
+  it('reads a revocation and an account change', () => {
+    expect(parseTenantChange('{"kind":"write_key_revoked","accountId":"acc_1","writeKeyId":"wk_1"}')).toEqual(
+      {
+        kind: 'write_key_revoked',
+        accountId: 'acc_1',
+        writeKeyId: 'wk_1',
+      },
+    );
+    expect(parseTenantChange('{"kind":"tenant_changed","accountId":"acc_2"}')).toEqual({
+      kind: 'tenant_changed',
+      accountId: 'acc_2',
+    });
+  });
+
+  it.each([
+    ['not JSON', '{kind'],
+    ['JSON null', 'null'],
+    ['a number', '5'],
+    ['an unknown kind', '{"kind":"resync","accountId":"acc_1"}'],
+    ['a revocation without its key', '{"kind":"write_key_revoked","accountId":"acc_1"}'],
+    [
+      'a revocation with a key that is not text',
+      '{"kind":"write_key_revoked","accountId":"acc_1","writeKeyId":1}',
+    ],
+    ['a revocation without its account', '{"kind":"write_key_revoked","writeKeyId":"wk_1"}'],
+    ['an account change without its account', '{"kind":"tenant_changed"}'],
+    ['an account change with an account that is not text', '{"kind":"tenant_changed","accountId":["acc_1"]}'],
+  ])('ignores %s', (_what, message) => {
+    expect(parseTenantChange(message)).toBeNull();
+  });
+});
