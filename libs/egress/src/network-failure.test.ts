@@ -1,5 +1,5 @@
 import { describeNetworkFailure } from './network-failure';
-import { EgressRefused } from './guarded-fetch';
+import { EgressRefused } from './connection-guard';
 
 const fetchFailed = (cause: unknown) => new TypeError('fetch failed', { cause });
 const socketError = (code: string, message = `${code} message`) =>
