@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { addressLimitKey, clientAddressResolver, UNPARSED_ADDRESS_KEY } from './client-address';
 
@@ -53,6 +54,10 @@ describe('clientAddressResolver', () => {
     expect(clientAddressResolver(['10.0.0.0/8'])(request('not-an-address', 'junk'))).toBe('not-an-address');
     expect(clientAddressResolver(undefined)(request('::ffff:not-ipv4'))).toBe('::ffff:not-ipv4');
     expect(clientAddressResolver(undefined)(request('::ffff:2001:db8::1'))).toBe('::ffff:2001:db8::1');
+    expect(clientAddressResolver(undefined)(request('abcdefg10.0.0.1'))).toBe('abcdefg10.0.0.1');
+    expect(clientAddressResolver(['10.0.0.0/8'])(request('abcdefg10.0.0.1', '10.0.0.2'))).toBe(
+      'abcdefg10.0.0.1',
+    );
   });
 });
 
@@ -86,6 +91,8 @@ describe('addressLimitKey', () => {
   });
 
   it('puts every text that is not an address in one key', () => {
+    expect(UNPARSED_ADDRESS_KEY).not.toBe('');
+    expect(isIP(UNPARSED_ADDRESS_KEY)).toBe(0);
     for (const junk of [
       '',
       'unknown',

@@ -46,6 +46,10 @@ async function waitFor(check: () => boolean): Promise<void> {
   expect(check()).toBe(true);
 }
 
+// Every lookup here answers within a few turns of the event loop: a test that waits longer is
+// one whose cache never answers.
+jest.setTimeout(2_000);
+
 describe('TenantCache, over an in-memory lookup', () => {
   let cp: ReturnType<typeof controlPlane>;
   let now: number;
@@ -291,9 +295,12 @@ describe('TenantCache, over an in-memory lookup', () => {
     hears = false;
     await expect(cache.get('wk_a', 'k')).rejects.toBe(cp.failWith);
     hears = true;
+    // Still kept after a failure it could not be served for.
+    expect(await versionOf(cache, 'wk_a')).toBe(1);
     now += 1;
     await expect(cache.get('wk_a', 'k')).rejects.toBe(cp.failWith);
-    expect(results).toEqual(['miss', 'stale', 'stale', 'miss', 'miss']);
+    expect(results).toEqual(['miss', 'stale', 'stale', 'miss', 'stale', 'miss']);
+    expect(cp.asked).toHaveLength(6);
 
     cp.failWith = undefined;
     cp.tenants.set('wk_a', { accountId: 'acc_1', writeKeyId: 'wk_a', version: 3 });
@@ -330,7 +337,46 @@ describe('TenantCache, over an in-memory lookup', () => {
     now += MINUTE;
     await expect(cache.get('wk_new', 'k')).rejects.toBe(cp.failWith);
     await expect(cache.get('wk_c', 'k')).rejects.toBe(cp.failWith);
+    expect(cp.asked).toEqual(['wk_new:k', 'wk_new:k', 'wk_c:k']);
     expect(results).toEqual(['miss', 'miss', 'miss']);
     expect(warnings).toEqual([]);
+  });
+
+  it('asks again when a resync cuts the refresh of a tenant past its TTL', async () => {
+    const cache = cacheOf();
+    await cache.get('wk_c', 'k');
+    now += HOUR;
+    cp.holding = true;
+    const refresh = cache.get('wk_c', 'k');
+    await waitFor(() => cp.waiting.length === 1);
+    cache.invalidate({ kind: 'resync' });
+    cp.tenants.set('wk_c', { accountId: 'acc_2', writeKeyId: 'wk_c', version: 2 });
+    await waitFor(() => cp.waiting.length === 2);
+    cp.waiting.splice(0).forEach((release) => release());
+    expect((await refresh)?.version).toBe(2);
+    expect(cp.asked).toEqual(['wk_c:k', 'wk_c:k', 'wk_c:k']);
+    expect(results).toEqual(['miss', 'miss']);
+  });
+
+  it('needs no onResult, no name and no hearsChanges', async () => {
+    const cache = new TenantCache<Tenant>(
+      cp.lookup,
+      { ttlMs: HOUR, unknownTtlMs: MINUTE },
+      logger,
+      () => now,
+    );
+    expect((await cache.get('wk_a', 'k'))?.version).toBe(1);
+    expect((await cache.get('wk_a', 'k'))?.version).toBe(1);
+    cp.failWith = new ControlPlaneUnavailable('down');
+    await expect(cache.get('wk_c', 'k')).rejects.toBe(cp.failWith);
+    cp.failWith = undefined;
+    cp.holding = true;
+    const cut = cache.get('wk_b', 'k');
+    await waitFor(() => cp.waiting.length === 1);
+    cache.invalidate({ kind: 'resync' });
+    await waitFor(() => cp.waiting.length === 2);
+    cp.waiting.splice(0).forEach((release) => release());
+    expect((await cut)?.writeKeyId).toBe('wk_b');
+    expect(cp.asked).toEqual(['wk_a:k', 'wk_c:k', 'wk_b:k', 'wk_b:k']);
   });
 });

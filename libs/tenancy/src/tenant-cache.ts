@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
 import { ControlPlaneUnavailable } from './control-plane-answer';
 import { usableCacheEntry } from './cache-freshness';
-import type { TenantChangeEvent } from './tenant-change-message';
+import type { TenantChange, TenantChangeEvent } from './tenant-change-message';
 
 /** What a cached tenant must say for change messages to find it. */
 export interface CachedTenant {
@@ -72,10 +72,8 @@ interface Entry<T> {
 export class TenantCache<T extends CachedTenant> {
   private readonly cache: LRUCache<string, Entry<T>, string>;
   private lookupCount = 0;
-  /** Lookups under way, and the changes heard while any was: their answers may predate them. */
-  private inFlight = 0;
-  private changesInFlight: { seq: number; change: Exclude<TenantChangeEvent, { kind: 'resync' }> }[] = [];
-  private seq = 0;
+  /** For each lookup under way, the changes heard since it started: its answer may predate them. */
+  private readonly heardDuringLookups = new Set<Set<TenantChange>>();
   /** Resyncs so far: one aborts the lookups under way. */
   private resyncs = 0;
 
@@ -90,22 +88,21 @@ export class TenantCache<T extends CachedTenant> {
       noDeleteOnFetchRejection: true,
       fetchMethod: async (key, _stale, { context }) => {
         this.lookupCount += 1;
-        this.inFlight += 1;
-        const from = this.seq;
+        const heard = new Set<TenantChange>();
+        this.heardDuringLookups.add(heard);
         try {
           const tenant = await lookup(key, context);
           const storedAt = this.now();
           // A change heard while it was asked may not be in the answer: the callers waiting get
           // it, the next lookup asks again.
-          const outdated = this.changesInFlight.some((c) => c.seq > from && affects(c.change, tenant));
+          const outdated = [...heard].some((change) => affects(change, tenant));
           return {
             tenant,
             storedAt,
             expiresAt: outdated ? storedAt : storedAt + (tenant ? options.ttlMs : options.unknownTtlMs),
           };
         } finally {
-          this.inFlight -= 1;
-          if (this.inFlight === 0) this.changesInFlight = [];
+          this.heardDuringLookups.delete(heard);
         }
       },
     });
@@ -149,8 +146,9 @@ export class TenantCache<T extends CachedTenant> {
         this.options.onResult?.('miss');
         throw error;
       }
-      // No answer because a resync dropped it (a stale answer always has an entry): ask again.
-      if (!entry && this.resyncs !== resyncs && attempt < 3) continue;
+      // No answer, or the stale one lru-cache gives when allowed, because a resync dropped the
+      // lookup: ask again.
+      if ((!entry || status.returnedStale) && this.resyncs !== resyncs && attempt < 3) continue;
       this.options.onResult?.(status.returnedStale ? 'stale' : 'miss');
       if (status.returnedStale) {
         if (!(status.fetchError instanceof ControlPlaneUnavailable)) throw status.fetchError;
@@ -180,8 +178,7 @@ export class TenantCache<T extends CachedTenant> {
       this.cache.clear();
       return;
     }
-    this.seq += 1;
-    if (this.inFlight > 0) this.changesInFlight.push({ seq: this.seq, change: event });
+    for (const heard of this.heardDuringLookups) heard.add(event);
     for (const [key, entry] of this.cache.entries()) if (affects(event, entry.tenant)) this.cache.delete(key);
   }
 
@@ -196,10 +193,7 @@ export class TenantCache<T extends CachedTenant> {
   }
 }
 
-function affects(
-  change: Exclude<TenantChangeEvent, { kind: 'resync' }>,
-  tenant: CachedTenant | null,
-): boolean {
+function affects(change: TenantChange, tenant: CachedTenant | null): boolean {
   if (!tenant || tenant.accountId !== change.accountId) return false;
   return change.kind === 'tenant_changed' || tenant.writeKeyId === change.writeKeyId;
 }

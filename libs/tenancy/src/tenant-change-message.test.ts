@@ -1,6 +1,10 @@
-import { parseTenantChange } from './tenant-change-message';
+import { parseTenantChange, TENANT_CHANGES_CHANNEL } from './tenant-change-message';
 
 describe('parseTenantChange', () => {
+  it('is heard on the one channel every version of every service shares', () => {
+    expect(TENANT_CHANGES_CHANNEL).toBe('pipeline:tenant-changes:v1');
+  });
+
   it('reads a revocation and an account change', () => {
     expect(parseTenantChange('{"kind":"write_key_revoked","accountId":"acc_1","writeKeyId":"wk_1"}')).toEqual(
       {
@@ -19,7 +23,8 @@ describe('parseTenantChange', () => {
     ['not JSON', '{kind'],
     ['JSON null', 'null'],
     ['a number', '5'],
-    ['an unknown kind', '{"kind":"resync","accountId":"acc_1"}'],
+    ['an unknown kind', '{"kind":"resync","accountId":"acc_1","writeKeyId":"wk_1"}'],
+    ['no kind', '{"accountId":"acc_1","writeKeyId":"wk_1"}'],
     ['a revocation without its key', '{"kind":"write_key_revoked","accountId":"acc_1"}'],
     [
       'a revocation with a key that is not text',
