@@ -32,6 +32,7 @@ describe('tenantUrlChecker', () => {
     ['gopher://hooks.example.com/', 'scheme_not_allowed'],
     ['https://user:pass@hooks.example.com/', 'credentials_in_url'],
     ['https://user@hooks.example.com/', 'credentials_in_url'],
+    ['https://:secret@hooks.example.com/', 'credentials_in_url'],
     ['http://127.0.0.1:3000/internal', 'address_refused'],
     ['http://0x7f.1/', 'address_refused'],
     ['http://2130706433/', 'address_refused'],
