@@ -379,4 +379,23 @@ describe('TenantCache, over an in-memory lookup', () => {
     expect((await cut)?.writeKeyId).toBe('wk_b');
     expect(cp.asked).toEqual(['wk_a:k', 'wk_c:k', 'wk_b:k', 'wk_b:k']);
   });
+
+  it('gives up on a refresh after three lookups that resyncs dropped', async () => {
+    const cache = cacheOf();
+    await cache.get('wk_c', 'k');
+    now += HOUR;
+    cp.holding = true;
+    const refresh = cache.get('wk_c', 'k').then(
+      (tenant) => ({ tenant }),
+      (error: unknown) => ({ error }),
+    );
+    for (let asked = 2; asked <= 4; asked += 1) {
+      await waitFor(() => cp.asked.length === asked);
+      cache.invalidate({ kind: 'resync' });
+    }
+    expect(await refresh).toEqual({ error: expect.any(Error) });
+    expect(cp.asked).toHaveLength(4);
+    expect(results).toEqual(['miss', 'miss']);
+    cp.waiting.splice(0).forEach((release) => release());
+  });
 });
