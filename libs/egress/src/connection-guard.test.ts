@@ -6,6 +6,7 @@ import {
   guardedLookup,
   isEgressRefusal,
   literalRefusal,
+  unbracketed,
 } from './connection-guard';
 
 /** A resolver answering fixed addresses (or an error) for every name, recording what it was asked. */
@@ -114,6 +115,21 @@ describe('literalRefusal', () => {
   it('reads only a whole bracketed literal as one', () => {
     expect(literalRefusal('x[::1]', [])).toBeUndefined();
     expect(literalRefusal('[::1]x', [])).toBeUndefined();
+    // Brackets inside the text are not around it: what is left is not an address.
+    expect(literalRefusal('1[0.0.0.1]', [])).toBeUndefined();
+    expect(literalRefusal('[10.0.0.]1', [])).toBeUndefined();
+    expect(literalRefusal('[10.0.0.1]', [])?.range).toBe('private');
+  });
+});
+
+describe('unbracketed', () => {
+  it('takes the brackets off a whole bracketed text only', () => {
+    expect(unbracketed('[::1]')).toBe('::1');
+    expect(unbracketed('[2001:db8::1]')).toBe('2001:db8::1');
+    expect(unbracketed('hooks.example')).toBe('hooks.example');
+    expect(unbracketed('x[::1]')).toBe('x[::1]');
+    expect(unbracketed('[::1]x')).toBe('[::1]x');
+    expect(unbracketed('[]')).toBe('');
   });
 });
 

@@ -47,6 +47,11 @@ export function guardedLookup(allowed: readonly AllowedRange[], resolve: typeof 
   };
 }
 
+/** A URL's hostname without the brackets around an IPv6 address (`[::1]` is `::1`). */
+export function unbracketed(hostname: string): string {
+  return hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
 /**
  * The refusal of a connection to an IP literal (Node connects to one without a lookup, so the
  * guarded lookup never sees it), or undefined for a name or an address the policy lets through.
@@ -56,10 +61,7 @@ export function literalRefusal(
   hostname: string,
   allowed: readonly AllowedRange[],
 ): EgressRefused | undefined {
-  // undici hands over the URL's hostname, where brackets only ever wrap a whole IPv6 address
-  // (they are forbidden host code points elsewhere), so the pattern's anchors cannot change a match.
-  // Stryker disable next-line Regex: equivalent anchors, as said above
-  const host = hostname.replace(/^\[(.*)\]$/, '$1');
+  const host = unbracketed(hostname);
   if (isIP(host) === 0) return undefined;
   const range = addressRefusal(host, allowed);
   return range === undefined ? undefined : new EgressRefused(host, range);

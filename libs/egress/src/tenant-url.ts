@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { addressRefusal, parseAllowedRanges } from './address-policy';
+import { unbracketed } from './connection-guard';
 import { systemResolve, type ResolveAll } from './system-resolver';
 
 export type { ResolveAll } from './system-resolver';
@@ -44,10 +45,7 @@ export function tenantUrlChecker(options: TenantUrlCheckOptions = {}) {
     const url = new URL(value);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'scheme_not_allowed';
     if (url.username !== '' || url.password !== '') return 'credentials_in_url';
-    // URL hostnames hold brackets only around a whole IPv6 address (they are forbidden host code
-    // points elsewhere), so the pattern's anchors cannot change what it matches.
-    // Stryker disable next-line Regex: equivalent anchors, as said above
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+    const host = unbracketed(url.hostname).replace(/\.$/, '');
     if (isIP(host) !== 0) return addressRefusal(host, allowed) === undefined ? undefined : 'address_refused';
     // RFC 6761: localhost and its subdomains are the machine itself, whatever a resolver says.
     const local = host === 'localhost' || host.endsWith('.localhost');
