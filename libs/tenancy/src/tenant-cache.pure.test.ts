@@ -111,9 +111,11 @@ describe('TenantCache, over an in-memory lookup', () => {
     cp.holding = true;
     const pending = [cache.get('wk_a', 'k'), cache.get('wk_a', 'k'), cache.get('wk_c', 'k')];
     await waitFor(() => cp.waiting.length === 2);
+    expect(cache.lookupsUnderWay).toBe(2);
     cp.releaseOne();
     cp.releaseOne();
     expect((await Promise.all(pending)).map((t) => t?.writeKeyId)).toEqual(['wk_a', 'wk_a', 'wk_c']);
+    expect(cache.lookupsUnderWay).toBe(0);
     expect(cp.asked).toEqual(['wk_a:k', 'wk_c:k']);
     expect(cache.lookups).toBe(2);
   });
@@ -223,6 +225,7 @@ describe('TenantCache, over an in-memory lookup', () => {
     expect(cache.peek('wk_a')).toBeUndefined();
     cp.waiting[2]!();
     expect((await third)?.writeKeyId).toBe('wk_c');
+    expect(cache.lookupsUnderWay).toBe(0);
     expect(cache.peek('wk_c')?.writeKeyId).toBe('wk_c');
   });
 
@@ -338,6 +341,7 @@ describe('TenantCache, over an in-memory lookup', () => {
     await expect(cache.get('wk_new', 'k')).rejects.toBe(cp.failWith);
     await expect(cache.get('wk_c', 'k')).rejects.toBe(cp.failWith);
     expect(cp.asked).toEqual(['wk_new:k', 'wk_new:k', 'wk_c:k']);
+    expect(cache.lookupsUnderWay).toBe(0);
     expect(results).toEqual(['miss', 'miss', 'miss']);
     expect(warnings).toEqual([]);
   });

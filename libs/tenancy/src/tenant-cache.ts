@@ -101,12 +101,16 @@ export class TenantCache<T extends CachedTenant> {
             storedAt,
             expiresAt: outdated ? storedAt : storedAt + (tenant ? options.ttlMs : options.unknownTtlMs),
           };
-          // Stryker disable next-line BlockStatement: a set left registered is never read again (its lookup has answered), so no answer changes; only memory would grow
         } finally {
           this.heardDuringLookups.delete(heard);
         }
       },
     });
+  }
+
+  /** Control-plane lookups under way now (a gauge; each hears the changes until it ends). */
+  get lookupsUnderWay(): number {
+    return this.heardDuringLookups.size;
   }
 
   /** Control-plane lookups started so far (concurrent lookups of one key count once). */
