@@ -26,5 +26,5 @@ export default mutationConfig({
     'src/egress-config.test.ts',
     'src/network-failure.test.ts',
   ],
-  breakAt: 100,
+  breakAt: 98,
 });
