@@ -28,5 +28,5 @@ export default mutationConfig({
     'src/tenant-record.test.ts',
     'src/warehouse-location.test.ts',
   ],
-  breakAt: 80,
+  breakAt: 98,
 });
