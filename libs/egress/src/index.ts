@@ -1,12 +1,7 @@
 export { addressRefusal, parseAllowedRanges, type AllowedRange } from './address-policy';
 export { egressConfigSchema, type EgressConfig } from './egress-config';
-export {
-  createGuardedFetch,
-  EgressRefused,
-  isEgressRefusal,
-  sharedGuardedFetch,
-  type GuardedFetchOptions,
-} from './guarded-fetch';
+export { EgressRefused, isEgressRefusal } from './connection-guard';
+export { createGuardedFetch, sharedGuardedFetch, type GuardedFetchOptions } from './guarded-fetch';
 export { describeNetworkFailure, type NetworkFailure } from './network-failure';
 export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after';
 export {

@@ -1,5 +1,5 @@
 import { describeNetworkFailure } from './network-failure';
-import { EgressRefused } from './guarded-fetch';
+import { EgressRefused } from './connection-guard';
 
 const fetchFailed = (cause: unknown) => new TypeError('fetch failed', { cause });
 const socketError = (code: string, message = `${code} message`) =>
@@ -43,5 +43,24 @@ describe('describeNetworkFailure', () => {
     expect(describeNetworkFailure(new Error('boom'))).toEqual({ category: 'network_error', detail: 'boom' });
     expect(describeNetworkFailure('text')).toEqual({ category: 'network_error', detail: 'text' });
     expect(describeNetworkFailure(undefined)).toEqual({ category: 'network_error', detail: 'undefined' });
+  });
+
+  it('keeps only a code and a message that are text', () => {
+    expect(describeNetworkFailure(fetchFailed({ code: 42, message: 'socket hang up' }))).toEqual({
+      category: 'network_error',
+      detail: 'socket hang up',
+    });
+    expect(describeNetworkFailure(fetchFailed({ code: 'ECONNRESET', message: 7 }))).toEqual({
+      category: 'connection_reset',
+      detail: 'ECONNRESET: fetch failed',
+    });
+    expect(describeNetworkFailure(fetchFailed({ code: 'ECONNRESET' }))).toEqual({
+      category: 'connection_reset',
+      detail: 'ECONNRESET: fetch failed',
+    });
+    expect(describeNetworkFailure({ message: 5 })).toEqual({
+      category: 'network_error',
+      detail: '[object Object]',
+    });
   });
 });

@@ -28,6 +28,6 @@ function categoryOf(code: string | undefined): string {
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'connection_reset';
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return 'connect_timeout';
-  if (code !== undefined && /CERT|SSL|TLS/.test(code)) return 'tls_error';
+  if (/CERT|SSL|TLS/.test(String(code))) return 'tls_error';
   return 'network_error';
 }

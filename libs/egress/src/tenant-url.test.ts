@@ -32,6 +32,7 @@ describe('tenantUrlChecker', () => {
     ['gopher://hooks.example.com/', 'scheme_not_allowed'],
     ['https://user:pass@hooks.example.com/', 'credentials_in_url'],
     ['https://user@hooks.example.com/', 'credentials_in_url'],
+    ['https://:secret@hooks.example.com/', 'credentials_in_url'],
     ['http://127.0.0.1:3000/internal', 'address_refused'],
     ['http://0x7f.1/', 'address_refused'],
     ['http://2130706433/', 'address_refused'],
@@ -59,22 +60,64 @@ describe('tenantUrlChecker', () => {
     expect(await operator('http://192.168.0.1/')).toBe('address_refused');
   });
 
-  it('does not wait longer than its bound for a resolver that hangs', async () => {
-    // The resolver is a fake: the bound is checked on a fake clock, at the bound and one before.
-    jest.useFakeTimers();
-    try {
+  it('refuses localhost unless both its addresses are allowed', async () => {
+    const loopbackV4 = tenantUrlChecker({ allowPrivateRanges: ['127.0.0.0/8'], resolve: answers({}) });
+    expect(await loopbackV4('http://localhost/')).toBe('address_refused');
+    const loopbackV6 = tenantUrlChecker({ allowPrivateRanges: ['::1/128'], resolve: answers({}) });
+    expect(await loopbackV6('http://localhost/')).toBe('address_refused');
+    const both = tenantUrlChecker({ allowPrivateRanges: ['127.0.0.1/32', '::1/128'], resolve: answers({}) });
+    expect(await both('http://sub.localhost./')).toBeUndefined();
+    // Only the name itself and its subdomains: a resolver judges the rest.
+    expect(await both('http://notlocalhost/')).toBeUndefined();
+    expect(await both('http://localhost.example.com/')).toBeUndefined();
+  });
+
+  it('asks the resolver for the name as written, without a trailing dot', async () => {
+    const asked: string[] = [];
+    const recording = tenantUrlChecker({
+      resolve: async (hostname) => {
+        asked.push(hostname);
+        return hostname === 'internal.example.com' ? ['10.1.2.3'] : ['93.184.215.14'];
+      },
+    });
+    expect(await recording('https://internal.example.com./hook')).toBe('address_refused');
+    expect(await recording('https://hooks.example.com/')).toBeUndefined();
+    expect(asked).toEqual(['internal.example.com', 'hooks.example.com']);
+  });
+
+  describe('with a resolver that hangs', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    /** The verdict once settled, 'pending' before. */
+    const watch = (verdict: Promise<unknown>) => {
+      const seen = { value: 'pending' as unknown };
+      void verdict.then((value) => (seen.value = value));
+      return seen;
+    };
+
+    it('passes a name after resolveTimeoutMs, and not before', async () => {
       const hanging = tenantUrlChecker({ resolve: () => new Promise(() => undefined), resolveTimeoutMs: 50 });
-      let settled = false;
-      const answer = hanging('https://slow.example.com/').finally(() => {
-        settled = true;
-      });
+      const seen = watch(hanging('https://slow.example.com/'));
       await jest.advanceTimersByTimeAsync(49);
-      expect(settled).toBe(false);
+      expect(seen.value).toBe('pending');
       await jest.advanceTimersByTimeAsync(1);
-      expect(settled).toBe(true);
-      expect(await answer).toBeUndefined();
-    } finally {
-      jest.useRealTimers();
-    }
+      expect(seen.value).toBeUndefined();
+    });
+
+    it('waits 2 s unless told', async () => {
+      const hanging = tenantUrlChecker({ resolve: () => new Promise(() => undefined) });
+      const seen = watch(hanging('https://slow.example.com/'));
+      await jest.advanceTimersByTimeAsync(1999);
+      expect(seen.value).toBe('pending');
+      await jest.advanceTimersByTimeAsync(1);
+      expect(seen.value).toBeUndefined();
+    });
+
+    it('leaves no timer behind once the resolver answered', async () => {
+      const quick = tenantUrlChecker({ resolve: async () => ['10.1.2.3'] });
+      expect(await quick('https://internal.example.com/')).toBe('address_refused');
+      expect(jest.getTimerCount()).toBe(0);
+    });
   });
 });

@@ -1,9 +1,9 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { addressRefusal, parseAllowedRanges } from './address-policy';
+import { unbracketed } from './connection-guard';
+import { systemResolve, type ResolveAll } from './system-resolver';
 
-/** Resolves a name to all its addresses (the system resolver by default; tests give their own). */
-export type ResolveAll = (hostname: string) => Promise<readonly string[]>;
+export type { ResolveAll } from './system-resolver';
 
 export interface TenantUrlCheckOptions {
   /** Operator-allowed ranges (EGRESS_ALLOW_PRIVATE_RANGES). */
@@ -15,9 +15,6 @@ export interface TenantUrlCheckOptions {
 
 /** Why a URL a tenant sets is refused when it is saved: the category, never an address. */
 export type TenantUrlRefusal = 'not_a_url' | 'scheme_not_allowed' | 'credentials_in_url' | 'address_refused';
-
-const systemResolve: ResolveAll = async (hostname) =>
-  (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /**
  * Judges a URL a tenant saves (a webhook, a Segment-compatible endpoint, a shop's host) by the
@@ -48,7 +45,7 @@ export function tenantUrlChecker(options: TenantUrlCheckOptions = {}) {
     const url = new URL(value);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'scheme_not_allowed';
     if (url.username !== '' || url.password !== '') return 'credentials_in_url';
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+    const host = unbracketed(url.hostname).replace(/\.$/, '');
     if (isIP(host) !== 0) return addressRefusal(host, allowed) === undefined ? undefined : 'address_refused';
     // RFC 6761: localhost and its subdomains are the machine itself, whatever a resolver says.
     const local = host === 'localhost' || host.endsWith('.localhost');

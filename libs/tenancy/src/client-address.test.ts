@@ -1,5 +1,65 @@
+import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import fc from 'fast-check';
-import { addressLimitKey, UNPARSED_ADDRESS_KEY } from './client-address';
+import { addressLimitKey, clientAddressResolver, UNPARSED_ADDRESS_KEY } from './client-address';
+
+/** The two things of a request the resolver reads: the socket's address and X-Forwarded-For. */
+const request = (socket: string | undefined, forwardedFor?: string) =>
+  ({
+    socket: { remoteAddress: socket },
+    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+  }) as unknown as IncomingMessage;
+
+describe('clientAddressResolver', () => {
+  it('without trusted proxies, ignores X-Forwarded-For: the socket is the client', () => {
+    for (const proxies of [undefined, []]) {
+      const resolve = clientAddressResolver(proxies);
+      expect(resolve(request('203.0.113.7', '198.51.100.1'))).toBe('203.0.113.7');
+      expect(resolve(request('10.0.0.1', '198.51.100.1, 10.0.0.2'))).toBe('10.0.0.1');
+      expect(resolve(request('::ffff:203.0.113.7'))).toBe('203.0.113.7');
+      expect(resolve(request('2001:db8::1'))).toBe('2001:db8::1');
+    }
+  });
+
+  it('answers null for a request whose socket has no address (already closed)', () => {
+    expect(clientAddressResolver(undefined)(request(undefined, '198.51.100.1'))).toBeNull();
+    expect(clientAddressResolver(['10.0.0.0/8'])(request(undefined, '198.51.100.1'))).toBeNull();
+  });
+
+  it('walks X-Forwarded-For from the right to the first hop that is not a trusted proxy', () => {
+    const resolve = clientAddressResolver(['10.0.0.0/8']);
+    expect(resolve(request('10.0.0.1', '198.51.100.1'))).toBe('198.51.100.1');
+    expect(resolve(request('10.0.0.1', '198.51.100.1, 10.0.0.2'))).toBe('198.51.100.1');
+    // A forged first hop is left of the real client, which the proxy appended.
+    expect(resolve(request('10.0.0.1', '1.2.3.4, 198.51.100.1'))).toBe('198.51.100.1');
+    expect(resolve(request('10.0.0.1', '::ffff:198.51.100.9'))).toBe('198.51.100.9');
+    // A socket that is not a trusted proxy is the client, whatever it says.
+    expect(resolve(request('203.0.113.7', '198.51.100.1'))).toBe('203.0.113.7');
+    // A trusted proxy without the header: the proxy is all there is.
+    expect(resolve(request('10.0.0.1'))).toBe('10.0.0.1');
+  });
+
+  it('keeps the last real hop when a trusted proxy passed a client’s junk on without appending', () => {
+    const resolve = clientAddressResolver(['10.0.0.0/8']);
+    expect(resolve(request('10.0.0.1', 'junk'))).toBe('10.0.0.1');
+    expect(resolve(request('10.0.0.1', '198.51.100.1, junk'))).toBe('10.0.0.1');
+    expect(resolve(request('10.0.0.1', 'junk, 10.0.0.2'))).toBe('10.0.0.2');
+    expect(resolve(request('::ffff:10.0.0.1', 'junk'))).toBe('10.0.0.1');
+    expect(clientAddressResolver(['::ffff:10.0.0.0/104'])(request('::ffff:10.0.0.1', 'junk'))).toBe(
+      '10.0.0.1',
+    );
+  });
+
+  it('answers a socket address that is no IP address as it is, unmapped', () => {
+    expect(clientAddressResolver(['10.0.0.0/8'])(request('not-an-address', 'junk'))).toBe('not-an-address');
+    expect(clientAddressResolver(undefined)(request('::ffff:not-ipv4'))).toBe('::ffff:not-ipv4');
+    expect(clientAddressResolver(undefined)(request('::ffff:2001:db8::1'))).toBe('::ffff:2001:db8::1');
+    expect(clientAddressResolver(undefined)(request('abcdefg10.0.0.1'))).toBe('abcdefg10.0.0.1');
+    expect(clientAddressResolver(['10.0.0.0/8'])(request('abcdefg10.0.0.1', '10.0.0.2'))).toBe(
+      'abcdefg10.0.0.1',
+    );
+  });
+});
 
 const hex = (n: number) => n.toString(16);
 /** Eight 16-bit groups; the first is never 0, so no generated address is IPv4-mapped. */
@@ -31,6 +91,8 @@ describe('addressLimitKey', () => {
   });
 
   it('puts every text that is not an address in one key', () => {
+    expect(UNPARSED_ADDRESS_KEY).not.toBe('');
+    expect(isIP(UNPARSED_ADDRESS_KEY)).toBe(0);
     for (const junk of [
       '',
       'unknown',

@@ -15,16 +15,15 @@ const unmapped = (address: string) =>
  * Without trusted proxies the header is ignored and the socket address is the client.
  */
 export function clientAddressResolver(trustedProxies: readonly string[] | undefined) {
-  const trust =
-    trustedProxies && trustedProxies.length > 0 ? proxyaddr.compile([...trustedProxies]) : () => false;
+  // No trusted proxies: nothing is trusted, the socket is the client.
+  const trust = proxyaddr.compile([...(trustedProxies ?? [])]);
   return (req: IncomingMessage): string | null => {
     const socket = req.socket.remoteAddress;
     if (!socket) return null;
-    const address = unmapped(proxyaddr(req, trust));
-    // A trusted proxy that passed a client's junk on without appending: keep the last real hop.
-    if (isIP(address) !== 0) return address;
+    // From the client proxy-addr picks (the last hop), back to the last real address: a trusted
+    // proxy may have passed a client's junk on without appending.
     const hops = proxyaddr.all(req, trust).map(unmapped);
-    return [...hops].reverse().find((hop) => isIP(hop) !== 0) ?? unmapped(socket);
+    return hops.reverse().find((hop) => isIP(hop) !== 0) ?? unmapped(socket);
   };
 }
 

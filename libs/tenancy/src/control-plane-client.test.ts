@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@pipeline/logger';
 import { ControlPlaneClient, ControlPlaneUnavailable } from './control-plane-client';
-import { isPlausibleWriteKey, MAX_WRITE_KEY_LENGTH } from './tenant-record';
 
 describe('ControlPlaneClient.resolve', () => {
   let server: Server;
@@ -47,17 +46,5 @@ describe('ControlPlaneClient.resolve', () => {
   it('returns the record of a known key', async () => {
     status = 200;
     await expect(client.resolve('wk_x')).resolves.toEqual({ accountId: 'a' });
-  });
-});
-
-describe('isPlausibleWriteKey', () => {
-  it('takes 1 to 200 visible ASCII characters, nothing else', () => {
-    expect(isPlausibleWriteKey('wk_abc-DEF_123')).toBe(true);
-    expect(isPlausibleWriteKey('x'.repeat(MAX_WRITE_KEY_LENGTH))).toBe(true);
-    expect(isPlausibleWriteKey('x'.repeat(MAX_WRITE_KEY_LENGTH + 1))).toBe(false);
-    expect(isPlausibleWriteKey('')).toBe(false);
-    expect(isPlausibleWriteKey('wk ab')).toBe(false);
-    expect(isPlausibleWriteKey('wk_\u00e9')).toBe(false);
-    expect(isPlausibleWriteKey('wk_\n')).toBe(false);
   });
 });

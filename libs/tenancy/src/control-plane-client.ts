@@ -1,7 +1,8 @@
 import type { Logger } from '@pipeline/logger';
+import { ControlPlaneUnavailable, lookupOutcome, tenantOfAnswer } from './control-plane-answer';
 import type { TenantRecord, WriteKeyRecord } from './tenant-record';
 
-export class ControlPlaneUnavailable extends Error {}
+export { ControlPlaneUnavailable } from './control-plane-answer';
 
 /**
  * The control plane's internal tenant lookups: by write key for ingestion (the only write-key
@@ -41,15 +42,10 @@ export class ControlPlaneClient {
     } catch (error) {
       throw new ControlPlaneUnavailable((error as Error).message);
     }
-    if (response.ok) return ((await response.json()) as { data: T }).data;
-    if (response.status === 401 || response.status === 403) {
-      // Our own token refused is a deployment fault, not an unknown key: answering the SDK 401
-      // would make it drop the events, while "unavailable" has it retry until this is fixed.
-      this.logger.error('the control plane refused INTERNAL_SERVICE_TOKEN');
-      throw new ControlPlaneUnavailable(`control plane answered ${response.status}`);
-    }
-    // Any other 4xx is about the key (unknown, or too long or odd to be one): no such tenant.
-    if (response.status >= 400 && response.status < 500) return null;
+    const outcome = lookupOutcome(response.status);
+    if (outcome === 'tenant') return tenantOfAnswer<T>(await response.json());
+    if (outcome === 'unknown') return null;
+    if (outcome === 'token_refused') this.logger.error('the control plane refused INTERNAL_SERVICE_TOKEN');
     throw new ControlPlaneUnavailable(`control plane answered ${response.status}`);
   }
 }

@@ -10,13 +10,7 @@ export type {
 export { isPlausibleWriteKey, MAX_WRITE_KEY_LENGTH } from './tenant-record';
 export { warehouseSchemaFor } from './warehouse-location';
 export { ControlPlaneClient, ControlPlaneUnavailable } from './control-plane-client';
-export {
-  TENANT_CHANGES_CHANNEL,
-  TenantChangePublisher,
-  TenantChangeSubscriber,
-  UNSUBSCRIBED_MAX_TTL_MS,
-  usableCacheEntry,
-  type TenantChange,
-  type TenantChangeEvent,
-} from './tenant-changes';
+export { TenantChangePublisher, TenantChangeSubscriber } from './tenant-changes';
+export { TENANT_CHANGES_CHANNEL, type TenantChange, type TenantChangeEvent } from './tenant-change-message';
+export { UNSUBSCRIBED_MAX_TTL_MS, usableCacheEntry } from './cache-freshness';
 export { TenantCache, type CachedTenant, type TenantCacheOptions } from './tenant-cache';

@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { createLogger } from '@pipeline/logger';
 import { ControlPlaneClient, ControlPlaneUnavailable } from './control-plane-client';
 import { TenantCache, type TenantCacheOptions } from './tenant-cache';
-import { UNSUBSCRIBED_MAX_TTL_MS } from './tenant-changes';
+import { UNSUBSCRIBED_MAX_TTL_MS } from './cache-freshness';
 
 interface Tenant {
   accountId: string;

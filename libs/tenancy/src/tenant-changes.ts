@@ -1,40 +1,11 @@
 import type { Logger } from '@pipeline/logger';
 import { closeRedis, createSubscriber, type Redis } from '@pipeline/redis';
-
-/**
- * What the control plane broadcasts when a cached tenant must not be used any longer: a
- * revoked write key (ingestion stops accepting it), or an account whose tenant records changed
- * (rotated credentials, an integration created, edited or deleted, a write key's origins or
- * limits): every cache looks the account's keys up again.
- */
-export type TenantChange =
-  | { kind: 'write_key_revoked'; accountId: string; writeKeyId: string }
-  | { kind: 'tenant_changed'; accountId: string };
-
-/** What a cache does with a change; `resync` follows a gap in which changes may have been missed. */
-export type TenantChangeEvent = TenantChange | { kind: 'resync' };
-
-/** Pub/sub channels are not key-prefixed: every instance of every service hears this one. */
-export const TENANT_CHANGES_CHANNEL = 'pipeline:tenant-changes:v1';
-
-/**
- * Without a live subscription a cache cannot hear of revocations, so it keeps entries at most
- * this long: the documented bound (docs/tracking-api.md, "Revoked write keys") holds with or without Redis.
- */
-export const UNSUBSCRIBED_MAX_TTL_MS = 10_000;
-
-/**
- * Whether a cached tenant may still be used at `now`: before its TTL and, while no change would
- * be heard, for at most UNSUBSCRIBED_MAX_TTL_MS after it was stored.
- */
-export function usableCacheEntry(
-  entry: { storedAt: number; expiresAt: number },
-  now: number,
-  hearsChanges: boolean,
-): boolean {
-  if (entry.expiresAt <= now) return false;
-  return hearsChanges || now - entry.storedAt < UNSUBSCRIBED_MAX_TTL_MS;
-}
+import {
+  parseTenantChange,
+  TENANT_CHANGES_CHANNEL,
+  type TenantChange,
+  type TenantChangeEvent,
+} from './tenant-change-message';
 
 export class TenantChangePublisher {
   constructor(
@@ -55,22 +26,6 @@ export class TenantChangePublisher {
       });
     }
   }
-}
-
-function parse(message: string): TenantChange | null {
-  try {
-    const value = JSON.parse(message) as Partial<TenantChange>;
-    if (
-      value.kind === 'write_key_revoked' &&
-      typeof value.writeKeyId === 'string' &&
-      typeof value.accountId === 'string'
-    )
-      return value as TenantChange;
-    if (value.kind === 'tenant_changed' && typeof value.accountId === 'string') return value as TenantChange;
-  } catch {
-    // Not ours to act on.
-  }
-  return null;
 }
 
 /**
@@ -110,7 +65,7 @@ export class TenantChangeSubscriber {
     const { redis } = this;
     redis.on('message', (channel: string, message: string) => {
       if (channel !== TENANT_CHANGES_CHANNEL) return;
-      const change = parse(message);
+      const change = parseTenantChange(message);
       if (change) this.listener(change);
     });
     redis.on('close', () => {

@@ -53,4 +53,4 @@ export const MAX_WRITE_KEY_LENGTH = 200;
  * characters. Anything else is answered 401 without asking the control plane.
  */
 export const isPlausibleWriteKey = (value: string) =>
-  value.length > 0 && value.length <= MAX_WRITE_KEY_LENGTH && /^[\x21-\x7e]+$/.test(value);
+  value.length <= MAX_WRITE_KEY_LENGTH && /^[\x21-\x7e]+$/.test(value);
