@@ -3,7 +3,11 @@ import { isAppError } from '@pipeline/errors';
 import { createLogger } from '@pipeline/logger';
 import { ControlPlaneUnavailable, UNSUBSCRIBED_MAX_TTL_MS, type WriteKeyRecord } from '@pipeline/tenancy';
 import { waitUntil } from '@pipeline/control-plane/testing/wait';
-import { HostedAuthenticator, type HostedAuthenticatorOptions } from './hosted-authenticator';
+import {
+  HostedAuthenticator,
+  writeKeyCacheOptions,
+  type HostedAuthenticatorOptions,
+} from './hosted-authenticator';
 import { StaticAuthenticator } from './static-authenticator';
 
 // The write-key checks with the control plane's answers given: which keys are looked up at
@@ -219,16 +223,39 @@ describe('HostedAuthenticator', () => {
     expect(authenticator.isKnownValid('wk_a')).toBe(false);
     expect(authenticator.isKnownValid('wk_b')).toBe(true);
   });
+});
 
-  it('holds 50,000 keys unless told otherwise', async () => {
-    const records: Record<string, WriteKeyRecord> = {};
-    const count = 10_001;
-    for (let i = 0; i < count; i += 1) records[`wk_${i}`] = tenant(`wk-${i}`);
-    const { authenticator } = hosted(controlPlane(records), { hearsRevocations: () => true });
-    for (let i = 0; i < count; i += 1) await authenticator.authenticate(`wk_${i}`);
-    // The first of them is still there: the cache holds more than the tenant cache's 10,000.
-    expect(authenticator.isKnownValid('wk_0')).toBe(true);
-    expect(authenticator.lookups).toBe(count);
+describe('writeKeyCacheOptions', () => {
+  it('holds 50,000 keys by default and passes only the options given', () => {
+    expect(writeKeyCacheOptions({ validTtlMs: HOUR, invalidTtlMs: 30 * SECOND })).toStrictEqual({
+      ttlMs: HOUR,
+      unknownTtlMs: 30 * SECOND,
+      maxEntries: 50_000,
+      name: 'write keys',
+    });
+  });
+
+  it('passes every option given, renamed for the tenant cache', () => {
+    const hears = () => true;
+    const onResult = () => undefined;
+    expect(
+      writeKeyCacheOptions({
+        validTtlMs: 2,
+        invalidTtlMs: 1,
+        maxEntries: 7,
+        staleIfErrorMs: 0,
+        hearsRevocations: hears,
+        onCacheResult: onResult,
+      }),
+    ).toStrictEqual({
+      ttlMs: 2,
+      unknownTtlMs: 1,
+      maxEntries: 7,
+      name: 'write keys',
+      staleIfErrorMs: 0,
+      hearsChanges: hears,
+      onResult,
+    });
   });
 });
 
