@@ -88,7 +88,12 @@ describe('writeError', () => {
     const logged = await waitUntil('the error line', async () =>
       lines.find((l) => l.includes('request failed')),
     );
-    expect(JSON.parse(logged)).toMatchObject({ level: 'error', message: 'request failed' });
+    // The log keeps what the answer leaves out.
+    expect(JSON.parse(logged)).toMatchObject({
+      level: 'error',
+      message: 'request failed',
+      error: { name: 'Error', message: 'secret internals' },
+    });
   });
 
   it('passes the message and the details to the body', () => {
