@@ -1,19 +1,60 @@
 import { functionRanges, mutationConfig } from '../../tools/mutation/base-config.mjs';
 
-// The rate-limit arithmetic that runs in this process: fixed windows per second and per minute.
-// The shared limits are a Redis script (limits.test.ts runs it against a real Redis).
-// And what a Segment request may cost before and after its key is checked: the message cap, the
-// merged-size bound, and the completion of each message.
+// The pure logic of ingestion whose mistake loses events, mixes tenants or lets a request in:
+// - the write-key limits' arithmetic (windows, counter keys, Retry-After); the counting itself
+//   is a Redis script that limits.test.ts runs against a real Redis;
+// - the batch's dedupe id (it holds the account), its store key, the receipt every envelope
+//   carries and the outbox records built from it;
+// - what a /collect or Segment request may be and where its write key comes from, and what a
+//   Segment request may cost before and after its key is checked;
+// - the write-key checks: which keys are looked up, what is cached and for how long;
+// - where the Segment settings document sends a page's events.
 export default mutationConfig({
   dir: 'apps/ingestion',
   mutate: [
-    ...functionRanges('apps/ingestion/src/limits/rate-limits.ts', ['LocalWindows', 'LocalBackstop']),
+    'apps/ingestion/src/limits/limit-windows.ts',
+    'apps/ingestion/src/outbox/batch-dedupe-key.ts',
+    'apps/ingestion/src/outbox/outbox-messages.ts',
+    'apps/ingestion/src/collect/batch-receipt.ts',
+    'apps/ingestion/src/collect/collect-request.ts',
+    ...functionRanges('apps/ingestion/src/collect/collect-endpoint.ts', ['requestFacts', 'isCollectRequest']),
+    // The documented errors and how they are answered: the status and Retry-After that SDKs act on.
+    'apps/ingestion/src/collect/ingestion-errors.ts',
+    ...functionRanges('apps/ingestion/src/http/error-handler.ts', [
+      'writeJson',
+      'ingestionErrorBody',
+      'writeError',
+    ]),
+    'apps/ingestion/src/auth/hosted-authenticator.ts',
+    'apps/ingestion/src/auth/static-authenticator.ts',
+    // Its functions, not its route table and limits: those are module-level constants, and a
+    // mutant there reruns every test file.
     ...functionRanges('apps/ingestion/src/segment/segment-request.ts', [
-      'parseSegmentBody',
+      'segmentRouteOf',
+      'isObject',
+      'derivedMessageId',
       'completeSegmentMessage',
       'sharedBytes',
+      'parseSegmentBody',
+    ]),
+    ...functionRanges('apps/ingestion/src/segment/segment-settings.ts', [
+      'segmentSettingsDocument',
+      'arrivalOrigin',
     ]),
   ],
-  tests: ['src/limits/local-windows.test.ts', 'src/segment/segment-request.test.ts'],
-  breakAt: 80,
+  tests: [
+    'src/limits/local-windows.test.ts',
+    'src/limits/limit-windows.test.ts',
+    'src/outbox/batch-dedupe-key.test.ts',
+    'src/outbox/outbox-messages.test.ts',
+    'src/collect/batch-receipt.test.ts',
+    'src/collect/collect-request.test.ts',
+    'src/collect/collect-endpoint.test.ts',
+    'src/collect/ingestion-errors.test.ts',
+    'src/http/error-handler.test.ts',
+    'src/auth/write-key-authenticators.test.ts',
+    'src/segment/segment-request.test.ts',
+    'src/segment/segment-settings-document.test.ts',
+  ],
+  breakAt: 96,
 });

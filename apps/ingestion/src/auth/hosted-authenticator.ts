@@ -5,6 +5,7 @@ import {
   isPlausibleWriteKey,
   TenantCache,
   type ControlPlaneClient,
+  type TenantCacheOptions,
   type TenantChangeEvent,
   type WriteKeyRecord,
 } from '@pipeline/tenancy';
@@ -49,15 +50,7 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
         const tenant = await client.resolve(writeKey);
         return tenant !== null && tenant.status === 'active' ? tenant : null;
       },
-      {
-        ttlMs: options.validTtlMs,
-        unknownTtlMs: options.invalidTtlMs,
-        maxEntries: options.maxEntries ?? 50_000,
-        name: 'write keys',
-        ...(options.staleIfErrorMs !== undefined ? { staleIfErrorMs: options.staleIfErrorMs } : {}),
-        ...(options.hearsRevocations ? { hearsChanges: options.hearsRevocations } : {}),
-        ...(options.onCacheResult ? { onResult: options.onCacheResult } : {}),
-      },
+      writeKeyCacheOptions(options),
       logger,
       now,
     );
@@ -94,6 +87,19 @@ export class HostedAuthenticator implements WriteKeyAuthenticator {
     if (!tenant) throw ingestionErrors.invalidWriteKey();
     return tenant;
   }
+}
+
+/** The write-key cache's settings: a hosted instance holds up to 50,000 keys unless told. */
+export function writeKeyCacheOptions(options: HostedAuthenticatorOptions): TenantCacheOptions {
+  return {
+    ttlMs: options.validTtlMs,
+    unknownTtlMs: options.invalidTtlMs,
+    maxEntries: options.maxEntries ?? 50_000,
+    name: 'write keys',
+    ...(options.staleIfErrorMs !== undefined ? { staleIfErrorMs: options.staleIfErrorMs } : {}),
+    ...(options.hearsRevocations ? { hearsChanges: options.hearsRevocations } : {}),
+    ...(options.onCacheResult ? { onResult: options.onCacheResult } : {}),
+  };
 }
 
 const hash = (writeKey: string) => createHash('sha256').update(writeKey).digest('base64url');

@@ -1,13 +1,5 @@
-import { createHash } from 'node:crypto';
 import { isAppError } from '@pipeline/errors';
-import type { Message } from 'kafkajs';
-import {
-  outboxKey,
-  toOutboxEnvelopes,
-  validateEvent,
-  type OutboxEnvelope,
-  type TrackingEvent,
-} from '@pipeline/events';
+import { validateEvent, type OutboxEnvelope, type TrackingEvent } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import { originAllowed, type WriteKeyRecord } from '@pipeline/tenancy';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
@@ -20,7 +12,9 @@ import type {
 } from '../limits/rate-limits';
 import { IngestionMetrics } from '../metrics/ingestion-metrics';
 import type { BatchDedupe } from '../outbox/batch-dedupe';
+import { outboxMessages } from '../outbox/outbox-messages';
 import type { OutboxPublisher } from '../outbox/outbox-publisher';
+import { batchReceipt, deliveryCount } from './batch-receipt';
 import { findWriteKey, type CollectRequest } from './collect-request';
 import { ingestionErrors, type EventErrors } from './ingestion-errors';
 
@@ -129,27 +123,14 @@ export class CollectService {
     });
     if (events.length === 0) throw ingestionErrors.noValidEvents(errors);
 
-    const batchId = createHash('sha256')
-      .update(`${tenant.accountId}\n${events.map((e) => e.messageId).join('\n')}`)
-      .digest('hex')
-      .slice(0, 32);
-    const receipt: Omit<OutboxEnvelope, 'events'> = {
-      v: 2,
-      accountId: tenant.accountId,
-      writeKeyId: tenant.writeKeyId,
-      batchId,
-      receivedAt: facts.receivedAt.toISOString(),
-      ip: facts.ip,
-      userAgent: facts.userAgent,
-      ...(request.batchSentAt ? { batchSentAt: request.batchSentAt } : {}),
-    };
+    const receipt = batchReceipt(tenant, events, facts, request.batchSentAt);
     return {
       tenant,
       events,
       received: request.events.length,
       errors,
       receipt,
-      batchId,
+      batchId: receipt.batchId,
       bodyBytes: request.bodyBytes,
     };
   }
@@ -247,25 +228,15 @@ export class CollectService {
       hosted.dedupe.keyOf(batch.batchId),
     );
     this.enforce(shared);
-    const deliveryCount = tenant.destinations.length + (tenant.warehouse ? 1 : 0);
-    if (deliveryCount === 0) throw ingestionErrors.durableIngressUnavailable('no_enabled_destination', 60);
+    const deliveries = deliveryCount(tenant);
+    if (deliveries === 0) throw ingestionErrors.durableIngressUnavailable('no_enabled_destination', 60);
 
-    const accepted = { ...summary, accepted: true, batchId: batch.batchId, deliveryCount };
+    const accepted = { ...summary, accepted: true, batchId: batch.batchId, deliveryCount: deliveries };
     if (shared.exists ?? (await hosted.dedupe.seen(batch.batchId))) {
       this.metrics.dedupeHit();
       return { status: 202, body: { ...accepted, deduplicated: true }, events };
     }
-    const messages: Message[] = toOutboxEnvelopes(batch.receipt, batch.events, batch.bodyBytes).map(
-      ({ envelope, json }) => ({
-        key: outboxKey(envelope),
-        value: json,
-        headers: {
-          'account-id': envelope.accountId,
-          'batch-id': envelope.batchId,
-          'event-count': String(envelope.events.length),
-        },
-      }),
-    );
+    const messages = outboxMessages(batch.receipt, batch.events, batch.bodyBytes);
     try {
       await hosted.publisher.publish(messages);
     } catch (error) {

@@ -1,46 +1,20 @@
 import type { Logger } from '@pipeline/logger';
 import type { Redis } from '@pipeline/redis';
-import { addressLimitKey } from '@pipeline/tenancy';
-import type { LimitType } from '../collect/ingestion-errors';
+import {
+  ALLOWED,
+  AUTH_ATTEMPTS_DENIED,
+  authAttemptDecision,
+  authAttemptWindow,
+  effectiveLimits,
+  LocalWindows,
+  sharedTakeDecision,
+  sharedWindowKeys,
+  type LimitDecision,
+  type SharedDecision,
+  type SharedLimits,
+} from './limit-windows';
 
-export type LimitDecision = { allowed: true } | { allowed: false; limitType: LimitType; retryAfter: number };
-
-const ALLOWED: LimitDecision = { allowed: true };
-
-/** A fixed-window counter per key in this process's memory. */
-class LocalWindows {
-  // Stryker disable next-line UnaryOperator: equivalent, the counts start empty whatever window comes first
-  private window = -1;
-  private counts = new Map<string, number>();
-
-  take(key: string, amount: number, limit: number, window: number): boolean {
-    if (window !== this.window) {
-      this.window = window;
-      this.counts = new Map();
-    }
-    const used = this.counts.get(key) ?? 0;
-    if (used + amount > limit) return false;
-    this.counts.set(key, used + amount);
-    return true;
-  }
-}
-
-/** Per write key per server instance (RATE_LIMIT_LOCAL_BACKSTOP_EPS); holds without Redis. */
-export class LocalBackstop {
-  private readonly windows = new LocalWindows();
-
-  constructor(
-    private readonly eventsPerSecond: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  take(writeKeyId: string, events: number): LimitDecision {
-    const second = Math.floor(this.now() / 1000);
-    return this.windows.take(writeKeyId, events, this.eventsPerSecond, second)
-      ? ALLOWED
-      : { allowed: false, limitType: 'second', retryAfter: 1 };
-  }
-}
+export { LocalBackstop, type LimitDecision, type SharedDecision, type SharedLimits } from './limit-windows';
 
 // Checks both windows, then counts the events in both, atomically: a rejected batch is not
 // counted against the day. With a third key (the batch's dedupe key), also answers whether it
@@ -61,17 +35,6 @@ return 0`;
 
 /** Called as (numberOfKeys, ...keys, ...args): the dedupe key is optional. */
 type SharedTakeCommand = (numberOfKeys: 2 | 3, ...keysThenArgs: (string | number)[]) => Promise<number>;
-
-/**
- * A shared decision and, when asked, whether the key checked alongside exists; `exists` is
- * undefined when it was not asked or the store could not answer.
- */
-export type SharedDecision = LimitDecision & { exists?: boolean };
-
-export interface SharedLimits {
-  eventsPerSecond: number;
-  eventsPerDay: number;
-}
 
 /**
  * Per write key across all instances, in the shared counter store (defaults 100/s and
@@ -109,10 +72,8 @@ export class SharedRateLimiter {
   ): Promise<SharedDecision> {
     if (!this.sharedTake) return ALLOWED;
     const nowMs = this.now();
-    const second = Math.floor(nowMs / 1000);
-    const day = new Date(nowMs).toISOString().slice(0, 10);
-    const limits = { ...this.defaults, ...overrides };
-    const keys = [`rl:s:${writeKeyId}:${second}`, `rl:d:${writeKeyId}:${day}`];
+    const limits = effectiveLimits(this.defaults, overrides);
+    const keys: string[] = sharedWindowKeys(writeKeyId, nowMs);
     if (alsoCheckExists !== undefined) keys.push(alsoCheckExists);
     try {
       const result = await this.sharedTake(
@@ -122,21 +83,7 @@ export class SharedRateLimiter {
         limits.eventsPerSecond,
         limits.eventsPerDay,
       );
-      if (result === 3) return { allowed: true, exists: true };
-      if (result === 1) return { allowed: false, limitType: 'second', retryAfter: 1 };
-      if (result === 2) {
-        const midnight = Date.UTC(
-          new Date(nowMs).getUTCFullYear(),
-          new Date(nowMs).getUTCMonth(),
-          new Date(nowMs).getUTCDate() + 1,
-        );
-        return {
-          allowed: false,
-          limitType: 'day',
-          retryAfter: Math.max(1, Math.ceil((midnight - nowMs) / 1000)),
-        };
-      }
-      return alsoCheckExists === undefined ? ALLOWED : { allowed: true, exists: false };
+      return sharedTakeDecision(result, nowMs, alsoCheckExists !== undefined);
     } catch (error) {
       if (nowMs - this.lastWarning > 10_000) {
         this.lastWarning = nowMs;
@@ -165,18 +112,15 @@ export class AuthAttemptLimiter {
   ) {}
 
   async take(address: string): Promise<LimitDecision> {
-    const ip = addressLimitKey(address);
-    const minute = Math.floor(this.now() / 60_000);
-    const denied: LimitDecision = { allowed: false, limitType: 'auth_resolution', retryAfter: 60 };
+    const { ip, minute, key } = authAttemptWindow(address, this.now());
     if (this.redis) {
       try {
-        const key = `rl:auth:${ip}:${minute}`;
         const [[, count]] = (await this.redis.multi().incr(key).expire(key, 60).exec()) as [[null, number]];
-        return count > this.perMinute ? denied : ALLOWED;
+        return authAttemptDecision(count, this.perMinute);
       } catch {
         // Fall through to the per-instance count.
       }
     }
-    return this.local.take(ip, 1, this.perMinute, minute) ? ALLOWED : denied;
+    return this.local.take(ip, 1, this.perMinute, minute) ? ALLOWED : AUTH_ATTEMPTS_DENIED;
   }
 }

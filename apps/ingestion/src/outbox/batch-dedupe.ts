@@ -1,7 +1,6 @@
 import type { Logger } from '@pipeline/logger';
 import type { Redis } from '@pipeline/redis';
-
-const WINDOW_SECONDS = 24 * 3600;
+import { batchDedupeKey, DEDUPE_WINDOW_SECONDS } from './batch-dedupe-key';
 
 /**
  * Remembers committed batches for 24 hours in the shared store, so a retried batch is
@@ -19,7 +18,7 @@ export class BatchDedupe {
 
   /** The batch's key in the store: SharedRateLimiter.take looks it up with the rate limits. */
   keyOf(batchId: string): string {
-    return `dedupe:batch:${batchId}`;
+    return batchDedupeKey(batchId);
   }
 
   async seen(batchId: string): Promise<boolean> {
@@ -35,7 +34,7 @@ export class BatchDedupe {
   async remember(batchId: string): Promise<void> {
     if (!this.redis) return;
     try {
-      await this.redis.set(this.keyOf(batchId), '1', 'EX', WINDOW_SECONDS);
+      await this.redis.set(this.keyOf(batchId), '1', 'EX', DEDUPE_WINDOW_SECONDS);
     } catch (error) {
       this.warn(error);
     }

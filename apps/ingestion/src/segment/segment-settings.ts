@@ -1,5 +1,5 @@
-import { isIPv6 } from 'node:net';
-import { Router, type Request } from 'express';
+import { isIPv6, type Socket } from 'node:net';
+import { Router } from 'express';
 import { requestFacts } from '../collect/collect-endpoint';
 import type { CollectService } from '../collect/collect-service';
 
@@ -39,11 +39,11 @@ export function segmentSettingsDocument(writeKey: string, origin: string) {
  * without PUBLIC_TRACKING_URL. Never Host or X-Forwarded-Host: the document is cached by CDNs
  * without Vary, so a header would let one request point every page of a key at another host.
  */
-function arrivalOrigin(req: Request): string {
+export function arrivalOrigin(socket: Pick<Socket, 'localAddress' | 'localPort'>): string {
   // A dual-stack listener reports IPv4 peers as ::ffff:a.b.c.d.
-  const address = (req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, '');
+  const address = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, '');
   const host = isIPv6(address) ? `[${address}]` : address;
-  return `http://${host}:${req.socket.localPort ?? 80}`;
+  return `http://${host}:${socket.localPort ?? 80}`;
 }
 
 export function segmentSettingsRoutes(
@@ -59,7 +59,7 @@ export function segmentSettingsRoutes(
       await service.authenticate(writeKey, requestFacts(req, clientAddress), { countAuthAttempts: true });
       // Shared caches may keep it: it depends on the path (the key) and configuration only.
       res.setHeader('Cache-Control', 'public, max-age=60');
-      res.json(segmentSettingsDocument(writeKey, publicTrackingUrl ?? arrivalOrigin(req)));
+      res.json(segmentSettingsDocument(writeKey, publicTrackingUrl ?? arrivalOrigin(req.socket)));
     } catch (error) {
       next(error);
     }

@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto';
+
+/** How long a committed batch is remembered: a retry within it is acknowledged, not published. */
+export const DEDUPE_WINDOW_SECONDS = 24 * 3600;
+
+/**
+ * A batch's id: the same account sending the same messages again (a retry) gets the same id,
+ * so the dedupe store acknowledges it without a second publish. The account is part of it:
+ * another account's batch of the same message ids is never taken for a retry (and dropped).
+ */
+export function batchDedupeId(accountId: string, messageIds: readonly string[]): string {
+  return createHash('sha256')
+    .update(`${accountId}\n${messageIds.join('\n')}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** The batch's key in the shared store: SharedRateLimiter.take looks it up with the rate limits. */
+export function batchDedupeKey(batchId: string): string {
+  return `dedupe:batch:${batchId}`;
+}
