@@ -8,8 +8,8 @@ const ACCOUNT_A = '0b6f7b8e-2a1c-4c55-9d0e-000000000001';
 const ACCOUNT_B = '0b6f7b8e-2a1c-4c55-9d0e-000000000002';
 
 describe('batchDedupeId', () => {
-  it('is the first 32 hex digits of the SHA-256 of the account and the message ids, a line each', () => {
-    const expected = createHash('sha256').update(`${ACCOUNT_A}\nm1\nm2`).digest('hex').slice(0, 32);
+  it('is the first 32 hex digits of the SHA-256 of the account and the message ids as a JSON array', () => {
+    const expected = createHash('sha256').update(`["${ACCOUNT_A}","m1","m2"]`).digest('hex').slice(0, 32);
     expect(batchDedupeId(ACCOUNT_A, ['m1', 'm2'])).toBe(expected);
     expect(batchDedupeId(ACCOUNT_A, ['m1', 'm2'])).toMatch(/^[0-9a-f]{32}$/);
   });
@@ -30,6 +30,17 @@ describe('batchDedupeId', () => {
       batchDedupeId(ACCOUNT_A, ['m1']),
       batchDedupeId(ACCOUNT_A, ['m2', 'm1']),
       batchDedupeId(ACCOUNT_A, ['m1m2']),
+    ]);
+    expect(ids.size).toBe(5);
+  });
+
+  it('tells apart message ids that hold the characters a separator would be', () => {
+    const ids = new Set([
+      batchDedupeId(ACCOUNT_A, ['a\nb']),
+      batchDedupeId(ACCOUNT_A, ['a', 'b']),
+      batchDedupeId(ACCOUNT_A, ['a","b']),
+      batchDedupeId(ACCOUNT_A, ['a,b']),
+      batchDedupeId(`${ACCOUNT_A}\na`, ['b']),
     ]);
     expect(ids.size).toBe(5);
   });

@@ -7,10 +7,13 @@ export const DEDUPE_WINDOW_SECONDS = 24 * 3600;
  * A batch's id: the same account sending the same messages again (a retry) gets the same id,
  * so the dedupe store acknowledges it without a second publish. The account is part of it:
  * another account's batch of the same message ids is never taken for a retry (and dropped).
+ * The ids are hashed as a JSON array, not joined by a separator: a message id may hold any
+ * character, and ["a\nb"] joined by newlines would be ["a", "b"], a different batch answered
+ * as a retry of the first and never published.
  */
 export function batchDedupeId(accountId: string, messageIds: readonly string[]): string {
   return createHash('sha256')
-    .update(`${accountId}\n${messageIds.join('\n')}`)
+    .update(JSON.stringify([accountId, ...messageIds]))
     .digest('hex')
     .slice(0, 32);
 }
