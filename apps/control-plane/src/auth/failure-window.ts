@@ -18,7 +18,7 @@ export function secondsLeftInWindow(now: number): number {
 
 /** Counts in this instance's memory, one window at a time: never more than a minute of addresses. */
 export class LocalFailureCounts {
-  private window = -1;
+  private window: number | undefined;
   private counts = new Map<string, number>();
 
   count(window: number, key: string): number {

@@ -64,6 +64,8 @@ describe('isWarehouseConnectionFailure', () => {
     expect(isWarehouseConnectionFailure({ code: 'ECONNREFUSED' })).toBe(true);
     expect(isWarehouseConnectionFailure({ message: 'Connection terminated' })).toBe(true);
     expect(isWarehouseConnectionFailure({ code: 8006, message: 42 })).toBe(false);
+    expect(isWarehouseConnectionFailure({ code: 53300 })).toBe(false);
+    expect(isWarehouseConnectionFailure({ message: ['Connection terminated'] })).toBe(false);
     expect(isWarehouseConnectionFailure(withCode(undefined, 'syntax error'))).toBe(false);
     expect(isWarehouseConnectionFailure({})).toBe(false);
   });

@@ -30,6 +30,7 @@ describe('warehouseSchemaOf', () => {
     '5d1f2c3b-0000-4000-8000-00000000000g',
     '5d1f2c3b-0000-4000-8000-0000000000"a',
     'x5d1f2c3b-0000-4000-8000-00000000000',
+    `x-account_${'0'.repeat(32)}`,
   ])('refuses the account id %j', (id) => {
     expect(() => warehouseSchemaOf(id)).toThrow('invalid account id for a warehouse schema');
   });
