@@ -136,6 +136,8 @@ describe('the catalog lists', () => {
       ['hubspot', ['contacts', 'companies', 'deals']],
     ]);
     expect(importTasksOf('braze')).toEqual([]);
+    expect(importTasksOf('nope')).toEqual([]);
+    expect(destinationCategoryOf('nope')).toBeUndefined();
   });
 
   it('rolesOf: tracking and imports make a source, forwards a destination', () => {
@@ -201,10 +203,32 @@ describe('every app type', () => {
     ]);
   });
 
-  it('names each app type and says what it does', () => {
+  it('names each app type and says what it does, and what a choice of credentials means', () => {
     for (const d of appCatalog) {
       expect([d.appType, d.name.length > 3, d.description.length > 40]).toEqual([d.appType, true, true]);
     }
+    const unions = appCatalog.filter((d) => d.credentials.anyOf !== undefined);
+    expect(unions.map((d) => [d.appType, (d.credentials.description ?? '').length > 20])).toEqual([
+      ['mixpanel', true],
+    ]);
+  });
+
+  it('has examples that deliver: a recipient where the tenant chooses it, conversions to upload', () => {
+    const withRecipient = appCatalog.filter((d) => d.recipient);
+    expect(
+      withRecipient.map((d) => [
+        d.appType,
+        credentialsOriginOf(d.appType, (d.example as { config: Record<string, unknown> }).config) !== null,
+      ]),
+    ).toEqual([
+      ['shopify', true],
+      ['braze', true],
+      ['segment', true],
+      ['webhook', true],
+    ]);
+    // Without a conversion action a Google Ads app uploads nothing.
+    const ads = definition('google_ads').example as { config: { conversionActions: Record<string, string> } };
+    expect(Object.keys(ads.config.conversionActions).length).toBeGreaterThan(0);
   });
 
   it.each(examples.filter(([, credentials]) => Object.keys(credentials).length > 0))(
