@@ -48,5 +48,5 @@ export default mutationConfig({
     'src/warehouse/warehouse-names.test.ts',
     'src/warehouse/connection-failure.test.ts',
   ],
-  breakAt: 87,
+  breakAt: 95,
 });

@@ -8,5 +8,5 @@ export default mutationConfig({
   dir: 'libs/catalog',
   mutate: ['libs/catalog/src/catalog.ts', 'libs/catalog/src/app-type.ts', 'libs/catalog/src/app-types/*.ts'],
   tests: ['src/catalog-validation.test.ts'],
-  breakAt: 95,
+  breakAt: 98,
 });
