@@ -1,13 +1,52 @@
-import { mutationConfig } from '../../tools/mutation/base-config.mjs';
+import { functionRanges, mutationConfig } from '../../tools/mutation/base-config.mjs';
 
-// Allowed-origin normalization of write keys (what /collect later matches, libs/tenancy), and
-// the sync jobs' retry backoff (when the work queue may claim a failed job again).
+// The control plane's pure logic whose mistake would leak a secret, mix tenants or open the
+// network: credential masking and sealing, the URLs a tenant saves, API-key and write-key
+// tokens, scopes and the failed-key windows, write-key origins and limits, what a job shows and
+// records, the schedule bounds, the errors a tenant sees, and the warehouse names spliced into
+// SQL. Where such logic sat in a class doing I/O it lives in a file of its own.
 export default mutationConfig({
   dir: 'apps/control-plane',
   mutate: [
+    'apps/control-plane/src/apps/secret-masking.ts',
+    'apps/control-plane/src/apps/settings-urls.ts',
+    'apps/control-plane/src/apps/credential-cipher.ts',
+    'apps/control-plane/src/auth/secret-token.ts',
+    'apps/control-plane/src/auth/bearer-token.ts',
+    'apps/control-plane/src/auth/failure-window.ts',
+    'apps/control-plane/src/auth/scopes.ts',
     'apps/control-plane/src/write-keys/allowed-origins.ts',
+    'apps/control-plane/src/write-keys/rate-limits.ts',
+    'apps/control-plane/src/write-keys/write-key-view.ts',
     'apps/control-plane/src/jobs/retry-backoff.ts',
+    'apps/control-plane/src/jobs/owner-status.ts',
+    'apps/control-plane/src/jobs/job-view.ts',
+    'apps/control-plane/src/sources/sync-schedule-format.ts',
+    'apps/control-plane/src/work-queue/tenant-error.ts',
+    'apps/control-plane/src/warehouse/warehouse-names.ts',
+    'apps/control-plane/src/warehouse/connection-failure.ts',
+    ...functionRanges('apps/control-plane/src/warehouse/query-meter.ts', ['meteredBytes']),
   ],
-  tests: ['src/write-keys/allowed-origins.test.ts', 'src/jobs/retry-backoff.test.ts'],
-  breakAt: 80,
+  tests: [
+    'src/apps/secret-masking.test.ts',
+    'src/apps/settings-urls.test.ts',
+    'src/apps/credential-cipher.test.ts',
+    'src/apps/credential-keys.test.ts',
+    'src/auth/secret-token.test.ts',
+    'src/auth/bearer-token.test.ts',
+    'src/auth/failure-window.test.ts',
+    'src/auth/scopes.test.ts',
+    'src/write-keys/allowed-origins.test.ts',
+    'src/write-keys/rate-limits.test.ts',
+    'src/write-keys/write-key-view.test.ts',
+    'src/jobs/retry-backoff.test.ts',
+    'src/jobs/owner-status.test.ts',
+    'src/jobs/job-view.test.ts',
+    'src/sources/sync-schedule-format.test.ts',
+    'src/work-queue/tenant-error.test.ts',
+    'src/work-queue/tenant-error-fields.test.ts',
+    'src/warehouse/warehouse-names.test.ts',
+    'src/warehouse/connection-failure.test.ts',
+  ],
+  breakAt: 95,
 });

@@ -90,8 +90,8 @@ export function credentialsOriginOf(
   global?: Record<string, unknown>,
 ): string | null {
   const recipient = byType.get(appType)?.recipient?.(config, global);
-  if (recipient === undefined || !URL.canParse(recipient)) return recipient ?? null;
-  return new URL(recipient).origin;
+  if (recipient === undefined) return null;
+  return URL.canParse(recipient) ? new URL(recipient).origin : recipient;
 }
 
 /** App types whose vendor host VENDOR_BASE_URL_<APP TYPE> replaces, by who reads it. */

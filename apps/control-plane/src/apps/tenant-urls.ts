@@ -2,7 +2,9 @@ import { credentialsOriginOf } from '@pipeline/catalog';
 import { tenantUrlChecker, type TenantUrlCheckOptions, type TenantUrlRefusal } from '@pipeline/egress';
 import { unprocessable } from '../http/api-errors';
 import type { ProblemFieldError } from '../http/problem';
-import { MASK } from './secret-masking';
+import { urlsToCheck } from './settings-urls';
+
+export { enteredAgain } from './settings-urls';
 
 const messages: Record<TenantUrlRefusal, string> = {
   not_a_url: 'is not an absolute URL',
@@ -11,18 +13,6 @@ const messages: Record<TenantUrlRefusal, string> = {
   address_refused:
     'names a host that is not public (loopback, private, link-local, unique-local and other internal addresses are refused)',
 };
-
-/** A value of these keys is a URL whatever it looks like; any other string is one when it has a scheme. */
-const urlKey = /(url|endpoint)$/i;
-const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i;
-
-/** Every URL-like string in a settings object, with its path in the request. */
-function urlsIn(value: unknown, path: string, key = ''): [string, string][] {
-  if (typeof value === 'string') return urlKey.test(key) || hasScheme.test(value) ? [[path, value]] : [];
-  if (Array.isArray(value)) return value.flatMap((item, index) => urlsIn(item, `${path}[${index}]`));
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([name, inner]) => urlsIn(inner, `${path}.${name}`, name));
-}
 
 /**
  * The rules for the hosts a tenant makes us send to (SECURITY.md, "Outbound requests"):
@@ -43,11 +33,8 @@ export class TenantUrlPolicy {
    * the settings has that origin already.
    */
   async assertAllowed(settings: unknown, path: string, extra: [string, string][] = []): Promise<void> {
-    const found = urlsIn(settings, path);
-    const origins = new Set(found.map(([, url]) => (URL.canParse(url) ? new URL(url).origin : url)));
-    const urls = [...found, ...extra.filter(([, url]) => !origins.has(url))];
     const errors: ProblemFieldError[] = [];
-    for (const [field, url] of urls) {
+    for (const [field, url] of urlsToCheck(settings, path, extra)) {
       const refusal = await this.check(url);
       if (refusal) errors.push({ path: field, message: messages[refusal] });
     }
@@ -60,13 +47,6 @@ export class TenantUrlPolicy {
     }
   }
 }
-
-/** Whether a request carries the credentials themselves, not the masks a read answered. */
-export const enteredAgain = (credentials: Record<string, unknown> | null | undefined): boolean =>
-  credentials !== undefined &&
-  credentials !== null &&
-  Object.keys(credentials).length > 0 &&
-  Object.values(credentials).every((value) => value !== MASK);
 
 /**
  * 422 `secret_required_for_new_host`: the stored credentials of an app would go to `next`, an

@@ -6,6 +6,7 @@ import { forbidden, unauthenticated } from '../http/api-errors';
 import { ApiKeyEntity } from './api-key.entity';
 import type { Principal } from './principal';
 import { isScope, type Scope } from './scopes';
+import { bearerToken } from './bearer-token';
 import { hashToken } from './secret-token';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -73,8 +74,4 @@ export class ApiKeyAuthenticator {
       .update({ id }, { lastUsedAt: new Date(now) })
       .catch(() => undefined);
   }
-}
-
-function bearerToken(authorization: string | undefined): string | undefined {
-  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 }

@@ -3,8 +3,15 @@ import type { RequestHandler } from 'express';
 import { AppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
 import type { Redis } from '@pipeline/redis';
-import { addressLimitKey } from '@pipeline/tenancy';
 import type { ApiKeyAuthenticator } from './api-key-authenticator';
+import { presentsKey } from './bearer-token';
+import {
+  FAILURE_WINDOW_MS,
+  failureKeyOf,
+  failureWindowOf,
+  LocalFailureCounts,
+  secondsLeftInWindow,
+} from './failure-window';
 
 export interface ApiKeyFailureLimitOptions {
   /** API_KEY_FAILURES_PER_MINUTE: unknown or revoked keys one client address may present a minute. */
@@ -14,9 +21,6 @@ export interface ApiKeyFailureLimitOptions {
   /** The client's address (clientAddressResolver over TRUSTED_PROXIES). */
   clientAddress: (request: IncomingMessage) => string | null;
 }
-
-const WINDOW_MS = 60_000;
-const KEY_PREFIX = 'api-key-failures:';
 
 export const tooManyFailedAttempts = (perMinute: number, retryAfter: number) =>
   new AppError(
@@ -31,8 +35,7 @@ export const tooManyFailedAttempts = (perMinute: number, retryAfter: number) =>
  * while Redis does not answer. An IPv6 client counts by its /64 (addressLimitKey).
  */
 export class ApiKeyFailureCounter {
-  private window = -1;
-  private local = new Map<string, number>();
+  private readonly local = new LocalFailureCounts();
   private degraded = false;
 
   constructor(
@@ -53,42 +56,31 @@ export class ApiKeyFailureCounter {
         this.failed(error);
       }
     }
-    return this.localWindow(window).get(key) ?? 0;
+    return this.local.count(window, key);
   }
 
   async fail(address: string): Promise<void> {
     const { key, window } = this.keyOf(address);
     if (this.redis) {
       try {
-        await this.redis.multi().incr(key).pexpire(key, WINDOW_MS).exec();
+        await this.redis.multi().incr(key).pexpire(key, FAILURE_WINDOW_MS).exec();
         this.recovered();
         return;
       } catch (error) {
         this.failed(error);
       }
     }
-    const counts = this.localWindow(window);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
+    this.local.add(window, key);
   }
 
   /** Whole seconds until the current window ends (at least 1). */
   retryAfter(): number {
-    const now = this.now();
-    return Math.max(1, Math.ceil(((Math.floor(now / WINDOW_MS) + 1) * WINDOW_MS - now) / 1000));
+    return secondsLeftInWindow(this.now());
   }
 
   private keyOf(address: string): { key: string; window: number } {
-    const window = Math.floor(this.now() / WINDOW_MS);
-    return { key: `${KEY_PREFIX}${addressLimitKey(address)}:${window}`, window };
-  }
-
-  // One window's counts at a time: the map never holds more than a minute of addresses.
-  private localWindow(window: number): Map<string, number> {
-    if (window !== this.window) {
-      this.window = window;
-      this.local = new Map();
-    }
-    return this.local;
+    const window = failureWindowOf(this.now());
+    return { key: failureKeyOf(address, window), window };
   }
 
   private failed(error: unknown): void {
@@ -124,7 +116,7 @@ export function apiKeyFailureLimit(
   counter = new ApiKeyFailureCounter(options.redis, logger),
 ): RequestHandler {
   return (request, response, next) => {
-    if (!/^Bearer\s+\S/i.test(request.headers.authorization ?? '')) {
+    if (!presentsKey(request.headers.authorization)) {
       next();
       return;
     }

@@ -1,10 +1,10 @@
 import type { DataSource } from 'typeorm';
 import { IsNull } from 'typeorm';
 import { AccountEntity } from '../accounts/account.entity';
-import { badRequest, notFound } from '../http/api-errors';
+import { notFound } from '../http/api-errors';
 import { isUuid } from '../http/ids';
 import { ApiKeyEntity } from './api-key.entity';
-import { isScope, scopes as allScopes } from './scopes';
+import { checkScopes } from './scopes';
 import { issueToken } from './secret-token';
 
 export interface IssuedApiKey {
@@ -25,13 +25,7 @@ export class ApiKeyService {
 
   async issue(accountId: string, name: string, scopes: readonly string[]): Promise<IssuedApiKey> {
     await this.requireAccount(accountId);
-    const unknown = scopes.filter((s) => !isScope(s));
-    if (scopes.length === 0 || unknown.length > 0) {
-      throw badRequest(
-        'invalid_scopes',
-        `Scopes must be some of: ${allScopes.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`,
-      );
-    }
+    const granted = checkScopes(scopes);
     const { token, prefix, hash } = issueToken('plk');
     const repository = this.dataSource.getRepository(ApiKeyEntity);
     const record = await repository.save(
@@ -40,7 +34,7 @@ export class ApiKeyService {
         name: name.trim() || 'API key',
         keyPrefix: prefix,
         keyHash: hash,
-        scopes: [...new Set(scopes)],
+        scopes: granted,
       }),
     );
     return { apiKey: token, record };

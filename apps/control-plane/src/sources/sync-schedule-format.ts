@@ -16,7 +16,8 @@ export function checkFrequency(value: number, unit: SyncFrequencyUnit): void {
 }
 
 export function isIanaTimeZone(zone: string): boolean {
-  if (!/^[A-Za-z_]+(\/[A-Za-z0-9_+-]+)*$/.test(zone) && zone !== 'UTC') return false;
+  // A pre-filter (UTC passes it); Intl is the judge of the names.
+  if (!/^[A-Za-z_]+(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
     return true;

@@ -1,46 +1,21 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
-import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { warehouseUnavailable } from '../http/api-errors';
+import { isWarehouseConnectionFailure } from './connection-failure';
 import type { MeteredPurpose, QueryMeter } from './query-meter';
+import {
+  checkStreamTableName,
+  cursorFetchRows,
+  streamTableOf,
+  warehouseSchemaOf,
+  warehouseTable,
+  warehouseTableNames,
+  type WarehouseTableName,
+} from './warehouse-names';
+
+export { isWarehouseConnectionFailure } from './connection-failure';
+export { warehouseTableNames, type WarehouseTableName } from './warehouse-names';
 
 export const DEFAULT_WAREHOUSE_URL = 'postgres://postgres@127.0.0.1:5432/warehouse';
-
-const schemaName = /^account_[0-9a-f]{32}$/;
-export const warehouseTableNames = ['events', 'users', 'groups', 'aliases'] as const;
-export type WarehouseTableName = (typeof warehouseTableNames)[number];
-
-// Socket errors of a connection that could not be made or was lost.
-const unreachableErrnos = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-]);
-// SQLSTATEs of a warehouse that is not there for us: class 08 (connection exception), 28
-// (authentication), 3D000 (the database does not exist), 53300 (too many connections), and
-// 57P01-57P03 (shut down, crashed, starting up).
-const unavailableStates = /^(08...|28...|3D000|53300|57P0[123])$/;
-// pg and pg-pool report a connect timeout or a dropped connection without a code.
-const unavailableMessages = /timeout exceeded when trying to connect|Connection terminated/i;
-
-/**
- * Whether a pg error means the warehouse could not be used at all, as opposed to a query that
- * failed (a syntax error, a statement timeout): those stay errors of their own.
- */
-export function isWarehouseConnectionFailure(error: unknown): boolean {
-  // Read as a shape, not with instanceof: socket errors may come from another realm (a VM
-  // context) whose Error is not this one's.
-  if (error === null || typeof error !== 'object') return false;
-  const { code, message, errors } = error as { code?: unknown; message?: unknown; errors?: unknown };
-  // An AggregateError: every address of the host was tried (IPv4 and IPv6) and refused.
-  if (Array.isArray(errors) && errors.some(isWarehouseConnectionFailure)) return true;
-  if (typeof code === 'string' && (unreachableErrnos.has(code) || unavailableStates.test(code))) return true;
-  return typeof message === 'string' && unavailableMessages.test(message);
-}
 
 /** A connection failure as the documented 503 `warehouse_unavailable`; other errors unchanged. */
 function asWarehouseError(error: unknown): unknown {
@@ -75,9 +50,7 @@ export class WarehouseReader {
   }
 
   schemaOf(accountId: string): string {
-    const schema = warehouseSchemaFor(accountId);
-    if (!schemaName.test(schema)) throw new Error('invalid account id for a warehouse schema');
-    return schema;
+    return warehouseSchemaOf(accountId);
   }
 
   /** The account's warehouse tables that exist. */
@@ -108,18 +81,16 @@ export class WarehouseReader {
    * created it yet. The name is checked as an identifier and must exist in the schema.
    */
   async streamTable(accountId: string, name: string): Promise<string | null> {
-    if (!/^[a-z][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid stream table name ${name}`);
     const { rows } = await this.poolQuery(
       'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
-      [this.schemaOf(accountId), name],
+      [this.schemaOf(accountId), checkStreamTableName(name)],
     );
-    return rows.length > 0 ? `"${this.schemaOf(accountId)}"."${name}"` : null;
+    return rows.length > 0 ? streamTableOf(accountId, name) : null;
   }
 
   /** `"account_…"."<table>"` for a known table name. */
   table(accountId: string, table: WarehouseTableName): string {
-    if (!warehouseTableNames.includes(table)) throw new Error(`unknown warehouse table ${String(table)}`);
-    return `"${this.schemaOf(accountId)}"."${table}"`;
+    return warehouseTable(accountId, table);
   }
 
   /**
@@ -265,7 +236,7 @@ export class WarehouseReader {
       for (;;) {
         const { rows } = await onWarehouse(() =>
           this.cancellable(client, signal, () =>
-            client.query<R>(`FETCH FORWARD ${Math.max(1, Math.floor(batchRows))} FROM batches`),
+            client.query<R>(`FETCH FORWARD ${cursorFetchRows(batchRows)} FROM batches`),
           ),
         );
         if (rows.length === 0) break;

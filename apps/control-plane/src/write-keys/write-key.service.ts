@@ -3,9 +3,8 @@ import type { TenantChangePublisher } from '@pipeline/tenancy';
 import type { DataSource } from 'typeorm';
 import { IsNull, Not } from 'typeorm';
 import { issueToken } from '../auth/secret-token';
-import { conflict, invalidField, notFound } from '../http/api-errors';
+import { conflict, notFound } from '../http/api-errors';
 import { requireId } from '../http/ids';
-import { iso, isoOrNull } from '../http/list-query';
 import { listResponse, type ListResponse, type PageRequest } from '../http/pagination';
 import { normalizeAllowedOrigins } from './allowed-origins';
 import {
@@ -21,6 +20,7 @@ import type {
   WriteKeyView,
 } from './write-key.dto';
 import { WriteKeyEntity } from './write-key.entity';
+import { checkName, toView } from './write-key-view';
 
 export class WriteKeyService {
   constructor(
@@ -114,28 +114,4 @@ export class WriteKeyService {
     if (!record) throw notFound('write key', id);
     return record;
   }
-}
-
-function checkName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw invalidField('body.name', 'must not be blank');
-  return trimmed;
-}
-
-function toView(record: WriteKeyEntity): WriteKeyView {
-  return {
-    id: record.id,
-    name: record.name,
-    keyPrefix: record.keyPrefix,
-    maskedKey: `${record.keyPrefix}…`,
-    allowedOrigins: record.allowedOrigins,
-    state: record.revokedAt ? 'revoked' : 'active',
-    rateLimits: {
-      eventsPerSecond: record.rateLimitEventsPerSecond,
-      eventsPerDay: record.rateLimitEventsPerDay,
-    },
-    createdAt: iso(record.createdAt),
-    updatedAt: iso(record.updatedAt),
-    revokedAt: isoOrNull(record.revokedAt),
-  };
 }

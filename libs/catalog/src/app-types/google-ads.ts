@@ -22,6 +22,7 @@ export const googleAds = defineAppType({
       text('Google Ads API version, e.g. v26 (the default).', { pattern: '^v[0-9]{1,3}$' }),
     ),
     conversionActions: Type.Record(
+      // Stryker disable next-line ObjectLiteral: equivalent, TypeBox drops a record key's bounds from the schema
       Type.String({ minLength: 1, maxLength: 200 }),
       Type.String({ pattern: '^[0-9]{1,20}$' }),
       {
