@@ -56,5 +56,5 @@ export default mutationConfig({
     'src/segment/segment-request.test.ts',
     'src/segment/segment-settings-document.test.ts',
   ],
-  breakAt: 96,
+  breakAt: 97,
 });
