@@ -7,10 +7,11 @@
 //   and narrowed scopes" section naming the module: "- `module` (what changed): why".
 // The rule itself is tools/mutation/scope-change.mjs.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { mutationModules, mutationOptions } from './modules.mjs';
 import { REASONS_HEADING, modulesGivenReasons, scopeLosses, scopeUnit } from './scope-change.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -20,22 +21,15 @@ const git = (...args) =>
 
 /** Each module's break and mutate units in the tree at `dir` (a checkout or an extracted commit). */
 async function declarations(dir) {
+  const readSource = (file) =>
+    existsSync(path.join(dir, file)) ? readFileSync(path.join(dir, file), 'utf8') : undefined;
   const modules = new Map();
-  for (const group of ['libs', 'apps']) {
-    if (!existsSync(path.join(dir, group))) continue;
-    for (const entry of readdirSync(path.join(dir, group), { withFileTypes: true })) {
-      const config = path.join(dir, group, entry.name, 'stryker.config.mjs');
-      if (!entry.isDirectory() || !existsSync(config)) continue;
-      const { default: options } = await import(
-        `${pathToFileURL(config).href}?at=${encodeURIComponent(dir)}`
-      );
-      const readSource = (file) =>
-        existsSync(path.join(dir, file)) ? readFileSync(path.join(dir, file), 'utf8') : undefined;
-      modules.set(entry.name, {
-        breakAt: options.thresholds.break,
-        units: options.mutate.map((unit) => scopeUnit(unit, readSource)),
-      });
-    }
+  for (const { name, config } of mutationModules(dir)) {
+    const options = await mutationOptions(dir, config);
+    modules.set(name, {
+      breakAt: options.thresholds.break,
+      units: options.mutate.map((unit) => scopeUnit(unit, readSource)),
+    });
   }
   return modules;
 }

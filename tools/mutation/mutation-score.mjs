@@ -1,9 +1,17 @@
 // What the mutation tooling reads from a Stryker report (the mutation-testing-report-schema file
 // Stryker keeps for incremental runs): the score, and the break threshold that score calls for.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 
 /** The module's committed incremental report, relative to the repository root. */
 export function incrementalFile(module) {
   return `tools/mutation/incremental/${module}.json`;
+}
+
+/** The score of the module's committed report under `root`; undefined before its first run. */
+export function recordedScore(root, module) {
+  const file = path.join(root, incrementalFile(module));
+  return existsSync(file) ? scoreOf(JSON.parse(readFileSync(file, 'utf8'))) : undefined;
 }
 
 /**

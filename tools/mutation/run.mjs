@@ -12,11 +12,12 @@
 // Exits non-zero when a module fails, scores under its break threshold, or scores so far above it
 // that the threshold no longer holds its score (docs/testing.md#mutation-testing).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { incrementalFile, requiredBreak, scoreOf } from './mutation-score.mjs';
+import { mutationModules, mutationOptions } from './modules.mjs';
+import { incrementalFile, recordedScore, requiredBreak } from './mutation-score.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { positionals, values } = parseArgs({
@@ -24,11 +25,7 @@ const { positionals, values } = parseArgs({
   options: { list: { type: 'boolean', default: false }, full: { type: 'boolean', default: false } },
 });
 
-const configured = ['libs', 'apps'].flatMap((group) =>
-  readdirSync(path.join(root, group), { withFileTypes: true })
-    .filter((d) => d.isDirectory() && existsSync(path.join(root, group, d.name, 'stryker.config.mjs')))
-    .map((d) => ({ name: d.name, config: `${group}/${d.name}/stryker.config.mjs` })),
-);
+const configured = mutationModules(root);
 
 if (values.list) {
   for (const { name, config } of configured) console.log(`${name}\t${config}`);
@@ -88,9 +85,8 @@ for (const { name, config } of selected) {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const reportFile = path.join(root, incrementalFile(name));
   tidyIncrementalFile(reportFile);
-  const { default: options } = await import(pathToFileURL(path.join(root, config)).href);
-  const breakAt = options.thresholds.break;
-  const score = existsSync(reportFile) ? scoreOf(JSON.parse(readFileSync(reportFile, 'utf8'))) : undefined;
+  const breakAt = (await mutationOptions(root, config)).thresholds.break;
+  const score = recordedScore(root, name);
   const problems = [];
   if (run.status !== 0) problems.push(`stryker exited with ${run.status}`);
   if (score !== undefined && breakAt < requiredBreak(score.score)) {

@@ -6,6 +6,15 @@ import path from 'node:path';
 
 export const REASONS_HEADING = '## Lowered thresholds and narrowed scopes';
 
+/** A `file:start-end` mutate entry (what `functionRanges` writes) as its parts; else undefined. */
+export function mutateRange(entry) {
+  const range = /^(.+):(\d+)-(\d+)$/.exec(entry);
+  return range ? { file: range[1], start: Number(range[2]), end: Number(range[3]) } : undefined;
+}
+
+/** Whether a mutate pattern (a path or a glob, without its `!`) names the file. */
+export const patternMatches = (pattern, file) => pattern === file || path.matchesGlob(file, pattern);
+
 /**
  * A mutate entry as a unit that survives edits around it: a `file:start-end` range becomes
  * `file#name` after the top-level function, class or constant its first line declares (ranges are
@@ -14,16 +23,16 @@ export const REASONS_HEADING = '## Lowered thresholds and narrowed scopes';
  * @param {(file: string) => string | undefined} readSource the file's text in the same tree
  */
 export function scopeUnit(entry, readSource) {
-  const range = /^(.+):(\d+)-(\d+)$/.exec(entry);
+  const range = mutateRange(entry);
   if (!range) return entry;
-  const [, file, start] = range;
-  const line = readSource(file)?.split('\n')[Number(start) - 1] ?? '';
+  const { file, start } = range;
+  const line = readSource(file)?.split('\n')[start - 1] ?? '';
   const declared = /^(?:export )?(?:async )?(?:function\*? |class |const )([A-Za-z_$][\w$]*)/.exec(line);
   return declared ? `${file}#${declared[1]}` : entry;
 }
 
 function covers(units, file) {
-  const matches = (pattern) => pattern === file || path.matchesGlob(file, pattern);
+  const matches = (pattern) => patternMatches(pattern, file);
   const positive = units.filter((u) => !u.startsWith('!'));
   const negative = units.filter((u) => u.startsWith('!')).map((u) => u.slice(1));
   return positive.some(matches) && !negative.some(matches);

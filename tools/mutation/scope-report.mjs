@@ -7,12 +7,14 @@
 //   node tools/mutation/scope-report.mjs --check   fails when docs/testing.md's table is not current
 // A line of code is a line that is neither blank nor only a comment. A module's lines are those of
 // its src/ without tests, test helpers (testing/, look-alike vendor servers) and generated code.
-import { existsSync, globSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { globSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import prettier from 'prettier';
-import { incrementalFile, scoreOf } from './mutation-score.mjs';
+import { mutationModules, mutationOptions } from './modules.mjs';
+import { recordedScore } from './mutation-score.mjs';
+import { mutateRange, patternMatches } from './scope-change.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values } = parseArgs({ options: { write: { type: 'boolean' }, check: { type: 'boolean' } } });
@@ -47,9 +49,9 @@ const isModuleSource = (file) =>
   !file.endsWith('-look-alike.ts') &&
   !/\/(testing|generated)\//.test(file);
 
-async function moduleRow(group, name) {
-  const dir = `${group}/${name}`;
-  const { default: options } = await import(pathToFileURL(path.join(root, dir, 'stryker.config.mjs')).href);
+async function moduleRow({ name, config }) {
+  const dir = path.dirname(config);
+  const options = await mutationOptions(root, config);
   const lines = globSync(`${dir}/src/**/*.ts`, { cwd: root })
     .filter(isModuleSource)
     .reduce((sum, file) => sum + codeLines(file).size, 0);
@@ -58,28 +60,22 @@ async function moduleRow(group, name) {
   const excluded = options.mutate.filter((m) => m.startsWith('!')).map((m) => m.slice(1));
   const mutated = new Map();
   for (const entry of options.mutate.filter((m) => !m.startsWith('!'))) {
-    const range = /^(.+):(\d+)-(\d+)$/.exec(entry);
-    const files = range ? [range[1]] : globSync(entry, { cwd: root });
-    for (const file of files.filter((f) => !excluded.some((x) => f === x || path.matchesGlob(f, x)))) {
+    const range = mutateRange(entry);
+    const files = range ? [range.file] : globSync(entry, { cwd: root });
+    for (const file of files.filter((f) => !excluded.some((x) => patternMatches(x, f)))) {
       const code = codeLines(file);
       const taken = mutated.get(file) ?? new Set();
-      for (const n of code) if (!range || (n >= Number(range[2]) && n <= Number(range[3]))) taken.add(n);
+      for (const n of code) if (!range || (n >= range.start && n <= range.end)) taken.add(n);
       mutated.set(file, taken);
     }
   }
   const mutatedLines = [...mutated.values()].reduce((sum, s) => sum + s.size, 0);
-  const reportFile = path.join(root, incrementalFile(name));
-  const score = existsSync(reportFile) ? scoreOf(JSON.parse(readFileSync(reportFile, 'utf8'))) : undefined;
+  const score = recordedScore(root, name);
   return { name, mutatedLines, lines, files: mutated.size, score, breakAt: options.thresholds.break };
 }
 
 const rows = [];
-for (const group of ['libs', 'apps']) {
-  for (const d of readdirSync(path.join(root, group), { withFileTypes: true })) {
-    if (d.isDirectory() && existsSync(path.join(root, group, d.name, 'stryker.config.mjs')))
-      rows.push(await moduleRow(group, d.name));
-  }
-}
+for (const module of mutationModules(root)) rows.push(await moduleRow(module));
 rows.sort((a, b) => a.name.localeCompare(b.name));
 
 const percent = (part, whole) => `${((100 * part) / whole).toFixed(1)}%`;
