@@ -12,9 +12,6 @@ import {
   type WarehouseTableName,
 } from './warehouse-names';
 
-export { isWarehouseConnectionFailure } from './connection-failure';
-export { warehouseTableNames, type WarehouseTableName } from './warehouse-names';
-
 export const DEFAULT_WAREHOUSE_URL = 'postgres://postgres@127.0.0.1:5432/warehouse';
 
 /** A connection failure as the documented 503 `warehouse_unavailable`; other errors unchanged. */
