@@ -62,10 +62,25 @@ export {
 } from './forwarding/forwarding-destination';
 export { LogDestination } from './log-destination';
 export { TenantDirectory, type TenantDirectoryOptions } from './tenant-directory';
-export { defaultRowsPerCopy, WarehouseWriter, type WriteResult } from './warehouse/warehouse-writer';
+export { defaultRowsPerCopy, WarehouseWriter } from './warehouse/warehouse-writer';
+export type {
+  AccountLocation,
+  ChangedRow,
+  ChangeRequest,
+  ChangeWatermark,
+  ReadOnlyQueries,
+  ReadOnlyQueryName,
+  ReadOptions,
+  ReadPurpose,
+  StreamWriteResult,
+  WarehouseEngine,
+  WarehouseErrorClass,
+  WarehouseTableName,
+  WriteResult,
+} from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export { WarehouseDestination } from './warehouse/warehouse-destination';
-export { StreamTableWriter, type StreamWriteResult } from './warehouse/stream-table-writer';
+export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
   warehouseConfigSchema,

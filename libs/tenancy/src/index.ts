@@ -8,7 +8,16 @@ export type {
   WriteKeyRecord,
 } from './tenant-record';
 export { isPlausibleWriteKey, MAX_WRITE_KEY_LENGTH } from './tenant-record';
-export { warehouseSchemaFor } from './warehouse-location';
+export {
+  warehouseEngines,
+  warehouseSchemaFor,
+  warehouseTlsModes,
+  type ResolvedWarehouse,
+  type WarehouseConnection,
+  type WarehouseEngineName,
+  type WarehousePlacement,
+  type WarehouseTlsMode,
+} from './warehouse-location';
 export { ControlPlaneClient, ControlPlaneUnavailable } from './control-plane-client';
 export { TenantChangePublisher, TenantChangeSubscriber } from './tenant-changes';
 export { TENANT_CHANGES_CHANNEL, type TenantChange, type TenantChangeEvent } from './tenant-change-message';

@@ -11,13 +11,9 @@ import {
 } from './stream-table-columns';
 import { quoteIdent } from './warehouse-ddl';
 import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
+import type { StreamWriteResult } from './warehouse-engine';
 
-export interface StreamWriteResult {
-  /** Rows inserted or updated (a record seen twice in one call counts once). */
-  written: number;
-  /** Columns added to the table for fields seen for the first time. */
-  addedColumns: string[];
-}
+export type { StreamWriteResult };
 
 /**
  * Loads a source stream's records into a warehouse table of the account's schema: one typed

@@ -15,13 +15,9 @@ import {
 } from './warehouse-statements';
 import { warehouseErrorKind } from './warehouse-errors';
 import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
+import type { WriteResult } from './warehouse-engine';
 
-export interface WriteResult {
-  /** Rows that were new, or that changed an existing user or group. */
-  written: number;
-  /** Rows already present (redelivery): nothing changed. */
-  duplicates: number;
-}
+export type { WriteResult };
 
 /** Rows per COPY when not configured (WAREHOUSE_ROWS_PER_COPY): the fastest in `pnpm bench:warehouse`. */
 export const defaultRowsPerCopy = 1000;
