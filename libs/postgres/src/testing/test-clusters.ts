@@ -29,6 +29,11 @@ const WAIT_SECONDS = 60;
 export interface TestClusterOptions {
   /** Connection slots; a few suites' pools at most (the machine is shared). */
   maxConnections?: number;
+  /**
+   * Roles other than `postgres` log in with their password (scram-sha-256) instead of being
+   * trusted: for tests of wrong passwords and least-privilege roles. `postgres` stays trusted.
+   */
+  passwordLogins?: boolean;
 }
 
 /** One extra PostgreSQL server of a test file. */
@@ -210,6 +215,7 @@ class ClusterProcess implements TestCluster {
     private readonly dir: string,
     private readonly bin: string,
     private readonly maxConnections: number,
+    private readonly passwordLogins: boolean,
   ) {}
 
   get dataDir(): string {
@@ -246,6 +252,7 @@ class ClusterProcess implements TestCluster {
         '--no-sync',
       ]),
     );
+    if (this.passwordLogins) this.writeHostRules();
     let lastError: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       this.port = await freePort();
@@ -281,6 +288,15 @@ class ClusterProcess implements TestCluster {
         'autovacuum = off',
         '',
       ].join('\n'),
+    );
+    if (isRoot()) chownSync(file, postgresUser().uid, postgresUser().gid);
+  }
+
+  private writeHostRules(): void {
+    const file = path.join(this.dataDir, 'pg_hba.conf');
+    writeFileSync(
+      file,
+      ['host all postgres 127.0.0.1/32 trust', 'host all all 127.0.0.1/32 scram-sha-256', ''].join('\n'),
     );
     if (isRoot()) chownSync(file, postgresUser().uid, postgresUser().gid);
   }
@@ -443,7 +459,13 @@ export async function startTestCluster(name: string, options: TestClusterOptions
     .slice(0, 30);
   const dir = mkdtempSync(path.join(tmpdir(), `pipeline-test-cluster-${label}-`));
   if (isRoot()) chownSync(dir, postgresUser().uid, postgresUser().gid);
-  const cluster = new ClusterProcess(name, dir, bin, options.maxConnections ?? 40);
+  const cluster = new ClusterProcess(
+    name,
+    dir,
+    bin,
+    options.maxConnections ?? 40,
+    options.passwordLogins ?? false,
+  );
   installExitBackstop();
   live.add(cluster);
   try {
