@@ -17,6 +17,11 @@ export interface ForwardSide {
   forwarder: (client: VendorClientOptions) => Forwarder;
 }
 
+/** Where the account's warehouse data is loaded: the customer's own server of this engine. */
+export interface WarehouseSide {
+  engine: 'postgres';
+}
+
 /**
  * One app type: everything the services know about it. Roles and the consent group are
  * derived from the parts present, so they cannot disagree with what the code can do.
@@ -49,6 +54,8 @@ export interface AppTypeDefinition<C extends TSchema = TSchema, G extends TSchem
   tracking?: true;
   imports?: ImportSide<Static<C>, Static<G>>;
   forwards?: ForwardSide;
+  /** A warehouse the customer owns (neither source nor destination: the account's data lands there). */
+  warehouse?: WarehouseSide;
 }
 
 /** Typed from its schemas, stored without them: what the registry and its readers see. */
