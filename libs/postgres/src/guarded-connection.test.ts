@@ -199,6 +199,37 @@ describe('guarded connection with private ranges allowed (self-hosted, tests)', 
     expect(calls).toEqual(['warehouse.example.com']);
   });
 
+  it('takes the resolver the saved-URL checks use (all addresses of a name, as a promise)', async () => {
+    const answers: Record<string, string[]> = {
+      'wh.example.com': ['127.0.0.1'],
+      'in.example.com': ['10.9.8.7'],
+    };
+    const resolve = async (name: string) => answers[name] ?? Promise.reject(new Error(`ENOTFOUND ${name}`));
+    const ok = await checkWarehouseConnection(
+      customer({ host: 'wh.example.com', port: cluster.port }),
+      'resolved',
+      {
+        ...allowLoopback,
+        resolve,
+      },
+    );
+    expect(ok).toMatchObject({ ok: true });
+    const refused = await checkWarehouseConnection(
+      customer({ host: 'in.example.com', port: cluster.port }),
+      'resolved',
+      { ...allowLoopback, resolve },
+    );
+    expect(refused).toMatchObject({ ok: false, code: 'egress_address_refused' });
+    const unknown = await checkWarehouseConnection(
+      customer({ host: 'nx.example.com', port: 5432 }),
+      'resolved',
+      {
+        resolve,
+      },
+    );
+    expect(unknown).toMatchObject({ ok: false, code: 'warehouse_connection_refused' });
+  });
+
   it('checks the address again at every new connection of the pool', async () => {
     let answer = ['127.0.0.1'];
     const { lookup, calls } = fixedLookup(() => answer);
