@@ -3,7 +3,7 @@ import type { Forwarder, VendorClientOptions } from '@pipeline/destinations';
 import { consentGroupFor, type ConsentGroup, type DestinationCategory } from '@pipeline/events';
 import { Type, type Static, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
 
-export type AppRole = 'source' | 'destination';
+export type AppRole = 'source' | 'destination' | 'warehouse';
 
 /** What an app of this type imports on a schedule (the sync engine), one warehouse table per stream. */
 export interface ImportSide<Credentials, Config> {
@@ -75,6 +75,7 @@ export function rolesOf(definition: AnyAppType): AppRole[] {
   return [
     ...(definition.tracking || definition.imports ? (['source'] as const) : []),
     ...(definition.forwards ? (['destination'] as const) : []),
+    ...(definition.warehouse ? (['warehouse'] as const) : []),
   ];
 }
 

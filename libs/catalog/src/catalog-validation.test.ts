@@ -65,7 +65,7 @@ describe('the catalog lists', () => {
       ['meta_conversions', ['destination'], 'advertising'],
       ['google_ads', ['destination'], 'advertising'],
       ['webhook', ['destination'], 'webhook'],
-      ['postgres_warehouse', [], null],
+      ['postgres_warehouse', ['warehouse'], null],
     ]);
     expect(appTypes).toEqual(appCatalog.map((d) => d.appType));
     for (const d of appCatalog) {

@@ -50,7 +50,7 @@ export const appTypes: readonly string[] = appCatalog.map((definition) => defini
 /** The definition of an app type, or undefined for one the catalog does not have. */
 export const appTypeDefinition = (appType: string): AnyAppType | undefined => byType.get(appType);
 
-/** What an app of this type may be: source (tracking or imports), destination (forwards), or both. */
+/** What an app of this type may be: source (tracking or imports), destination (forwards), or both; or a warehouse. */
 export const rolesOfAppType = (appType: string): AppRole[] => {
   const definition = byType.get(appType);
   return definition ? rolesOf(definition) : [];
