@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import type { LookupAddress, lookup as dnsLookup } from 'node:dns';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createServer, type Server, type Socket } from 'node:net';
 import { loadConfig } from '@pipeline/config';
 import { EgressRefused } from '@pipeline/egress';
@@ -34,6 +38,13 @@ const customer = (fields: Partial<WarehouseConnection> = {}): WarehouseConnectio
   maxConnections: 3,
   ...fields,
 });
+
+const run = (file: string, args: string[]) =>
+  new Promise<void>((resolve, reject) =>
+    execFile(file, args, { timeout: 30_000 }, (error, _out, err) =>
+      error ? reject(new Error(`${file}: ${error.message}\n${String(err)}`)) : resolve(),
+    ),
+  );
 
 /** A lookup answering every name with `addresses` (and counting calls), as a resolver would. */
 function fixedLookup(answer: () => string[]): { lookup: typeof dnsLookup; calls: string[] } {
@@ -97,6 +108,16 @@ describe('guarded connection to a customer warehouse', () => {
     expect((error as EgressRefused).range).toBe('loopback');
     expect(accepted).toBe(0);
   });
+
+  it.each(['127.1', '2130706433', '0x7f000001', '127.000.000.001'])(
+    'refuses %s, a loopback address the resolver reads in its old numeric forms',
+    async (host) => {
+      const error = await connectError(customer({ host, port: listenerPort }));
+      expect(error).toBeInstanceOf(EgressRefused);
+      expect(error).toMatchObject({ address: '127.0.0.1', range: 'loopback' });
+      expect(accepted).toBe(0);
+    },
+  );
 
   it('refuses a name when any one of its addresses is refused', async () => {
     const { lookup, calls } = fixedLookup(() => ['93.184.215.14', '127.0.0.1']);
@@ -367,6 +388,101 @@ describe('guarded connection with private ranges allowed (self-hosted, tests)', 
     expect(answer).toBe(1);
     await pool.end();
   }, 30_000);
+});
+
+describe('TLS to a customer warehouse', () => {
+  let cluster: TestCluster;
+  let certificate: string;
+  const allowLoopback = { allowPrivateRanges: ['127.0.0.0/8'] };
+  // The certificate names wh.example.com; other.example.com resolves to the same server.
+  const { lookup } = fixedLookup(() => ['127.0.0.1']);
+
+  beforeAll(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'pipeline-tls-'));
+    try {
+      await run('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=wh.example.com',
+        '-addext',
+        'subjectAltName=DNS:wh.example.com',
+      ]);
+      certificate = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
+      const key = readFileSync(path.join(dir, 'key.pem'), 'utf8');
+      cluster = await clusters.start('tls', { tls: { certificate, key } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  const tls = (fields: Partial<WarehouseConnection>) =>
+    customer({ port: cluster.port, user: 'postgres', database: 'postgres', password: '', ...fields });
+  const encrypted = async (connection: WarehouseConnection, options: object) => {
+    const pool = warehouseConnectionPool(connection, { ...allowLoopback, lookup, ...options });
+    try {
+      const { rows } = await pool.query<{ ssl: boolean }>(
+        'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()',
+      );
+      return rows[0]?.ssl;
+    } finally {
+      await pool.end();
+    }
+  };
+
+  it('verify-full checks the certificate against the host name, not the address connected to', async () => {
+    expect(
+      await encrypted(tls({ host: 'wh.example.com', tlsMode: 'verify-full' }), { ca: certificate }),
+    ).toBe(true);
+    const mismatch = await checkWarehouseConnection(
+      tls({ host: 'other.example.com', tlsMode: 'verify-full' }),
+      'pipeline',
+      { ...allowLoopback, lookup, ca: certificate },
+    );
+    expect(mismatch).toMatchObject({ ok: false, code: 'warehouse_tls_failed' });
+    const untrusted = await checkWarehouseConnection(
+      tls({ host: 'wh.example.com', tlsMode: 'verify-full' }),
+      'pipeline',
+      {
+        ...allowLoopback,
+        lookup,
+      },
+    );
+    expect(untrusted).toMatchObject({ ok: false, code: 'warehouse_tls_failed' });
+  });
+
+  it('require encrypts without verifying; disable does not encrypt', async () => {
+    expect(await encrypted(tls({ host: 'other.example.com', tlsMode: 'require' }), {})).toBe(true);
+    expect(await encrypted(tls({ host: 'wh.example.com', tlsMode: 'disable' }), {})).toBe(false);
+  });
+});
+
+describe('platform warehouses', () => {
+  it('connect as the operator configured them, loopback included, without the guard', async () => {
+    const pool = warehouseConnectionPool({
+      ...customer(),
+      owner: 'platform',
+      host: local.hostname,
+      port: Number(local.port || 5432),
+      user: decodeURIComponent(local.username || 'postgres'),
+      password: decodeURIComponent(local.password),
+      database: 'postgres',
+    });
+    const { rows } = await pool.query<{ one: number }>('SELECT 1 AS one');
+    expect(rows[0]?.one).toBe(1);
+    await pool.end();
+  });
 });
 
 describe('hostile connection fields', () => {

@@ -34,6 +34,8 @@ export interface TestClusterOptions {
    * trusted: for tests of wrong passwords and least-privilege roles. `postgres` stays trusted.
    */
   passwordLogins?: boolean;
+  /** Serve TLS with this certificate and key (PEM) as well as plain connections. */
+  tls?: { certificate: string; key: string };
 }
 
 /** One extra PostgreSQL server of a test file. */
@@ -216,6 +218,7 @@ class ClusterProcess implements TestCluster {
     private readonly bin: string,
     private readonly maxConnections: number,
     private readonly passwordLogins: boolean,
+    private readonly tls: TestClusterOptions['tls'],
   ) {}
 
   get dataDir(): string {
@@ -253,6 +256,7 @@ class ClusterProcess implements TestCluster {
       ]),
     );
     if (this.passwordLogins) this.writeHostRules();
+    if (this.tls) this.writeTlsFiles(this.tls);
     let lastError: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       this.port = await freePort();
@@ -286,6 +290,7 @@ class ClusterProcess implements TestCluster {
         'fsync = off',
         'full_page_writes = off',
         'autovacuum = off',
+        ...(this.tls ? ['ssl = on', "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'"] : []),
         '',
       ].join('\n'),
     );
@@ -299,6 +304,18 @@ class ClusterProcess implements TestCluster {
       ['host all postgres 127.0.0.1/32 trust', 'host all all 127.0.0.1/32 scram-sha-256', ''].join('\n'),
     );
     if (isRoot()) chownSync(file, postgresUser().uid, postgresUser().gid);
+  }
+
+  private writeTlsFiles(tls: { certificate: string; key: string }): void {
+    for (const [name, content] of [
+      ['server.crt', tls.certificate],
+      ['server.key', tls.key],
+    ] as const) {
+      const file = path.join(this.dataDir, name);
+      // The server refuses a key others can read.
+      writeFileSync(file, content, { mode: 0o600 });
+      if (isRoot()) chownSync(file, postgresUser().uid, postgresUser().gid);
+    }
   }
 
   async start(): Promise<void> {
@@ -465,6 +482,7 @@ export async function startTestCluster(name: string, options: TestClusterOptions
     bin,
     options.maxConnections ?? 40,
     options.passwordLogins ?? false,
+    options.tls,
   );
   installExitBackstop();
   live.add(cluster);
