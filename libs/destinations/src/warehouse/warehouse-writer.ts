@@ -4,17 +4,23 @@ import type { Pool, PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
 import { copyText } from './copy-text';
-import { conflictKey, quoteIdent, warehouseMigrations } from './warehouse-ddl';
+import { conflictKey, orderColumns, quoteIdent, warehouseMigrations } from './warehouse-ddl';
 import { jsonColumns, rowsByTable, rowsToLoad } from './warehouse-row-batches';
 import {
   copyStatement,
   isWarehouseSchemaName,
   stagingName,
-  stagingTablesStatement,
+  stagingTableStatement,
   upsertFromStaging,
 } from './warehouse-statements';
 import { warehouseErrorKind } from './warehouse-errors';
-import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
+import {
+  defaultWarehouseTimeouts,
+  inWarehouseTransaction,
+  warehousePool,
+  withTransactionLock,
+  type WarehouseTimeouts,
+} from './warehouse-pool';
 import type { WriteResult } from './warehouse-engine';
 
 export type { WriteResult };
@@ -22,12 +28,23 @@ export type { WriteResult };
 /** Rows per COPY when not configured (WAREHOUSE_ROWS_PER_COPY): the fastest in `pnpm bench:warehouse`. */
 export const defaultRowsPerCopy = 1000;
 const tableNames = Object.keys(warehouseTables) as WarehouseTable[];
+/** The columns the writer fills: the table's, and for users and groups the orders of their values. */
+const orderColumnsOf: Partial<Record<WarehouseTable, Readonly<Record<string, string>>>> = orderColumns;
+const typesOf = Object.fromEntries(
+  tableNames.map((table): [WarehouseTable, Record<string, string>] => [
+    table,
+    { ...warehouseTables[table], ...orderColumnsOf[table] },
+  ]),
+) as Record<WarehouseTable, Record<string, string>>;
 const columnsOf = Object.fromEntries(
-  tableNames.map((table) => [table, Object.keys(warehouseTables[table])]),
+  tableNames.map((table) => [table, Object.keys(typesOf[table])]),
 ) as Record<WarehouseTable, string[]>;
 const jsonColumnsOf = Object.fromEntries(
-  tableNames.map((table) => [table, jsonColumns(warehouseTables[table])]),
+  tableNames.map((table) => [table, jsonColumns(typesOf[table])]),
 ) as Record<WarehouseTable, Set<string>>;
+const stagingTableOf = Object.fromEntries(
+  tableNames.map((table) => [table, stagingTableStatement(table, typesOf[table])]),
+) as Record<WarehouseTable, string>;
 
 const uniqueViolation = '23505';
 
@@ -49,8 +66,6 @@ async function copyInto(
   return stream.rowCount;
 }
 
-const stagingTables = stagingTablesStatement(warehouseTables);
-
 /**
  * Loads normalized rows into PostgreSQL: a schema per account with the tables of
  * warehouseTables, by COPY into a staging table and an INSERT from it. Idempotent: an event or alias is stored once per messageId; a user or group
@@ -60,14 +75,14 @@ export class WarehouseWriter {
   private readonly pool: Pool;
   private readonly ready = new Map<string, Promise<void>>();
   private readonly rowsPerCopy: number;
-  /** Connections whose staging tables exist (temporary tables live as long as their session). */
-  private readonly staged = new WeakSet<PoolClient>();
+  private readonly timeouts: WarehouseTimeouts;
 
   constructor(
     url: string,
     options: { poolMax?: number; timeouts?: WarehouseTimeouts; rowsPerCopy?: number } = {},
   ) {
-    this.pool = warehousePool(url, options.poolMax ?? 5, options.timeouts);
+    this.pool = warehousePool(url, options.poolMax ?? 5);
+    this.timeouts = options.timeouts ?? defaultWarehouseTimeouts;
     this.rowsPerCopy = options.rowsPerCopy ?? defaultRowsPerCopy;
   }
 
@@ -126,7 +141,9 @@ export class WarehouseWriter {
     try {
       if (conflictKey[table] === 'message_id') {
         try {
-          return await copyInto(client, `${quoteIdent(schema)}.${quoteIdent(table)}`, table, data);
+          return await inWarehouseTransaction(client, this.timeouts, () =>
+            copyInto(client, `${quoteIdent(schema)}.${quoteIdent(table)}`, table, data),
+          );
         } catch (error) {
           if ((error as { code?: unknown }).code !== uniqueViolation) throw error;
         }
@@ -142,36 +159,33 @@ export class WarehouseWriter {
   }
 
   /**
-   * One COPY into the connection's staging table, then one INSERT from it into the account's
-   * table, in one transaction: a row whose key is already there changes nothing.
+   * One COPY into a staging table created for this transaction, then one INSERT from it into
+   * the account's table, in one transaction: a row whose key is already there changes nothing
+   * unless it is newer (users, groups).
    */
-  private async loadThroughStaging(
+  private loadThroughStaging(
     client: PoolClient,
     schema: string,
     table: WarehouseTable,
     data: Buffer,
   ): Promise<number> {
-    if (!this.staged.has(client)) {
-      await client.query(stagingTables);
-      this.staged.add(client);
-    }
-    await client.query('BEGIN');
-    try {
-      await copyInto(client, stagingName(table), table, data);
-      const result = await client.query(
-        upsertFromStaging(schema, table, columnsOf[table], conflictKey[table]),
-      );
-      await client.query('COMMIT');
-      return result.rowCount ?? 0;
-    } catch (error) {
-      // A ROLLBACK that fails means the connection is gone: that, not the data, is the error.
-      await client.query('ROLLBACK');
-      throw error;
-    }
+    return inWarehouseTransaction(
+      client,
+      this.timeouts,
+      async () => {
+        await copyInto(client, stagingName(table), table, data);
+        const result = await client.query(
+          upsertFromStaging(schema, table, columnsOf[table], conflictKey[table]),
+        );
+        return result.rowCount ?? 0;
+      },
+      stagingTableOf[table],
+    );
   }
 
+  /** All pending steps in one transaction, under the schema's transaction-level lock. */
   private migrate(schema: string): Promise<void> {
-    return withAdvisoryLock(this.pool, `warehouse:${schema}`, async (client) => {
+    return withTransactionLock(this.pool, this.timeouts, `warehouse:${schema}`, async (client) => {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}._migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -181,17 +195,10 @@ export class WarehouseWriter {
       );
       const applied = new Set(rows.map((r) => r.version));
       for (const migration of warehouseMigrations.filter((m) => !applied.has(m.version))) {
-        await client.query('BEGIN');
-        try {
-          for (const statement of migration.statements(schema)) await client.query(statement);
-          await client.query(`INSERT INTO ${quoteIdent(schema)}._migrations (version) VALUES ($1)`, [
-            migration.version,
-          ]);
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK');
-          throw error;
-        }
+        for (const statement of migration.statements(schema)) await client.query(statement);
+        await client.query(`INSERT INTO ${quoteIdent(schema)}._migrations (version) VALUES ($1)`, [
+          migration.version,
+        ]);
       }
     });
   }
