@@ -1,10 +1,4 @@
-import {
-  copyStatement,
-  isWarehouseSchemaName,
-  stagingName,
-  stagingTableStatement,
-  upsertFromStaging,
-} from './warehouse-statements';
+import { copyStatement, isWarehouseSchemaName, upsertFromJson } from './warehouse-statements';
 
 describe('isWarehouseSchemaName', () => {
   it('takes plain lower-case names of at most 63 characters', () => {
@@ -40,22 +34,15 @@ describe('the warehouse writer’s SQL', () => {
     );
   });
 
-  it('stages a table in the temporary schema, typed, for one transaction only', () => {
-    expect(stagingName('users')).toBe('pg_temp."stage_users"');
-    expect(stagingTableStatement('users', { user_id: 'text', 'odd"name': 'integer' })).toBe(
-      'CREATE TEMPORARY TABLE "stage_users" ("user_id" text, "odd""name" integer) ON COMMIT DROP',
-    );
-  });
-
   it('keeps the stored event of a message id', () => {
-    expect(upsertFromStaging('acct_1', 'events', ['message_id', 'event', 'properties'], 'message_id')).toBe(
-      'INSERT INTO "acct_1"."events" AS stored ("message_id", "event", "properties") SELECT "message_id", "event", "properties" FROM pg_temp."stage_events" ORDER BY "message_id" ON CONFLICT ("message_id") DO NOTHING',
+    expect(upsertFromJson('acct_1', 'events', ['message_id', 'event', 'properties'], 'message_id')).toBe(
+      'INSERT INTO "acct_1"."events" AS stored ("message_id", "event", "properties") SELECT "message_id", "event", "properties" FROM json_populate_recordset(NULL::"acct_1"."events", $1::json) ORDER BY "message_id" ON CONFLICT ("message_id") DO NOTHING',
     );
   });
 
   // What the merge does to real rows is proven against PostgreSQL in warehouse-event-order.test.ts.
   it('updates a user only from a newer event, column by column, and trait by trait', () => {
-    const sql = upsertFromStaging(
+    const sql = upsertFromJson(
       'acct_1',
       'users',
       ['message_id', 'user_id', 'email', 'traits', '_event_order', '_trait_orders'],
@@ -63,7 +50,7 @@ describe('the warehouse writer’s SQL', () => {
     );
     const storedOrder = 'COALESCE(stored._event_order, (COALESCE(CASE WHEN isfinite(stored."timestamp")';
     expect(sql).toMatch(
-      /^INSERT INTO "acct_1"."users" AS stored \("message_id", "user_id", "email", "traits", "_event_order", "_trait_orders"\) SELECT "message_id", "user_id", "email", "traits", "_event_order", "_trait_orders" FROM pg_temp."stage_users" ORDER BY "user_id" ON CONFLICT \("user_id"\) DO UPDATE SET "message_id" = CASE WHEN \(EXCLUDED._event_order > /,
+      /^INSERT INTO "acct_1"."users" AS stored \("message_id", "user_id", "email", "traits", "_event_order", "_trait_orders"\) SELECT "message_id", "user_id", "email", "traits", "_event_order", "_trait_orders" FROM json_populate_recordset\(NULL::"acct_1"."users", \$1::json\) ORDER BY "user_id" ON CONFLICT \("user_id"\) DO UPDATE SET "message_id" = CASE WHEN \(EXCLUDED._event_order > /,
     );
     expect(sql).toContain(`"email" = CASE WHEN (EXCLUDED._event_order > ${storedOrder}`);
     expect(sql).toContain('THEN EXCLUDED."email" ELSE stored."email" END');

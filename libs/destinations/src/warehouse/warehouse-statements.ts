@@ -16,27 +16,16 @@ export type TableColumns = Readonly<Record<string, Readonly<Record<string, strin
 export const copyStatement = (target: string, columns: readonly string[]): string =>
   `COPY ${target} (${columns.map(quoteIdent).join(', ')}) FROM STDIN`;
 
-/** The transaction's staging table of a warehouse table. */
-export const stagingName = (table: string): string => `pg_temp.${quoteIdent(`stage_${table}`)}`;
-
 /**
- * The staging table of one warehouse table, for one transaction: temporary (no WAL, no other
- * session sees it) and dropped at its end, so nothing outlives the transaction and a load works
- * behind PgBouncer in transaction mode, where the next transaction may run on another server
- * connection. Its columns have the types of the warehouse's but no constraints, so a value
- * PostgreSQL refuses as data fails the COPY with the same SQLSTATE as an INSERT would, and a
- * missing key fails the INSERT that follows.
+ * The INSERT of a batch's rows into the account's table, the rows sent as one JSON array
+ * parameter ($1) and read as the table's own row type (json_populate_recordset): each value
+ * takes its column's type, so a value PostgreSQL refuses fails the statement as data (class 22),
+ * and a missing key fails it at the NOT NULL of the key. Nothing is created in the session for
+ * it (no staging table), so a load works behind PgBouncer in transaction mode, where the next
+ * transaction may run on another server connection. Events and aliases (keyed by message_id)
+ * keep the row already there. Users and groups never roll back: see orderedMerge.
  */
-export function stagingTableStatement(table: string, types: Readonly<Record<string, string>>): string {
-  const columns = Object.entries(types).map(([c, type]) => `${quoteIdent(c)} ${type}`);
-  return `CREATE TEMPORARY TABLE ${quoteIdent(`stage_${table}`)} (${columns.join(', ')}) ON COMMIT DROP`;
-}
-
-/**
- * The INSERT from a staging table into the account's table. Events and aliases (keyed by
- * message_id) keep the row already there. Users and groups never roll back: see ordered merge.
- */
-export function upsertFromStaging(
+export function upsertFromJson(
   schema: string,
   table: string,
   columns: readonly string[],
@@ -47,7 +36,7 @@ export function upsertFromStaging(
   const list = columns.map(quoteIdent).join(', ');
   // In key order, so that two batches loaded at once (WAREHOUSE_PARTITIONS_CONCURRENTLY) take
   // their row locks in the same order and wait for each other instead of deadlocking.
-  return `INSERT INTO ${target} AS stored (${list}) SELECT ${list} FROM ${stagingName(table)} ORDER BY ${quoteIdent(key)} ON CONFLICT (${quoteIdent(key)}) ${onConflict}`;
+  return `INSERT INTO ${target} AS stored (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${target}, $1::json) ORDER BY ${quoteIdent(key)} ON CONFLICT (${quoteIdent(key)}) ${onConflict}`;
 }
 
 /**

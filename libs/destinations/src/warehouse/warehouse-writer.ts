@@ -3,16 +3,10 @@ import { pipeline } from 'node:stream/promises';
 import type { Pool, PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
-import { copyText } from './copy-text';
+import { copyText, jsonbText } from './copy-text';
 import { conflictKey, orderColumns, quoteIdent, warehouseMigrations } from './warehouse-ddl';
 import { jsonColumns, rowsByTable, rowsToLoad } from './warehouse-row-batches';
-import {
-  copyStatement,
-  isWarehouseSchemaName,
-  stagingName,
-  stagingTableStatement,
-  upsertFromStaging,
-} from './warehouse-statements';
+import { copyStatement, isWarehouseSchemaName, upsertFromJson } from './warehouse-statements';
 import { warehouseErrorKind } from './warehouse-errors';
 import {
   defaultWarehouseTimeouts,
@@ -42,9 +36,6 @@ const columnsOf = Object.fromEntries(
 const jsonColumnsOf = Object.fromEntries(
   tableNames.map((table) => [table, jsonColumns(typesOf[table])]),
 ) as Record<WarehouseTable, Set<string>>;
-const stagingTableOf = Object.fromEntries(
-  tableNames.map((table) => [table, stagingTableStatement(table, typesOf[table])]),
-) as Record<WarehouseTable, string>;
 
 const uniqueViolation = '23505';
 
@@ -68,8 +59,12 @@ async function copyInto(
 
 /**
  * Loads normalized rows into PostgreSQL: a schema per account with the tables of
- * warehouseTables, by COPY into a staging table and an INSERT from it. Idempotent: an event or alias is stored once per messageId; a user or group
- * once per id, with traits merged (the same identify twice changes nothing).
+ * warehouseTables, by COPY, or by an INSERT of the rows as JSON where they may meet stored
+ * ones. Idempotent: an event or alias is stored once per messageId; a user or group once per
+ * id, with the values of its newest events (ordered by timestamp, received_at, message_id),
+ * so a late event never rolls a row back and the same identify twice changes nothing. Every
+ * statement runs in a transaction that sets the time limits itself and leaves nothing behind
+ * in the session, so it also works behind PgBouncer in transaction mode.
  */
 export class WarehouseWriter {
   private readonly pool: Pool;
@@ -121,34 +116,44 @@ export class WarehouseWriter {
   }
 
   /**
-   * Loads rows of one table by COPY; returns how many were new or changed.
+   * Loads rows of one table; returns how many were new or changed.
    *
    * Events and aliases are first copied straight into the account's table: the usual case, a
    * batch never stored before, then costs what a raw COPY costs. A COPY is all or nothing, so
    * when one of its rows is already there (a redelivered batch, or a messageId twice in it:
-   * 23505) nothing of it stays, and the rows go the staging way below, which skips them.
-   * Users and groups, merged into the existing row, always go the staging way.
+   * 23505) nothing of it stays, and the rows go the upsert way below, which skips them.
+   * Users and groups, merged into the existing row, always go the upsert way.
    */
   private async load(
     schema: string,
     table: WarehouseTable,
     rows: Record<string, unknown>[],
   ): Promise<number> {
+    const byCopy = conflictKey[table] === 'message_id';
     // Serialized before a connection is taken: a value JSON cannot represent fails the rows alone.
-    const data = Buffer.from(copyText(rows, columnsOf[table], jsonColumnsOf[table]));
+    const data = byCopy
+      ? Buffer.from(copyText(rows, columnsOf[table], jsonColumnsOf[table]))
+      : jsonbText(rows);
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      if (conflictKey[table] === 'message_id') {
+      if (byCopy) {
         try {
           return await inWarehouseTransaction(client, this.timeouts, () =>
-            copyInto(client, `${quoteIdent(schema)}.${quoteIdent(table)}`, table, data),
+            copyInto(client, `${quoteIdent(schema)}.${quoteIdent(table)}`, table, data as Buffer),
           );
         } catch (error) {
           if ((error as { code?: unknown }).code !== uniqueViolation) throw error;
         }
       }
-      return await this.loadThroughStaging(client, schema, table, data);
+      const json = typeof data === 'string' ? data : jsonbText(rows);
+      return await inWarehouseTransaction(client, this.timeouts, async () => {
+        const result = await client.query(
+          upsertFromJson(schema, table, columnsOf[table], conflictKey[table]),
+          [json],
+        );
+        return result.rowCount ?? 0;
+      });
     } catch (error) {
       // A connection lost mid-COPY is not given back to the pool for the next batch.
       if (warehouseErrorKind(error) === 'unavailable') broken = error as Error;
@@ -156,31 +161,6 @@ export class WarehouseWriter {
     } finally {
       client.release(broken);
     }
-  }
-
-  /**
-   * One COPY into a staging table created for this transaction, then one INSERT from it into
-   * the account's table, in one transaction: a row whose key is already there changes nothing
-   * unless it is newer (users, groups).
-   */
-  private loadThroughStaging(
-    client: PoolClient,
-    schema: string,
-    table: WarehouseTable,
-    data: Buffer,
-  ): Promise<number> {
-    return inWarehouseTransaction(
-      client,
-      this.timeouts,
-      async () => {
-        await copyInto(client, stagingName(table), table, data);
-        const result = await client.query(
-          upsertFromStaging(schema, table, columnsOf[table], conflictKey[table]),
-        );
-        return result.rowCount ?? 0;
-      },
-      stagingTableOf[table],
-    );
   }
 
   /** All pending steps in one transaction, under the schema's transaction-level lock. */
