@@ -41,6 +41,7 @@ trap 'exit 143' TERM
 start_test_services
 ensure_chromium
 ensure_promtool
+ensure_pgbouncer
 start_kafka
 if [[ "$KAFKA_STARTED_HERE" == 0 ]] && ! bash tools/kafka/kafka.sh owned; then
   log "the broker on ${KAFKA_PORT:-9092} was not started by tools/kafka/kafka.sh: its version is whatever it is, not necessarily $(bash tools/kafka/kafka.sh version)"

@@ -107,6 +107,11 @@ ensure_promtool() {
   ensure_debian_package /usr/bin/promtool prometheus "promtool, for the alert rules"
 }
 
+# The warehouse writers are tested behind PgBouncer in transaction mode (pgbouncer-transaction-mode.test.ts).
+ensure_pgbouncer() {
+  ensure_debian_package "${PGBOUNCER_PATH:-/usr/sbin/pgbouncer}" pgbouncer "PgBouncer, for the warehouse writers' transaction-mode test"
+}
+
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 # PostgreSQL and Redis are the machine's own servers (127.0.0.1:5432 and :6379, or

@@ -10,7 +10,14 @@ import {
   type ColumnType,
 } from './stream-table-columns';
 import { quoteIdent } from './warehouse-ddl';
-import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
+import { warehouseErrorKind } from './warehouse-errors';
+import {
+  defaultWarehouseTimeouts,
+  inWarehouseTransaction,
+  warehousePool,
+  withTransactionLock,
+  type WarehouseTimeouts,
+} from './warehouse-pool';
 import type { StreamWriteResult } from './warehouse-engine';
 
 export type { StreamWriteResult };
@@ -24,9 +31,11 @@ export type { StreamWriteResult };
 export class StreamTableWriter {
   private readonly pool: Pool;
   private readonly columns = new Map<string, Map<string, ColumnType>>();
+  private readonly timeouts: WarehouseTimeouts;
 
   constructor(url: string, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
-    this.pool = warehousePool(url, options.poolMax ?? 3, options.timeouts);
+    this.pool = warehousePool(url, options.poolMax ?? 3);
+    this.timeouts = options.timeouts ?? defaultWarehouseTimeouts;
   }
 
   async write(
@@ -43,23 +52,40 @@ export class StreamTableWriter {
     const known = this.columns.get(`${schema}.${table}`) ?? new Map<string, ColumnType>();
     const fields = [...known.keys()].filter((c) => c !== primaryKey && !c.startsWith('_'));
     const perStatement = recordsPerStatement(fields.length + 2);
-    let written = 0;
-    for (let i = 0; i < unique.length; i += perStatement) {
-      const chunk = unique.slice(i, i + perStatement);
-      const result = await this.pool.query(
-        upsertStatement(schema, table, primaryKey, fields, chunk.length),
-        chunk.flatMap((record) => upsertValues(record, primaryKey, fields, known)),
-      );
-      written += result.rowCount ?? 0;
+    // One transaction: its time limits are set with it, and a failed call leaves no part behind.
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      const written = await inWarehouseTransaction(client, this.timeouts, async () => {
+        let count = 0;
+        for (let i = 0; i < unique.length; i += perStatement) {
+          const chunk = unique.slice(i, i + perStatement);
+          const result = await client.query(
+            upsertStatement(schema, table, primaryKey, fields, chunk.length),
+            chunk.flatMap((record) => upsertValues(record, primaryKey, fields, known)),
+          );
+          count += result.rowCount ?? 0;
+        }
+        return count;
+      });
+      return { written, addedColumns };
+    } catch (error) {
+      // A connection lost mid-write is not given back to the pool.
+      if (warehouseErrorKind(error) === 'unavailable') broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
     }
-    return { written, addedColumns };
   }
 
   async close(): Promise<void> {
     await this.pool.end();
   }
 
-  /** Creates the table and the columns of fields not seen before, under a lock per table. */
+  /**
+   * Creates the table and the columns of fields not seen before, in one transaction under the
+   * schema's transaction-level lock.
+   */
   private async ensureColumns(
     schema: string,
     table: string,
@@ -70,27 +96,36 @@ export class StreamTableWriter {
     const wanted = wantedColumns(primaryKey, records);
     const known = this.columns.get(name);
     if (known && [...wanted.keys()].every((field) => known.has(field))) return [];
-    return withAdvisoryLock(this.pool, `stream-table:${name}`, async (client) => {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.${quoteIdent(table)} (${quoteIdent(primaryKey)} text PRIMARY KEY, _raw jsonb NOT NULL, _synced_at timestamptz NOT NULL)`,
-      );
-      const { rows } = await client.query<{ column_name: string; data_type: string }>(
-        'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
-        [schema, table],
-      );
-      const existing = new Map(rows.map((r) => [r.column_name, columnTypeOf(r.data_type)]));
-      const added: string[] = [];
-      for (const [field, type] of wanted) {
-        if (existing.has(field)) continue;
+    // The schema's lock, the one its migrations take: a schema created by both at once would
+    // otherwise fail one of them (23505 on pg_namespace) when the first commits.
+    const { existing, added } = await withTransactionLock(
+      this.pool,
+      this.timeouts,
+      `warehouse:${schema}`,
+      async (client) => {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
         await client.query(
-          `ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(table)} ADD COLUMN IF NOT EXISTS ${quoteIdent(field)} ${type}`,
+          `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.${quoteIdent(table)} (${quoteIdent(primaryKey)} text PRIMARY KEY, _raw jsonb NOT NULL, _synced_at timestamptz NOT NULL)`,
         );
-        existing.set(field, type);
-        added.push(field);
-      }
-      this.columns.set(name, existing);
-      return added;
-    });
+        const { rows } = await client.query<{ column_name: string; data_type: string }>(
+          'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+          [schema, table],
+        );
+        const columns = new Map(rows.map((r) => [r.column_name, columnTypeOf(r.data_type)]));
+        const missing: string[] = [];
+        for (const [field, type] of wanted) {
+          if (columns.has(field)) continue;
+          await client.query(
+            `ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(table)} ADD COLUMN IF NOT EXISTS ${quoteIdent(field)} ${type}`,
+          );
+          columns.set(field, type);
+          missing.push(field);
+        }
+        return { existing: columns, added: missing };
+      },
+    );
+    // Remembered once committed: a rolled back ALTER must be tried again.
+    this.columns.set(name, existing);
+    return added;
   }
 }

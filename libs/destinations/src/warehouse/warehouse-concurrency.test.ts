@@ -11,7 +11,8 @@ function identify(userId: string, round: number, batch: string): WarehouseRow {
   const result = validateEvent({
     type: 'identify',
     messageId: `m-${round}-${batch}-${userId}`,
-    timestamp: '2026-03-01T11:00:00Z',
+    // Each round's events are newer than the last round's: the newest event's traits win.
+    timestamp: `2026-03-01T11:00:${String(round).padStart(2, '0')}Z`,
     anonymousId: 'anon',
     userId,
     traits: { [`from_${batch}`]: round },

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { warehouseTables } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { addColumns, conflictKey, warehouseMigrations } from './warehouse-ddl';
+import { addColumns, conflictKey, orderColumns, warehouseMigrations } from './warehouse-ddl';
 import { WarehouseWriter } from './warehouse-writer';
 
 describe('warehouse migrations', () => {
@@ -37,16 +37,21 @@ describe('warehouse migrations', () => {
       const { rows: applied } = await client.query('SELECT version FROM acct_fresh._migrations ORDER BY 1');
       expect(applied.map((r) => r.version)).toEqual(warehouseMigrations.map((m) => m.version));
 
-      const sqlType = {
+      const sqlType: Record<string, string> = {
         text: 'text',
+        'text COLLATE "C"': 'text',
         integer: 'integer',
         timestamptz: 'timestamp with time zone',
         jsonb: 'jsonb',
       };
+      // The tables as warehouseTables describes them, and the orders of users' and groups' values.
+      const orders: Partial<Record<string, Record<string, string>>> = orderColumns;
       const expected = Object.fromEntries(
         Object.entries(warehouseTables).map(([table, columns]) => [
           table,
-          Object.fromEntries(Object.entries(columns).map(([name, type]) => [name, sqlType[type]])),
+          Object.fromEntries(
+            Object.entries({ ...columns, ...orders[table] }).map(([name, type]) => [name, sqlType[type]]),
+          ),
         ]),
       );
       expect(await columnsOf('acct_fresh')).toEqual(expected);

@@ -13,6 +13,18 @@ export const conflictKey: Record<WarehouseTable, string> = {
 type Columns = readonly (readonly [name: string, type: string])[];
 
 /**
+ * Columns of users and groups that no event fills: which event each value came from, so that a
+ * late (older) event never overwrites a newer one, in whatever order events arrive.
+ * `_event_order` is the ordering key (event-order.ts) of the event whose columns the row has;
+ * `_trait_orders` maps each trait key to the ordering key of the event that set its value.
+ * Keys compare byte by byte (COLLATE "C"), as the loader compares them.
+ */
+export const orderColumns = {
+  users: { _event_order: 'text COLLATE "C"', _trait_orders: 'jsonb' },
+  groups: { _event_order: 'text COLLATE "C"', _trait_orders: 'jsonb' },
+} as const satisfies Partial<Record<WarehouseTable, Readonly<Record<string, string>>>>;
+
+/**
  * The columns every table had when migration 1 shipped, frozen: migration 1 must create the
  * same tables forever, whatever `warehouseTables` (@pipeline/events) says later.
  */
@@ -94,6 +106,21 @@ export const warehouseMigrations: { version: number; statements: (schema: string
       ...v1Tables.map(({ table, key, columns }) => createTable(schema, table, key, columns)),
       `CREATE INDEX IF NOT EXISTS events_timestamp ON ${quoteIdent(schema)}.events (timestamp)`,
       `CREATE INDEX IF NOT EXISTS events_user ON ${quoteIdent(schema)}.events (user_id)`,
+    ],
+  },
+  {
+    // Rows written before this step have no orders: the loader reads them as the order of the
+    // row's own event, for the row and each of its traits.
+    version: 2,
+    statements: (schema) => [
+      addColumns(schema, 'users', [
+        ['_event_order', 'text COLLATE "C"'],
+        ['_trait_orders', 'jsonb'],
+      ]),
+      addColumns(schema, 'groups', [
+        ['_event_order', 'text COLLATE "C"'],
+        ['_trait_orders', 'jsonb'],
+      ]),
     ],
   },
 ];

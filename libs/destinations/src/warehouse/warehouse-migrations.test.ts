@@ -16,7 +16,14 @@ describe('warehouse migrations (text)', () => {
   });
 
   it('has one step per version, in order', () => {
-    expect(warehouseMigrations.map((m) => m.version)).toEqual([1]);
+    expect(warehouseMigrations.map((m) => m.version)).toEqual([1, 2]);
+  });
+
+  it("step 2 adds the orders of users' and groups' values, compared byte by byte", () => {
+    expect(warehouseMigrations[1]?.statements('acct_2')).toEqual([
+      'ALTER TABLE "acct_2"."users" ADD COLUMN IF NOT EXISTS "_event_order" text COLLATE "C", ADD COLUMN IF NOT EXISTS "_trait_orders" jsonb',
+      'ALTER TABLE "acct_2"."groups" ADD COLUMN IF NOT EXISTS "_event_order" text COLLATE "C", ADD COLUMN IF NOT EXISTS "_trait_orders" jsonb',
+    ]);
   });
 
   it('quotes identifiers, doubling embedded quotes', () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envInt } from '@pipeline/config';
 import { Pool, type PoolClient } from 'pg';
+import { warehouseErrorKind } from './warehouse-errors';
 
 /** Time limits of every warehouse connection (docs/configuration.md). */
 export interface WarehouseTimeouts {
@@ -30,42 +31,80 @@ export const warehouseTimeoutsOf = (config: z.infer<typeof warehouseConfigSchema
   lockTimeoutMs: config.WAREHOUSE_LOCK_TIMEOUT_MS,
 });
 
-/** A connection pool to the warehouse for one writer. */
-export function warehousePool(
-  url: string,
-  max: number,
-  timeouts: WarehouseTimeouts = defaultWarehouseTimeouts,
-): Pool {
-  const pool = new Pool({
-    connectionString: url,
-    max,
-    connectionTimeoutMillis: 5000,
-    statement_timeout: timeouts.statementTimeoutMs,
-    lock_timeout: timeouts.lockTimeoutMs,
-  });
+/**
+ * A connection pool to the warehouse for one writer. The time limits are not startup
+ * parameters of its connections: PgBouncer refuses a connection that sends them, and in
+ * transaction mode a session setting would not follow the client from one transaction to the
+ * next. Every unit of work sets them for its own transaction instead (inWarehouseTransaction).
+ */
+export function warehousePool(url: string, max: number): Pool {
+  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;
 }
 
+const milliseconds = (value: number, name: string): number => {
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a whole number of ms`);
+  return value;
+};
+
 /**
- * Runs `work` on one connection holding the session advisory lock named `name`, so that
- * processes creating the same schema or table (DDL) take turns. The wait for the lock is
- * bounded by the pool's lock_timeout.
+ * The statement that opens a transaction with the warehouse's time limits: one round trip, and
+ * the limits end with the transaction, so behind PgBouncer in transaction mode they never reach
+ * another client's transaction.
  */
-export async function withAdvisoryLock<T>(
+export const beginStatement = (timeouts: WarehouseTimeouts): string =>
+  `BEGIN; SET LOCAL statement_timeout = ${milliseconds(timeouts.statementTimeoutMs, 'statementTimeoutMs')}; SET LOCAL lock_timeout = ${milliseconds(timeouts.lockTimeoutMs, 'lockTimeoutMs')}`;
+
+/**
+ * Runs `work` in one transaction on `client`, with the time limits: committed when it returns,
+ * rolled back when it throws. `begin` is more SQL sent with BEGIN in the same round trip
+ * (statements separated by `;`, no parameters).
+ */
+export async function inWarehouseTransaction<T>(
+  client: PoolClient,
+  timeouts: WarehouseTimeouts,
+  work: () => Promise<T>,
+  begin = '',
+): Promise<T> {
+  await client.query(begin ? `${beginStatement(timeouts)}; ${begin}` : beginStatement(timeouts));
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    // A ROLLBACK that fails means the connection is gone: that, not the data, is the error.
+    await client.query('ROLLBACK');
+    throw error;
+  }
+  await client.query('COMMIT');
+  return result;
+}
+
+/**
+ * Runs `work` in one transaction holding the transaction-level advisory lock named `name`, so
+ * that processes creating the same schema or table (DDL) take turns, and the DDL commits with
+ * the lock's release. No session state: it works behind PgBouncer in transaction mode, where
+ * a session lock could be taken on one server connection and released on another. The wait for
+ * the lock is bounded by lock_timeout (55P03).
+ */
+export async function withTransactionLock<T>(
   pool: Pool,
+  timeouts: WarehouseTimeouts,
   name: string,
   work: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
-  let locked = false;
+  let broken: Error | undefined;
   try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
-    locked = true;
-    return await work(client);
+    return await inWarehouseTransaction(client, timeouts, async () => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [name]);
+      return work(client);
+    });
+  } catch (error) {
+    if (warehouseErrorKind(error) === 'unavailable') broken = error as Error;
+    throw error;
   } finally {
-    if (locked) await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]).catch(() => undefined);
-    client.release();
+    client.release(broken);
   }
 }

@@ -8,6 +8,7 @@ import {
   type ReceiptContext,
 } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
+import { eventOrderOf } from './event-order';
 import { WarehouseWriter } from './warehouse-writer';
 
 // Each event type through the door's validator, the normalizer and the real writer into
@@ -156,7 +157,10 @@ describe('warehouse rows, value by value (real PostgreSQL)', () => {
     await db.drop();
   });
 
-  /** Validates `event` as the door does, writes its row, and reads back every column of it. */
+  /**
+   * Validates `event` as the door does, writes its row, and reads back every column of it but
+   * the orders users and groups keep of their values (warehouse-event-order.test.ts).
+   */
   async function stored(
     event: { messageId: string; type: string },
     dialect: EventDialect = 'collect',
@@ -169,7 +173,14 @@ describe('warehouse rows, value by value (real PostgreSQL)', () => {
       event.messageId,
     ]);
     expect(rows).toHaveLength(1);
-    return { table: row.table, row: rows[0] };
+    const { _event_order: eventOrder, _trait_orders: traitOrders, ...columns } = rows[0];
+    if (row.table === 'users' || row.table === 'groups') {
+      expect(eventOrder).toBe(eventOrderOf(row.row));
+      expect(traitOrders).toEqual(
+        Object.fromEntries(Object.keys(row.row.traits as object).map((k) => [k, eventOrderOf(row.row)])),
+      );
+    }
+    return { table: row.table, row: columns };
   }
 
   describe('with every context field', () => {

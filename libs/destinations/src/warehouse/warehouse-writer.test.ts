@@ -36,8 +36,8 @@ describe('WarehouseWriter (real PostgreSQL)', () => {
     const another = new WarehouseWriter(db.url);
     await Promise.all([writer.ensureSchema('acct_a'), another.ensureSchema('acct_a')]);
     await another.close();
-    const { rows } = await client.query('SELECT version FROM acct_a._migrations');
-    expect(rows).toEqual([{ version: 1 }]);
+    const { rows } = await client.query('SELECT version FROM acct_a._migrations ORDER BY version');
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
     const tables = await client.query(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'acct_a' ORDER BY 1",
     );
@@ -89,7 +89,12 @@ describe('WarehouseWriter (real PostgreSQL)', () => {
 
   it('upserts users on userId with traits merged, also within one batch, and is idempotent', async () => {
     const first = row({ type: 'identify', userId: 'u1', traits: { email: 'a@example.com', plan: 'free' } });
-    const second = row({ type: 'identify', userId: 'u1', traits: { plan: 'pro' } });
+    const second = row({
+      type: 'identify',
+      userId: 'u1',
+      timestamp: '2026-03-01T11:00:01Z',
+      traits: { plan: 'pro' },
+    });
     const other = row({ type: 'identify', userId: 'u2', traits: { name: 'B' } });
     await writer.write('acct_c', [first]);
     expect(await writer.write('acct_c', [second, other])).toEqual({ written: 2, duplicates: 0 });
@@ -100,8 +105,8 @@ describe('WarehouseWriter (real PostgreSQL)', () => {
       { user_id: 'u2', traits: { name: 'B' } },
     ]);
     const sameBatch = [
-      row({ type: 'group', groupId: 'g1', traits: { a: 1 } }),
-      row({ type: 'group', groupId: 'g1', traits: { b: 2 } }),
+      row({ type: 'group', groupId: 'g1', traits: { a: 1, b: 1 } }),
+      row({ type: 'group', groupId: 'g1', timestamp: '2026-03-01T11:00:01Z', traits: { b: 2 } }),
     ];
     await writer.write('acct_c', sameBatch);
     expect((await client.query('SELECT traits FROM acct_c.groups')).rows).toEqual([

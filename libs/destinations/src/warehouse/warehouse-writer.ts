@@ -3,18 +3,18 @@ import { pipeline } from 'node:stream/promises';
 import type { Pool, PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
-import { copyText } from './copy-text';
-import { conflictKey, quoteIdent, warehouseMigrations } from './warehouse-ddl';
+import { copyText, jsonbText } from './copy-text';
+import { conflictKey, orderColumns, quoteIdent, warehouseMigrations } from './warehouse-ddl';
 import { jsonColumns, rowsByTable, rowsToLoad } from './warehouse-row-batches';
-import {
-  copyStatement,
-  isWarehouseSchemaName,
-  stagingName,
-  stagingTablesStatement,
-  upsertFromStaging,
-} from './warehouse-statements';
+import { copyStatement, isWarehouseSchemaName, upsertFromJson } from './warehouse-statements';
 import { warehouseErrorKind } from './warehouse-errors';
-import { warehousePool, withAdvisoryLock, type WarehouseTimeouts } from './warehouse-pool';
+import {
+  defaultWarehouseTimeouts,
+  inWarehouseTransaction,
+  warehousePool,
+  withTransactionLock,
+  type WarehouseTimeouts,
+} from './warehouse-pool';
 import type { WriteResult } from './warehouse-engine';
 
 export type { WriteResult };
@@ -22,11 +22,19 @@ export type { WriteResult };
 /** Rows per COPY when not configured (WAREHOUSE_ROWS_PER_COPY): the fastest in `pnpm bench:warehouse`. */
 export const defaultRowsPerCopy = 1000;
 const tableNames = Object.keys(warehouseTables) as WarehouseTable[];
+/** The columns the writer fills: the table's, and for users and groups the orders of their values. */
+const orderColumnsOf: Partial<Record<WarehouseTable, Readonly<Record<string, string>>>> = orderColumns;
+const typesOf = Object.fromEntries(
+  tableNames.map((table): [WarehouseTable, Record<string, string>] => [
+    table,
+    { ...warehouseTables[table], ...orderColumnsOf[table] },
+  ]),
+) as Record<WarehouseTable, Record<string, string>>;
 const columnsOf = Object.fromEntries(
-  tableNames.map((table) => [table, Object.keys(warehouseTables[table])]),
+  tableNames.map((table) => [table, Object.keys(typesOf[table])]),
 ) as Record<WarehouseTable, string[]>;
 const jsonColumnsOf = Object.fromEntries(
-  tableNames.map((table) => [table, jsonColumns(warehouseTables[table])]),
+  tableNames.map((table) => [table, jsonColumns(typesOf[table])]),
 ) as Record<WarehouseTable, Set<string>>;
 
 const uniqueViolation = '23505';
@@ -49,25 +57,27 @@ async function copyInto(
   return stream.rowCount;
 }
 
-const stagingTables = stagingTablesStatement(warehouseTables);
-
 /**
  * Loads normalized rows into PostgreSQL: a schema per account with the tables of
- * warehouseTables, by COPY into a staging table and an INSERT from it. Idempotent: an event or alias is stored once per messageId; a user or group
- * once per id, with traits merged (the same identify twice changes nothing).
+ * warehouseTables, by COPY, or by an INSERT of the rows as JSON where they may meet stored
+ * ones. Idempotent: an event or alias is stored once per messageId; a user or group once per
+ * id, with the values of its newest events (ordered by timestamp, received_at, message_id),
+ * so a late event never rolls a row back and the same identify twice changes nothing. Every
+ * statement runs in a transaction that sets the time limits itself and leaves nothing behind
+ * in the session, so it also works behind PgBouncer in transaction mode.
  */
 export class WarehouseWriter {
   private readonly pool: Pool;
   private readonly ready = new Map<string, Promise<void>>();
   private readonly rowsPerCopy: number;
-  /** Connections whose staging tables exist (temporary tables live as long as their session). */
-  private readonly staged = new WeakSet<PoolClient>();
+  private readonly timeouts: WarehouseTimeouts;
 
   constructor(
     url: string,
     options: { poolMax?: number; timeouts?: WarehouseTimeouts; rowsPerCopy?: number } = {},
   ) {
-    this.pool = warehousePool(url, options.poolMax ?? 5, options.timeouts);
+    this.pool = warehousePool(url, options.poolMax ?? 5);
+    this.timeouts = options.timeouts ?? defaultWarehouseTimeouts;
     this.rowsPerCopy = options.rowsPerCopy ?? defaultRowsPerCopy;
   }
 
@@ -106,32 +116,44 @@ export class WarehouseWriter {
   }
 
   /**
-   * Loads rows of one table by COPY; returns how many were new or changed.
+   * Loads rows of one table; returns how many were new or changed.
    *
    * Events and aliases are first copied straight into the account's table: the usual case, a
    * batch never stored before, then costs what a raw COPY costs. A COPY is all or nothing, so
    * when one of its rows is already there (a redelivered batch, or a messageId twice in it:
-   * 23505) nothing of it stays, and the rows go the staging way below, which skips them.
-   * Users and groups, merged into the existing row, always go the staging way.
+   * 23505) nothing of it stays, and the rows go the upsert way below, which skips them.
+   * Users and groups, merged into the existing row, always go the upsert way.
    */
   private async load(
     schema: string,
     table: WarehouseTable,
     rows: Record<string, unknown>[],
   ): Promise<number> {
+    const byCopy = conflictKey[table] === 'message_id';
     // Serialized before a connection is taken: a value JSON cannot represent fails the rows alone.
-    const data = Buffer.from(copyText(rows, columnsOf[table], jsonColumnsOf[table]));
+    const data = byCopy
+      ? Buffer.from(copyText(rows, columnsOf[table], jsonColumnsOf[table]))
+      : jsonbText(rows);
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      if (conflictKey[table] === 'message_id') {
+      if (byCopy) {
         try {
-          return await copyInto(client, `${quoteIdent(schema)}.${quoteIdent(table)}`, table, data);
+          return await inWarehouseTransaction(client, this.timeouts, () =>
+            copyInto(client, `${quoteIdent(schema)}.${quoteIdent(table)}`, table, data as Buffer),
+          );
         } catch (error) {
           if ((error as { code?: unknown }).code !== uniqueViolation) throw error;
         }
       }
-      return await this.loadThroughStaging(client, schema, table, data);
+      const json = typeof data === 'string' ? data : jsonbText(rows);
+      return await inWarehouseTransaction(client, this.timeouts, async () => {
+        const result = await client.query(
+          upsertFromJson(schema, table, columnsOf[table], conflictKey[table]),
+          [json],
+        );
+        return result.rowCount ?? 0;
+      });
     } catch (error) {
       // A connection lost mid-COPY is not given back to the pool for the next batch.
       if (warehouseErrorKind(error) === 'unavailable') broken = error as Error;
@@ -141,37 +163,9 @@ export class WarehouseWriter {
     }
   }
 
-  /**
-   * One COPY into the connection's staging table, then one INSERT from it into the account's
-   * table, in one transaction: a row whose key is already there changes nothing.
-   */
-  private async loadThroughStaging(
-    client: PoolClient,
-    schema: string,
-    table: WarehouseTable,
-    data: Buffer,
-  ): Promise<number> {
-    if (!this.staged.has(client)) {
-      await client.query(stagingTables);
-      this.staged.add(client);
-    }
-    await client.query('BEGIN');
-    try {
-      await copyInto(client, stagingName(table), table, data);
-      const result = await client.query(
-        upsertFromStaging(schema, table, columnsOf[table], conflictKey[table]),
-      );
-      await client.query('COMMIT');
-      return result.rowCount ?? 0;
-    } catch (error) {
-      // A ROLLBACK that fails means the connection is gone: that, not the data, is the error.
-      await client.query('ROLLBACK');
-      throw error;
-    }
-  }
-
+  /** All pending steps in one transaction, under the schema's transaction-level lock. */
   private migrate(schema: string): Promise<void> {
-    return withAdvisoryLock(this.pool, `warehouse:${schema}`, async (client) => {
+    return withTransactionLock(this.pool, this.timeouts, `warehouse:${schema}`, async (client) => {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}._migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -181,17 +175,10 @@ export class WarehouseWriter {
       );
       const applied = new Set(rows.map((r) => r.version));
       for (const migration of warehouseMigrations.filter((m) => !applied.has(m.version))) {
-        await client.query('BEGIN');
-        try {
-          for (const statement of migration.statements(schema)) await client.query(statement);
-          await client.query(`INSERT INTO ${quoteIdent(schema)}._migrations (version) VALUES ($1)`, [
-            migration.version,
-          ]);
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK');
-          throw error;
-        }
+        for (const statement of migration.statements(schema)) await client.query(statement);
+        await client.query(`INSERT INTO ${quoteIdent(schema)}._migrations (version) VALUES ($1)`, [
+          migration.version,
+        ]);
       }
     });
   }
