@@ -71,6 +71,8 @@ export const plainWarehousePool: WarehousePoolFactory = (connection, settings) =
     user: connection.user,
     password: connection.password,
     ssl: tlsOf(connection),
+    // Idle connections do not keep a process that is done from exiting.
+    allowExitOnIdle: true,
     ...settings,
   });
 
