@@ -73,6 +73,7 @@ const config = mutationConfig({
     'src/warehouse/warehouse-migrations.test.ts',
     'src/warehouse/warehouse-errors.test.ts',
     'src/warehouse/stream-table-columns.test.ts',
+    'src/warehouse/warehouse-connection-budget.test.ts',
   ],
   breakAt: 96,
 });
