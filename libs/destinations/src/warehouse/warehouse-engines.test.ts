@@ -129,7 +129,7 @@ describe('WarehouseEngines (real PostgreSQL)', () => {
   });
 
   it('closes a pool left idle, and its connections with it', async () => {
-    engines = open(300, 10);
+    engines = open(1000, 10);
     await Promise.all(
       Array.from({ length: 4 }, () => engines.for(connections[0]!).query(account, 'has_rows', {}, query)),
     );
