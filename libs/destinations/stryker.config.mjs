@@ -33,6 +33,7 @@ const warehouseRows = [
   `${warehouse}/stream-table-columns.ts`,
   // How a process shares its warehouse connections between warehouses.
   `${warehouse}/warehouse-connection-budget.ts`,
+  `${warehouse}/warehouse-error-class.ts`,
 ];
 
 const config = mutationConfig({
@@ -74,6 +75,7 @@ const config = mutationConfig({
     'src/warehouse/warehouse-errors.test.ts',
     'src/warehouse/stream-table-columns.test.ts',
     'src/warehouse/warehouse-connection-budget.test.ts',
+    'src/warehouse/warehouse-error-class.test.ts',
   ],
   breakAt: 96,
 });

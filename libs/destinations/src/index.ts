@@ -94,6 +94,7 @@ export {
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
+export { warehouseErrorClass } from './warehouse/warehouse-error-class';
 export { WarehouseDestination } from './warehouse/warehouse-destination';
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {

@@ -340,6 +340,16 @@ describe('PostgresEngine (real PostgreSQL)', () => {
     expect(down.classifyError(downError)).toBe('unavailable');
     await down.close();
 
+    // The test server has no TLS: a warehouse that requires it cannot be reached as configured.
+    const plain = new PostgresEngine({ ...connectionOf(db.url, 'w5'), tlsMode: 'require' }, options());
+    const tlsError = await plain.probe().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(tlsError).toMatchObject({ message: 'The server does not support SSL connections' });
+    expect(plain.classifyError(tlsError)).toBe('misconfigured');
+    await plain.close();
+
     const role = `engine_${randomBytes(4).toString('hex')}`;
     await client.query(`CREATE ROLE ${role} LOGIN`);
     const stranger = new PostgresEngine({ ...connectionOf(db.url, 'w4'), user: role }, options());
@@ -365,7 +375,20 @@ describe('PostgresEngine (real PostgreSQL)', () => {
         { code: '3F000' },
         new AggregateError([{ code: 'ECONNREFUSED' }, { code: 'ECONNREFUSED' }]),
         { code: '42601' },
+        { code: 'ERR_TLS_CERT_ALTNAME_INVALID' },
+        { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' },
+        null,
       ].map((e) => engine.classifyError(e)),
-    ).toEqual(['data', 'unavailable', 'misconfigured', 'misconfigured', 'unavailable', 'unexpected']);
+    ).toEqual([
+      'data',
+      'unavailable',
+      'misconfigured',
+      'misconfigured',
+      'unavailable',
+      'unexpected',
+      'misconfigured',
+      'misconfigured',
+      'unexpected',
+    ]);
   });
 });

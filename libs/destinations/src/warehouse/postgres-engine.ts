@@ -16,7 +16,7 @@ import type {
   WarehouseTableName,
   WriteResult,
 } from './warehouse-engine';
-import { warehouseErrorKind } from './warehouse-errors';
+import { warehouseErrorClass } from './warehouse-error-class';
 import type { WarehouseTimeouts } from './warehouse-pool';
 import { defaultRowsPerCopy, WarehouseWriter } from './warehouse-writer';
 import { StreamTableWriter } from './stream-table-writer';
@@ -62,15 +62,20 @@ function tlsOf(connection: WarehouseConnection) {
   }
 }
 
-/** A pg Pool from the connection's fields, never from a URL (whose parameters could redirect it). */
+/**
+ * A pg Pool from the connection's fields, never from a URL (whose parameters could redirect it).
+ * Every field is set, the password as a function: an unset or empty one would fall back to the
+ * PG* environment variables or ~/.pgpass of this host.
+ */
 export const plainWarehousePool: WarehousePoolFactory = (connection, settings) =>
   new Pool({
     host: connection.host,
     port: connection.port,
     database: connection.database,
     user: connection.user,
-    password: connection.password,
+    password: () => connection.password,
     ssl: tlsOf(connection),
+    application_name: 'pipeline',
     // Idle connections do not keep a process that is done from exiting.
     allowExitOnIdle: true,
     ...settings,
@@ -78,11 +83,6 @@ export const plainWarehousePool: WarehousePoolFactory = (connection, settings) =
 
 const tableNames: readonly WarehouseTableName[] = ['events', 'users', 'groups', 'aliases'];
 const utcDay = /^\d{4}-\d{2}-\d{2}$/;
-// SQLSTATEs of a warehouse that answers but refuses us: login refused (28000, 28P01), database
-// or schema missing (3D000, 3F000), permission denied (42501). Retrying cannot help until
-// somebody fixes the warehouse or its credentials.
-const misconfiguredStates = new Set(['28000', '28P01', '3D000', '3F000', '42501']);
-
 /** A timestamp as ISO text with microseconds: a watermark must not lose what a JS Date would. */
 const atText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
@@ -174,8 +174,11 @@ export class PostgresEngine implements WarehouseEngine {
     });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
-    this.rows = new WarehouseWriter(this.pool, { rowsPerCopy: options.rowsPerCopy ?? defaultRowsPerCopy });
-    this.streams = new StreamTableWriter(this.pool);
+    this.rows = new WarehouseWriter(this.pool, {
+      timeouts: options.timeouts,
+      rowsPerCopy: options.rowsPerCopy ?? defaultRowsPerCopy,
+    });
+    this.streams = new StreamTableWriter(this.pool, { timeouts: options.timeouts });
     this.meter = options.meter;
   }
 
@@ -233,12 +236,7 @@ export class PostgresEngine implements WarehouseEngine {
   }
 
   classifyError(error: unknown): WarehouseErrorClass {
-    const { code, errors } = (error ?? {}) as { code?: unknown; errors?: unknown };
-    if (typeof code === 'string' && misconfiguredStates.has(code)) return 'misconfigured';
-    // Every address of the host refused (IPv4 and IPv6): the warehouse is not there.
-    if (Array.isArray(errors) && errors.some((e) => this.classifyError(e) === 'unavailable'))
-      return 'unavailable';
-    return warehouseErrorKind(error);
+    return warehouseErrorClass(error);
   }
 
   async close(): Promise<void> {
