@@ -2,6 +2,7 @@ import type { WarehouseRow } from '@pipeline/events';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { PostgresEngine, type PostgresEngineOptions } from './postgres-engine';
 import { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
+import { warehouseErrorClass } from './warehouse-error-class';
 import type {
   AccountLocation,
   ChangedRow,
@@ -21,6 +22,8 @@ export type OpenWarehouseEngine = (connection: WarehouseConnection, poolMax: num
 
 export interface WarehouseEnginesOptions extends WarehousePoolLimits {
   open: OpenWarehouseEngine;
+  /** The engines' error verdict: a handle answers it without opening a pool. */
+  classifyError: (error: unknown) => WarehouseErrorClass;
 }
 
 /** An open warehouse as WarehouseEngines sees it (for metrics and tests). */
@@ -86,6 +89,7 @@ export class WarehouseEngines {
   ): WarehouseEngines {
     return new WarehouseEngines({
       ...limits,
+      classifyError: warehouseErrorClass,
       open: (connection, poolMax) =>
         new PostgresEngine(connection, { ...options, poolMax, idleTimeoutMs: limits.idleMs }),
     });
@@ -147,13 +151,8 @@ export class WarehouseEngines {
     };
   }
 
-  /** An engine's answer that does not touch a pool (classifyError): the open one, else a closed one. */
-  classify(connection: WarehouseConnection, error: unknown): WarehouseErrorClass {
-    const entry = this.open.get(connection.warehouseId);
-    if (entry) return entry.engine.classifyError(error);
-    const engine = this.options.open(connection, 1);
-    void engine.close().catch(() => undefined);
-    return engine.classifyError(error);
+  classifyError(error: unknown): WarehouseErrorClass {
+    return this.options.classifyError(error);
   }
 
   private acquire(connection: WarehouseConnection): Entry {
@@ -312,7 +311,7 @@ class WarehouseEngineHandle implements WarehouseEngine {
   }
 
   classifyError(error: unknown): WarehouseErrorClass {
-    return this.engines.classify(this.connection, error);
+    return this.engines.classifyError(error);
   }
 
   /** The pool is the registry's: it closes when idle or with the registry. */
