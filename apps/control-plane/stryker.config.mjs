@@ -26,6 +26,7 @@ export default mutationConfig({
     'apps/control-plane/src/warehouse/warehouse-names.ts',
     'apps/control-plane/src/warehouse/connection-failure.ts',
     ...functionRanges('apps/control-plane/src/warehouse/query-meter.ts', ['meteredBytes']),
+    ...functionRanges('apps/control-plane/src/warehouse/account-warehouses.ts', ['warehouseConnectionOfUrl']),
   ],
   tests: [
     'src/apps/secret-masking.test.ts',
@@ -47,6 +48,7 @@ export default mutationConfig({
     'src/work-queue/tenant-error-fields.test.ts',
     'src/warehouse/warehouse-names.test.ts',
     'src/warehouse/connection-failure.test.ts',
+    'src/warehouse/account-warehouses.test.ts',
   ],
   breakAt: 95,
 });

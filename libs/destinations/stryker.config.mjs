@@ -31,6 +31,9 @@ const warehouseRows = [
   `${warehouse}/warehouse-ddl.ts`,
   `${warehouse}/warehouse-errors.ts`,
   `${warehouse}/stream-table-columns.ts`,
+  // How a process shares its warehouse connections between warehouses.
+  `${warehouse}/warehouse-connection-budget.ts`,
+  `${warehouse}/warehouse-error-class.ts`,
 ];
 
 const config = mutationConfig({
@@ -71,6 +74,8 @@ const config = mutationConfig({
     'src/warehouse/warehouse-migrations.test.ts',
     'src/warehouse/warehouse-errors.test.ts',
     'src/warehouse/stream-table-columns.test.ts',
+    'src/warehouse/warehouse-connection-budget.test.ts',
+    'src/warehouse/warehouse-error-class.test.ts',
   ],
   breakAt: 96,
 });

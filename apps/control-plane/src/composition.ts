@@ -2,7 +2,12 @@ import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
-import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
+import {
+  defaultWarehouseTimeouts,
+  WarehouseEngines,
+  warehousePoolLimitsOf,
+  warehouseTimeoutsOf,
+} from '@pipeline/destinations';
 import type { TenantUrlCheckOptions } from '@pipeline/egress';
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
@@ -32,7 +37,12 @@ import { SourceSyncExecutor } from './sources/source-sync-executor';
 import { SourceService } from './sources/source.service';
 import { TaskService } from './tasks/task.service';
 import { TaskWorker } from './tasks/task-worker';
-import { DEFAULT_WAREHOUSE_URL, WarehouseReader } from './warehouse/warehouse-reader';
+import {
+  DEFAULT_WAREHOUSE_URL,
+  OneWarehouse,
+  warehouseConnectionOfUrl,
+  type AccountWarehouses,
+} from './warehouse/account-warehouses';
 import { defaultPrices, priceList, type PriceList } from './usage/price-list';
 import { PgQueryMeter } from './warehouse/query-meter';
 import { MeteringTimer, UsageMetering } from './usage/usage-metering';
@@ -45,8 +55,8 @@ export interface ServiceDependencies {
   dataSource: DataSource;
   /** CREDENTIALS_ENCRYPTION_KEYS */
   credentialKeys: string;
-  /** Read access to the warehouse, for the task templates (default: WAREHOUSE_URL's default). */
-  warehouse?: WarehouseReader;
+  /** Where each account's warehouse is, for the task templates and usage (default: WAREHOUSE_URL's default). */
+  warehouse?: AccountWarehouses;
   /** Called when a task run is queued (wakes an in-process worker). */
   onTaskRunQueued?: () => void;
   /** Called when a sync job is queued (wakes an in-process job runner). */
@@ -90,7 +100,15 @@ export function composeServices(deps: ServiceDependencies) {
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
-  const reader = deps.warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
+  const reader =
+    deps.warehouse ??
+    new OneWarehouse(
+      WarehouseEngines.postgres(
+        { processMaxConnections: 20, idleMs: 10_000 },
+        { timeouts: defaultWarehouseTimeouts },
+      ),
+      warehouseConnectionOfUrl(DEFAULT_WAREHOUSE_URL, 'default'),
+    );
   const tasks = new TaskService(dataSource, reader, deps.onTaskRunQueued, limiter);
   const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices));
   const usage = new UsageService(dataSource);
@@ -183,7 +201,13 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
   await dataSource.initialize();
   const metrics = new ControlPlaneMetrics({ dataSource, logger });
-  const warehouse = new WarehouseReader(config.WAREHOUSE_URL, { meter: new PgQueryMeter(dataSource) });
+  const queryMeter = new PgQueryMeter(dataSource);
+  // One pool per warehouse for the API's reads, the task worker, source syncs and integration runs.
+  const engines = WarehouseEngines.postgres(warehousePoolLimitsOf(config), {
+    timeouts: warehouseTimeoutsOf(config),
+    meter: (accountId, purpose, bytes) => queryMeter.record(accountId, purpose, bytes),
+  });
+  const warehouse = new OneWarehouse(engines, warehouseConnectionOfUrl(config.WAREHOUSE_URL, 'default'));
   const prices = priceList({
     storagePerGbMonth: config.USAGE_PRICE_STORAGE_GB_MONTH,
     queryPerTb: config.USAGE_PRICE_QUERY_TB,
@@ -234,7 +258,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   // pools close and tracing (registered by main before these) exports every step's spans.
   const shutdownSteps: ShutdownStep[] = [
     { name: 'database pool', run: () => dataSource.destroy() },
-    { name: 'warehouse pool', run: () => warehouse.close() },
+    { name: 'warehouse pools', run: () => engines.close() },
   ];
   const starters: { start(): void }[] = [];
 
@@ -261,8 +285,6 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
 
   if (config.JOB_WORKER_ENABLED) {
     const baseUrls = vendorBaseUrlsOf(config, vendorAppTypes);
-    const writer = new StreamTableWriter(config.WAREHOUSE_URL, { timeouts: warehouseTimeoutsOf(config) });
-    shutdownSteps.push({ name: 'warehouse writer', run: () => writer.close() });
     const running = new JobRunner({
       dataSource,
       logger,
@@ -282,7 +304,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       .register(
         new SourceSyncExecutor({
           dataSource,
-          writer,
+          warehouse,
           logger,
           cipher: services.cipher,
           baseUrls,

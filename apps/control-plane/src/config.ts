@@ -8,7 +8,7 @@ import { egressConfigSchema } from '@pipeline/egress';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { duplicateTokenProblems, internalTokenFields } from './auth/internal-tokens';
-import { DEFAULT_WAREHOUSE_URL } from './warehouse/warehouse-reader';
+import { DEFAULT_WAREHOUSE_URL } from './warehouse/account-warehouses';
 import { defaultAccountLimits, type AccountLimits } from './accounts/account-limits';
 import { defaultPrices } from './usage/price-list';
 import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';

@@ -9,9 +9,9 @@ import { JobRunner } from './jobs/job-runner';
 import { IntegrationRunExecutor } from './integrations/integration-run-executor';
 import { TaskWorker } from './tasks/task-worker';
 import { isWarehouseConnectionFailure } from './warehouse/connection-failure';
-import { WarehouseReader } from './warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from './testing/harness';
 import { startBrazeUsersRun } from './testing/integration-fixtures';
+import { accountWarehousesAt } from './testing/warehouse';
 import { utcDay } from './usage/usage-metering';
 
 const WAIT_MS = 15_000;
@@ -68,15 +68,15 @@ describe.each(warehouses)('a warehouse at %s', (_label, urlOf) => {
   let url: string;
   let h: Harness;
   let t: Tenant;
-  let reader: WarehouseReader;
+  let reached: ReturnType<typeof accountWarehousesAt>;
 
   beforeAll(async () => {
     url = await urlOf();
     h = await startHarness('warehouse unavailable', { meteredWarehouseUrl: url });
-    reader = new WarehouseReader(url);
+    reached = accountWarehousesAt(url);
   });
   afterAll(async () => {
-    await reader.close();
+    await reached.close();
     await h.close();
   });
   beforeEach(async () => {
@@ -140,7 +140,7 @@ describe.each(warehouses)('a warehouse at %s', (_label, urlOf) => {
     const runId = started.body.data.task_run_id as string;
     const worker = new TaskWorker({
       dataSource: h.db.dataSource,
-      warehouse: reader,
+      warehouse: reached.warehouses,
       logger,
       concurrency: 1,
       pollIntervalMs: 20,
@@ -189,7 +189,7 @@ describe.each(warehouses)('a warehouse at %s', (_label, urlOf) => {
       }).register(
         new IntegrationRunExecutor({
           dataSource: h.db.dataSource,
-          warehouse: reader,
+          warehouse: reached.warehouses,
           cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
           jobs: h.services.jobs,
           logger,

@@ -1,6 +1,12 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { destinationCategoryOf, forwarderFor } from '@pipeline/catalog';
-import { DeliveryFailure, type Forwarder, type OutboundEvent } from '@pipeline/destinations';
+import {
+  DeliveryFailure,
+  type ChangedRow,
+  type ChangeRequest,
+  type Forwarder,
+  type OutboundEvent,
+} from '@pipeline/destinations';
 import type { TrackingEvent } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import type { ResolvedDestination } from '@pipeline/tenancy';
@@ -20,9 +26,10 @@ import {
 import type { JobService } from '../jobs/job.service';
 import { dispatchSourceSync } from '../sources/source-sync-dispatch';
 import { SourceEntity } from '../sources/source.entity';
-import type { WarehouseReader } from '../warehouse/warehouse-reader';
+import type { AccountWarehouses } from '../warehouse/account-warehouses';
 import { isWarehouseUnavailable } from '../http/api-errors';
 import { returnedRows } from '../database/returned-rows';
+import { checkStreamTableName } from '../warehouse/warehouse-names';
 import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
 import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
 import { scheduledTasks, type ScheduledTask } from './integration-tasks';
@@ -30,7 +37,7 @@ import { resolvedDestination } from './resolved-destination';
 
 export interface IntegrationRunOptions {
   dataSource: DataSource;
-  warehouse: WarehouseReader;
+  warehouse: AccountWarehouses;
   cipher: CredentialCipher;
   jobs: JobService;
   logger: Logger;
@@ -126,22 +133,20 @@ export class IntegrationRunExecutor implements JobExecutor {
     job: JobEntity,
     { signal, progress, counts }: Pick<JobContext, 'signal' | 'progress'> & { counts: JobCounts },
   ): Promise<void> {
+    const { engine, account } = await this.options.warehouse.locate(integration.accountId);
     for (const task of tasks) {
-      const read = await this.changesOf(
+      const read = this.changesOf(
         integration,
         task,
         await this.watermarkOf(integration, task),
         sourceAppType,
       );
-      if (!read) continue;
-      const batches = this.options.warehouse.accountBatches<Record<string, unknown>>(
-        integration.accountId,
-        'query',
-        read.sql,
-        read.values,
-        this.options.batchRows ?? 500,
+      const batches = await engine.readChanges(account, read.request, {
+        purpose: 'query',
+        batchRows: this.options.batchRows ?? 500,
         signal,
-      );
+      });
+      if (!batches) continue;
       for await (const batch of batches) {
         const rows = batch.map(read.toRow);
         counts.rowsRead += rows.length;
@@ -296,43 +301,31 @@ export class IntegrationRunExecutor implements JobExecutor {
   }
 
   /**
-   * The task's rows changed since the watermark, in (change time, key) order, as one query to
-   * stream; null when the table it reads does not exist yet.
+   * What the task reads (the rows changed since the watermark, in (change time, key) order) and
+   * what each changed row sends.
    */
-  private async changesOf(
+  private changesOf(
     integration: IntegrationEntity,
     task: ScheduledTask,
     watermark: Watermark,
     sourceAppType: string,
-  ): Promise<{ sql: string; values: unknown[]; toRow: (row: Record<string, unknown>) => SourceRow } | null> {
-    const { warehouse } = this.options;
-    const accountId = integration.accountId;
+  ): { request: ChangeRequest; toRow: (change: ChangedRow) => SourceRow } {
     const tag = integration.id.slice(0, 8);
 
     if (task.type === 'user_attributes') {
-      if (!(await warehouse.existingTables(accountId)).includes('users')) return null;
       return {
-        sql: `SELECT user_id, anonymous_id, traits, ${atText('received_at')} AS at
-                FROM ${warehouse.table(accountId, 'users')}
-               WHERE user_id IS NOT NULL AND (received_at, user_id) > ($1::timestamptz, $2)
-               ORDER BY received_at, user_id`,
-        values: [watermark.at, watermark.key],
-        toRow: (raw) => {
-          const row = raw as {
-            user_id: string;
-            anonymous_id: string | null;
-            traits: Record<string, unknown> | null;
-            at: string;
-          };
+        request: { kind: 'users', since: watermark },
+        toRow: ({ at, key, row: raw }) => {
+          const row = raw as { anonymous_id: string | null; traits: Record<string, unknown> | null };
           return {
-            at: row.at,
-            key: row.user_id,
+            at,
+            key,
             event: {
               type: 'identify',
-              messageId: `int-${tag}-u-${row.user_id}-${row.at}`.slice(0, 200),
-              timestamp: row.at,
-              anonymousId: row.anonymous_id ?? row.user_id,
-              userId: row.user_id,
+              messageId: `int-${tag}-u-${key}-${at}`.slice(0, 200),
+              timestamp: at,
+              anonymousId: row.anonymous_id ?? key,
+              userId: key,
               traits: pick(row.traits ?? {}, task.fields),
             },
           };
@@ -341,19 +334,15 @@ export class IntegrationRunExecutor implements JobExecutor {
     }
 
     if (task.type === 'recent_events') {
-      if (!(await warehouse.existingTables(accountId)).includes('events')) return null;
-      const since = new Date(Date.now() - integration.schedule.rollingWindowDays * 86_400_000);
       return {
-        sql: `SELECT message_id, type, event, name, properties, anonymous_id, user_id,
-                     ${atText('timestamp')} AS timestamp, ${atText('received_at')} AS at
-                FROM ${warehouse.table(accountId, 'events')}
-               WHERE received_at >= $3 AND (received_at, message_id) > ($1::timestamptz, $2)
-                 AND ($4::text[] IS NULL OR COALESCE(event, name) = ANY($4))
-               ORDER BY received_at, message_id`,
-        values: [watermark.at, watermark.key, since, task.events],
-        toRow: (raw) => {
+        request: {
+          kind: 'events',
+          since: watermark,
+          receivedSince: new Date(Date.now() - integration.schedule.rollingWindowDays * 86_400_000),
+          names: task.events,
+        },
+        toRow: ({ at, key, row: raw }) => {
           const row = raw as {
-            message_id: string;
             type: 'track' | 'page';
             event: string | null;
             name: string | null;
@@ -361,12 +350,11 @@ export class IntegrationRunExecutor implements JobExecutor {
             anonymous_id: string | null;
             user_id: string | null;
             timestamp: string | null;
-            at: string;
           };
           const common = {
-            messageId: row.message_id,
-            timestamp: row.timestamp ?? row.at,
-            anonymousId: row.anonymous_id ?? row.user_id ?? row.message_id,
+            messageId: key,
+            timestamp: row.timestamp ?? at,
+            anonymousId: row.anonymous_id ?? row.user_id ?? key,
             ...(row.user_id ? { userId: row.user_id } : {}),
             properties: row.properties ?? {},
           };
@@ -374,33 +362,30 @@ export class IntegrationRunExecutor implements JobExecutor {
             row.type === 'page'
               ? { ...common, type: 'page', ...(row.name ? { name: row.name } : {}) }
               : { ...common, type: 'track', event: row.event ?? '' };
-          return { at: row.at, key: row.message_id, event };
+          return { at, key, event };
         },
       };
     }
 
-    const table = await warehouse.streamTable(accountId, `${sourceAppType}_${task.stream}`);
-    if (!table) return null;
     return {
-      sql: `SELECT id AS key, _raw AS raw, ${atText('_synced_at')} AS at FROM ${table}
-             WHERE (_synced_at, id) > ($1::timestamptz, $2)
-             ORDER BY _synced_at, id`,
-      values: [watermark.at, watermark.key],
-      toRow: (raw) => {
-        const row = raw as { key: string; raw: Record<string, unknown>; at: string };
-        const userId = row.raw[task.userIdField];
-        if (userId === null || userId === undefined || userId === '')
-          return { at: row.at, key: row.key, event: null };
+      request: {
+        kind: 'stream',
+        table: checkStreamTableName(`${sourceAppType}_${task.stream}`),
+        since: watermark,
+      },
+      toRow: ({ at, key, row: raw }) => {
+        const userId = raw[task.userIdField];
+        if (userId === null || userId === undefined || userId === '') return { at, key, event: null };
         const traits = Object.fromEntries(
-          Object.entries(row.raw).filter(([, value]) => value === null || typeof value !== 'object'),
+          Object.entries(raw).filter(([, value]) => value === null || typeof value !== 'object'),
         );
         return {
-          at: row.at,
-          key: row.key,
+          at,
+          key,
           event: {
             type: 'identify' as const,
-            messageId: `int-${tag}-${task.stream}-${row.key}-${row.at}`.slice(0, 200),
-            timestamp: row.at,
+            messageId: `int-${tag}-${task.stream}-${key}-${at}`.slice(0, 200),
+            timestamp: at,
             anonymousId: String(userId),
             userId: String(userId),
             traits,

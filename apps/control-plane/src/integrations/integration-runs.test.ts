@@ -1,7 +1,6 @@
 import { AppEntity } from '../apps/app.entity';
 import { PassThrough } from 'node:stream';
 import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors/testing';
-import { StreamTableWriter } from '@pipeline/destinations';
 import {
   lookAlikeCredentials,
   startLookAlikeVendor,
@@ -13,7 +12,6 @@ import { JobRunner } from '../jobs/job-runner';
 import { Scheduler } from '../jobs/scheduler';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { dueSources } from '../sources/source-schedule';
-import { WarehouseReader } from '../warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, trackRow, userRow, type ScratchWarehouse } from '../testing/warehouse';
 import { IntegrationRunExecutor } from './integration-run-executor';
@@ -51,8 +49,6 @@ const DAY_MS = 86_400_000;
 describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-alikes)', () => {
   let h: Harness;
   let warehouse: ScratchWarehouse;
-  let reader: WarehouseReader;
-  let writer: StreamTableWriter;
   let braze: LookAlikeServer;
   let amplitude: LookAlikeServer;
   let stripe: SourceLookAlike;
@@ -70,8 +66,6 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('integration runs warehouse');
     h = await startHarness('integration runs');
-    reader = new WarehouseReader(warehouse.url);
-    writer = new StreamTableWriter(warehouse.url);
     braze = await startLookAlikeVendor('braze');
     amplitude = await startLookAlikeVendor('amplitude');
     stripe = await startStripeLookAlike();
@@ -90,7 +84,7 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
       .register(
         new SourceSyncExecutor({
           dataSource: h.db.dataSource,
-          writer,
+          warehouse: warehouse.warehouses,
           cipher,
           logger: logger(),
           baseUrls: { stripe: stripe.url },
@@ -100,7 +94,7 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
       .register(
         new IntegrationRunExecutor({
           dataSource: h.db.dataSource,
-          warehouse: reader,
+          warehouse: warehouse.warehouses,
           cipher,
           jobs: h.services.jobs,
           logger: logger(),
@@ -118,8 +112,6 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
 
   afterAll(async () => {
     await runner.stop();
-    await reader.close();
-    await writer.close();
     await braze.close();
     await amplitude.close();
     await stripe.close();

@@ -4,7 +4,6 @@ import { startLookAlikeVendor, type LookAlikeServer } from '@pipeline/destinatio
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { JobRunner } from '../jobs/job-runner';
-import { WarehouseReader } from '../warehouse/warehouse-reader';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startBrazeUsersRun } from '../testing/integration-fixtures';
 import { startScratchWarehouse, userRow, type ScratchWarehouse } from '../testing/warehouse';
@@ -18,7 +17,6 @@ import { IntegrationRunExecutor } from './integration-run-executor';
 describe('a stale integration run writes nothing (real PostgreSQL, held Braze look-alike)', () => {
   let h: Harness;
   let warehouse: ScratchWarehouse;
-  let reader: WarehouseReader;
   let braze: LookAlikeServer;
   let proxy: HoldingProxy;
   let runner: JobRunner;
@@ -34,7 +32,6 @@ describe('a stale integration run writes nothing (real PostgreSQL, held Braze lo
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('stale run warehouse');
     h = await startHarness('stale run');
-    reader = new WarehouseReader(warehouse.url);
     braze = await startLookAlikeVendor('braze');
     proxy = await startHoldingProxy(braze.url);
     runner = new JobRunner({
@@ -50,7 +47,7 @@ describe('a stale integration run writes nothing (real PostgreSQL, held Braze lo
     }).register(
       new IntegrationRunExecutor({
         dataSource: h.db.dataSource,
-        warehouse: reader,
+        warehouse: warehouse.warehouses,
         cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
         jobs: h.services.jobs,
         logger: logger(),
@@ -65,7 +62,6 @@ describe('a stale integration run writes nothing (real PostgreSQL, held Braze lo
   afterAll(async () => {
     proxy?.release();
     await runner?.stop();
-    await reader?.close();
     await proxy?.close();
     await braze?.close();
     await h?.close();

@@ -6,7 +6,6 @@ import {
   type HoldingProxy,
   type SourceLookAlike,
 } from '@pipeline/connectors/testing';
-import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
@@ -31,7 +30,6 @@ interface JobRow {
 describe('job queue fairness across accounts (real PostgreSQL, held Stripe, Shopify look-alike)', () => {
   let h: Harness;
   let warehouse: ScratchWarehouse;
-  let writer: StreamTableWriter;
   let stripe: SourceLookAlike;
   let slowStripe: HoldingProxy;
   let shopify: SourceLookAlike;
@@ -57,7 +55,7 @@ describe('job queue fairness across accounts (real PostgreSQL, held Stripe, Shop
     }).register(
       new SourceSyncExecutor({
         dataSource: h.db.dataSource,
-        writer,
+        warehouse: warehouse.warehouses,
         cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
         logger: logger(),
         baseUrls: { stripe: slowStripe.url, shopify: shopify.url },
@@ -72,7 +70,6 @@ describe('job queue fairness across accounts (real PostgreSQL, held Stripe, Shop
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('fair queue warehouse');
     h = await startHarness('fair queue');
-    writer = new StreamTableWriter(warehouse.url);
     stripe = await startStripeLookAlike();
     shopify = await startShopifyLookAlike();
   });
@@ -93,7 +90,6 @@ describe('job queue fairness across accounts (real PostgreSQL, held Stripe, Shop
   });
 
   afterAll(async () => {
-    await writer.close();
     await stripe.close();
     await shopify.close();
     await h.close();
@@ -211,7 +207,7 @@ describe('task run queue fairness across accounts (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('fair task queue warehouse');
-    h = await startHarness('fair task queue', { warehouse: warehouse.reader });
+    h = await startHarness('fair task queue', { warehouse: warehouse.warehouses });
   });
   afterAll(async () => {
     await worker.stop();
@@ -243,7 +239,7 @@ describe('task run queue fairness across accounts (real PostgreSQL)', () => {
     );
     worker = new TaskWorker({
       dataSource: h.db.dataSource,
-      warehouse: warehouse.reader,
+      warehouse: warehouse.warehouses,
       logger: createLogger({ service: 'fair-task-test', stream: new PassThrough(), level: 'error' }),
       concurrency: 2,
       maxRunningPerAccount: 1,

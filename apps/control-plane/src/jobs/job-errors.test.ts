@@ -2,14 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors/testing';
-import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { IntegrationRunExecutor } from '../integrations/integration-run-executor';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
 import { startBrazeUsersRun } from '../testing/integration-fixtures';
-import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
+import { accountWarehousesAt, startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
 import { JobRunner } from './job-runner';
 
 interface ShownError {
@@ -38,7 +37,7 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
   let stripeApp: string;
   const logs: string[] = [];
   const runners: JobRunner[] = [];
-  const writers: StreamTableWriter[] = [];
+  const reached: ReturnType<typeof accountWarehousesAt>[] = [];
 
   const logger = () => {
     const stream = new PassThrough();
@@ -51,8 +50,8 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
    * integration runs) open credentials with `keys`.
    */
   function startRunner(warehouseUrl: string, keys = TEST_CREDENTIAL_KEYS): void {
-    const writer = new StreamTableWriter(warehouseUrl);
-    writers.push(writer);
+    const syncWarehouse = accountWarehousesAt(warehouseUrl);
+    reached.push(syncWarehouse);
     const cipher = new CredentialCipher(keys);
     const runner = new JobRunner({
       dataSource: h.db.dataSource,
@@ -68,7 +67,7 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
       .register(
         new SourceSyncExecutor({
           dataSource: h.db.dataSource,
-          writer,
+          warehouse: syncWarehouse.warehouses,
           cipher,
           logger: logger(),
           baseUrls: { stripe: stripe.url },
@@ -79,7 +78,7 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
       .register(
         new IntegrationRunExecutor({
           dataSource: h.db.dataSource,
-          warehouse: warehouse.reader,
+          warehouse: warehouse.warehouses,
           cipher,
           jobs: h.services.jobs,
           logger: logger(),
@@ -106,7 +105,7 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
 
   afterEach(async () => {
     await Promise.all(runners.splice(0).map((r) => r.stop()));
-    await Promise.all(writers.splice(0).map((w) => w.close()));
+    await Promise.all(reached.splice(0).map((w) => w.close()));
   });
 
   afterAll(async () => {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { startStripeLookAlike, stripeRecords, type SourceLookAlike } from '@pipeline/connectors/testing';
-import { StreamTableWriter } from '@pipeline/destinations';
 import { parsePrometheusText, sampleSum, type PrometheusSample } from '@pipeline/destinations/testing';
 import { createLogger } from '@pipeline/logger';
 import { CredentialCipher } from '../apps/credential-cipher';
@@ -32,7 +31,6 @@ describe('GET /metrics of the control plane (real PostgreSQL)', () => {
   let h: Harness;
   let t: Tenant;
   let warehouse: ScratchWarehouse;
-  let writer: StreamTableWriter;
   let stripe: SourceLookAlike;
   let runner: JobRunner | undefined;
   let worker: TaskWorker | undefined;
@@ -57,8 +55,7 @@ describe('GET /metrics of the control plane (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('metrics warehouse');
-    h = await startHarness('metrics', { warehouse: warehouse.reader });
-    writer = new StreamTableWriter(warehouse.url);
+    h = await startHarness('metrics', { warehouse: warehouse.warehouses });
     stripe = await startStripeLookAlike();
     stripe.data.set('customers', stripeRecords('customers', 3, Math.floor(Date.now() / 1000) - 86_400));
     t = await h.tenant(['automations']);
@@ -67,7 +64,6 @@ describe('GET /metrics of the control plane (real PostgreSQL)', () => {
   afterAll(async () => {
     await worker?.stop();
     await runner?.stop();
-    await writer.close();
     await stripe.close();
     await h.close();
     await warehouse.drop();
@@ -156,14 +152,14 @@ describe('GET /metrics of the control plane (real PostgreSQL)', () => {
     runner = new JobRunner({ ...settings, retryBaseMs: 100, retryMaxMs: 1000 }).register(
       new SourceSyncExecutor({
         dataSource: h.db.dataSource,
-        writer,
+        warehouse: warehouse.warehouses,
         cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
         logger: quiet(),
         baseUrls: { stripe: stripe.url },
         http: { attempts: 2, minDelayMs: 5 },
       }),
     );
-    worker = new TaskWorker({ ...settings, warehouse: warehouse.reader });
+    worker = new TaskWorker({ ...settings, warehouse: warehouse.warehouses });
     runner.start();
     worker.start();
     const statuses = await until(

@@ -1,9 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { connectorFor } from '@pipeline/catalog';
 import { ConnectorError, type Connector, type HttpReaderOptions } from '@pipeline/connectors';
-import type { StreamTableWriter } from '@pipeline/destinations';
 import type { Logger } from '@pipeline/logger';
-import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { AppEntity } from '../apps/app.entity';
 import type { CredentialCipher } from '../apps/credential-cipher';
 import type { JobEntity } from '../jobs/job.entity';
@@ -18,10 +16,13 @@ import {
 import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
 import { SourceEntity, type IntegrationStatus } from './source.entity';
 import { StreamStates } from './stream-states';
+import { isWarehouseUnavailable } from '../http/api-errors';
+import type { AccountWarehouses } from '../warehouse/account-warehouses';
 
 export interface SourceSyncOptions {
   dataSource: DataSource;
-  writer: StreamTableWriter;
+  /** Where each account's warehouse is: stream tables are written through its engine. */
+  warehouse: AccountWarehouses;
   cipher: CredentialCipher;
   logger: Logger;
   /** Base URL per app type, to point a connector at a proxy or a test server. */
@@ -42,6 +43,18 @@ const sourceStatuses: OwnerStatuses<IntegrationStatus> = {
   paused: 'paused',
 };
 
+/**
+ * Runs a warehouse call with the driver's own error: a sync's warehouse failure is shown to the
+ * tenant as an internal error with a reference, its detail logged, not as the API's 503.
+ */
+async function withDriverError<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw isWarehouseUnavailable(error) && error.cause !== undefined ? error.cause : error;
+  }
+}
+
 /** The warehouse table of a source stream: `<app type>_<stream>` in the account's schema. */
 export function streamTable(appType: string, stream: string): string {
   return `${appType}_${stream}`;
@@ -60,7 +73,7 @@ export class SourceSyncExecutor implements JobExecutor {
   constructor(private readonly options: SourceSyncOptions) {}
 
   async execute({ job, signal, progress }: JobContext): Promise<JobCounts> {
-    const { dataSource, writer, logger } = this.options;
+    const { dataSource, warehouse, logger } = this.options;
     const source = await dataSource.getRepository(SourceEntity).findOneBy({ id: job.sourceId ?? '' });
     if (!source || source.state !== 'active')
       throw new JobFailure('source_not_active', `Source ${job.sourceId ?? ''} is not active`);
@@ -74,7 +87,7 @@ export class SourceSyncExecutor implements JobExecutor {
 
     const states = new StreamStates(dataSource.manager);
     const saved = await states.forSource(source.id);
-    const schema = warehouseSchemaFor(source.accountId);
+    const { engine, account } = await withDriverError(() => warehouse.locate(source.accountId));
     const flushRows = this.options.flushRows ?? 5000;
     const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
     for (const stream of source.importTasks) {
@@ -85,7 +98,7 @@ export class SourceSyncExecutor implements JobExecutor {
       let cursor: string | null = null;
       const flush = async () => {
         const { written } = buffer.length
-          ? await writer.write(schema, table, spec.primaryKey, buffer)
+          ? await withDriverError(() => engine.writeStream(account, table, spec.primaryKey, buffer))
           : { written: 0 };
         counts.rowsWritten += written;
         buffer = [];

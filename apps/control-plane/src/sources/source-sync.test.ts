@@ -7,7 +7,6 @@ import {
   stripeRecords,
   type SourceLookAlike,
 } from '@pipeline/connectors/testing';
-import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { CredentialCipher } from '../apps/credential-cipher';
@@ -37,7 +36,6 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)', () => {
   let h: Harness;
   let warehouse: ScratchWarehouse;
-  let writer: StreamTableWriter;
   let stripe: SourceLookAlike;
   let shopify: SourceLookAlike;
   let runner: JobRunner;
@@ -65,7 +63,7 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
     }).register(
       new SourceSyncExecutor({
         dataSource: h.db.dataSource,
-        writer,
+        warehouse: warehouse.warehouses,
         cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
         logger: logger(),
         baseUrls: { stripe: stripe.url, shopify: shopify.url },
@@ -80,7 +78,6 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('sync engine warehouse');
     h = await startHarness('sync engine');
-    writer = new StreamTableWriter(warehouse.url);
     stripe = await startStripeLookAlike();
     shopify = await startShopifyLookAlike({ bucketSize: 4, leakPerSecond: 20 });
     runner = startRunner();
@@ -89,7 +86,6 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
 
   afterAll(async () => {
     await runner.stop();
-    await writer.close();
     await stripe.close();
     await shopify.close();
     await h.close();
@@ -153,7 +149,7 @@ describe('source sync engine (real PostgreSQL, Stripe and Shopify look-alikes)',
   }
 
   async function rows(table: string): Promise<Record<string, unknown>[]> {
-    const result = await warehouse.reader.query(
+    const result = await warehouse.query(
       `SELECT * FROM ${warehouseSchemaFor(t.accountId)}.${table} ORDER BY id`,
       [],
     );

@@ -133,7 +133,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     const second = await startControlPlane();
     await until(async () => (await job(jobId)).status === 'succeeded', 60_000);
     expect(await job(jobId)).toMatchObject({ status: 'succeeded', attempts: 2, worker_id: null });
-    const loaded = await warehouse.reader.query<{ rows: string; ids: string }>(
+    const loaded = await warehouse.query<{ rows: string; ids: string }>(
       `SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM ${warehouseSchemaFor(accountId)}.stripe_customers`,
     );
     expect(loaded.rows[0]).toEqual({ rows: '1000', ids: '1000' });

@@ -45,7 +45,7 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('task runs warehouse');
-    h = await startHarness('task runs', { warehouse: warehouse.reader });
+    h = await startHarness('task runs', { warehouse: warehouse.warehouses });
   });
   afterAll(async () => {
     await h.close();
@@ -61,7 +61,7 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
   function worker(options: Partial<TaskWorkerOptions> = {}): TaskWorker {
     const created = new TaskWorker({
       dataSource: h.db.dataSource,
-      warehouse: warehouse.reader,
+      warehouse: warehouse.warehouses,
       logger,
       concurrency: 2,
       pollIntervalMs: 20,
@@ -428,7 +428,7 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
       const atStep = new Promise<void>((resolve) => (reached = resolve));
       const a = new TaskWorker({
         dataSource: crashedDb,
-        warehouse: warehouse.reader,
+        warehouse: warehouse.warehouses,
         logger,
         workerId: 'crashing-worker',
         concurrency: 1,
@@ -468,7 +468,7 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
       );
       const reaper = new TaskWorker({
         dataSource: h.db.dataSource,
-        warehouse: warehouse.reader,
+        warehouse: warehouse.warehouses,
         logger,
         concurrency: 1,
         pollIntervalMs: 20,
@@ -498,7 +498,7 @@ describe('task runs: worker and templates (real PostgreSQL)', () => {
       const atStep = new Promise<void>((resolve) => (reached = resolve));
       const a = new TaskWorker({
         dataSource: h.db.dataSource,
-        warehouse: warehouse.reader,
+        warehouse: warehouse.warehouses,
         logger,
         concurrency: 1,
         pollIntervalMs: 20,

@@ -12,7 +12,7 @@ import {
 import { TaskRunEntity, type RunError, type RunProgress } from './task-run.entity';
 import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
-import type { WarehouseReader } from '../warehouse/warehouse-reader';
+import type { AccountWarehouses } from '../warehouse/account-warehouses';
 import { isWarehouseUnavailable } from '../http/api-errors';
 import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 
@@ -29,7 +29,8 @@ export interface TaskRunMetrics extends QueueMetrics {
 
 export interface TaskWorkerOptions extends WorkerSettings {
   metrics?: TaskRunMetrics;
-  warehouse: WarehouseReader;
+  /** Where each account's warehouse is, for the templates' steps. */
+  warehouse: AccountWarehouses;
   /** Called before each step, with the run's abort signal (tests use it to hold a run mid-way). */
   beforeStep?: (run: { id: string; taskId: string }, stepId: string, signal: AbortSignal) => Promise<void>;
 }
@@ -81,7 +82,7 @@ export class TaskWorker extends QueueWorker {
       runId: run.id,
       params: run.params as never,
       dataSource,
-      warehouse: this.options.warehouse,
+      warehouses: this.options.warehouse,
       signal,
       checkpoint: () => execution.checkpoint(),
       now: new Date(),

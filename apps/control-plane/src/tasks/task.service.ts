@@ -24,7 +24,7 @@ import { TaskRunEntity, type RunProgress, type TaskRunStatus } from './task-run.
 import { ParamsValidator } from './params-validator';
 import { findTemplate } from './templates/catalog';
 import type { TaskTemplate } from './templates/template';
-import type { WarehouseReader } from '../warehouse/warehouse-reader';
+import type { AccountWarehouses } from '../warehouse/account-warehouses';
 import { returnedRows } from '../database/returned-rows';
 import { shownError } from '../work-queue/tenant-error';
 
@@ -47,7 +47,7 @@ export class TaskService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly warehouse: WarehouseReader,
+    private readonly warehouses: AccountWarehouses,
     /** Called after a run is queued, so an in-process worker picks it up at once. */
     private readonly onRunQueued: () => void = () => undefined,
     private readonly limiter: AccountLimiter = new AccountLimiter(),
@@ -251,7 +251,11 @@ export class TaskService {
   }
 
   private async hasData(accountId: string, data: 'connectors' | 'warehouse_rows'): Promise<boolean> {
-    if (data === 'warehouse_rows') return this.warehouse.hasRows(accountId);
+    if (data === 'warehouse_rows') {
+      const { engine, account } = await this.warehouses.locate(accountId);
+      const [row] = await engine.query(account, 'has_rows', {}, { purpose: 'query' });
+      return row?.found === true;
+    }
     const live = { accountId, state: Not('deleted' as const) };
     return (
       (await this.dataSource.getRepository(AppEntity).existsBy(live)) ||

@@ -8,7 +8,7 @@ describe('tasks and templates API (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     warehouse = await startScratchWarehouse('tasks api warehouse');
-    h = await startHarness('tasks api', { warehouse: warehouse.reader });
+    h = await startHarness('tasks api', { warehouse: warehouse.warehouses });
   });
   afterAll(async () => {
     await h.close();

@@ -12,13 +12,13 @@ import { ControlPlaneMetrics } from '../metrics/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { InternalTokens } from '../auth/internal-tokens';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
-import { WarehouseReader } from '../warehouse/warehouse-reader';
+import type { AccountWarehouses } from '../warehouse/account-warehouses';
 import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
 import type { ApiRateLimitOptions } from '../auth/api-rate-limit';
 import { PgQueryMeter } from '../warehouse/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../scratch-data-source';
-import { startScratchWarehouse, type ScratchWarehouse } from './warehouse';
+import { accountWarehousesAt, startScratchWarehouse, type ScratchWarehouse } from './warehouse';
 
 /** Credentials and config an app of this type is created with: the app catalog's valid example. */
 export function exampleSettings(appType: string): {
@@ -76,7 +76,7 @@ export interface Harness {
    * The warehouse the app reads (usage, prechecks, tasks): the one given in the options, or
    * this harness's own empty scratch warehouse; give it to a TaskWorker to read the same.
    */
-  warehouse: WarehouseReader;
+  warehouse: AccountWarehouses;
   /** The app's metrics (GET /metrics); give it to a JobRunner or TaskWorker to count theirs too. */
   metrics: ControlPlaneMetrics;
   tenant(features?: string[]): Promise<Tenant>;
@@ -97,8 +97,8 @@ export interface HarnessOptions {
    * scratch warehouse of the harness's own, never the server's fixed `warehouse` database,
    * which exists only where a dev stack or an earlier step made it.
    */
-  warehouse?: WarehouseReader;
-  /** A warehouse database to read through a reader that meters into this harness's database. */
+  warehouse?: AccountWarehouses;
+  /** A warehouse database to read through engines that meter into this harness's database. */
   meteredWarehouseUrl?: string;
   prices?: PriceList;
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
@@ -123,13 +123,13 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
   const logger = createLogger({ service: 'control-plane-test', stream, level: 'debug' });
   const metered = options.meteredWarehouseUrl
-    ? new WarehouseReader(options.meteredWarehouseUrl, { meter: new PgQueryMeter(db.dataSource) })
+    ? accountWarehousesAt(options.meteredWarehouseUrl, new PgQueryMeter(db.dataSource))
     : undefined;
   let own: ScratchWarehouse | undefined;
-  let warehouse = metered ?? options.warehouse;
+  let warehouse = metered?.warehouses ?? options.warehouse;
   if (!warehouse) {
     own = await startScratchWarehouse(`${label} warehouse`);
-    warehouse = own.reader;
+    warehouse = own.warehouses;
   }
   const deps = {
     dataSource: db.dataSource,

@@ -1,13 +1,40 @@
-import { WarehouseWriter } from '@pipeline/destinations';
+import { Pool, type QueryResultRow } from 'pg';
+import { defaultWarehouseTimeouts, WarehouseEngines, WarehouseWriter } from '@pipeline/destinations';
 import { warehouseTables, type RowOf, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
-import { WarehouseReader } from '../warehouse/warehouse-reader';
+import {
+  OneWarehouse,
+  warehouseConnectionOfUrl,
+  type AccountWarehouses,
+} from '../warehouse/account-warehouses';
+import type { QueryMeter } from '../warehouse/query-meter';
+
+/** The control plane's view of the warehouse at `url` (metered into `meter` when given), and how to close it. */
+export function accountWarehousesAt(
+  url: string,
+  meter?: QueryMeter,
+): { warehouses: AccountWarehouses; close(): Promise<void> } {
+  const engines = WarehouseEngines.postgres(
+    { processMaxConnections: 10, idleMs: 10_000 },
+    {
+      timeouts: defaultWarehouseTimeouts,
+      ...(meter ? { meter: (accountId, purpose, bytes) => meter.record(accountId, purpose, bytes) } : {}),
+    },
+  );
+  return {
+    warehouses: new OneWarehouse(engines, warehouseConnectionOfUrl(url, 'default')),
+    close: () => engines.close(),
+  };
+}
 
 /** A suite's own warehouse database, written with the production warehouse writer. */
 export interface ScratchWarehouse {
   url: string;
-  reader: WarehouseReader;
+  /** The warehouse as the control plane reaches it (unmetered). */
+  warehouses: AccountWarehouses;
+  /** Runs SQL on the warehouse directly, for a test to check what landed. */
+  query<R extends QueryResultRow = QueryResultRow>(sql: string, values?: unknown[]): Promise<{ rows: R[] }>;
   seed(accountId: string, rows: WarehouseRow[]): Promise<void>;
   /** Creates the account's schema and tables without rows. */
   createSchema(accountId: string): Promise<void>;
@@ -17,17 +44,20 @@ export interface ScratchWarehouse {
 export async function startScratchWarehouse(label: string): Promise<ScratchWarehouse> {
   const scratch = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, label);
   const writer = new WarehouseWriter(scratch.url);
-  const reader = new WarehouseReader(scratch.url);
+  const reached = accountWarehousesAt(scratch.url);
+  const direct = new Pool({ connectionString: scratch.url, max: 2 });
   return {
     url: scratch.url,
-    reader,
+    warehouses: reached.warehouses,
+    query: (sql, values = []) => direct.query(sql, values),
     async seed(accountId, rows) {
       await writer.write(warehouseSchemaFor(accountId), rows);
     },
     createSchema: (accountId) => writer.ensureSchema(warehouseSchemaFor(accountId)),
     async drop() {
       await writer.close();
-      await reader.close();
+      await reached.close();
+      await direct.end();
       await scratch.drop();
     },
   };

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
 import { isWarehouseUnavailable } from '../http/api-errors';
-import type { WarehouseReader } from '../warehouse/warehouse-reader';
+import type { AccountWarehouses } from '../warehouse/account-warehouses';
 import { returnedRows } from '../database/returned-rows';
 import { costsOfDay, type DayFigures, type PriceList } from './price-list';
 
@@ -15,7 +15,7 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
  *   TOAST) in the account's warehouse schema; only measurable now, so a past day keeps the
  *   size metered on it;
  * - query and model query: the bytes the metered warehouse queries processed that day
- *   (`usage_query_bytes`, written by WarehouseReader.accountQuery);
+ *   (`usage_query_bytes`, written by the warehouse engine's meter);
  * - compute: the seconds the sync jobs and integration runs that finished that day ran, all
  *   their attempts added up, and the task runs' (model compute) from start to end;
  * - sync rows: rows written by the source syncs that finished that day, plus the tracking
@@ -27,7 +27,7 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 export class UsageMetering {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly warehouse: WarehouseReader,
+    private readonly warehouses: AccountWarehouses,
     private readonly prices: PriceList,
   ) {}
 
@@ -155,15 +155,8 @@ export class UsageMetering {
   }
 
   private async storageBytes(accountId: string): Promise<number> {
-    const { rows } = await this.warehouse.accountQuery<{ bytes: string }>(
-      accountId,
-      'query',
-      `SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) AS bytes
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'm')`,
-      [this.warehouse.schemaOf(accountId)],
-    );
-    return Number(rows[0]?.bytes ?? 0);
+    const { engine, account } = await this.warehouses.locate(accountId);
+    return engine.storageBytes(account);
   }
 
   private async meteredStorage(accountId: string, day: string): Promise<number> {
@@ -177,23 +170,9 @@ export class UsageMetering {
   }
 
   private async trackingRows(accountId: string, day: string): Promise<number> {
-    const tables = await this.warehouse.existingTables(accountId);
-    if (tables.length === 0) return 0;
-    const counts = tables
-      .map(
-        (table) =>
-          `(SELECT count(*) FROM ${this.warehouse.table(accountId, table)}
-             WHERE received_at >= $1::date::timestamp AT TIME ZONE 'UTC'
-               AND received_at < ($1::date + 1)::timestamp AT TIME ZONE 'UTC')`,
-      )
-      .join(' + ');
-    const { rows } = await this.warehouse.accountQuery<{ rows: string }>(
-      accountId,
-      'query',
-      `SELECT ${counts} AS rows`,
-      [day],
-    );
-    return Number(rows[0]?.rows ?? 0);
+    const { engine, account } = await this.warehouses.locate(accountId);
+    const [row] = await engine.query(account, 'rows_received_on', { day }, { purpose: 'query' });
+    return row?.rows ?? 0;
   }
 }
 

@@ -1,14 +1,17 @@
 import Decimal from 'decimal.js';
 import { startStripeLookAlike, stripeRecords } from '@pipeline/connectors/testing';
-import { StreamTableWriter } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { JobRunner } from '../jobs/job-runner';
 import { SourceSyncExecutor } from '../sources/source-sync-executor';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
-import { startScratchWarehouse, trackRow, type ScratchWarehouse } from '../testing/warehouse';
-import { WarehouseReader } from '../warehouse/warehouse-reader';
+import {
+  accountWarehousesAt,
+  startScratchWarehouse,
+  trackRow,
+  type ScratchWarehouse,
+} from '../testing/warehouse';
 import { priceList } from './price-list';
 import { PgQueryMeter } from '../warehouse/query-meter';
 import type { DailyUsageItem, UsageSummary } from './usage.dto';
@@ -111,7 +114,7 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
     return row!.metered_at.toISOString();
   };
   const storageBytes = async (accountId: string): Promise<number> => {
-    const { rows } = await warehouse.reader.query<{ bytes: string }>(
+    const { rows } = await warehouse.query<{ bytes: string }>(
       `SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) AS bytes FROM pg_class c
          JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`,
       [warehouseSchemaFor(accountId)],
@@ -120,15 +123,20 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
   };
 
   it('measures the bytes a metered warehouse query processes, per account and purpose', async () => {
-    const reader = new WarehouseReader(warehouse.url, { meter: new PgQueryMeter(h.db.dataSource) });
+    const metered = accountWarehousesAt(warehouse.url, new PgQueryMeter(h.db.dataSource));
+    const { engine, account } = await metered.warehouses.locate(a.accountId);
+    // count(*) of the whole events table: a sequential scan.
+    const scan = () =>
+      engine.query(
+        account,
+        'table_freshness',
+        { table: 'events', now: new Date() },
+        { purpose: 'model_query' },
+      );
     try {
       const before = await queryBytes(a.accountId, 'model_query');
-      await reader.accountQuery(
-        a.accountId,
-        'model_query',
-        `SELECT count(*) FROM ${reader.table(a.accountId, 'events')}`,
-      );
-      const { rows } = await warehouse.reader.query<{ bytes: string }>(
+      await scan();
+      const { rows } = await warehouse.query<{ bytes: string }>(
         `SELECT pg_relation_size($1::regclass) AS bytes`,
         [`${warehouseSchemaFor(a.accountId)}.events`],
       );
@@ -142,17 +150,13 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
       const repeats: number[] = [];
       for (let i = 0; i < 3; i += 1) {
         const previous = await queryBytes(a.accountId, 'model_query');
-        await reader.accountQuery(
-          a.accountId,
-          'model_query',
-          `SELECT count(*) FROM ${reader.table(a.accountId, 'events')}`,
-        );
+        await scan();
         repeats.push((await queryBytes(a.accountId, 'model_query')) - previous);
       }
       expect(new Set(repeats).size).toBe(1);
       expect(repeats[0]).toBeGreaterThanOrEqual(Number(rows[0]?.bytes));
     } finally {
-      await reader.close();
+      await metered.close();
     }
   });
 
@@ -302,7 +306,6 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
   it('meters a real sync job: its rows, its seconds and the table it filled', async () => {
     const c = await h.tenant();
     const stripe = await startStripeLookAlike();
-    const writer = new StreamTableWriter(warehouse.url);
     const runner = new JobRunner({
       dataSource: h.db.dataSource,
       logger: createLogger({ service: 'usage-test', level: 'error' }),
@@ -316,7 +319,7 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
     }).register(
       new SourceSyncExecutor({
         dataSource: h.db.dataSource,
-        writer,
+        warehouse: warehouse.warehouses,
         cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
         logger: createLogger({ service: 'usage-test', level: 'error' }),
         baseUrls: { stripe: stripe.url },
@@ -360,7 +363,6 @@ describe('usage metering and the usage API (real PostgreSQL)', () => {
       });
     } finally {
       await runner.stop();
-      await writer.close();
       await stripe.close();
     }
   });

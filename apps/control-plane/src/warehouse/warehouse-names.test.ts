@@ -1,12 +1,4 @@
-import {
-  checkStreamTableName,
-  cursorFetchRows,
-  streamTableOf,
-  warehouseSchemaOf,
-  warehouseTable,
-  warehouseTableNames,
-  type WarehouseTableName,
-} from './warehouse-names';
+import { checkStreamTableName, warehouseSchemaOf, warehouseTableNames } from './warehouse-names';
 import { meteredBytes } from './query-meter';
 
 // The names spliced into warehouse SQL. An account reads only its own schema, and no name
@@ -36,29 +28,15 @@ describe('warehouseSchemaOf', () => {
   });
 });
 
-describe('warehouseTable', () => {
-  it('quotes the schema and each known table', () => {
+describe('warehouseTableNames', () => {
+  it('are the four tracking tables', () => {
     expect(warehouseTableNames).toEqual(['events', 'users', 'groups', 'aliases']);
-    expect(warehouseTableNames.map((table) => warehouseTable(account, table))).toEqual([
-      '"account_5d1f2c3b00004000800000000000000a"."events"',
-      '"account_5d1f2c3b00004000800000000000000a"."users"',
-      '"account_5d1f2c3b00004000800000000000000a"."groups"',
-      '"account_5d1f2c3b00004000800000000000000a"."aliases"',
-    ]);
-  });
-
-  it('refuses a table it does not know, and an account id that is no schema', () => {
-    expect(() => warehouseTable(account, 'pg_user' as WarehouseTableName)).toThrow(
-      'unknown warehouse table pg_user',
-    );
-    expect(() => warehouseTable('x', 'events')).toThrow('invalid account id for a warehouse schema');
   });
 });
 
 describe('stream tables', () => {
   it.each(['stripe_customers', 'hubspot_deals', 'a', `a${'b'.repeat(62)}`, 'x9_'])('takes %s', (name) => {
     expect(checkStreamTableName(name)).toBe(name);
-    expect(streamTableOf(account, name)).toBe(`"account_5d1f2c3b00004000800000000000000a"."${name}"`);
   });
 
   it.each([
@@ -73,13 +51,6 @@ describe('stream tables', () => {
     'x.y',
   ])('refuses %j', (name) => {
     expect(() => checkStreamTableName(name)).toThrow(`invalid stream table name ${name}`);
-    expect(() => streamTableOf(account, name)).toThrow(`invalid stream table name ${name}`);
-  });
-});
-
-describe('cursorFetchRows', () => {
-  it('fetches whole rows, at least one', () => {
-    expect([500, 1, 2.9, 0, -4, 0.5].map(cursorFetchRows)).toEqual([500, 1, 2, 1, 1, 1]);
   });
 });
 

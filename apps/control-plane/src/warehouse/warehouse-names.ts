@@ -17,21 +17,8 @@ export function warehouseSchemaOf(accountId: string): string {
   return schema;
 }
 
-/** `"account_…"."<table>"` for a known table name. */
-export function warehouseTable(accountId: string, table: WarehouseTableName): string {
-  if (!warehouseTableNames.includes(table)) throw new Error(`unknown warehouse table ${String(table)}`);
-  return `"${warehouseSchemaOf(accountId)}"."${table}"`;
-}
-
 /** A source stream's table name (`<app type>_<stream>`), checked as an identifier before use. */
 export function checkStreamTableName(name: string): string {
   if (!streamTableName.test(name)) throw new Error(`invalid stream table name ${name}`);
   return name;
 }
-
-/** `"account_…"."<stream table>"`. */
-export const streamTableOf = (accountId: string, name: string): string =>
-  `"${warehouseSchemaOf(accountId)}"."${checkStreamTableName(name)}"`;
-
-/** Rows per FETCH of a batch cursor: a whole number, at least 1. */
-export const cursorFetchRows = (batchRows: number): number => Math.max(1, Math.floor(batchRows));

@@ -22,3 +22,4 @@ export {
 export { topicRecords, waitFor, type TopicRecord } from './topic-records';
 export { parsePrometheusText, sampleSum, samplesOf, type PrometheusSample } from './prometheus-text';
 export { startPgBouncer, type PgBouncer, type PgBouncerOptions } from './pgbouncer';
+export { warehouseConnectionOf } from './warehouse-connection';

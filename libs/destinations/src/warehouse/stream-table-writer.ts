@@ -30,11 +30,14 @@ export type { StreamWriteResult };
  */
 export class StreamTableWriter {
   private readonly pool: Pool;
+  /** A pool handed in is the engine's, shared with its other users: close() leaves it open. */
+  private readonly ownsPool: boolean;
   private readonly columns = new Map<string, Map<string, ColumnType>>();
   private readonly timeouts: WarehouseTimeouts;
 
-  constructor(url: string, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
-    this.pool = warehousePool(url, options.poolMax ?? 3);
+  constructor(target: string | Pool, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
+    this.ownsPool = typeof target === 'string';
+    this.pool = typeof target === 'string' ? warehousePool(target, options.poolMax ?? 3) : target;
     this.timeouts = options.timeouts ?? defaultWarehouseTimeouts;
   }
 
@@ -79,7 +82,7 @@ export class StreamTableWriter {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    if (this.ownsPool) await this.pool.end();
   }
 
   /**

@@ -68,15 +68,18 @@ async function copyInto(
  */
 export class WarehouseWriter {
   private readonly pool: Pool;
+  /** A pool handed in is the engine's, shared with its other users: close() leaves it open. */
+  private readonly ownsPool: boolean;
   private readonly ready = new Map<string, Promise<void>>();
   private readonly rowsPerCopy: number;
   private readonly timeouts: WarehouseTimeouts;
 
   constructor(
-    url: string,
+    target: string | Pool,
     options: { poolMax?: number; timeouts?: WarehouseTimeouts; rowsPerCopy?: number } = {},
   ) {
-    this.pool = warehousePool(url, options.poolMax ?? 5);
+    this.ownsPool = typeof target === 'string';
+    this.pool = typeof target === 'string' ? warehousePool(target, options.poolMax ?? 5) : target;
     this.timeouts = options.timeouts ?? defaultWarehouseTimeouts;
     this.rowsPerCopy = options.rowsPerCopy ?? defaultRowsPerCopy;
   }
@@ -112,7 +115,7 @@ export class WarehouseWriter {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    if (this.ownsPool) await this.pool.end();
   }
 
   /**

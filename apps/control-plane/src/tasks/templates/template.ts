@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { WarehouseReader } from '../../warehouse/warehouse-reader';
+import type { AccountWarehouses } from '../../warehouse/account-warehouses';
 
 /**
  * A capability a template needs (docs/tasks-and-mcp.md#templates): a connected integration of an app type, a
@@ -16,7 +16,8 @@ export interface StepContext<P> {
   runId: string;
   params: P;
   dataSource: DataSource;
-  warehouse: WarehouseReader;
+  /** Where the account's warehouse is: steps read it through its engine's named queries. */
+  warehouses: AccountWarehouses;
   /** Aborted when the run is cancelled or this worker lost it; long steps check it. */
   signal: AbortSignal;
   /** Throws when the signal is aborted. */

@@ -31,6 +31,9 @@ const conventions: Record<Exclude<NamingConvention, 'any'>, RegExp> = {
   'Title Case': /^[A-Z][a-zA-Z0-9]*( [A-Z0-9][a-zA-Z0-9]*)*$/,
 };
 
+/** The start of the window: `days` whole days of 24 hours before the run's time. */
+const windowStart = (now: Date, days: number): Date => new Date(now.getTime() - days * 86_400_000);
+
 /** Names that differ only by case, spaces, dashes or underscores are the same event. */
 const canonical = (name: string) => name.toLowerCase().replace(/[\s_\-.]+/g, '');
 
@@ -72,57 +75,36 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
     {
       id: 'collect_events',
       name: 'Collect the event names seen in the window',
-      async run({ warehouse, accountId, params, now, signal }): Promise<EventSeen[] | null> {
-        if (!(await warehouse.existingTables(accountId)).includes('events')) return null;
-        const { rows } = await warehouse.accountQuery<{
-          type: string;
-          name: string;
-          count: string;
-          first_seen: Date;
-          last_seen: Date;
-        }>(
-          accountId,
-          'model_query',
-          `SELECT type, COALESCE(CASE WHEN type = 'page' THEN name ELSE event END, '') AS name,
-                  count(*) AS count, min(COALESCE(timestamp, received_at)) AS first_seen,
-                  max(COALESCE(timestamp, received_at)) AS last_seen
-             FROM ${warehouse.table(accountId, 'events')}
-            WHERE COALESCE(timestamp, received_at) > $1::timestamptz - make_interval(days => $2)
-            GROUP BY 1, 2 ORDER BY count(*) DESC, 2`,
-          [now.toISOString(), params.days],
-          signal,
+      async run({ warehouses, accountId, params, now, signal }): Promise<EventSeen[] | null> {
+        const { engine, account } = await warehouses.locate(accountId);
+        const tables = await engine.query(account, 'existing_tables', {}, { purpose: 'model_query', signal });
+        if (!tables.some((t) => t.table === 'events')) return null;
+        const rows = await engine.query(
+          account,
+          'event_names',
+          { since: windowStart(now, params.days) },
+          { purpose: 'model_query', signal },
         );
         return rows.map((r) => ({
           type: r.type,
           name: r.name,
-          count: Number(r.count),
-          firstSeen: r.first_seen.toISOString(),
-          lastSeen: r.last_seen.toISOString(),
+          count: r.count,
+          firstSeen: r.firstSeen.toISOString(),
+          lastSeen: r.lastSeen.toISOString(),
         }));
       },
     },
     {
       id: 'collect_property_types',
       name: 'Collect the property types of each event',
-      async run({ warehouse, accountId, params, now, state, signal }): Promise<PropertySeen[]> {
+      async run({ warehouses, accountId, params, now, state, signal }): Promise<PropertySeen[]> {
         if (state.collect_events === null) return [];
-        const { rows } = await warehouse.accountQuery<{
-          type: string;
-          event: string;
-          property: string;
-          json_type: string;
-          count: string;
-        }>(
-          accountId,
-          'model_query',
-          `SELECT e.type, COALESCE(CASE WHEN e.type = 'page' THEN e.name ELSE e.event END, '') AS event,
-                  p.key AS property, jsonb_typeof(p.value) AS json_type, count(*) AS count
-             FROM ${warehouse.table(accountId, 'events')} e
-            CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(e.properties) = 'object' THEN e.properties ELSE '{}'::jsonb END) p
-            WHERE COALESCE(e.timestamp, e.received_at) > $1::timestamptz - make_interval(days => $2)
-            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
-          [now.toISOString(), params.days],
-          signal,
+        const { engine, account } = await warehouses.locate(accountId);
+        const rows = await engine.query(
+          account,
+          'event_property_types',
+          { since: windowStart(now, params.days) },
+          { purpose: 'model_query', signal },
         );
         const byKey = new Map<string, PropertySeen>();
         for (const row of rows) {
@@ -133,7 +115,7 @@ export const trackingPlanAudit: TaskTemplate<TrackingPlanParams> = {
             property: row.property,
             types: {},
           };
-          seen.types[row.json_type] = Number(row.count);
+          seen.types[row.jsonType] = row.count;
           byKey.set(key, seen);
         }
         return [...byKey.values()];

@@ -61,12 +61,17 @@ export const warehouseFreshnessCheck: TaskTemplate<WarehouseFreshnessParams> = {
     {
       id: 'inspect_schema',
       name: "Find the account's warehouse tables",
-      run: async ({ warehouse, accountId }) => warehouse.existingTables(accountId),
+      async run({ warehouses, accountId, signal }): Promise<WarehouseTableName[]> {
+        const { engine, account } = await warehouses.locate(accountId);
+        const tables = await engine.query(account, 'existing_tables', {}, { purpose: 'model_query', signal });
+        return tables.map((t) => t.table);
+      },
     },
     {
       id: 'measure_tables',
       name: 'Measure row counts and the newest rows',
-      async run({ warehouse, accountId, params, state, now, checkpoint, signal }): Promise<TableMeasure[]> {
+      async run({ warehouses, accountId, params, state, now, checkpoint, signal }): Promise<TableMeasure[]> {
+        const { engine, account } = await warehouses.locate(accountId);
         const existing = state.inspect_schema as WarehouseTableName[];
         const measures: TableMeasure[] = [];
         for (const table of params.tables) {
@@ -82,29 +87,20 @@ export const warehouseFreshnessCheck: TaskTemplate<WarehouseFreshnessParams> = {
             });
             continue;
           }
-          const { rows } = await warehouse.accountQuery<{
-            rows: string;
-            last_received_at: Date | null;
-            last_event_at: Date | null;
-            rows_last_24h: string;
-          }>(
-            accountId,
-            'model_query',
-            `SELECT count(*) AS rows, max(received_at) AS last_received_at, max(timestamp) AS last_event_at,
-                    count(*) FILTER (WHERE received_at > $1::timestamptz - interval '24 hours') AS rows_last_24h
-               FROM ${warehouse.table(accountId, table)}`,
-            [now.toISOString()],
-            signal,
+          const [row] = await engine.query(
+            account,
+            'table_freshness',
+            { table, now },
+            { purpose: 'model_query', signal },
           );
-          const [row] = rows;
           if (!row) throw new Error('count(*) returned no row');
           measures.push({
             table,
             exists: true,
-            rows: Number(row.rows),
-            lastReceivedAt: row.last_received_at?.toISOString() ?? null,
-            lastEventAt: row.last_event_at?.toISOString() ?? null,
-            rowsLast24h: Number(row.rows_last_24h),
+            rows: row.rows,
+            lastReceivedAt: row.lastReceivedAt?.toISOString() ?? null,
+            lastEventAt: row.lastEventAt?.toISOString() ?? null,
+            rowsLast24h: row.rowsLast24h,
           });
         }
         return measures;
@@ -113,7 +109,8 @@ export const warehouseFreshnessCheck: TaskTemplate<WarehouseFreshnessParams> = {
     {
       id: 'write_report',
       name: 'Write the report',
-      async run({ state, params, now, warehouse, accountId }) {
+      async run({ state, params, now, warehouses, accountId }) {
+        const { account } = await warehouses.locate(accountId);
         const measures = state.measure_tables as TableMeasure[];
         const findings: Finding[] = [];
         const tables = measures.map((m) => {
@@ -160,7 +157,7 @@ export const warehouseFreshnessCheck: TaskTemplate<WarehouseFreshnessParams> = {
         return {
           kind: 'warehouse_freshness_check',
           generatedAt: now.toISOString(),
-          schema: warehouse.schemaOf(accountId),
+          schema: account.schema,
           maxAgeHours: params.max_age_hours,
           fresh: tables.every((t) => t.status === 'fresh'),
           tables,

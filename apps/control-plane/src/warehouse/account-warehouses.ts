@@ -1,0 +1,171 @@
+import type {
+  AccountLocation,
+  ChangedRow,
+  ChangeRequest,
+  ReadOnlyQueries,
+  ReadOnlyQueryName,
+  ReadOptions,
+  StreamWriteResult,
+  WarehouseEngine,
+  WarehouseEngines,
+  WarehouseErrorClass,
+  WriteResult,
+} from '@pipeline/destinations';
+import type { WarehouseRow } from '@pipeline/events';
+import { warehouseTlsModes, type WarehouseConnection, type WarehouseTlsMode } from '@pipeline/tenancy';
+import { isWarehouseUnavailable, warehouseUnavailable } from '../http/api-errors';
+import { isWarehouseConnectionFailure } from './connection-failure';
+import { warehouseSchemaOf } from './warehouse-names';
+
+export const DEFAULT_WAREHOUSE_URL = 'postgres://postgres@127.0.0.1:5432/warehouse';
+
+/** The connections one process opens to the WAREHOUSE_URL warehouse at most (before the process budget). */
+export const defaultWarehouseMaxConnections = 10;
+
+/** An account's warehouse: the engine that reaches it and the account's place in it. */
+export interface LocatedWarehouse {
+  engine: WarehouseEngine;
+  account: AccountLocation;
+}
+
+/**
+ * Where each account's warehouse data is: the task templates, usage metering, integration runs,
+ * source syncs and prechecks ask here and write no SQL of their own. A warehouse that cannot be
+ * reached answers the documented 503 `warehouse_unavailable` (an AppError), which the API renders
+ * and the runs record as their error code.
+ */
+export interface AccountWarehouses {
+  locate(accountId: string): Promise<LocatedWarehouse>;
+}
+
+/**
+ * The structured fields of a warehouse URL (WAREHOUSE_URL, set by the operator): its `sslmode`
+ * parameter gives the TLS mode, any other parameter is ignored, so the URL cannot redirect the
+ * connection or read files on this host.
+ */
+export function warehouseConnectionOfUrl(
+  url: string,
+  warehouseId: string,
+  maxConnections = defaultWarehouseMaxConnections,
+): WarehouseConnection {
+  const parsed = new URL(url);
+  const sslmode = parsed.searchParams.get('sslmode') ?? 'disable';
+  if (!warehouseTlsModes.includes(sslmode as WarehouseTlsMode))
+    throw new Error(`unsupported sslmode ${sslmode}: use ${warehouseTlsModes.join(', ')}`);
+  return {
+    warehouseId,
+    engine: 'postgres',
+    host: parsed.hostname,
+    port: Number(parsed.port || 5432),
+    database: decodeURIComponent(parsed.pathname.slice(1)),
+    user: decodeURIComponent(parsed.username),
+    password: decodeURIComponent(parsed.password),
+    tlsMode: sslmode as WarehouseTlsMode,
+    owner: 'platform',
+    maxConnections,
+  };
+}
+
+/** Every account in one warehouse (WAREHOUSE_URL's), in its `account_<id>` schema. */
+export class OneWarehouse implements AccountWarehouses {
+  private readonly engine: WarehouseEngine;
+
+  constructor(engines: WarehouseEngines, connection: WarehouseConnection) {
+    this.engine = new UnavailableAs503(engines.for(connection));
+  }
+
+  async locate(accountId: string): Promise<LocatedWarehouse> {
+    return { engine: this.engine, account: { accountId, schema: warehouseSchemaOf(accountId) } };
+  }
+}
+
+/** A connection failure as the documented 503 `warehouse_unavailable`; other errors unchanged. */
+function asAppError(error: unknown): unknown {
+  return isWarehouseConnectionFailure(error) ? warehouseUnavailable(error) : error;
+}
+
+async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asAppError(error);
+  }
+}
+
+/**
+ * An engine whose connection failures are the AppError `warehouse_unavailable`, batches of a
+ * change stream included; only the warehouse's own errors pass through here (what a caller
+ * throws while handling a batch does not).
+ */
+export class UnavailableAs503 implements WarehouseEngine {
+  readonly engine: WarehouseEngine['engine'];
+
+  constructor(private readonly inner: WarehouseEngine) {
+    this.engine = inner.engine;
+  }
+
+  ensureAccount(account: AccountLocation): Promise<void> {
+    return translated(() => this.inner.ensureAccount(account));
+  }
+
+  writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
+    return translated(() => this.inner.writeRows(account, rows));
+  }
+
+  writeStream(
+    account: AccountLocation,
+    table: string,
+    primaryKey: string,
+    records: readonly Record<string, unknown>[],
+  ): Promise<StreamWriteResult> {
+    return translated(() => this.inner.writeStream(account, table, primaryKey, records));
+  }
+
+  async readChanges(
+    account: AccountLocation,
+    request: ChangeRequest,
+    options: ReadOptions & { batchRows: number },
+  ): Promise<AsyncIterable<ChangedRow[]> | null> {
+    const changes = await translated(() => this.inner.readChanges(account, request, options));
+    if (!changes) return null;
+    return {
+      [Symbol.asyncIterator]: () => {
+        const iterator = changes[Symbol.asyncIterator]();
+        return {
+          next: () => translated(() => iterator.next()),
+          return: async (value?: unknown) =>
+            (await translated(async () => iterator.return?.(value))) ?? {
+              done: true as const,
+              value: undefined,
+            },
+        };
+      },
+    };
+  }
+
+  query<K extends ReadOnlyQueryName>(
+    account: AccountLocation,
+    name: K,
+    params: ReadOnlyQueries[K]['params'],
+    options: ReadOptions,
+  ): Promise<ReadOnlyQueries[K]['row'][]> {
+    return translated(() => this.inner.query(account, name, params, options));
+  }
+
+  storageBytes(account: AccountLocation): Promise<number> {
+    return translated(() => this.inner.storageBytes(account));
+  }
+
+  probe(): Promise<void> {
+    return translated(() => this.inner.probe());
+  }
+
+  classifyError(error: unknown): WarehouseErrorClass {
+    // A 503 made here carries the driver's error as its cause.
+    return this.inner.classifyError(isWarehouseUnavailable(error) ? error.cause : error);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
