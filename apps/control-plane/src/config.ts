@@ -222,4 +222,13 @@ export const migrateConfigSchema = z.object({
   ...postgresConfigSchema.shape,
 });
 
+/**
+ * What the operator CLI needs: the database, and the credential keys for the commands that seal
+ * or open a warehouse's password (`warehouses add`, sizes in `warehouses list`).
+ */
+export const operatorCliConfigSchema = z.object({
+  ...migrateConfigSchema.shape,
+  CREDENTIALS_ENCRYPTION_KEYS: controlPlaneConfigSchema.shape.CREDENTIALS_ENCRYPTION_KEYS.optional(),
+});
+
 export type ControlPlaneConfig = z.infer<typeof controlPlaneConfigSchema>;

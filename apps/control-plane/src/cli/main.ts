@@ -1,18 +1,23 @@
 #!/usr/bin/env node
 import { loadConfigOrExit } from '@pipeline/config';
-import { migrateConfigSchema } from '../config';
+import { operatorCliConfigSchema } from '../config';
 import { createDataSource } from '../data-model';
 import { runOperatorCli } from './operator-cli';
 
 async function main(): Promise<number> {
-  const config = loadConfigOrExit('pipeline cli', migrateConfigSchema);
+  const config = loadConfigOrExit('pipeline cli', operatorCliConfigSchema);
   const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: 2 });
   await dataSource.initialize();
   try {
-    return await runOperatorCli(process.argv.slice(2), dataSource, {
-      out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-      err: (text) => process.stderr.write(text),
-    });
+    return await runOperatorCli(
+      process.argv.slice(2),
+      dataSource,
+      {
+        out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+        err: (text) => process.stderr.write(text),
+      },
+      { credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS, env: process.env },
+    );
   } finally {
     await dataSource.destroy();
   }
