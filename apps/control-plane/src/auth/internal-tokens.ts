@@ -61,7 +61,13 @@ export function internalTokenFields<const T extends string>(forwardingAppTypes: 
   } as const;
 }
 
-/** Two callers with one token could not be told apart: the config refuses it. */
+/** The operator API's token: none of the internal callers may hold it. */
+export const OPERATOR_TOKEN_VARIABLE = 'OPERATOR_API_TOKEN';
+
+/**
+ * Two callers with one token could not be told apart, and a service holding the operator's
+ * token could manage warehouses: the config refuses both.
+ */
 export function duplicateTokenProblems(
   config: Readonly<Record<string, unknown>>,
   forwardingAppTypes: readonly string[],
@@ -72,6 +78,7 @@ export function duplicateTokenProblems(
     INGESTION_TOKEN_VARIABLE,
     ...forwardingAppTypes.map(deliveryTokenVariable),
     WAREHOUSE_TOKEN_VARIABLE,
+    OPERATOR_TOKEN_VARIABLE,
   ]) {
     const value = config[variable];
     if (typeof value !== 'string') continue;
