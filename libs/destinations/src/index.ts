@@ -79,12 +79,29 @@ export type {
   WriteResult,
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
+export {
+  PostgresEngine,
+  plainWarehousePool,
+  type PostgresEngineOptions,
+  type WarehousePoolFactory,
+  type WarehousePoolSettings,
+  type WarehouseQueryMeter,
+} from './warehouse/postgres-engine';
+export {
+  WarehouseEngines,
+  type OpenWarehouseEngine,
+  type OpenWarehousePool,
+  type WarehouseEnginesOptions,
+} from './warehouse/warehouse-engines';
+export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export { WarehouseDestination } from './warehouse/warehouse-destination';
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
   warehouseConfigSchema,
+  warehousePoolLimitsOf,
   warehouseTimeoutsOf,
+  type WarehousePoolLimits,
   type WarehouseTimeouts,
 } from './warehouse/warehouse-pool';
 export { warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';
