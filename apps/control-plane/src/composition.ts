@@ -2,7 +2,12 @@ import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
-import { StreamTableWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
+import {
+  StreamTableWriter,
+  WarehouseEngines,
+  warehousePoolLimitsOf,
+  warehouseTimeoutsOf,
+} from '@pipeline/destinations';
 import type { TenantUrlCheckOptions } from '@pipeline/egress';
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
@@ -196,6 +201,10 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     computePerSecond: config.USAGE_PRICE_COMPUTE_SECOND,
     syncRowsPerMillion: config.USAGE_PRICE_MILLION_SYNC_ROWS,
   });
+  // The registry's engines (warehouse sizes, probes): one pool per warehouse, opened on demand.
+  const engines = WarehouseEngines.postgres(warehousePoolLimitsOf(config), {
+    timeouts: warehouseTimeoutsOf(config),
+  });
   const redis = await connectRedis(config, logger);
   const debuggerRedis = await connectDebuggerRedis(config, logger);
 
@@ -208,6 +217,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
     internalTokens: InternalTokens.fromConfig(config, forwardingAppTypes),
     operatorToken: new OperatorToken(config.OPERATOR_API_TOKEN),
+    engineFor: (connection) => engines.for(connection),
     warehouse,
     onTaskRunQueued: () => worker?.wake(),
     onJobQueued: () => jobs?.wake(),
@@ -246,6 +256,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const shutdownSteps: ShutdownStep[] = [
     { name: 'database pool', run: () => dataSource.destroy() },
     { name: 'warehouse pool', run: () => warehouse.close() },
+    { name: 'warehouse engines', run: () => engines.close() },
   ];
   const starters: { start(): void }[] = [];
 

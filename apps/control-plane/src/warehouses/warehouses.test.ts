@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import fc from 'fast-check';
+import { Client } from 'pg';
+import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import {
   ControlPlaneClient,
@@ -22,6 +24,7 @@ import {
   testDeliveryToken,
   type Harness,
 } from '../testing/harness';
+import { startScratchWarehouse, trackRow, userRow, type ScratchWarehouse } from '../testing/warehouse';
 import { WarehouseRegistry } from './warehouse-registry';
 
 const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef';
@@ -484,5 +487,86 @@ describe('internal warehouse endpoints (real PostgreSQL, HTTP)', () => {
     } finally {
       await operatorHarness.close();
     }
+  });
+});
+
+describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () => {
+  let scratch: ScratchWarehouse;
+  let engines: WarehouseEngines;
+  let h: Harness;
+  beforeAll(async () => {
+    scratch = await startScratchWarehouse('warehouse sizes');
+    engines = WarehouseEngines.postgres(
+      { processMaxConnections: 6, idleMs: 5000 },
+      { timeouts: defaultWarehouseTimeouts },
+    );
+    h = await startHarness('warehouse sizes', {
+      warehouse: scratch.reader,
+      warehouseUrl: scratch.url,
+      operatorToken: OPERATOR_TOKEN,
+      engineFor: (connection) => engines.for(connection),
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+    await engines.close();
+    await scratch.drop();
+  });
+
+  it("sums the placed accounts' storage", async () => {
+    const seeded = await h.tenant();
+    const empty = await h.tenant();
+    await h.tenant();
+    await scratch.seed(seeded.accountId, [
+      trackRow({ name: 'Signed Up', at: new Date('2026-01-02T03:04:05Z') }),
+      userRow('u1', new Date('2026-01-02T03:04:05Z')),
+    ]);
+    await scratch.createSchema(empty.accountId);
+    const client = new Client({ connectionString: scratch.url });
+    await client.connect();
+    let expected: number;
+    try {
+      const { rows } = await client.query<{ bytes: string }>(
+        `SELECT sum(pg_total_relation_size(c.oid)) AS bytes
+           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'm')`,
+        [[warehouseSchemaFor(seeded.accountId), warehouseSchemaFor(empty.accountId)]],
+      );
+      expected = Number(rows[0]?.bytes);
+    } finally {
+      await client.end();
+    }
+    expect(expected).toBeGreaterThan(0);
+    const listed = await operator(h).get('/api/v1/operator/warehouses');
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ name: 'default', accounts: 3, sizeBytes: expected, status: 'active' }),
+    ]);
+  });
+
+  it('records what a check met: active, unavailable or misconfigured', async () => {
+    const add = (over: Record<string, unknown>) =>
+      operator(h)
+        .post('/api/v1/operator/warehouses')
+        .send(second({ host: '127.0.0.1', port: 5432, user: 'postgres', tlsMode: 'disable', ...over }));
+    expect((await add({ name: 'closed-port', port: 1 })).status).toBe(201);
+    expect((await add({ name: 'no-database', database: 'no_such_database_here' })).status).toBe(201);
+    const check = async (name: string) => {
+      const answer = await operator(h).post(`/api/v1/operator/warehouses/${name}/check`);
+      expect(answer.status).toBe(200);
+      return answer.body.data as { status: string; statusDetail: string | null };
+    };
+    expect(await check('closed-port')).toMatchObject({
+      status: 'unavailable',
+      statusDetail: 'probe failed: unavailable',
+    });
+    expect(await check('no-database')).toMatchObject({
+      status: 'misconfigured',
+      statusDetail: 'probe failed: misconfigured',
+    });
+    expect(await check('default')).toMatchObject({ status: 'active', statusDetail: null });
+    const metrics = (await request(h.app).get('/metrics')).text;
+    expect(metrics).toContain('pipeline_warehouse_status{warehouse="closed-port",status="unavailable"} 1');
+    expect(metrics).toContain('pipeline_warehouse_status{warehouse="no-database",status="misconfigured"} 1');
+    expect(metrics).toContain('pipeline_warehouse_status{warehouse="default",status="active"} 1');
   });
 });
