@@ -252,6 +252,52 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
       },
     );
   warehouses
+    .command('update <warehouse>')
+    .description("Change a warehouse's connection (id or name): a moved host, a rotated password")
+    .option('--host <host>', 'host name or IP address')
+    .option('--port <port>', 'port', integer('--port', 1, 65535))
+    .option('--database <database>', 'database name')
+    .option('--user <user>', 'user name')
+    .option('--password-env <variable>', 'the environment variable holding the new password')
+    .option('--tls-mode <mode>', 'disable, require or verify-full')
+    .option(
+      '--max-connections <n>',
+      'connections one process opens at most',
+      integer('--max-connections', 1, 1000),
+    )
+    .option('--json', 'print JSON')
+    .action(
+      async (
+        warehouse: string,
+        o: {
+          host?: string;
+          port?: number;
+          database?: string;
+          user?: string;
+          passwordEnv?: string;
+          tlsMode?: string;
+          maxConnections?: number;
+          json?: boolean;
+        },
+      ) => {
+        let password: string | undefined;
+        if (o.passwordEnv !== undefined) {
+          password = (options.env ?? {})[o.passwordEnv];
+          if (password === undefined) throw new Error(`the environment variable ${o.passwordEnv} is not set`);
+        }
+        const { json, passwordEnv: _variable, ...fields } = o;
+        const updated = await registry().update(warehouse, {
+          ...fields,
+          ...(password === undefined ? {} : { password }),
+        });
+        print(
+          json,
+          updated,
+          `warehouse ${updated.id} "${updated.name}" ${updated.user}@${updated.host}:${updated.port}/${updated.database}`,
+        );
+      },
+    );
+  warehouses
     .command('list')
     .description("List warehouses with their accounts, the accounts' storage and status")
     .option('--json', 'print JSON')

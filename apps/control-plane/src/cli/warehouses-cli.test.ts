@@ -105,6 +105,45 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
     for (const output of [listed.out, added.out, human.join('\n')]) expect(output).not.toContain(PASSWORD);
   });
 
+  it("updates a warehouse's connection, the new password from the environment", async () => {
+    const rotated = 'cli-rotated-pw-0c9d';
+    const updated = await cli(
+      [
+        'warehouses',
+        'update',
+        'default',
+        '--port',
+        '6543',
+        '--password-env',
+        'NEW_PW',
+        '--tls-mode',
+        'verify-full',
+        '--json',
+      ],
+      { credentialKeys: TEST_CREDENTIAL_KEYS, env: { NEW_PW: rotated } },
+    );
+    expect(updated.code).toBe(0);
+    expect(updated.json()).toMatchObject({
+      name: 'default',
+      host: '127.0.0.1',
+      port: 6543,
+      database: 'wh_one',
+      user: 'loader',
+      password: '**********',
+      tlsMode: 'verify-full',
+    });
+    expect(updated.out).not.toContain(rotated);
+    const entity = await h.services.warehouses.find('default');
+    expect(h.services.warehouses.connectionOf(entity)).toMatchObject({ port: 6543, password: rotated });
+    const unset = await cli(['warehouses', 'update', 'default', '--password-env', 'NOPE'], {
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      env: {},
+    });
+    expect([unset.code, unset.err]).toEqual([1, 'error: the environment variable NOPE is not set\n']);
+    const kept = await h.services.warehouses.find('default');
+    expect(h.services.warehouses.connectionOf(kept).password).toBe(rotated);
+  });
+
   it('refuses what it cannot do, with the reason', async () => {
     const base = ['warehouses', 'add', '--name', 'third', '--host', 'h3', '--database', 'd', '--user', 'u'];
     const unset = await cli([...base, '--password-env', 'NOT_SET_ANYWHERE'], {

@@ -2,6 +2,7 @@ import {
   Body,
   Controller,
   Get,
+  Patch,
   Path,
   Post,
   Response,
@@ -11,7 +12,13 @@ import {
   Tags,
 } from '@tsoa/runtime';
 import type { Problem } from '../http/problem';
-import type { CreateWarehouseBody, PlacedAccount, WarehouseSummary, WarehouseView } from './warehouse.dto';
+import type {
+  CreateWarehouseBody,
+  PlacedAccount,
+  UpdateWarehouseBody,
+  WarehouseSummary,
+  WarehouseView,
+} from './warehouse.dto';
 import type { WarehouseRegistry } from './warehouse-registry';
 
 /**
@@ -53,6 +60,21 @@ export class OperatorWarehousesController extends Controller {
   @Response<Problem>(404, 'warehouse_not_found')
   async getWarehouse(@Path() warehouse: string): Promise<{ data: WarehouseSummary }> {
     return { data: await this.warehouses.get(warehouse) };
+  }
+
+  /**
+   * Changes a warehouse's connection: a moved host, a rotated password. The consumers' caches
+   * of its accounts are told at once (REDIS_URL), and resolve the new connection.
+   */
+  @Patch('{warehouse}')
+  @Security('operator_token')
+  @Response<Problem>(400, 'validation_failed: a field is out of range')
+  @Response<Problem>(404, 'warehouse_not_found')
+  async updateWarehouse(
+    @Path() warehouse: string,
+    @Body() body: UpdateWarehouseBody,
+  ): Promise<{ data: WarehouseView }> {
+    return { data: await this.warehouses.update(warehouse, body) };
   }
 
   /** Makes a platform warehouse the default: accounts created from now on are placed there. */

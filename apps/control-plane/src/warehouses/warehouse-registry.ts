@@ -165,6 +165,11 @@ export async function placeOnDefault(manager: EntityManager, accountId: string):
   return rows[0]?.warehouse_id ?? null;
 }
 
+/** The connection fields an update may change; absent ones are kept. */
+export type WarehouseChanges = Partial<
+  Pick<NewWarehouse, 'host' | 'port' | 'database' | 'user' | 'password' | 'tlsMode' | 'maxConnections'>
+>;
+
 // Serializes the bootstraps of control-plane processes starting at once (any 64-bit constant).
 const BOOTSTRAP_LOCK = 7_305_114_411_202_611;
 
@@ -241,6 +246,50 @@ export class WarehouseRegistry {
         throw conflict('warehouse_name_taken', `A warehouse named ${input.name} exists`);
       throw error;
     }
+  }
+
+  /**
+   * Changes a warehouse's connection (a moved host, a rotated password). Every account placed on
+   * it is broadcast as changed, so the consumers' caches resolve the new connection at once.
+   */
+  async update(idOrName: string, changes: WarehouseChanges): Promise<WarehouseView> {
+    const warehouse = await this.find(idOrName);
+    const current = this.connectionOf(warehouse);
+    const merged: NewWarehouse = {
+      name: warehouse.name,
+      host: changes.host ?? current.host,
+      port: changes.port ?? current.port,
+      database: changes.database ?? current.database,
+      user: changes.user ?? current.user,
+      password: changes.password ?? current.password,
+      tlsMode: changes.tlsMode ?? current.tlsMode,
+      maxConnections: changes.maxConnections ?? current.maxConnections,
+    };
+    const problems = fieldProblems(merged);
+    if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
+    const sealed =
+      changes.password === undefined
+        ? { ciphertext: warehouse.passwordCiphertext, keyId: warehouse.passwordKeyId }
+        : this.sealer.seal({ password: changes.password }, associatedDataOf(warehouse.id));
+    await this.dataSource.getRepository(WarehouseEntity).update(
+      { id: warehouse.id },
+      {
+        host: merged.host,
+        port: merged.port,
+        database: merged.database,
+        user: merged.user,
+        passwordCiphertext: sealed.ciphertext,
+        passwordKeyId: sealed.keyId,
+        tlsMode: merged.tlsMode as WarehouseTlsMode,
+        maxConnections: merged.maxConnections,
+      },
+    );
+    const placed = await this.dataSource
+      .getRepository(AccountWarehouseEntity)
+      .find({ where: { warehouseId: warehouse.id }, select: { accountId: true } });
+    for (const { accountId } of placed)
+      await this.options.tenantChanges?.publish({ kind: 'tenant_changed', accountId });
+    return viewOf(await this.find(warehouse.id));
   }
 
   async list(): Promise<WarehouseSummary[]> {

@@ -103,3 +103,40 @@ export interface ResolveWarehouseBody {
    */
   accountId: string;
 }
+
+/** Changes to a warehouse's connection; absent fields are kept. */
+export interface UpdateWarehouseBody {
+  /**
+   * @minLength 1
+   * @maxLength 253
+   */
+  host?: string;
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 65535
+   */
+  port?: number;
+  /**
+   * @minLength 1
+   * @maxLength 63
+   */
+  database?: string;
+  /**
+   * @minLength 1
+   * @maxLength 63
+   */
+  user?: string;
+  /**
+   * Write-only: a new password (rotation), sealed with the credential keys.
+   * @maxLength 1000
+   */
+  password?: string;
+  tlsMode?: WarehouseTlsMode;
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 1000
+   */
+  maxConnections?: number;
+}

@@ -6,10 +6,14 @@ import fc from 'fast-check';
 import { Client } from 'pg';
 import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
+import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import {
   ControlPlaneClient,
   ControlPlaneUnavailable,
+  TenantChangePublisher,
+  TenantChangeSubscriber,
   WarehouseQuestionRefused,
+  type TenantChangeEvent,
   warehouseSchemaFor,
 } from '@pipeline/tenancy';
 import { AccountService } from '../accounts/account.service';
@@ -25,11 +29,13 @@ import {
   type Harness,
 } from '../testing/harness';
 import { startScratchWarehouse, trackRow, userRow, type ScratchWarehouse } from '../testing/warehouse';
+import { waitUntil } from '../testing/wait';
 import { WarehouseRegistry } from './warehouse-registry';
 
 const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef';
 const WAREHOUSE_PASSWORD = 'wh-secret-Pa55word-7f3c9a';
 const WAREHOUSE_URL = `postgres://loader:${WAREHOUSE_PASSWORD}@127.0.0.1:5432/warehouse_one?sslmode=require`;
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const quiet = createLogger({ service: 'warehouses-test', stream: new PassThrough() });
 
 const operator = (h: Harness) => ({
@@ -568,5 +574,77 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
     expect(metrics).toContain('pipeline_warehouse_status{warehouse="closed-port",status="unavailable"} 1');
     expect(metrics).toContain('pipeline_warehouse_status{warehouse="no-database",status="misconfigured"} 1');
     expect(metrics).toContain('pipeline_warehouse_status{warehouse="default",status="active"} 1');
+  });
+});
+
+describe('placement and connection changes reach the caches (real PostgreSQL, Redis)', () => {
+  let redis: Redis;
+  let subscriber: TenantChangeSubscriber;
+  const heard: TenantChangeEvent[] = [];
+  let h: Harness;
+  beforeAll(async () => {
+    redis = createRedis({ REDIS_URL }, { logger: quiet, keyPrefix: 'control-plane:' });
+    await redis.connect();
+    subscriber = TenantChangeSubscriber.start(REDIS_URL, (event) => heard.push(event), quiet);
+    await waitUntil('subscribed to tenant changes', async () => subscriber.live);
+    h = await startHarness('warehouse changes', {
+      operatorToken: OPERATOR_TOKEN,
+      warehouseUrl: WAREHOUSE_URL,
+      tenantChanges: new TenantChangePublisher(redis, quiet),
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+    await subscriber.stop();
+    await closeRedis(redis);
+  });
+
+  const heardFor = (accountId: string) =>
+    heard.filter((event) => event.kind === 'tenant_changed' && event.accountId === accountId).length;
+
+  it("broadcasts every placed account when a warehouse's connection changes", async () => {
+    const a = await h.tenant();
+    const b = await h.tenant();
+    const rotated = 'rotated-Secret-5a6b';
+    const answer = await request(h.app)
+      .patch('/api/v1/operator/warehouses/default')
+      .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
+      .send({ password: rotated, host: 'warehouse-1.internal', maxConnections: 7 });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toMatchObject({
+      host: 'warehouse-1.internal',
+      password: '**********',
+      maxConnections: 7,
+    });
+    expect(JSON.stringify(answer.body)).not.toContain(rotated);
+    await waitUntil(
+      'both accounts broadcast',
+      async () => heardFor(a.accountId) >= 1 && heardFor(b.accountId) >= 1,
+      5000,
+    );
+    expect((await h.services.placements.resolve(a.accountId)).connection).toMatchObject({
+      host: 'warehouse-1.internal',
+      port: 5432,
+      database: 'warehouse_one',
+      user: 'loader',
+      password: rotated,
+      tlsMode: 'require',
+      maxConnections: 7,
+    });
+    const invalid = await request(h.app)
+      .patch('/api/v1/operator/warehouses/default')
+      .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
+      .send({ port: 0 });
+    expect([invalid.status, invalid.body.code]).toEqual([400, 'validation_failed']);
+    expect(JSON.stringify(h.logs)).not.toContain(rotated);
+  });
+
+  it('broadcasts an account placed at its first resolution', async () => {
+    const [{ id }] = (await h.db.dataSource.query(
+      "INSERT INTO accounts (name) VALUES ('Unplaced') RETURNING id",
+    )) as [{ id: string }];
+    const placement = await h.services.placements.placementOf(id);
+    expect(placement).toMatchObject({ schema: warehouseSchemaFor(id), epoch: 1, status: 'active' });
+    await waitUntil('the new placement broadcast', async () => heardFor(id) === 1, 5000);
   });
 });
