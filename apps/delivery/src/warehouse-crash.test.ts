@@ -1,0 +1,248 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Client } from 'pg';
+import { loadConfig } from '@pipeline/config';
+import { WarehouseWriter } from '@pipeline/destinations';
+import {
+  normalizeEvent,
+  outboxKey,
+  receiptContextOf,
+  toOutboxEnvelopes,
+  warehouseTables,
+  type OutboxEnvelope,
+  type TrackingEvent,
+} from '@pipeline/events';
+import {
+  createKafka,
+  createProducer,
+  ensureTopics,
+  kafkaConfigSchema,
+  pipelineTopics,
+  prefixedTopic,
+} from '@pipeline/kafka';
+import { createLogger } from '@pipeline/logger';
+import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
+import { warehouseSchemaFor } from '@pipeline/tenancy';
+
+// The built warehouse consumer killed with SIGKILL at 20 random points of a load that mixes
+// tracks, identifies arriving out of time order, group calls and aliases: once it has caught up,
+// every table equals what one clean pass over the same records writes. Redelivered batches add
+// nothing and a user's row does not depend on the order its identifies were loaded in.
+const dist = path.join(__dirname, '../dist');
+const logger = createLogger({ service: 'warehouse-crash-test', stream: new PassThrough() });
+const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), {
+  clientId: 'warehouse-crash-test',
+  logger,
+});
+const kills = 20;
+
+/** A small deterministic generator, so that a failing run can be repeated from its seed. */
+function randomFrom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const until = async (predicate: () => Promise<boolean>, timeoutMs: number, what: string) => {
+  const started = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+describe('delivery --destination warehouse killed at 20 random points (real Kafka and PostgreSQL)', () => {
+  const seed = Number(process.env.CRASH_TEST_SEED ?? Date.now() % 2 ** 31);
+  const random = randomFrom(seed);
+  const prefix = `test-${randomUUID().slice(0, 8)}.`;
+  const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix).topic;
+  const accountId = randomUUID();
+  const schema = warehouseSchemaFor(accountId);
+  const httpPort = 20000 + Math.floor(Math.random() * 10000);
+  let crashed: ScratchDatabase;
+  let clean: ScratchDatabase;
+  let client: Client;
+  let consumer: ChildProcess | undefined;
+  const published: OutboxEnvelope[] = [];
+
+  const startConsumer = () => {
+    consumer = spawn(process.execPath, [path.join(dist, 'main.js'), '--destination', 'warehouse'], {
+      env: {
+        ...process.env,
+        KAFKA_TOPIC_PREFIX: prefix,
+        WAREHOUSE_URL: crashed.url,
+        DELIVERY_HTTP_PORT: String(httpPort),
+        DELIVERY_HTTP_HOST: '127.0.0.1',
+        DELIVERY_SESSION_TIMEOUT_MS: '6000',
+        LOG_LEVEL: 'error',
+      },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    return consumer;
+  };
+
+  const stored = async (): Promise<number> => {
+    try {
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.events`);
+      return rows[0]?.n ?? 0;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === '42P01' || code === '3F000') return 0;
+      throw error;
+    }
+  };
+
+  /** One record of 20 events: tracks, and identifies, group calls and aliases of a few ids. */
+  const record = (n: number): TrackingEvent[] => {
+    const base = Date.UTC(2026, 5, 1);
+    return Array.from({ length: 20 }, (_, i): TrackingEvent => {
+      const user = `user-${Math.floor(random() * 6)}`;
+      // Event times are spread over a month and drawn at random, so later records often carry
+      // older identifies: what arrives late must not roll a user back.
+      const timestamp = new Date(base + Math.floor(random() * 30 * 86_400_000)).toISOString();
+      const common = { messageId: randomUUID(), anonymousId: `anon-${n}-${i}`, timestamp };
+      const pick = random();
+      if (pick < 0.3)
+        return {
+          ...common,
+          type: 'identify',
+          userId: user,
+          traits: { [`k${Math.floor(random() * 5)}`]: `${n}-${i}`, plan: random() < 0.5 ? 'free' : 'pro' },
+        };
+      if (pick < 0.4)
+        return {
+          ...common,
+          type: 'group',
+          groupId: `group-${Math.floor(random() * 3)}`,
+          traits: { seats: Math.floor(random() * 100) },
+        };
+      if (pick < 0.45) return { ...common, type: 'alias', userId: user, previousId: `anon-${n}-${i}` };
+      return { ...common, type: 'track', event: 'Crash Load', properties: { n, i } };
+    });
+  };
+
+  const publish = async (
+    producer: ReturnType<typeof createProducer>,
+    records: number,
+    partition?: number,
+  ) => {
+    for (let r = 0; r < records; r += 1) {
+      const envelopes = toOutboxEnvelopes(
+        {
+          v: 2,
+          accountId,
+          writeKeyId: randomUUID(),
+          batchId: randomUUID(),
+          receivedAt: new Date().toISOString(),
+          ip: '203.0.113.9',
+          userAgent: 'crash-test',
+        },
+        record(published.length),
+      );
+      await producer.send({
+        topic: outbox,
+        acks: -1,
+        messages: envelopes.map(({ envelope, json }) => ({
+          key: outboxKey(envelope),
+          value: json,
+          ...(partition === undefined ? {} : { partition }),
+        })),
+      });
+      published.push(...envelopes.map(({ envelope }) => envelope));
+    }
+  };
+
+  /** Every row of a table in key order, every column as text. */
+  const tableRows = async (url: string, table: string): Promise<string[]> => {
+    const reader = new Client({ connectionString: url });
+    await reader.connect();
+    try {
+      const key = table === 'users' ? 'user_id' : table === 'groups' ? 'group_id' : 'message_id';
+      const { rows } = await reader.query<{ row: string }>(
+        `SELECT to_jsonb(t)::text AS row FROM ${schema}.${table} t ORDER BY ${key}`,
+      );
+      return rows.map((r) => r.row);
+    } finally {
+      await reader.end();
+    }
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(path.join(dist, 'main.js')))
+      throw new Error('build apps/delivery first: pnpm exec nx build delivery');
+    const server = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+    crashed = await createScratchDatabase(server, 'warehouse crash');
+    clean = await createScratchDatabase(server, 'warehouse clean pass');
+    client = new Client({ connectionString: crashed.url });
+    await client.connect();
+    await ensureTopics(kafka, [prefixedTopic(pipelineTopics.trackingEvents, prefix)], {
+      replicationFactor: 1,
+      logger,
+    });
+  });
+  afterAll(async () => {
+    consumer?.kill('SIGKILL');
+    await client.end();
+    await crashed.drop();
+    await clean.drop();
+  });
+
+  it(`ends with the tables of one clean pass (seed ${seed})`, async () => {
+    const producer = createProducer(kafka);
+    await producer.connect();
+    await publish(producer, 50);
+    for (let k = 0; k < kills; k += 1) {
+      const before = await stored();
+      const running = startConsumer();
+      // More records while it runs, so each kill lands in the middle of a load.
+      const loading = publish(producer, 10);
+      await until(async () => (await stored()) > before, 60_000, `rows after restart ${k + 1}`);
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 400)));
+      running.kill('SIGKILL');
+      await new Promise((resolve) => running.once('exit', resolve));
+      await loading;
+    }
+    // The last consumer runs to the end; a marker record at the end of every partition proves
+    // that nothing before it is still coming (a partition is loaded in order).
+    startConsumer();
+    const admin = kafka.admin();
+    await admin.connect();
+    const [metadata] = (await admin.fetchTopicMetadata({ topics: [outbox] })).topics;
+    await admin.disconnect();
+    const partitions = (metadata?.partitions ?? []).map((p) => p.partitionId);
+    expect(partitions.length).toBeGreaterThan(0);
+    for (const partition of partitions) await publish(producer, 1, partition);
+    await producer.disconnect();
+    const events = published.flatMap((envelope) => envelope.events);
+    const tracks = events.filter((e) => e.type === 'track').length;
+    await until(async () => (await stored()) === tracks, 180_000, 'every acknowledged event');
+
+    // The clean pass: every record once, in the order it was published.
+    const writer = new WarehouseWriter(clean.url);
+    try {
+      for (const envelope of published) {
+        const receipt = receiptContextOf(envelope);
+        await writer.write(
+          schema,
+          envelope.events.map((event) => normalizeEvent(event, receipt)),
+        );
+      }
+    } finally {
+      await writer.close();
+    }
+    for (const table of Object.keys(warehouseTables)) {
+      const expected = await tableRows(clean.url, table);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(await tableRows(crashed.url, table)).toEqual(expected);
+    }
+    expect(events.filter((e) => e.type === 'identify').length).toBeGreaterThan(100);
+  }, 600_000);
+});
