@@ -18,6 +18,7 @@ export {
   type DeliveryReport,
   type Destination,
   type FailedDelivery,
+  type WarehouseHealth,
 } from './destination';
 export {
   consumerGroupFor,
@@ -79,7 +80,32 @@ export type {
   WriteResult,
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
-export { WarehouseDestination } from './warehouse/warehouse-destination';
+export {
+  WarehouseDestination,
+  type ReportedWarehouseStatus,
+  type ReportWarehouseStatus,
+  type WarehouseDestinationOptions,
+} from './warehouse/warehouse-destination';
+export {
+  ResolvingWarehouseDirectory,
+  StaticWarehouseDirectory,
+  warehouseConnectionFromUrl,
+  type ResolveWarehouse,
+  type ResolvingDirectoryOptions,
+  type WarehouseDirectory,
+} from './warehouse/warehouse-directory';
+export {
+  defaultBreakerTimings,
+  WarehouseBreaker,
+  type BreakerCause,
+  type BreakerState,
+  type BreakerTimings,
+} from './warehouse/warehouse-breaker';
+export {
+  WarehouseWriterEngines,
+  type WarehouseEngineSource,
+  type WarehouseLoader,
+} from './warehouse/warehouse-writer-engines';
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
@@ -87,7 +113,7 @@ export {
   warehouseTimeoutsOf,
   type WarehouseTimeouts,
 } from './warehouse/warehouse-pool';
-export { warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';
+export { redactSecrets, warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';
 export {
   recordOutcome,
   type DeliveryOutcomeEntry,
