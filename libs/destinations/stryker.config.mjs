@@ -31,6 +31,8 @@ const warehouseRows = [
   `${warehouse}/warehouse-ddl.ts`,
   `${warehouse}/warehouse-errors.ts`,
   `${warehouse}/stream-table-columns.ts`,
+  // How a process shares its warehouse connections between warehouses.
+  `${warehouse}/warehouse-connection-budget.ts`,
 ];
 
 const config = mutationConfig({

@@ -7,14 +7,22 @@ import { ForwardingDestination, type ForwardingLimits } from './forwarding/forwa
 import { LogDestination } from './log-destination';
 import type { TenantDirectory } from './tenant-directory';
 import type { BreakerTimings } from './warehouse/warehouse-breaker';
-import { WarehouseDestination, type ReportWarehouseStatus } from './warehouse/warehouse-destination';
+import {
+  WarehouseDestination,
+  type ReportWarehouseStatus,
+  type WarehouseEngineSource,
+} from './warehouse/warehouse-destination';
 import {
   StaticWarehouseDirectory,
   warehouseConnectionFromUrl,
   type WarehouseDirectory,
 } from './warehouse/warehouse-directory';
-import type { WarehouseTimeouts } from './warehouse/warehouse-pool';
-import { WarehouseWriterEngines, type WarehouseEngineSource } from './warehouse/warehouse-writer-engines';
+import { WarehouseEngines } from './warehouse/warehouse-engines';
+import {
+  defaultWarehouseTimeouts,
+  type WarehousePoolLimits,
+  type WarehouseTimeouts,
+} from './warehouse/warehouse-pool';
 
 export interface DestinationDependencies {
   logger: Logger;
@@ -22,8 +30,10 @@ export interface DestinationDependencies {
   warehouseUrl: string;
   /** Where each account's rows go (the control plane's placements); unset: all to `warehouseUrl`. */
   warehouseDirectory?: WarehouseDirectory;
-  /** Each warehouse's engine; unset: one WarehouseWriter per warehouse. */
+  /** Each warehouse's engine; unset: a PostgresEngine per warehouse (WarehouseEngines). */
   warehouseEngines?: WarehouseEngineSource;
+  /** The connections of all warehouse pools together, and when an idle one closes. */
+  warehousePoolLimits?: WarehousePoolLimits;
   /** Tells the control plane a warehouse refuses the consumer, and when it works again. */
   reportWarehouseStatus?: ReportWarehouseStatus;
   /** Cooldowns of the per-warehouse breakers. */
@@ -38,6 +48,9 @@ export interface DestinationDependencies {
   /** Told where each event went (the live debugger); unset: nothing recorded. */
   outcomes?: OutcomeRecorder;
 }
+
+// WAREHOUSE_PROCESS_MAX_CONNECTIONS and WAREHOUSE_POOL_IDLE_MS's defaults.
+const defaultWarehousePoolLimits: WarehousePoolLimits = { processMaxConnections: 20, idleMs: 60_000 };
 
 /**
  * What `delivery --destination <kind>` runs: the log, the warehouse, or a forwarding app type
@@ -64,8 +77,8 @@ export function createDestination(
         new StaticWarehouseDirectory(warehouseConnectionFromUrl(deps.warehouseUrl)),
       engines:
         deps.warehouseEngines ??
-        new WarehouseWriterEngines({
-          ...(deps.warehouseTimeouts ? { timeouts: deps.warehouseTimeouts } : {}),
+        WarehouseEngines.postgres(deps.warehousePoolLimits ?? defaultWarehousePoolLimits, {
+          timeouts: deps.warehouseTimeouts ?? defaultWarehouseTimeouts,
           ...(deps.warehouseRowsPerCopy ? { rowsPerCopy: deps.warehouseRowsPerCopy } : {}),
         }),
       logger: deps.logger,

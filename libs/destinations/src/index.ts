@@ -81,10 +81,27 @@ export type {
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export {
+  PostgresEngine,
+  plainWarehousePool,
+  type PostgresEngineOptions,
+  type WarehousePoolFactory,
+  type WarehousePoolSettings,
+  type WarehouseQueryMeter,
+} from './warehouse/postgres-engine';
+export {
+  WarehouseEngines,
+  type OpenWarehouseEngine,
+  type OpenWarehousePool,
+  type WarehouseEnginesOptions,
+} from './warehouse/warehouse-engines';
+export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
+export {
   WarehouseDestination,
   type ReportedWarehouseStatus,
   type ReportWarehouseStatus,
   type WarehouseDestinationOptions,
+  type WarehouseEngineSource,
+  type WarehouseLoader,
 } from './warehouse/warehouse-destination';
 export {
   ResolvingWarehouseDirectory,
@@ -101,16 +118,13 @@ export {
   type BreakerState,
   type BreakerTimings,
 } from './warehouse/warehouse-breaker';
-export {
-  WarehouseWriterEngines,
-  type WarehouseEngineSource,
-  type WarehouseLoader,
-} from './warehouse/warehouse-writer-engines';
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
   warehouseConfigSchema,
+  warehousePoolLimitsOf,
   warehouseTimeoutsOf,
+  type WarehousePoolLimits,
   type WarehouseTimeouts,
 } from './warehouse/warehouse-pool';
 export { redactSecrets, warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';

@@ -21,3 +21,4 @@ export {
 } from '../forwarding/testing/sample-events';
 export { topicRecords, waitFor, type TopicRecord } from './topic-records';
 export { parsePrometheusText, sampleSum, samplesOf, type PrometheusSample } from './prometheus-text';
+export { warehouseConnectionOf } from './warehouse-connection';

@@ -23,10 +23,14 @@ export type { StreamWriteResult };
  */
 export class StreamTableWriter {
   private readonly pool: Pool;
+  /** A pool handed in is the engine's, shared with its other users: close() leaves it open. */
+  private readonly ownsPool: boolean;
   private readonly columns = new Map<string, Map<string, ColumnType>>();
 
-  constructor(url: string, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
-    this.pool = warehousePool(url, options.poolMax ?? 3, options.timeouts);
+  constructor(target: string | Pool, options: { poolMax?: number; timeouts?: WarehouseTimeouts } = {}) {
+    this.ownsPool = typeof target === 'string';
+    this.pool =
+      typeof target === 'string' ? warehousePool(target, options.poolMax ?? 3, options.timeouts) : target;
   }
 
   async write(
@@ -56,7 +60,7 @@ export class StreamTableWriter {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    if (this.ownsPool) await this.pool.end();
   }
 
   /** Creates the table and the columns of fields not seen before, under a lock per table. */

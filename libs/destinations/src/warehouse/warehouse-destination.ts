@@ -25,9 +25,20 @@ import {
   type BreakerTimings,
 } from './warehouse-breaker';
 import type { WarehouseDirectory } from './warehouse-directory';
-import type { AccountLocation } from './warehouse-engine';
+import type { AccountLocation, WarehouseEngine } from './warehouse-engine';
 import { describeWarehouseError, redactSecrets, type WarehouseErrorKind } from './warehouse-errors';
-import type { WarehouseEngineSource, WarehouseLoader } from './warehouse-writer-engines';
+
+/** What the warehouse consumer asks of a warehouse's engine. */
+export type WarehouseLoader = Pick<
+  WarehouseEngine,
+  'ensureAccount' | 'writeRows' | 'probe' | 'classifyError'
+>;
+
+/** Where the consumer gets a warehouse's engine, one per warehouse: WarehouseEngines. */
+export interface WarehouseEngineSource {
+  for(connection: WarehouseConnection): WarehouseLoader;
+  close?(): Promise<void>;
+}
 
 /** What the control plane is told of a warehouse: it refuses us, or it works (again). */
 export type ReportedWarehouseStatus = 'misconfigured' | 'active';

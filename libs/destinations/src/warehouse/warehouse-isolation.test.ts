@@ -14,7 +14,8 @@ import { topicRecords, waitFor } from '../testing/topic-records';
 import { startThrowawayPostgres, type ThrowawayPostgres } from './testing/throwaway-postgres';
 import { WarehouseDestination, type ReportedWarehouseStatus } from './warehouse-destination';
 import { ResolvingWarehouseDirectory } from './warehouse-directory';
-import { WarehouseWriterEngines } from './warehouse-writer-engines';
+import { WarehouseEngines } from './warehouse-engines';
+import { defaultWarehouseTimeouts } from './warehouse-pool';
 
 // Three PostgreSQL servers, accounts placed on each. Every account's rows land on its own
 // server only; one server stopped mid-load, or refusing the consumer's login, holds back only
@@ -139,7 +140,10 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
         { ttlMs: 60_000 },
         logger,
       ),
-      engines: new WarehouseWriterEngines(),
+      engines: WarehouseEngines.postgres(
+        { processMaxConnections: 20, idleMs: 60_000 },
+        { timeouts: defaultWarehouseTimeouts },
+      ),
       logger,
       reportStatus: (warehouseId, status, detail) => {
         statuses.push({ warehouseId, status, detail });

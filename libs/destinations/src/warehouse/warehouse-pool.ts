@@ -23,6 +23,25 @@ export const warehouseConfigSchema = z.object({
   WAREHOUSE_LOCK_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }).describe(
     'The longest wait for a lock in the warehouse (the advisory lock of schema migrations included); past it the batch is tried again.',
   ),
+  WAREHOUSE_PROCESS_MAX_CONNECTIONS: envInt({ min: 1, max: 10_000, default: 20 }).describe(
+    "Warehouse connections one process may hold, all warehouses together. A warehouse's pool opens with at most its own connection limit and half of what is still free.",
+  ),
+  WAREHOUSE_POOL_IDLE_MS: envInt({ min: 100, max: 86_400_000, default: 60_000 }).describe(
+    "A warehouse connection unused this long is closed, and so is a warehouse's whole pool, giving its share of WAREHOUSE_PROCESS_MAX_CONNECTIONS back.",
+  ),
+});
+
+/** How many warehouse connections a process holds, and for how long unused ones stay open. */
+export interface WarehousePoolLimits {
+  processMaxConnections: number;
+  idleMs: number;
+}
+
+export const warehousePoolLimitsOf = (
+  config: z.infer<typeof warehouseConfigSchema>,
+): WarehousePoolLimits => ({
+  processMaxConnections: config.WAREHOUSE_PROCESS_MAX_CONNECTIONS,
+  idleMs: config.WAREHOUSE_POOL_IDLE_MS,
 });
 
 export const warehouseTimeoutsOf = (config: z.infer<typeof warehouseConfigSchema>): WarehouseTimeouts => ({

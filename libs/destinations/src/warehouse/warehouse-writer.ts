@@ -58,16 +58,20 @@ const stagingTables = stagingTablesStatement(warehouseTables);
  */
 export class WarehouseWriter {
   private readonly pool: Pool;
+  /** A pool handed in is the engine's, shared with its other users: close() leaves it open. */
+  private readonly ownsPool: boolean;
   private readonly ready = new Map<string, Promise<void>>();
   private readonly rowsPerCopy: number;
   /** Connections whose staging tables exist (temporary tables live as long as their session). */
   private readonly staged = new WeakSet<PoolClient>();
 
   constructor(
-    url: string,
+    target: string | Pool,
     options: { poolMax?: number; timeouts?: WarehouseTimeouts; rowsPerCopy?: number } = {},
   ) {
-    this.pool = warehousePool(url, options.poolMax ?? 5, options.timeouts);
+    this.ownsPool = typeof target === 'string';
+    this.pool =
+      typeof target === 'string' ? warehousePool(target, options.poolMax ?? 5, options.timeouts) : target;
     this.rowsPerCopy = options.rowsPerCopy ?? defaultRowsPerCopy;
   }
 
@@ -102,7 +106,7 @@ export class WarehouseWriter {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    if (this.ownsPool) await this.pool.end();
   }
 
   /**

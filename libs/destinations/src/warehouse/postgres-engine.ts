@@ -1,0 +1,503 @@
+import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import type { WarehouseRow } from '@pipeline/events';
+import type { WarehouseConnection } from '@pipeline/tenancy';
+import { quoteIdent } from './warehouse-ddl';
+import type {
+  AccountLocation,
+  ChangedRow,
+  ChangeRequest,
+  ReadOnlyQueries,
+  ReadOnlyQueryName,
+  ReadOptions,
+  ReadPurpose,
+  StreamWriteResult,
+  WarehouseEngine,
+  WarehouseErrorClass,
+  WarehouseTableName,
+  WriteResult,
+} from './warehouse-engine';
+import { warehouseErrorKind } from './warehouse-errors';
+import type { WarehouseTimeouts } from './warehouse-pool';
+import { defaultRowsPerCopy, WarehouseWriter } from './warehouse-writer';
+import { StreamTableWriter } from './stream-table-writer';
+import { isPlainIdentifier } from './stream-table-columns';
+
+/** The settings of an engine's pool; a `connect` hook builds the pool from them. */
+export interface WarehousePoolSettings {
+  max: number;
+  idleTimeoutMillis: number;
+  connectionTimeoutMillis: number;
+  statement_timeout: number;
+  lock_timeout: number;
+}
+
+/** Builds an engine's pool (a guarded pool for a customer's server checks every address it connects to). */
+export type WarehousePoolFactory = (connection: WarehouseConnection, settings: WarehousePoolSettings) => Pool;
+
+/** Adds bytes an account's read processed to its usage. */
+export type WarehouseQueryMeter = (accountId: string, purpose: ReadPurpose, bytes: number) => Promise<void>;
+
+export interface PostgresEngineOptions {
+  timeouts: WarehouseTimeouts;
+  /** Connections this engine's pool opens at most. */
+  poolMax: number;
+  /** A connection unused this long is closed. */
+  idleTimeoutMs: number;
+  rowsPerCopy?: number;
+  meter?: WarehouseQueryMeter;
+  connect?: WarehousePoolFactory;
+}
+
+const connectTimeoutMs = 5000;
+
+/** libpq's sslmode as node-postgres TLS options; `verify-full` checks the certificate and the host name. */
+function tlsOf(connection: WarehouseConnection) {
+  switch (connection.tlsMode) {
+    case 'disable':
+      return false;
+    case 'require':
+      return { rejectUnauthorized: false };
+    case 'verify-full':
+      return { rejectUnauthorized: true, servername: connection.host };
+  }
+}
+
+/** A pg Pool from the connection's fields, never from a URL (whose parameters could redirect it). */
+export const plainWarehousePool: WarehousePoolFactory = (connection, settings) =>
+  new Pool({
+    host: connection.host,
+    port: connection.port,
+    database: connection.database,
+    user: connection.user,
+    password: connection.password,
+    ssl: tlsOf(connection),
+    ...settings,
+  });
+
+const tableNames: readonly WarehouseTableName[] = ['events', 'users', 'groups', 'aliases'];
+const utcDay = /^\d{4}-\d{2}-\d{2}$/;
+// SQLSTATEs of a warehouse that answers but refuses us: login refused (28000, 28P01), database
+// or schema missing (3D000, 3F000), permission denied (42501). Retrying cannot help until
+// somebody fixes the warehouse or its credentials.
+const misconfiguredStates = new Set(['28000', '28P01', '3D000', '3F000', '42501']);
+
+/** A timestamp as ISO text with microseconds: a watermark must not lose what a JS Date would. */
+const atText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+function checkSchema(account: AccountLocation): string {
+  if (!isPlainIdentifier(account.schema)) throw new Error(`invalid warehouse schema name ${account.schema}`);
+  return quoteIdent(account.schema);
+}
+
+function checkTable(table: string): WarehouseTableName {
+  if (!tableNames.includes(table as WarehouseTableName)) throw new Error(`unknown warehouse table ${table}`);
+  return table as WarehouseTableName;
+}
+
+interface ChangeQuery {
+  table: string;
+  sql: string;
+  values: unknown[];
+  toChange: (row: Record<string, unknown>) => ChangedRow;
+}
+
+/**
+ * The SQL of a change stream: rows after the watermark in (change time, key) order, the change
+ * time as microsecond text so the next watermark is exact.
+ */
+function changeQuery(schema: string, request: ChangeRequest): ChangeQuery {
+  const { at, key } = request.since;
+  if (request.kind === 'users') {
+    return {
+      table: 'users',
+      sql: `SELECT user_id, anonymous_id, traits, ${atText('received_at')} AS at
+              FROM ${schema}."users"
+             WHERE user_id IS NOT NULL AND (received_at, user_id) > ($1::timestamptz, $2)
+             ORDER BY received_at, user_id`,
+      values: [at, key],
+      toChange: ({ at: rowAt, ...row }) => ({ at: String(rowAt), key: String(row.user_id), row }),
+    };
+  }
+  if (request.kind === 'events') {
+    return {
+      table: 'events',
+      sql: `SELECT message_id, type, event, name, properties, anonymous_id, user_id,
+                   ${atText('timestamp')} AS timestamp, ${atText('received_at')} AS at
+              FROM ${schema}."events"
+             WHERE received_at >= $3 AND (received_at, message_id) > ($1::timestamptz, $2)
+               AND ($4::text[] IS NULL OR COALESCE(event, name) = ANY($4))
+             ORDER BY received_at, message_id`,
+      values: [at, key, request.receivedSince, request.names],
+      toChange: ({ at: rowAt, ...row }) => ({ at: String(rowAt), key: String(row.message_id), row }),
+    };
+  }
+  if (!isPlainIdentifier(request.table)) throw new Error(`invalid stream table name ${request.table}`);
+  return {
+    table: request.table,
+    sql: `SELECT id AS key, _raw AS raw, ${atText('_synced_at')} AS at FROM ${schema}.${quoteIdent(request.table)}
+           WHERE (_synced_at, id) > ($1::timestamptz, $2)
+           ORDER BY _synced_at, id`,
+    values: [at, key],
+    toChange: (row) => ({
+      at: String(row.at),
+      key: String(row.key),
+      row: row.raw as Record<string, unknown>,
+    }),
+  };
+}
+
+/**
+ * The PostgreSQL warehouse engine: one pool per warehouse, shared by the row writer, the stream
+ * table writer and the reads. Reads run in read-only transactions and are metered by the
+ * blocks of the account's schema they fetched; an abort cancels the statement on the server.
+ */
+export class PostgresEngine implements WarehouseEngine {
+  readonly engine = 'postgres' as const;
+  private readonly pool: Pool;
+  private readonly rows: WarehouseWriter;
+  private readonly streams: StreamTableWriter;
+  private readonly meter: WarehouseQueryMeter | undefined;
+
+  constructor(
+    readonly connection: WarehouseConnection,
+    options: PostgresEngineOptions,
+  ) {
+    const connect = options.connect ?? plainWarehousePool;
+    this.pool = connect(connection, {
+      max: options.poolMax,
+      idleTimeoutMillis: options.idleTimeoutMs,
+      connectionTimeoutMillis: connectTimeoutMs,
+      statement_timeout: options.timeouts.statementTimeoutMs,
+      lock_timeout: options.timeouts.lockTimeoutMs,
+    });
+    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+    this.rows = new WarehouseWriter(this.pool, { rowsPerCopy: options.rowsPerCopy ?? defaultRowsPerCopy });
+    this.streams = new StreamTableWriter(this.pool);
+    this.meter = options.meter;
+  }
+
+  async ensureAccount(account: AccountLocation): Promise<void> {
+    await this.rows.ensureSchema(account.schema);
+  }
+
+  writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
+    return this.rows.write(account.schema, rows);
+  }
+
+  writeStream(
+    account: AccountLocation,
+    table: string,
+    primaryKey: string,
+    records: readonly Record<string, unknown>[],
+  ): Promise<StreamWriteResult> {
+    return this.streams.write(account.schema, table, primaryKey, records);
+  }
+
+  async readChanges(
+    account: AccountLocation,
+    request: ChangeRequest,
+    options: ReadOptions & { batchRows: number },
+  ): Promise<AsyncIterable<ChangedRow[]> | null> {
+    const query = changeQuery(checkSchema(account), request);
+    if (!(await this.tableExists(account.schema, query.table))) return null;
+    return this.batches(account, query, options);
+  }
+
+  async query<K extends ReadOnlyQueryName>(
+    account: AccountLocation,
+    name: K,
+    params: ReadOnlyQueries[K]['params'],
+    options: ReadOptions,
+  ): Promise<ReadOnlyQueries[K]['row'][]> {
+    const rows = await this.namedQuery(account, name, params, options);
+    return rows as ReadOnlyQueries[K]['row'][];
+  }
+
+  async storageBytes(account: AccountLocation): Promise<number> {
+    const [row] = await this.metered<{ bytes: string }>(
+      account,
+      { purpose: 'query' },
+      `SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'm')`,
+      [account.schema],
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
+  async probe(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  classifyError(error: unknown): WarehouseErrorClass {
+    const { code, errors } = (error ?? {}) as { code?: unknown; errors?: unknown };
+    if (typeof code === 'string' && misconfiguredStates.has(code)) return 'misconfigured';
+    // Every address of the host refused (IPv4 and IPv6): the warehouse is not there.
+    if (Array.isArray(errors) && errors.some((e) => this.classifyError(e) === 'unavailable'))
+      return 'unavailable';
+    return warehouseErrorKind(error);
+  }
+
+  async close(): Promise<void> {
+    await this.rows.close();
+    await this.streams.close();
+    await this.pool.end();
+  }
+
+  private async namedQuery(
+    account: AccountLocation,
+    name: ReadOnlyQueryName,
+    params: ReadOnlyQueries[ReadOnlyQueryName]['params'],
+    options: ReadOptions,
+  ): Promise<unknown[]> {
+    const schema = checkSchema(account);
+    switch (name) {
+      case 'existing_tables':
+        return (await this.existingTables(account.schema)).map((table) => ({ table }));
+      case 'has_rows': {
+        const tables = await this.existingTables(account.schema);
+        if (tables.length === 0) return [{ found: false }];
+        const [row] = await this.metered<{ found: boolean }>(
+          account,
+          options,
+          `SELECT ${tables.map((t) => `EXISTS (SELECT 1 FROM ${schema}.${quoteIdent(t)})`).join(' OR ')} AS found`,
+        );
+        return [{ found: row?.found === true }];
+      }
+      case 'event_names': {
+        const { since } = params as ReadOnlyQueries['event_names']['params'];
+        const rows = await this.metered<{
+          type: string;
+          name: string;
+          count: string;
+          first_seen: Date;
+          last_seen: Date;
+        }>(
+          account,
+          options,
+          `SELECT type, COALESCE(CASE WHEN type = 'page' THEN name ELSE event END, '') AS name,
+                  count(*) AS count, min(COALESCE(timestamp, received_at)) AS first_seen,
+                  max(COALESCE(timestamp, received_at)) AS last_seen
+             FROM ${schema}."events"
+            WHERE COALESCE(timestamp, received_at) > $1
+            GROUP BY 1, 2 ORDER BY count(*) DESC, 2`,
+          [since],
+        );
+        return rows.map((r) => ({
+          type: r.type,
+          name: r.name,
+          count: Number(r.count),
+          firstSeen: r.first_seen,
+          lastSeen: r.last_seen,
+        }));
+      }
+      case 'event_property_types': {
+        const { since } = params as ReadOnlyQueries['event_property_types']['params'];
+        const rows = await this.metered<{
+          type: string;
+          event: string;
+          property: string;
+          json_type: string;
+          count: string;
+        }>(
+          account,
+          options,
+          `SELECT e.type, COALESCE(CASE WHEN e.type = 'page' THEN e.name ELSE e.event END, '') AS event,
+                  p.key AS property, jsonb_typeof(p.value) AS json_type, count(*) AS count
+             FROM ${schema}."events" e
+            CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(e.properties) = 'object' THEN e.properties ELSE '{}'::jsonb END) p
+            WHERE COALESCE(e.timestamp, e.received_at) > $1
+            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+          [since],
+        );
+        return rows.map((r) => ({
+          type: r.type,
+          event: r.event,
+          property: r.property,
+          jsonType: r.json_type,
+          count: Number(r.count),
+        }));
+      }
+      case 'table_freshness': {
+        const { table, now } = params as ReadOnlyQueries['table_freshness']['params'];
+        const rows = await this.metered<{
+          rows: string;
+          last_received_at: Date | null;
+          last_event_at: Date | null;
+          rows_last_24h: string;
+        }>(
+          account,
+          options,
+          `SELECT count(*) AS rows, max(received_at) AS last_received_at, max(timestamp) AS last_event_at,
+                  count(*) FILTER (WHERE received_at > $1::timestamptz - interval '24 hours') AS rows_last_24h
+             FROM ${schema}.${quoteIdent(checkTable(table))}`,
+          [now],
+        );
+        return rows.map((r) => ({
+          rows: Number(r.rows),
+          lastReceivedAt: r.last_received_at,
+          lastEventAt: r.last_event_at,
+          rowsLast24h: Number(r.rows_last_24h),
+        }));
+      }
+      case 'rows_received_on': {
+        const { day } = params as ReadOnlyQueries['rows_received_on']['params'];
+        if (!utcDay.test(day)) throw new Error(`invalid UTC day ${day}`);
+        const tables = await this.existingTables(account.schema);
+        if (tables.length === 0) return [{ rows: 0 }];
+        // Day bounds in UTC whatever the session's TimeZone.
+        const counts = tables.map(
+          (table) =>
+            `(SELECT count(*) FROM ${schema}.${quoteIdent(table)}
+               WHERE received_at >= $1::date::timestamp AT TIME ZONE 'UTC'
+                 AND received_at < ($1::date + 1)::timestamp AT TIME ZONE 'UTC')`,
+        );
+        const [row] = await this.metered<{ rows: string }>(
+          account,
+          options,
+          `SELECT ${counts.join(' + ')} AS rows`,
+          [day],
+        );
+        return [{ rows: Number(row?.rows ?? 0) }];
+      }
+    }
+  }
+
+  /** The account's warehouse tables that exist, in the order of tableNames. */
+  private async existingTables(schema: string): Promise<WarehouseTableName[]> {
+    const { rows } = await this.pool.query<{ table_name: string }>(
+      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name = ANY($2)',
+      [schema, tableNames],
+    );
+    const found = new Set(rows.map((r) => r.table_name));
+    return tableNames.filter((t) => found.has(t));
+  }
+
+  private async tableExists(schema: string, table: string): Promise<boolean> {
+    const { rows } = await this.pool.query(
+      'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
+      [schema, table],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Bytes of the schema's tables and indexes read through this backend's pending statistics.
+   * PostgreSQL flushes those at most once a second outside a transaction, so they can carry
+   * earlier transactions' reads: callers take the difference across their own transaction.
+   */
+  private async bytesFetched(client: PoolClient, schema: string): Promise<number> {
+    const { rows } = await client.query<{ bytes: string }>(
+      `SELECT COALESCE(sum(pg_stat_get_xact_blocks_fetched(c.oid)), 0)
+              * current_setting('block_size')::bigint AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1`,
+      [schema],
+    );
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
+  /** Runs `run` on the client; an abort of the signal cancels its statement on the server. */
+  private async cancellable<T>(client: PoolClient, signal: AbortSignal | undefined, run: () => Promise<T>) {
+    if (!signal) return run();
+    signal.throwIfAborted();
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const pid = rows[0]?.pid;
+    const cancel = () => {
+      void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    };
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      return await run();
+    } finally {
+      signal.removeEventListener('abort', cancel);
+    }
+  }
+
+  private async record(accountId: string, purpose: ReadPurpose, bytes: number): Promise<void> {
+    // Whole bytes, never negative: statistics flushed mid-query can shrink a difference.
+    const whole = Math.max(0, Math.round(bytes));
+    if (whole > 0 && this.meter) await this.meter(accountId, purpose, whole);
+  }
+
+  /**
+   * Runs a query over the account's schema in one read-only transaction and meters the bytes it
+   * processed: the growth of PostgreSQL's block counters (pg_stat_get_xact_blocks_fetched:
+   * every block of the schema's tables and indexes the query asked the buffer manager for,
+   * from cache or disk) times the block size. Measured, not estimated from row counts.
+   */
+  private async metered<R extends QueryResultRow>(
+    account: AccountLocation,
+    options: ReadOptions,
+    sql: string,
+    values: unknown[] = [],
+  ): Promise<R[]> {
+    options.signal?.throwIfAborted();
+    const client = await this.pool.connect();
+    let bytes = 0;
+    try {
+      await client.query('BEGIN READ ONLY');
+      try {
+        const before = await this.bytesFetched(client, account.schema);
+        const result = await this.cancellable(client, options.signal, () => client.query<R>(sql, values));
+        bytes = (await this.bytesFetched(client, account.schema)) - before;
+        await client.query('COMMIT');
+        return result.rows;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      client.release();
+      await this.record(account.accountId, options.purpose, bytes);
+    }
+  }
+
+  /**
+   * Streams the change query in batches through a cursor in one read-only transaction: one scan
+   * and sort however many batches, where keyset pages would rescan the table per page. The
+   * transaction stays open while the caller handles a batch; its bytes are metered when the
+   * iteration ends, broken off or failed. Nothing is connected before the first batch is asked.
+   */
+  private async *batches(
+    account: AccountLocation,
+    query: ChangeQuery,
+    options: ReadOptions & { batchRows: number },
+  ): AsyncGenerator<ChangedRow[]> {
+    const { signal } = options;
+    const fetchRows = Math.max(1, Math.floor(options.batchRows));
+    signal?.throwIfAborted();
+    const client = await this.pool.connect();
+    let bytes = 0;
+    let before = 0;
+    let open = false;
+    try {
+      await client.query('BEGIN READ ONLY');
+      open = true;
+      before = await this.bytesFetched(client, account.schema);
+      await this.cancellable(client, signal, () =>
+        client.query(`DECLARE changes NO SCROLL CURSOR FOR ${query.sql}`, query.values),
+      );
+      for (;;) {
+        const { rows } = await this.cancellable(client, signal, () =>
+          client.query<Record<string, unknown>>(`FETCH FORWARD ${fetchRows} FROM changes`),
+        );
+        if (rows.length === 0) break;
+        yield rows.map(query.toChange);
+        if (rows.length < fetchRows) break;
+      }
+    } finally {
+      if (open) {
+        try {
+          bytes = (await this.bytesFetched(client, account.schema)) - before;
+          await client.query('COMMIT');
+        } catch {
+          await client.query('ROLLBACK').catch(() => undefined);
+        }
+      }
+      client.release();
+      await this.record(account.accountId, options.purpose, bytes);
+    }
+  }
+}

@@ -1,0 +1,348 @@
+import type { WarehouseRow } from '@pipeline/events';
+import type { WarehouseConnection } from '@pipeline/tenancy';
+import { PostgresEngine, type PostgresEngineOptions } from './postgres-engine';
+import { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
+import type {
+  AccountLocation,
+  ChangedRow,
+  ChangeRequest,
+  ReadOnlyQueries,
+  ReadOnlyQueryName,
+  ReadOptions,
+  StreamWriteResult,
+  WarehouseEngine,
+  WarehouseErrorClass,
+  WriteResult,
+} from './warehouse-engine';
+import type { WarehousePoolLimits } from './warehouse-pool';
+
+/** Opens one warehouse's engine with a pool of at most `poolMax` connections. */
+export type OpenWarehouseEngine = (connection: WarehouseConnection, poolMax: number) => WarehouseEngine;
+
+export interface WarehouseEnginesOptions extends WarehousePoolLimits {
+  open: OpenWarehouseEngine;
+}
+
+/** An open warehouse as WarehouseEngines sees it (for metrics and tests). */
+export interface OpenWarehousePool {
+  warehouseId: string;
+  /** The pool's size: what it counts against the process's budget. */
+  cap: number;
+  /** Operations running on it now. */
+  active: number;
+}
+
+interface Entry {
+  connection: WarehouseConnection;
+  fingerprint: string;
+  engine: WarehouseEngine;
+  cap: number;
+  active: number;
+  lastUsed: number;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+// Every field, the password included: a rotated credential or a moved host opens a new pool.
+const fingerprintOf = (connection: WarehouseConnection): string =>
+  JSON.stringify([
+    connection.warehouseId,
+    connection.engine,
+    connection.host,
+    connection.port,
+    connection.database,
+    connection.user,
+    connection.password,
+    connection.tlsMode,
+    connection.owner,
+    connection.maxConnections,
+  ]);
+
+/**
+ * The process's warehouse engines: one engine, so one pool, per warehouse id, opened on first
+ * use, opened again when the warehouse's connection fields change, and closed once unused for
+ * `idleMs`. All pools share `processMaxConnections`: a pool opens with at most its warehouse's
+ * maxConnections and half of the budget still free (poolCap); when nothing is free, the least
+ * recently used idle pool is closed to make room, and when every pool is busy the operation
+ * fails as `unavailable` (SQLSTATE 53300), so its rows are parked rather than lost. A pool
+ * keeps its size until it closes: a warehouse squeezed by a busy moment gets its full share
+ * again the next time it opens.
+ *
+ * `for(connection)` returns a handle, not the engine: each operation goes to the warehouse's
+ * current engine, so a caller holding a handle across an idle close or a credential change
+ * never uses a closed pool.
+ */
+export class WarehouseEngines {
+  private readonly open = new Map<string, Entry>();
+  /** Engines replaced by a new connection, closed once their running operations end. */
+  private readonly retiring = new Set<Entry>();
+  private closed = false;
+
+  constructor(private readonly options: WarehouseEnginesOptions) {}
+
+  /** Every warehouse engine opens as a PostgresEngine with these options. */
+  static postgres(
+    limits: WarehousePoolLimits,
+    options: Omit<PostgresEngineOptions, 'poolMax' | 'idleTimeoutMs'>,
+  ): WarehouseEngines {
+    return new WarehouseEngines({
+      ...limits,
+      open: (connection, poolMax) =>
+        new PostgresEngine(connection, { ...options, poolMax, idleTimeoutMs: limits.idleMs }),
+    });
+  }
+
+  for(connection: WarehouseConnection): WarehouseEngine {
+    return new WarehouseEngineHandle(this, connection);
+  }
+
+  /** The open pools and their sizes, retiring ones included. */
+  pools(): OpenWarehousePool[] {
+    return [...this.open.values(), ...this.retiring].map((e) => ({
+      warehouseId: e.connection.warehouseId,
+      cap: e.cap,
+      active: e.active,
+    }));
+  }
+
+  /** Connections the open pools may hold together. */
+  held(): number {
+    let sum = 0;
+    for (const entry of this.open.values()) sum += entry.cap;
+    for (const entry of this.retiring) sum += entry.cap;
+    return sum;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const entries = [...this.open.values(), ...this.retiring];
+    this.open.clear();
+    this.retiring.clear();
+    await Promise.all(entries.map((entry) => this.shut(entry)));
+  }
+
+  /** Runs `work` on the warehouse's current engine, counted as an operation of its pool. */
+  async use<T>(connection: WarehouseConnection, work: (engine: WarehouseEngine) => Promise<T>): Promise<T> {
+    const pinned = this.pin(connection);
+    try {
+      return await work(pinned.engine);
+    } finally {
+      pinned.release();
+    }
+  }
+
+  /**
+   * The warehouse's current engine, counted as busy (never closed as idle, nor before it is
+   * released when replaced) until `release` is called, once.
+   */
+  pin(connection: WarehouseConnection): { engine: WarehouseEngine; release: () => void } {
+    const entry = this.acquire(connection);
+    let released = false;
+    return {
+      engine: entry.engine,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.release(entry);
+      },
+    };
+  }
+
+  /** An engine's answer that does not touch a pool (classifyError): the open one, else a closed one. */
+  classify(connection: WarehouseConnection, error: unknown): WarehouseErrorClass {
+    const entry = this.open.get(connection.warehouseId);
+    if (entry) return entry.engine.classifyError(error);
+    const engine = this.options.open(connection, 1);
+    void engine.close().catch(() => undefined);
+    return engine.classifyError(error);
+  }
+
+  private acquire(connection: WarehouseConnection): Entry {
+    if (this.closed) throw new Error('the warehouse engines are closed');
+    const fingerprint = fingerprintOf(connection);
+    let entry = this.open.get(connection.warehouseId);
+    if (entry && entry.fingerprint !== fingerprint) {
+      this.open.delete(connection.warehouseId);
+      this.retire(entry);
+      entry = undefined;
+    }
+    entry ??= this.openEntry(connection, fingerprint);
+    entry.active += 1;
+    entry.lastUsed = Date.now();
+    clearTimeout(entry.idleTimer);
+    entry.idleTimer = undefined;
+    return entry;
+  }
+
+  private release(entry: Entry): void {
+    entry.active -= 1;
+    entry.lastUsed = Date.now();
+    if (entry.active > 0) return;
+    if (this.retiring.has(entry)) {
+      this.retiring.delete(entry);
+      void this.shut(entry);
+      return;
+    }
+    if (this.open.get(entry.connection.warehouseId) !== entry) return;
+    entry.idleTimer = setTimeout(() => this.closeIdle(entry), this.options.idleMs);
+    entry.idleTimer.unref();
+  }
+
+  private openEntry(connection: WarehouseConnection, fingerprint: string): Entry {
+    const budget = this.options.processMaxConnections;
+    let cap = poolCap(budget, this.held(), connection.maxConnections);
+    while (cap === 0) {
+      const idle = this.leastRecentlyUsedIdle();
+      if (!idle) throw new WarehouseConnectionBudgetExhausted(connection.warehouseId, budget);
+      // An idle pool holds no checked-out connection: ending it frees its share at once.
+      this.closeIdle(idle);
+      cap = poolCap(budget, this.held(), connection.maxConnections);
+    }
+    const entry: Entry = {
+      connection,
+      fingerprint,
+      engine: this.options.open(connection, cap),
+      cap,
+      active: 0,
+      lastUsed: Date.now(),
+      idleTimer: undefined,
+    };
+    this.open.set(connection.warehouseId, entry);
+    return entry;
+  }
+
+  private leastRecentlyUsedIdle(): Entry | undefined {
+    let oldest: Entry | undefined;
+    for (const entry of this.open.values()) {
+      if (entry.active === 0 && (!oldest || entry.lastUsed < oldest.lastUsed)) oldest = entry;
+    }
+    return oldest;
+  }
+
+  private closeIdle(entry: Entry): void {
+    if (entry.active > 0 || this.open.get(entry.connection.warehouseId) !== entry) return;
+    this.open.delete(entry.connection.warehouseId);
+    void this.shut(entry);
+  }
+
+  /** A replaced engine keeps its share until its running operations end. */
+  private retire(entry: Entry): void {
+    if (entry.active === 0) {
+      void this.shut(entry);
+      return;
+    }
+    this.retiring.add(entry);
+  }
+
+  private async shut(entry: Entry): Promise<void> {
+    clearTimeout(entry.idleTimer);
+    entry.idleTimer = undefined;
+    // Closing fails only when the server is already gone: nothing is left to close then.
+    await entry.engine.close().catch(() => undefined);
+  }
+}
+
+/** A warehouse's engine as its callers hold it: each operation runs on the current engine. */
+class WarehouseEngineHandle implements WarehouseEngine {
+  readonly engine: WarehouseEngine['engine'];
+
+  constructor(
+    private readonly engines: WarehouseEngines,
+    private readonly connection: WarehouseConnection,
+  ) {
+    this.engine = connection.engine;
+  }
+
+  ensureAccount(account: AccountLocation): Promise<void> {
+    return this.engines.use(this.connection, (e) => e.ensureAccount(account));
+  }
+
+  writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
+    return this.engines.use(this.connection, (e) => e.writeRows(account, rows));
+  }
+
+  writeStream(
+    account: AccountLocation,
+    table: string,
+    primaryKey: string,
+    records: readonly Record<string, unknown>[],
+  ): Promise<StreamWriteResult> {
+    return this.engines.use(this.connection, (e) => e.writeStream(account, table, primaryKey, records));
+  }
+
+  /**
+   * The cursor holds a connection of the engine that opened it while the caller handles its
+   * batches: that engine counts as busy until the iteration ends (done, failed or broken off),
+   * so the caller iterates what it gets.
+   */
+  async readChanges(
+    account: AccountLocation,
+    request: ChangeRequest,
+    options: ReadOptions & { batchRows: number },
+  ): Promise<AsyncIterable<ChangedRow[]> | null> {
+    const pinned = this.engines.pin(this.connection);
+    let changes: AsyncIterable<ChangedRow[]> | null;
+    try {
+      changes = await pinned.engine.readChanges(account, request, options);
+    } catch (error) {
+      pinned.release();
+      throw error;
+    }
+    if (!changes) {
+      pinned.release();
+      return null;
+    }
+    return releasedAtEnd(changes, pinned.release);
+  }
+
+  query<K extends ReadOnlyQueryName>(
+    account: AccountLocation,
+    name: K,
+    params: ReadOnlyQueries[K]['params'],
+    options: ReadOptions,
+  ): Promise<ReadOnlyQueries[K]['row'][]> {
+    return this.engines.use(this.connection, (e) => e.query(account, name, params, options));
+  }
+
+  storageBytes(account: AccountLocation): Promise<number> {
+    return this.engines.use(this.connection, (e) => e.storageBytes(account));
+  }
+
+  probe(): Promise<void> {
+    return this.engines.use(this.connection, (e) => e.probe());
+  }
+
+  classifyError(error: unknown): WarehouseErrorClass {
+    return this.engines.classify(this.connection, error);
+  }
+
+  /** The pool is the registry's: it closes when idle or with the registry. */
+  async close(): Promise<void> {}
+}
+
+/** `changes`, calling `release` when its iteration ends however it ends. */
+function releasedAtEnd<T>(changes: AsyncIterable<T>, release: () => void): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      const iterator = changes[Symbol.asyncIterator]();
+      return {
+        async next() {
+          try {
+            const result = await iterator.next();
+            if (result.done) release();
+            return result;
+          } catch (error) {
+            release();
+            throw error;
+          }
+        },
+        async return(value?: unknown) {
+          try {
+            return (await iterator.return?.(value)) ?? { done: true as const, value: undefined };
+          } finally {
+            release();
+          }
+        },
+      };
+    },
+  };
+}
