@@ -37,10 +37,15 @@ import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { WriteKeyService } from './write-keys/write-key.service';
+import { WarehousePlacements } from './warehouses/warehouse-placements';
+import { WarehouseRegistry, type EngineFor } from './warehouses/warehouse-registry';
+import { OperatorToken } from './auth/operator-token';
 
 /** What the services need: the database, config values, and the callbacks that wake workers. */
 export interface ServiceDependencies {
   dataSource: DataSource;
+  /** Where the warehouse registry logs what it met (probes, sizes, the bootstrap). */
+  logger: Logger;
   /** CREDENTIALS_ENCRYPTION_KEYS */
   credentialKeys: string;
   /** Read access to the warehouse, for the task templates (default: WAREHOUSE_URL's default). */
@@ -64,6 +69,8 @@ export interface ServiceDependencies {
   egress?: TenantUrlCheckOptions;
   /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
   debugger?: { redis: Redis };
+  /** Opens an engine on a warehouse (sizes and probes); absent: sizes are unknown, checks answer 503. */
+  engineFor?: EngineFor;
 }
 
 /**
@@ -80,13 +87,21 @@ export function composeServices(deps: ServiceDependencies) {
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
-  const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
+  const warehouses = new WarehouseRegistry(dataSource, cipher, {
+    engineFor: deps.engineFor,
+    tenantChanges,
+    logger: deps.logger,
+  });
+  const placements = new WarehousePlacements(dataSource, warehouses, tenantChanges);
+  const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements);
   const reader = deps.warehouse ?? new WarehouseReader(DEFAULT_WAREHOUSE_URL);
   const tasks = new TaskService(dataSource, reader, deps.onTaskRunQueued, limiter);
   const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices));
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
   return {
+    warehouses,
+    placements,
     cipher,
     limiter,
     apps,
@@ -192,6 +207,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     logger,
     credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
     internalTokens: InternalTokens.fromConfig(config, forwardingAppTypes),
+    operatorToken: new OperatorToken(config.OPERATOR_API_TOKEN),
     warehouse,
     onTaskRunQueued: () => worker?.wake(),
     onJobQueued: () => jobs?.wake(),
@@ -220,6 +236,10 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
       : {}),
   });
+
+  // Before anything serves: the default warehouse exists and every account is placed, so an
+  // upgrade needs no manual step (several processes starting at once create one default).
+  await services.warehouses.bootstrap(config.WAREHOUSE_URL);
 
   // The order main registers them in; hooks run in reverse, so the workers stop before the
   // pools close and tracing (registered by main before these) exports every step's spans.
