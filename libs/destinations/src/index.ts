@@ -97,7 +97,6 @@ export {
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export {
   WarehouseDestination,
-  type ReportedWarehouseStatus,
   type ReportWarehouseStatus,
   type WarehouseDestinationOptions,
   type WarehouseEngineSource,

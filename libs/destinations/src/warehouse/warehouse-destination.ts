@@ -8,7 +8,7 @@ import {
   type WarehouseRow,
 } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
-import type { ResolvedWarehouse, WarehouseConnection } from '@pipeline/tenancy';
+import type { ReportedWarehouseStatus, ResolvedWarehouse, WarehouseConnection } from '@pipeline/tenancy';
 import {
   notAnEnvelope,
   type DeliveryMessage,
@@ -39,9 +39,6 @@ export interface WarehouseEngineSource {
   for(connection: WarehouseConnection): WarehouseLoader;
   close?(): Promise<void>;
 }
-
-/** What the control plane is told of a warehouse: it refuses us, or it works (again). */
-export type ReportedWarehouseStatus = 'misconfigured' | 'active';
 
 /** Tells the control plane a warehouse's status; `detail` says why, never a secret. */
 export type ReportWarehouseStatus = (
@@ -383,19 +380,18 @@ export class WarehouseDestination implements Destination {
       kind: cause.kind,
       error: cause.detail,
     };
+    const changed = this.reported.get(warehouseId) !== cause.kind;
     if (opened) this.logger.warn('warehouse breaker opened: its records are held in the retry topic', fields);
+    else if (changed && cause.kind === 'misconfigured')
+      this.logger.warn('warehouse misconfigured: it refuses the consumer', fields);
     else if (probe) this.logger.info('warehouse probe failed: its records stay held', fields);
-    if (cause.kind === 'misconfigured' && this.reported.get(warehouseId) !== 'misconfigured') {
-      if (!opened) this.logger.warn('warehouse misconfigured: it refuses the consumer', fields);
-      this.report(warehouseId, 'misconfigured', cause.detail);
-    }
+    if (changed) this.report(warehouseId, cause.kind, cause.detail);
   }
 
   private recovered(connection: WarehouseConnection): void {
     const { warehouseId } = connection;
     this.logger.info('warehouse breaker closed: its held records load again', { warehouseId });
-    if (this.reported.has(warehouseId) && this.reported.get(warehouseId) !== 'active')
-      this.report(warehouseId, 'active', null);
+    this.report(warehouseId, 'active', null);
   }
 
   /** Never awaited: the control plane being away must not hold the warehouse's records. */

@@ -5,14 +5,19 @@ import { loadConfig } from '@pipeline/config';
 import { outboxKey, type OutboxEnvelope, type TrackingEvent } from '@pipeline/events';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
-import { warehouseSchemaFor, type ResolvedWarehouse, type WarehouseConnection } from '@pipeline/tenancy';
+import {
+  warehouseSchemaFor,
+  type ReportedWarehouseStatus,
+  type ResolvedWarehouse,
+  type WarehouseConnection,
+} from '@pipeline/tenancy';
 import type { Producer } from 'kafkajs';
 import { runConsumer, type RunningConsumer } from '../consumer-runner';
 import { DeliveryMetrics } from '../delivery-metrics';
 import { parsePrometheusText, sampleSum } from '../testing/prometheus-text';
 import { topicRecords, waitFor } from '../testing/topic-records';
 import { startThrowawayPostgres, type ThrowawayPostgres } from './testing/throwaway-postgres';
-import { WarehouseDestination, type ReportedWarehouseStatus } from './warehouse-destination';
+import { WarehouseDestination } from './warehouse-destination';
 import { ResolvingWarehouseDirectory } from './warehouse-directory';
 import { WarehouseEngines } from './warehouse-engines';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
@@ -307,6 +312,11 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
     expect(fatal).toBeUndefined();
     const after = await gauges();
     expect(sampleSum(after, 'pipeline_delivery_warehouse_breaker_open', { warehouse: 'wh-b' })).toBe(0);
+    // Reported on each change only, however many probes failed in between.
+    expect(statuses.filter((s) => s.warehouseId === 'wh-b').map((s) => s.status)).toEqual([
+      'unavailable',
+      'active',
+    ]);
   }, 180_000);
 
   it('a login refused: the process stays up, the status says misconfigured, every row arrives once it is allowed again', async () => {
@@ -324,7 +334,9 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
       30_000,
       'wh-c reported misconfigured',
     );
-    expect(statuses.find((s) => s.warehouseId === 'wh-c')).toEqual({
+    // Its sessions ended first (57P01: unavailable) or a new one was refused at once: either
+    // way the refused login is reported as misconfigured.
+    expect(statuses.find((s) => s.warehouseId === 'wh-c' && s.status === 'misconfigured')).toEqual({
       warehouseId: 'wh-c',
       status: 'misconfigured',
       detail: expect.stringMatching(/^28000 role "loader" is not permitted to log in/),
@@ -350,7 +362,7 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
     await waitFor(() => allStored(accounts.c), 30_000, 'the rows of c once it lets the consumer in');
     expect(await storedIds(servers.c, accounts.c)).toEqual([...(sent.get(accounts.c) ?? [])].sort());
     await waitFor(() => statuses.at(-1)?.status === 'active', 10_000, 'wh-c reported active again');
-    expect(statuses.filter((s) => s.warehouseId === 'wh-c')).toEqual([
+    expect(statuses.filter((s) => s.warehouseId === 'wh-c').slice(-2)).toEqual([
       expect.objectContaining({ status: 'misconfigured' }),
       { warehouseId: 'wh-c', status: 'active', detail: null },
     ]);
