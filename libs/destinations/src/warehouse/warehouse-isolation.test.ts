@@ -299,6 +299,8 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
       expect(record.headers).toMatchObject({
         'x-delivery-target': 'warehouse:wh-b',
         'x-delivery-held': 'true',
+        // A hold is not an attempt of the record.
+        'x-delivery-attempt': '0',
         'x-delivery-reason': expect.stringMatching(/^warehouse_unavailable: /),
       });
     // Held again and again (more often than maxAttempts allows a failure), never dead-lettered.
