@@ -1,6 +1,7 @@
 import { forwarderFor } from '@pipeline/catalog';
 import {
   consumerGroupFor,
+  controlPlaneWarehouseCalls,
   createDestination,
   DeliveryMetrics,
   deliveryTopicsFor,
@@ -22,7 +23,6 @@ import { closeRedis, createRedis, DebugStreamWriter } from '@pipeline/redis';
 import { ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
 import { RedisOutcomeRecorder } from './debugger/redis-outcome-recorder';
 import { forwardingBaseUrls, forwardingLimitsOf, type DeliveryConfig } from './config';
-import { controlPlaneWarehouseCalls } from './warehouse-control-plane';
 
 /** One delivery consumer's object graph, built once from its validated config. */
 export interface Delivery {

@@ -110,6 +110,7 @@ export {
   type ResolvingDirectoryOptions,
   type WarehouseDirectory,
 } from './warehouse/warehouse-directory';
+export { controlPlaneWarehouseCalls } from './warehouse/control-plane-warehouses';
 export {
   defaultBreakerTimings,
   WarehouseBreaker,
