@@ -10,9 +10,11 @@ import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
 import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
 import { createHttpApp, type HttpDependencies } from './app';
+import { AppSettingsValidator } from './apps/app-settings';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
 import { TenantUrlPolicy } from './apps/tenant-urls';
+import { WarehouseAppCheck } from './apps/warehouse-app-check';
 import { InternalTokens } from './auth/internal-tokens';
 import { accountLimitsOf, maxRunningPerAccount, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './data-model';
@@ -82,7 +84,14 @@ export function composeServices(deps: ServiceDependencies) {
   const cipher = new CredentialCipher(deps.credentialKeys);
   const limiter = new AccountLimiter(deps.accountLimits);
   const urls = new TenantUrlPolicy(deps.egress);
-  const apps = new AppService(dataSource, cipher, urls, tenantChanges);
+  const apps = new AppService(
+    dataSource,
+    cipher,
+    urls,
+    tenantChanges,
+    new AppSettingsValidator(),
+    new WarehouseAppCheck(deps.egress),
+  );
   const jobs = new JobService(dataSource, deps.onJobQueued, limiter);
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);

@@ -3,7 +3,7 @@ import type { Forwarder, VendorClientOptions } from '@pipeline/destinations';
 import { consentGroupFor, type ConsentGroup, type DestinationCategory } from '@pipeline/events';
 import { Type, type Static, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
 
-export type AppRole = 'source' | 'destination';
+export type AppRole = 'source' | 'destination' | 'warehouse';
 
 /** What an app of this type imports on a schedule (the sync engine), one warehouse table per stream. */
 export interface ImportSide<Credentials, Config> {
@@ -15,6 +15,11 @@ export interface ImportSide<Credentials, Config> {
 export interface ForwardSide {
   category: DestinationCategory;
   forwarder: (client: VendorClientOptions) => Forwarder;
+}
+
+/** Where the account's warehouse data is loaded: the customer's own server of this engine. */
+export interface WarehouseSide {
+  engine: 'postgres';
 }
 
 /**
@@ -49,6 +54,8 @@ export interface AppTypeDefinition<C extends TSchema = TSchema, G extends TSchem
   tracking?: true;
   imports?: ImportSide<Static<C>, Static<G>>;
   forwards?: ForwardSide;
+  /** A warehouse the customer owns (neither source nor destination: the account's data lands there). */
+  warehouse?: WarehouseSide;
 }
 
 /** Typed from its schemas, stored without them: what the registry and its readers see. */
@@ -68,6 +75,7 @@ export function rolesOf(definition: AnyAppType): AppRole[] {
   return [
     ...(definition.tracking || definition.imports ? (['source'] as const) : []),
     ...(definition.forwards ? (['destination'] as const) : []),
+    ...(definition.warehouse ? (['warehouse'] as const) : []),
   ];
 }
 

@@ -1,6 +1,7 @@
 import { consentGroupFor } from '@pipeline/events';
 import type { TSchema } from '@sinclair/typebox';
 import Ajv from 'ajv';
+import fc from 'fast-check';
 import { consentGroupOf, fields, rolesOf, secret, text, type AnyAppType } from './app-type';
 import {
   appCatalog,
@@ -64,6 +65,7 @@ describe('the catalog lists', () => {
       ['meta_conversions', ['destination'], 'advertising'],
       ['google_ads', ['destination'], 'advertising'],
       ['webhook', ['destination'], 'webhook'],
+      ['postgres_warehouse', ['warehouse'], null],
     ]);
     expect(appTypes).toEqual(appCatalog.map((d) => d.appType));
     for (const d of appCatalog) {
@@ -200,6 +202,7 @@ describe('every app type', () => {
       'google_ads.credentials.clientSecret',
       'google_ads.credentials.refreshToken',
       'webhook.credentials.signingSecret',
+      'postgres_warehouse.credentials.password',
     ]);
   });
 
@@ -225,6 +228,7 @@ describe('every app type', () => {
       ['braze', true],
       ['segment', true],
       ['webhook', true],
+      ['postgres_warehouse', true],
     ]);
     // Without a conversion action a Google Ads app uploads nothing.
     const ads = definition('google_ads').example as { config: { conversionActions: Record<string, string> } };
@@ -607,5 +611,51 @@ describe('schema builders', () => {
     expect(Object.keys(fields({}))).not.toContain('description');
     const validate = ajv.compile(fields({ a: text('a field') }));
     expect([validate({ a: 'x' }), validate({ a: 'x', b: 'y' }), validate({})]).toEqual([true, false, false]);
+  });
+});
+
+describe('a customer-owned PostgreSQL warehouse', () => {
+  const valid = (host: unknown) => configOk('postgres_warehouse', { host, database: 'd', user: 'u' });
+
+  it('takes as a host only what a driver reads as one host: never a path, list, option or parameter', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (host) => {
+        if (!valid(host)) return;
+        expect(host).not.toMatch(/[\s/,=@?#'"\\]/u);
+        expect([...host].filter((c) => c < ' ' || c === '\u007f')).toEqual([]);
+        expect(host).not.toMatch(/^-/);
+        expect(host.length).toBeLessThanOrEqual(253);
+      }),
+      { numRuns: 2000 },
+    );
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 40 }),
+        fc.constantFrom('/', ',', '=', ' ', '\t', '\n', '\u0000', '@', '?', '#', "'", '\\'),
+        fc.string({ maxLength: 40 }),
+        (before, hostile, after) => !valid(`${before}${hostile}${after}`),
+      ),
+    );
+    expect(fc.sample(fc.domain(), 200).filter((host) => !valid(host))).toEqual([]);
+  });
+
+  it('sends the password to one host and port: moving the app needs it entered again', () => {
+    const origin = (config: Record<string, unknown>) => credentialsOriginOf('postgres_warehouse', config);
+    expect(origin({ host: 'DB.example.com', database: 'd', user: 'u' })).toBe(
+      'postgres://db.example.com:5432',
+    );
+    expect(origin({ host: 'db.example.com', port: 5432, database: 'd', user: 'u' })).toBe(
+      'postgres://db.example.com:5432',
+    );
+    expect(origin({ host: 'db.example.com', port: 6543, database: 'd', user: 'u' })).toBe(
+      'postgres://db.example.com:6543',
+    );
+    expect(origin({ host: 'other.example.com', database: 'd', user: 'u' })).not.toBe(
+      origin({ host: 'db.example.com', database: 'd', user: 'u' }),
+    );
+    // http(s) recipients keep their URL origin.
+    expect(credentialsOriginOf('webhook', { url: 'https://hooks.example.com/a?b' })).toBe(
+      'https://hooks.example.com',
+    );
   });
 });

@@ -36,7 +36,7 @@ describe('the app catalog', () => {
     expect(appTypeDefinition('hubspot ')).toBeUndefined();
   });
 
-  it('every app type works as something: a tracking source, an import or a destination', () => {
+  it('every app type works as something: a tracking source, an import, a destination or a warehouse', () => {
     for (const definition of appCatalog) {
       expect(rolesOfAppType(definition.appType).length).toBeGreaterThan(0);
       // An import with no streams would offer a source that syncs nothing.
@@ -378,6 +378,54 @@ const expected: Record<string, Expected> = {
       required: [],
       good: [{}, { url: 'http://hooks.example.com/in?x=1' }],
       bad: [{ url: 'ftp://hooks.example.com' }, { url: 'https://user@hooks.example.com/' }],
+    },
+  },
+  postgres_warehouse: {
+    roles: ['warehouse'],
+    importTasks: [],
+    category: undefined,
+    consentGroup: null,
+    baseUrl: false,
+    credentials: one({ password: 'a-long-random-password' }, ['password']),
+    badCredentials: [{ password: '' }, { password: 'x'.repeat(1025) }, { password: 'p', user: 'u' }],
+    config: {
+      fields: ['host', 'port', 'database', 'user', 'schema', 'tlsMode'],
+      required: ['host', 'database', 'user'],
+      good: [
+        { host: 'db.example.com', database: 'analytics', user: 'loader' },
+        { host: '203.0.113.7', port: 6543, database: 'a b', user: 'l', schema: '_p1', tlsMode: 'require' },
+        { host: '2001:db8::7', database: 'd', user: 'u', tlsMode: 'disable' },
+        { host: 'DB-1.Example.com.', database: 'd', user: 'u', schema: 'pipeline', tlsMode: 'verify-full' },
+      ],
+      // Socket paths, host lists, key=value pairs, options, spaces, control characters,
+      // absurd lengths, URLs: none is a host.
+      bad: [
+        ...[
+          '/var/run/postgresql',
+          'a.com,b.com',
+          'host=evil',
+          'db.example.com sslmode=disable',
+          '-c',
+          '-db.example.com',
+          'db.example.com\n',
+          'db\u0000.example.com',
+          'postgres://db.example.com',
+          'user@db.example.com',
+          'a'.repeat(64) + '.com',
+          'a.'.repeat(127) + 'com',
+          '',
+        ].map((host) => ({ host, database: 'd', user: 'u' })),
+        { host: 'h.com', database: 'd', user: 'u', port: 0 },
+        { host: 'h.com', database: 'd', user: 'u', port: 65536 },
+        { host: 'h.com', database: 'd', user: 'u', port: '5432' },
+        { host: 'h.com', database: 'd', user: 'u', schema: 'Pipeline' },
+        { host: 'h.com', database: 'd', user: 'u', schema: 'a-b' },
+        { host: 'h.com', database: 'd', user: 'u', schema: 'a'.repeat(64) },
+        { host: 'h.com', database: 'd', user: 'u', tlsMode: 'prefer' },
+        { host: 'h.com', database: 'x'.repeat(64), user: 'u' },
+        { host: 'h.com', database: 'd', user: 'u\u0000' },
+        { host: 'h.com', database: 'd', user: 'u', url: 'postgres://h.com/d' },
+      ],
     },
   },
 };

@@ -15,6 +15,7 @@ import { hubspot } from './app-types/hubspot';
 import { mixpanel } from './app-types/mixpanel';
 import { metaConversions } from './app-types/meta-conversions';
 import { onesignal } from './app-types/onesignal';
+import { postgresWarehouse } from './app-types/postgres-warehouse';
 import { segment } from './app-types/segment';
 import { shopify } from './app-types/shopify';
 import { stripe } from './app-types/stripe';
@@ -39,6 +40,7 @@ export const appCatalog: readonly AnyAppType[] = [
   metaConversions,
   googleAds,
   webhook,
+  postgresWarehouse,
 ];
 
 const byType = new Map(appCatalog.map((definition) => [definition.appType, definition]));
@@ -48,7 +50,7 @@ export const appTypes: readonly string[] = appCatalog.map((definition) => defini
 /** The definition of an app type, or undefined for one the catalog does not have. */
 export const appTypeDefinition = (appType: string): AnyAppType | undefined => byType.get(appType);
 
-/** What an app of this type may be: source (tracking or imports), destination (forwards), or both. */
+/** What an app of this type may be: source (tracking or imports), destination (forwards), or both; or a warehouse. */
 export const rolesOfAppType = (appType: string): AppRole[] => {
   const definition = byType.get(appType);
   return definition ? rolesOf(definition) : [];
@@ -75,6 +77,11 @@ export const forwardingAppTypes: readonly string[] = appCatalog
 /** The app types the sync engine imports from. */
 export const importingAppTypes: readonly string[] = appCatalog.filter((d) => d.imports).map((d) => d.appType);
 
+/** The app types that are a customer-owned warehouse (checked by connecting, not by URL). */
+export const warehouseAppTypes: readonly string[] = appCatalog
+  .filter((d) => d.warehouse)
+  .map((d) => d.appType);
+
 /** Every kind `delivery --destination <kind>` runs, each in its own consumer groups. */
 export const deliveryKinds: readonly string[] = ['log', 'warehouse', ...forwardingAppTypes];
 
@@ -91,7 +98,9 @@ export function credentialsOriginOf(
 ): string | null {
   const recipient = byType.get(appType)?.recipient?.(config, global);
   if (recipient === undefined) return null;
-  return URL.canParse(recipient) ? new URL(recipient).origin : recipient;
+  // A URL without an http(s) origin (a warehouse's postgres://host:port) is its own origin.
+  const origin = URL.canParse(recipient) ? new URL(recipient).origin : 'null';
+  return origin === 'null' ? recipient : origin;
 }
 
 /** App types whose vendor host VENDOR_BASE_URL_<APP TYPE> replaces, by who reads it. */

@@ -10,7 +10,14 @@ export {
   type AppTypeDefinition,
   type ForwardSide,
   type ImportSide,
+  type WarehouseSide,
 } from './app-type';
+export {
+  postgresWarehouse,
+  postgresWarehouseDefaults,
+  warehouseHostPattern,
+  warehouseSchemaNamePattern,
+} from './app-types/postgres-warehouse';
 export {
   appCatalog,
   appTypeDefinition,
@@ -27,4 +34,5 @@ export {
   importTasksOf,
   isDeliveryKind,
   rolesOfAppType,
+  warehouseAppTypes,
 } from './catalog';

@@ -6,3 +6,20 @@ export {
   type ScratchDatabase,
 } from './database-admin';
 export { DEFAULT_DATABASE_URL, postgresConfigSchema, type PostgresConfig } from './postgres-config';
+export {
+  customerConnectionProblem,
+  guardedSocketFactory,
+  InvalidWarehouseConnection,
+  warehouseClient,
+  warehouseConnectionPool,
+  type GuardOptions,
+  type WarehousePoolOptions,
+} from './guarded-connection';
+export {
+  checkWarehouseConnection,
+  classifyWarehouseCheckError,
+  warehouseCheckFailures,
+  warehouseSchemaPattern,
+  type WarehouseCheckFailure,
+  type WarehouseCheckResult,
+} from './warehouse-connection-check';

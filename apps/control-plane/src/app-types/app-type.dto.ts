@@ -14,7 +14,7 @@ export interface AppTypeView {
   appType: string;
   name: string;
   description: string;
-  roles: ('source' | 'destination')[];
+  roles: ('source' | 'destination' | 'warehouse')[];
   /** For destination-role types: what the destination does with events. */
   category: 'product_analytics' | 'customer_data' | 'messaging' | 'push' | 'advertising' | 'webhook' | null;
   /** The consent group (`context.consent`) an event must not deny to be forwarded here. */

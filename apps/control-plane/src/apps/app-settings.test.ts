@@ -1,5 +1,8 @@
 import { appCatalog } from '@pipeline/catalog';
+import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
+
+const clusters = useTestClusters();
 
 // Every app type's credentials and config schemas, exercised through POST and PATCH /apps:
 // valid input is stored, a missing secret and an unknown field are 422 naming the field, and
@@ -7,10 +10,29 @@ import { startHarness, type Harness, type Tenant } from '../testing/harness';
 describe('app credentials and config are checked against the app type (real PostgreSQL)', () => {
   let h: Harness;
   let t: Tenant;
+  // A customer-owned warehouse is saved only when it answers: its example's server is an extra
+  // cluster on loopback (allowed here as EGRESS_ALLOW_PRIVATE_RANGES would), reached by the
+  // example's host name, without TLS.
+  let warehouse: TestCluster;
   beforeAll(async () => {
-    h = await startHarness('app settings');
+    warehouse = await clusters.start('app settings warehouse', { passwordLogins: true });
+    const { example } = appCatalog.find((d) => d.warehouse)!;
+    const { config, credentials } = example as {
+      config: { host: string; database: string; user: string };
+      credentials: { password: string };
+    };
+    await warehouse.query(`CREATE ROLE ${config.user} LOGIN PASSWORD '${credentials.password}'`);
+    await warehouse.createDatabase(config.database);
+    await warehouse.query(`GRANT CONNECT, CREATE ON DATABASE ${config.database} TO ${config.user}`);
+    h = await startHarness('app settings', {
+      egress: {
+        allowPrivateRanges: ['127.0.0.0/8'],
+        resolve: async (name) =>
+          name === config.host ? ['127.0.0.1'] : Promise.reject(new Error(`ENOTFOUND ${name}`)),
+      },
+    });
     t = await h.tenant();
-  });
+  }, 60_000);
   afterAll(() => h.close());
 
   const create = (body: object) => h.as(t.key).post('/api/v1/apps').send(body);
@@ -25,13 +47,16 @@ describe('app credentials and config are checked against the app type (real Post
     };
 
     it('accepts its example and answers it back masked', async () => {
-      const response = await create({ appType, displayName: `${appType} ok`, ...example });
+      const config = definition.warehouse
+        ? { ...example.config, port: warehouse.port, tlsMode: 'disable' }
+        : example.config;
+      const response = await create({ appType, displayName: `${appType} ok`, ...example, config });
       expect(response.status).toBe(201);
       expect(response.body.data.state).toBe('active');
       expect(Object.keys(response.body.data.credentials ?? {})).toEqual(Object.keys(example.credentials));
       for (const value of Object.values(response.body.data.credentials ?? {}))
         expect(value).toBe('**********');
-      expect(response.body.data.config).toEqual(example.config);
+      expect(response.body.data.config).toEqual(config);
     });
 
     it('refuses an unknown credential and an unknown config field, naming each', async () => {

@@ -22,6 +22,7 @@ import type { ResourceState } from '../http/resource-state';
 import type { AppDetail, AppListItem, CreateAppBody, UpdateAppBody } from './app.dto';
 import type { AppRole } from './app.entity';
 import type { AppService, AppSort } from './app.service';
+import type { AppConnectionTest } from './warehouse-app-check';
 
 /** Authenticated connections to external platforms. */
 @Route('api/v1/apps')
@@ -83,7 +84,7 @@ export class AppsController extends Controller {
   @Response<Problem>(409, 'app_name_taken: another app has this displayName')
   @Response<Problem>(
     422,
-    'unknown_app_type, role_not_supported, invalid_app_settings, url_not_allowed: a URL of config is not an http(s) URL on a public host',
+    'unknown_app_type, role_not_supported, invalid_app_settings, url_not_allowed: a URL of config is not an http(s) URL on a public host; a customer-owned warehouse that fails its connection test: warehouse_connection_invalid, egress_address_refused: the host is or resolves to a non-public address, warehouse_connection_refused, warehouse_tls_failed, warehouse_login_failed, warehouse_database_missing, warehouse_permission_denied: the role may not create in the schema, warehouse_check_failed',
   )
   async createApp(
     @Request() request: ExpressRequest,
@@ -106,7 +107,7 @@ export class AppsController extends Controller {
   @Response<Problem>(409, 'app_name_taken, resource_deleted')
   @Response<Problem>(
     422,
-    'role_not_supported, invalid_app_settings, url_not_allowed, secret_required_for_new_host: the config sends the stored credentials to another host and they were not entered again',
+    'role_not_supported, invalid_app_settings, url_not_allowed, secret_required_for_new_host: the config sends the stored credentials to another host and they were not entered again; a customer-owned warehouse whose new settings fail its connection test: warehouse_connection_invalid, egress_address_refused: the host is or resolves to a non-public address, warehouse_connection_refused, warehouse_tls_failed, warehouse_login_failed, warehouse_database_missing, warehouse_permission_denied: the role may not create in the schema, warehouse_check_failed',
   )
   async updateApp(
     @Request() request: ExpressRequest,
@@ -114,6 +115,27 @@ export class AppsController extends Controller {
     @Body() body: UpdateAppBody,
   ): Promise<{ data: AppDetail }> {
     return { data: await this.apps.update(principalOf(request).accountId, appId, body) };
+  }
+
+  /**
+   * Tests the connection of a customer-owned warehouse app (`postgres_warehouse`): connects
+   * through the egress guard (every address of the host must be public), runs `SELECT 1`, and
+   * checks the role can create tables in the schema, creating the schema when it is missing.
+   * Nothing of the app changes. Failures never echo the host, user or password.
+   */
+  @Post('{appId}/test-connection')
+  @Security('api_key', ['apps.write'])
+  @Response<Problem>(404, 'No such app in this account')
+  @Response<Problem>(409, 'resource_deleted')
+  @Response<Problem>(
+    422,
+    'connection_test_not_supported: the app type has no connection test; credentials_required: the app has no password yet; warehouse_connection_invalid, egress_address_refused: the host is or resolves to a non-public address, warehouse_connection_refused, warehouse_tls_failed, warehouse_login_failed, warehouse_database_missing, warehouse_permission_denied: the role may not create in the schema, warehouse_check_failed',
+  )
+  async testAppConnection(
+    @Request() request: ExpressRequest,
+    @Path() appId: string,
+  ): Promise<{ data: AppConnectionTest }> {
+    return { data: await this.apps.testConnection(principalOf(request).accountId, appId) };
   }
 
   /** Soft-deletes the app (`state: deleted`). Refused while an active source uses it. */

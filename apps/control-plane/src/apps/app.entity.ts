@@ -1,7 +1,8 @@
 import { Column, Entity } from 'typeorm';
 import { AccountResourceEntity } from '../database/account-resource';
 
-export type AppRole = 'source' | 'destination';
+/** `warehouse`: a customer-owned warehouse the account's data is loaded into. */
+export type AppRole = 'source' | 'destination' | 'warehouse';
 
 /** A connection to an external platform. Credentials are stored encrypted only. */
 @Entity({ name: 'apps' })

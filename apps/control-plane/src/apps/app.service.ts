@@ -14,6 +14,12 @@ import { AppSettingsValidator } from './app-settings';
 import type { CredentialCipher } from './credential-cipher';
 import { keepMaskedSecrets, maskAll, maskSecretFields } from './secret-masking';
 import { enteredAgain, recipientOrigin, secretRequiredForNewHost, TenantUrlPolicy } from './tenant-urls';
+import {
+  isWarehouseAppType,
+  WarehouseAppCheck,
+  warehouseAppTarget,
+  type AppConnectionTest,
+} from './warehouse-app-check';
 
 export type AppSort = 'created_at' | 'updated_at' | 'display_name';
 
@@ -48,6 +54,7 @@ export class AppService {
     private readonly urls: TenantUrlPolicy = new TenantUrlPolicy(),
     private readonly changes?: TenantChangePublisher,
     private readonly settings = new AppSettingsValidator(),
+    private readonly warehouses = new WarehouseAppCheck(),
   ) {}
 
   private get repository() {
@@ -115,6 +122,10 @@ export class AppService {
     });
     await this.checkUrls(body.appType, config);
     const id = randomUUID();
+    // A customer's warehouse is saved only once it answers: connected through the egress
+    // guard, logged in, allowed to create in its schema. A draft without a password waits.
+    if (isWarehouseAppType(body.appType) && body.credentials && Object.keys(body.credentials).length > 0)
+      await this.warehouses.assertWorks(warehouseAppTarget({ id, config }, body.credentials), 'body.config');
     const app = this.repository.create({
       id,
       accountId,
@@ -160,6 +171,10 @@ export class AppService {
     }
     if (body.credentials !== undefined)
       Object.assign(app, this.sealed(app.id, app.appType, body.credentials));
+    // A warehouse whose connection or password changed must answer again before it is saved.
+    const credentials = body.credentials === undefined ? this.openCredentials(app) : body.credentials;
+    if (isWarehouseAppType(app.appType) && (config !== undefined || body.credentials) && credentials)
+      await this.warehouses.assertWorks(warehouseAppTarget(app, credentials), 'body.config');
     await this.saveUnique(app);
     // Rotated credentials or a new config: the forwarding consumers must not keep the old ones.
     await this.changes?.publish({ kind: 'tenant_changed', accountId });
@@ -179,6 +194,26 @@ export class AppService {
     return deleted;
   }
 
+  /**
+   * Tests the connection of an app that supports it (a customer's warehouse): 200 when it
+   * works, 422 with the failure's code otherwise. The app is not changed.
+   */
+  async testConnection(accountId: string, appId: string): Promise<AppConnectionTest> {
+    const app = await this.find(accountId, appId);
+    if (app.state === 'deleted') throw conflict('resource_deleted', `App ${app.id} is deleted`);
+    if (!isWarehouseAppType(app.appType))
+      throw unprocessable(
+        'connection_test_not_supported',
+        `${app.appType} apps have no connection test; only customer-owned warehouses do`,
+      );
+    const credentials = this.openCredentials(app);
+    if (!credentials)
+      throw unprocessable('credentials_required', `App ${app.id} has no credentials to connect with`, [
+        { path: 'credentials', message: 'set the password first' },
+      ]);
+    return this.warehouses.assertWorks(warehouseAppTarget(app, credentials), 'config');
+  }
+
   /** Decrypted credentials, for the internal write-key resolution only; never for API responses. */
   openCredentials(app: AppEntity): Record<string, unknown> | null {
     if (!app.credentialsCiphertext || !app.credentialsKeyId) return null;
@@ -191,7 +226,10 @@ export class AppService {
   /** Every URL of the config, and the host the config sends the credentials to, pass the egress policy. */
   private checkUrls(appType: string, config: Record<string, unknown>): Promise<void> {
     const recipient = recipientOrigin(appType, config);
-    return this.urls.assertAllowed(config, 'body.config', recipient ? [['body.config', recipient]] : []);
+    // A warehouse's recipient (postgres://host:port) is no http URL: its addresses are checked
+    // when it connects, the connection test at save time included.
+    const httpRecipient = recipient !== null && /^https?:\/\//.test(recipient);
+    return this.urls.assertAllowed(config, 'body.config', httpRecipient ? [['body.config', recipient]] : []);
   }
 
   private checkNotEmpty(appType: string, credentials: Record<string, unknown> | null) {
