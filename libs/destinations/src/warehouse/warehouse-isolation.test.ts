@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { Client } from 'pg';
 import { loadConfig } from '@pipeline/config';
 import { outboxKey, type OutboxEnvelope, type TrackingEvent } from '@pipeline/events';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
+import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
 import {
   warehouseSchemaFor,
   type ReportedWarehouseStatus,
@@ -16,7 +16,6 @@ import { runConsumer, type RunningConsumer } from '../consumer-runner';
 import { DeliveryMetrics } from '../delivery-metrics';
 import { parsePrometheusText, sampleSum } from '../testing/prometheus-text';
 import { topicRecords, waitFor } from '../testing/topic-records';
-import { startThrowawayPostgres, type ThrowawayPostgres } from './testing/throwaway-postgres';
 import { WarehouseDestination } from './warehouse-destination';
 import { ResolvingWarehouseDirectory } from './warehouse-directory';
 import { WarehouseEngines } from './warehouse-engines';
@@ -54,22 +53,12 @@ const event = (name: string): TrackingEvent => ({
   properties: { n: name },
 });
 
-async function superuserQuery<T extends object>(
-  server: ThrowawayPostgres,
-  sql: string,
-  database = 'warehouse',
-) {
-  const client = new Client({ connectionString: server.superuserUrl(database) });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const superuserQuery = <T extends object>(server: TestCluster, sql: string, database = 'warehouse') =>
+  server.query<T & Record<string, unknown>>(sql, [], database);
 
 describe('a warehouse per account, each isolated from the others (real Kafka, three PostgreSQL servers)', () => {
-  const servers = {} as Record<Name, ThrowawayPostgres>;
+  const clusters = useTestClusters();
+  const servers = {} as Record<Name, TestCluster>;
   const connections = {} as Record<Name, WarehouseConnection>;
   // Two accounts on server a, one on each of b and c.
   const accounts = { a: randomUUID(), a2: randomUUID(), b: randomUUID(), c: randomUUID() };
@@ -89,7 +78,7 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
 
   beforeAll(async () => {
     for (const name of names) {
-      const server = await startThrowawayPostgres();
+      const server = await clusters.start(`warehouse-${name}`, { passwordLogins: true });
       servers[name] = server;
       await superuserQuery(
         server,
@@ -174,7 +163,6 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
   afterAll(async () => {
     await running?.stop();
     await producer?.disconnect();
-    await Promise.all(names.map((name) => servers[name]?.destroy()));
   });
 
   /** Sends one record of `count` events for the account; returns when Kafka has it. */
@@ -200,13 +188,13 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
     return ids;
   }
 
-  const serverOf = (accountId: string): ThrowawayPostgres => {
+  const serverOf = (accountId: string): TestCluster => {
     const key = (Object.keys(accounts) as (keyof typeof accounts)[]).find((k) => accounts[k] === accountId);
     return servers[home[key as keyof typeof accounts]];
   };
 
   /** The message ids stored for the account on a server ([] while its table does not exist). */
-  async function storedIds(server: ThrowawayPostgres, accountId: string): Promise<string[]> {
+  async function storedIds(server: TestCluster, accountId: string): Promise<string[]> {
     const schema = warehouseSchemaFor(accountId);
     const [exists] = await superuserQuery<{ found: boolean }>(
       server,
