@@ -37,6 +37,18 @@ describe('WarehouseBreaker', () => {
     expect(breaker.admit()).toEqual({ go: true, probe: false });
   });
 
+  it('a probe abandoned without a verdict lets the next write probe at once', () => {
+    const breaker = new WarehouseBreaker(timings, clock);
+    breaker.failed(unavailable);
+    now = 1000;
+    expect(breaker.admit()).toEqual({ go: true, probe: true });
+    expect(breaker.admit()).toEqual({ go: false, retryAfterMs: 300 });
+    breaker.abandonProbe();
+    expect(breaker.state).toBe('half-open');
+    expect(breaker.retryAfterMs()).toBe(0);
+    expect(breaker.admit()).toEqual({ go: true, probe: true });
+  });
+
   it('each failed probe doubles the cooldown, up to the maximum; a misconfiguration replaces the cause', () => {
     const breaker = new WarehouseBreaker(timings, clock);
     const cooldowns: number[] = [];

@@ -65,6 +65,11 @@ export class WarehouseBreaker {
     return recovered;
   }
 
+  /** The probe ended without a verdict on the warehouse (this process had no connection for it). */
+  abandonProbe(): void {
+    this.probing = false;
+  }
+
   /** A write met an unavailable or misconfigured warehouse; true when that opened a closed breaker. */
   failed(cause: BreakerCause): boolean {
     const opened = this.failures === 0;

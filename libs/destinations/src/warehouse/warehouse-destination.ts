@@ -24,6 +24,7 @@ import {
   type BreakerCause,
   type BreakerTimings,
 } from './warehouse-breaker';
+import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import type { WarehouseDirectory } from './warehouse-directory';
 import type { AccountLocation, WarehouseEngine } from './warehouse-engine';
 import { describeWarehouseError, redactSecrets, type WarehouseErrorKind } from './warehouse-errors';
@@ -236,9 +237,15 @@ export class WarehouseDestination implements Destination {
   ): Promise<{ work: Map<string, WarehouseWork>; homeless: Set<Item> }> {
     const work = new Map<string, WarehouseWork>();
     const homeless = new Set<Item>();
+    // Asked side by side: a batch of many accounts new to the cache waits for one answer, not
+    // for each in turn. DestinationUnavailable (the control plane cannot be asked) holds the
+    // whole batch.
+    const answers = await Promise.all(
+      [...pending.keys()].map((accountId) => this.options.directory.resolve(accountId)),
+    );
+    let index = 0;
     for (const [accountId, items] of pending) {
-      // DestinationUnavailable (the control plane cannot be asked) holds the whole batch.
-      const resolved: ResolvedWarehouse | null = await this.options.directory.resolve(accountId);
+      const resolved: ResolvedWarehouse | null | undefined = answers[index++];
       if (!resolved) {
         for (const item of items) homeless.add(item);
         continue;
@@ -271,15 +278,12 @@ export class WarehouseDestination implements Destination {
   private async writeWarehouse(warehouse: WarehouseWork, outcome: RoundOutcome): Promise<void> {
     const { connection } = warehouse;
     const breaker = this.breakerFor(connection.warehouseId);
-    const hold = (items: readonly Item[], cause: BreakerCause, retryAfterMs: number) => {
+    const hold = (items: readonly Item[], reason: string, retryAfterMs: number) => {
       for (const item of items)
         if (!outcome.dataErrors.has(item))
-          outcome.holds.set(item, {
-            warehouseId: connection.warehouseId,
-            reason: `warehouse_${cause.kind}: ${cause.detail}`,
-            retryAfterMs,
-          });
+          outcome.holds.set(item, { warehouseId: connection.warehouseId, reason, retryAfterMs });
     };
+    const reasonOf = (cause: BreakerCause) => `warehouse_${cause.kind}: ${cause.detail}`;
     for (const account of warehouse.accounts) {
       if (account.epoch < this.options.directory.currentEpoch(account.accountId)) {
         outcome.moved.add(account.accountId);
@@ -288,7 +292,7 @@ export class WarehouseDestination implements Destination {
       const admission = breaker.admit();
       if (!admission.go) {
         const cause = breaker.cause ?? { kind: 'unavailable', detail: 'probe under way' };
-        hold(account.items, cause, admission.retryAfterMs);
+        hold(account.items, reasonOf(cause), admission.retryAfterMs);
         continue;
       }
       const engine = this.options.engines.for(connection);
@@ -297,6 +301,13 @@ export class WarehouseDestination implements Destination {
         await this.store(engine, connection, account, account.items, outcome.dataErrors);
         if (breaker.succeeded()) this.recovered(connection);
       } catch (error) {
+        if (error instanceof WarehouseConnectionBudgetExhausted) {
+          // This process is out of connections, not the warehouse out of service: held
+          // briefly, without a verdict on the warehouse.
+          if (admission.probe) breaker.abandonProbe();
+          hold(account.items, `warehouse_busy: ${error.message}`, this.timings.probeWaitMs);
+          continue;
+        }
         let verdict = this.verdictOf(engine, connection, error);
         // Data errors of the rows were split off by store(): this one is ensureAccount's.
         if (verdict === 'data') verdict = connection.owner === 'customer' ? 'misconfigured' : 'unexpected';
@@ -304,7 +315,7 @@ export class WarehouseDestination implements Destination {
         const cause: BreakerCause = { kind: verdict, detail: this.describe(connection, error) };
         const opened = breaker.failed(cause);
         this.broken(connection, cause, opened, admission.probe);
-        hold(account.items, cause, breaker.retryAfterMs());
+        hold(account.items, reasonOf(cause), breaker.retryAfterMs());
       }
     }
   }

@@ -16,11 +16,12 @@ import { ResolvingWarehouseDirectory, warehouseConnectionFromUrl } from './wareh
 import { WarehouseEngines } from './warehouse-engines';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
 
-// An account moving between warehouses (real PostgreSQL, one database per warehouse): during
-// the copy stage its rows go to both; a target that refuses them holds the record for that
-// target alone; a cut-over heard while a batch is written sends the account's rows to its new
-// warehouse, not the old one.
-const logger = createLogger({ service: 'warehouse-moves-test', stream: new PassThrough() });
+// Routing by placement (real PostgreSQL, one database per warehouse). An account moving
+// between warehouses: during the copy stage its rows go to both; a target that refuses them
+// holds the record for that target alone; a cut-over heard while a batch is written sends the
+// account's rows to its new warehouse, not the old one. An account without a placement is
+// dead-lettered; a process out of warehouse connections holds rows without judging a warehouse.
+const logger = createLogger({ service: 'warehouse-routing-test', stream: new PassThrough() });
 const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
 
 const event = (name: string): TrackingEvent => ({
@@ -239,6 +240,54 @@ describe('an account moving between warehouses (real PostgreSQL)', () => {
     expect(await storedNames(databases[0]?.url ?? '', stays)).toEqual(['stays']);
     expect(await storedNames(databases[0]?.url ?? '', moves)).toEqual([]);
     expect(await storedNames(databases[1]?.url ?? '', moves)).toEqual(['moves']);
+  });
+
+  it('out of connections: the rows wait briefly, and the warehouse is not judged for it', async () => {
+    const first = randomUUID();
+    const second = randomUUID();
+    // One connection for the whole process: the first warehouse's write holds it.
+    const scarce = WarehouseEngines.postgres(
+      { processMaxConnections: 1, idleMs: 60_000 },
+      { timeouts: defaultWarehouseTimeouts },
+    );
+    try {
+      const { destination, statuses } = destinationOver(
+        new Map([
+          [first, placed(connections.one, first, 1)],
+          [second, placed(connections.two, second, 1)],
+        ]),
+        scarce,
+      );
+      const report = await destination.deliver([
+        record(first, [event('first')]),
+        record(second, [event('second')]),
+      ]);
+      expect(report.delivered).toBe(1);
+      expect(report.failed).toEqual([
+        expect.objectContaining({
+          target: 'warehouse:wh-two',
+          holdUntilAvailable: true,
+          retryAfterMs: 10,
+          reason: expect.stringMatching(
+            /^warehouse_busy: warehouse wh-two: the process's 1 warehouse connections/,
+          ),
+        }),
+      ]);
+      expect(destination.warehouseHealth()).toEqual(
+        expect.arrayContaining([{ warehouseId: 'wh-two', breaker: 'closed', status: 'active' }]),
+      );
+      expect(statuses).toEqual([]);
+      // Now the first warehouse's pool is idle and gives its connection up.
+      const retried = report.failed[0] as NonNullable<(typeof report.failed)[0]>;
+      expect(await destination.deliver([{ ...retried.message, value: retried.value }])).toEqual({
+        delivered: 1,
+        consentSkipped: 0,
+        failed: [],
+      });
+      expect(await storedNames(databases[1]?.url ?? '', second)).toEqual(['second']);
+    } finally {
+      await scarce.close();
+    }
   });
 
   it('an account without a warehouse is dead-lettered as no_warehouse', async () => {
