@@ -290,6 +290,38 @@ describe('an account moving between warehouses (real PostgreSQL)', () => {
     }
   });
 
+  it("a table dropped behind the consumer's back: a bug on a platform warehouse, the customer's doing on theirs", async () => {
+    for (const owner of ['platform', 'customer'] as const) {
+      const accountId = randomUUID();
+      const connection = { ...connections.one, warehouseId: `wh-${owner}`, owner };
+      const { destination, statuses } = destinationOver(
+        new Map([[accountId, placed(connection, accountId, 1)]]),
+      );
+      expect((await destination.deliver([record(accountId, [event('before')])])).delivered).toBe(1);
+      await withClient(databases[0]?.url ?? '', (client) =>
+        client.query(`DROP TABLE ${warehouseSchemaFor(accountId)}.events`),
+      );
+      const after = destination.deliver([record(accountId, [event('after')])]);
+      if (owner === 'platform') {
+        // The process exits (the runner's onFatal) and its restart recreates the table.
+        await expect(after).rejects.toMatchObject({ code: '42P01' });
+        expect(statuses).toEqual([]);
+      } else {
+        const report = await after;
+        expect(report.failed).toEqual([
+          expect.objectContaining({
+            target: 'warehouse:wh-customer',
+            holdUntilAvailable: true,
+            reason: expect.stringMatching(
+              /^warehouse_misconfigured: 42P01 relation ".*\.events" does not exist/,
+            ),
+          }),
+        ]);
+        expect(statuses).toEqual(['wh-customer misconfigured']);
+      }
+    }
+  });
+
   it('an account without a warehouse is dead-lettered as no_warehouse', async () => {
     const accountId = randomUUID();
     const { destination } = destinationOver(new Map());
