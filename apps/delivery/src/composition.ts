@@ -75,7 +75,9 @@ export async function composeDelivery(
         )
       : undefined;
   const warehouse: WarehouseRouting =
-    kind === 'warehouse' && controlPlane ? controlPlaneWarehouses(controlPlane, config, logger) : {};
+    kind === 'warehouse' && controlPlane
+      ? controlPlaneWarehouses(controlPlane, config, logger, () => changes?.live ?? false)
+      : {};
   const invalidate = tenants ?? warehouse.warehouseDirectory;
   if (invalidate && config.REDIS_URL) {
     // Rotated credentials, edited integrations and moved placements reach this consumer as
@@ -150,19 +152,21 @@ type WarehouseRouting = Pick<DestinationDependencies, 'warehouseDirectory' | 're
 
 /**
  * The warehouse consumer with a control plane: each account's placement asked of it (cached
- * for TENANT_CACHE_TTL_SECONDS, dropped on a tenant change) and each warehouse's status told.
+ * for TENANT_CACHE_TTL_SECONDS, 10 s at most while tenant changes are not heard, dropped on a
+ * change) and each warehouse's status told.
  * Without one, createDestination puts every account on WAREHOUSE_URL.
  */
 function controlPlaneWarehouses(
   client: ControlPlaneClient,
   config: DeliveryConfig,
   logger: Logger,
+  hearsChanges: () => boolean,
 ): WarehouseRouting {
   const calls = controlPlaneWarehouseCalls(client);
   return {
     warehouseDirectory: new ResolvingWarehouseDirectory(
       calls.resolve,
-      { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000 },
+      { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000, hearsChanges },
       logger,
     ),
     reportWarehouseStatus: calls.reportStatus,

@@ -184,17 +184,20 @@ export class WarehouseDestination implements Destination {
 
     const stored: Item[] = [];
     const holds = new Map<Item, Hold>();
+    /** Each account's warehouse as last resolved. */
+    const placedOn = new Map<string, string>();
     for (let round = 1; pending.size > 0; round += 1) {
       if (round > maxRounds) {
-        for (const item of [...pending.values()].flat())
-          holds.set(item, {
-            warehouseId: 'moving',
-            reason: 'warehouse_moving: the placement changed while the batch was written',
-            retryAfterMs: this.timings.probeWaitMs,
-          });
+        for (const [accountId, items] of pending)
+          for (const item of items)
+            holds.set(item, {
+              warehouseId: placedOn.get(accountId) ?? 'unknown',
+              reason: 'warehouse_moving: the placement changed while the batch was written',
+              retryAfterMs: this.timings.probeWaitMs,
+            });
         break;
       }
-      const { work, homeless } = await this.route(pending);
+      const { work, homeless } = await this.route(pending, placedOn);
       for (const item of homeless)
         unstorable.push({
           message: item.message,
@@ -234,6 +237,7 @@ export class WarehouseDestination implements Destination {
   /** Each account's warehouses (its placement, and a move's target), as work per warehouse. */
   private async route(
     pending: Map<string, Item[]>,
+    placedOn: Map<string, string>,
   ): Promise<{ work: Map<string, WarehouseWork>; homeless: Set<Item> }> {
     const work = new Map<string, WarehouseWork>();
     const homeless = new Set<Item>();
@@ -250,6 +254,7 @@ export class WarehouseDestination implements Destination {
         for (const item of items) homeless.add(item);
         continue;
       }
+      placedOn.set(accountId, resolved.placement.warehouseId);
       const targets = [resolved, ...(resolved.alsoWriteTo ? [resolved.alsoWriteTo] : [])];
       for (const { placement, connection } of targets) {
         const warehouse = work.get(placement.warehouseId) ?? { connection, accounts: [] };

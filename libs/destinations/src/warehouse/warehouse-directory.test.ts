@@ -126,6 +126,27 @@ describe('ResolvingWarehouseDirectory', () => {
     expect(cp.calls).toEqual([accountId, accountId]);
   });
 
+  it('while tenant changes are not heard, an answer is used 10 s at most', async () => {
+    const cp = controlPlane([placed('wh-a', 1)]);
+    let hears = false;
+    const directory = new ResolvingWarehouseDirectory(
+      cp.resolve,
+      { ttlMs: 60_000, now: clock, hearsChanges: () => hears },
+      logger,
+    );
+    await directory.resolve(accountId);
+    now += 9_999;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(1);
+    now += 1;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(2);
+    hears = true;
+    now += 50_000;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(2);
+  });
+
   it("a tenant change drops the account's entry, a resync every entry", async () => {
     const cp = controlPlane([placed('wh-a', 1), placed('wh-b', 2), placed('wh-c', 3)]);
     const directory = new ResolvingWarehouseDirectory(cp.resolve, { ttlMs: 60_000, now: clock }, logger);

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
 import {
+  usableCacheEntry,
   warehouseSchemaFor,
   type ResolvedWarehouse,
   type TenantChangeEvent,
@@ -110,11 +111,18 @@ export interface ResolvingDirectoryOptions {
   /** How long past its TTL an answer is still used while the control plane cannot be asked. */
   staleIfErrorMs?: number;
   maxEntries?: number;
+  /**
+   * Whether tenant changes are being heard (the subscription is live). While not, an answer is
+   * used at most UNSUBSCRIBED_MAX_TTL_MS (10 s), so a cut-over reaches this consumer within that
+   * bound. Unset: they are.
+   */
+  hearsChanges?: () => boolean;
   now?: () => number;
 }
 
 interface Entry {
   resolved: ResolvedWarehouse | null;
+  storedAt: number;
   expiresAt: number;
 }
 
@@ -145,6 +153,7 @@ export class ResolvingWarehouseDirectory implements WarehouseDirectory {
       unknownTtlMs: Math.min(options.ttlMs, 10_000),
       staleIfErrorMs: 15 * 60_000,
       maxEntries: 100_000,
+      hearsChanges: () => true,
       now: Date.now,
       ...options,
     };
@@ -155,7 +164,11 @@ export class ResolvingWarehouseDirectory implements WarehouseDirectory {
   resolve(accountId: string): Promise<ResolvedWarehouse | null> {
     const entry = this.entries.get(accountId);
     const now = this.options.now();
-    if (entry && entry.expiresAt > now && this.isCurrent(accountId, entry.resolved))
+    if (
+      entry &&
+      usableCacheEntry(entry, now, this.options.hearsChanges()) &&
+      this.isCurrent(accountId, entry.resolved)
+    )
       return Promise.resolve(entry.resolved);
     let pending = this.inFlight.get(accountId);
     if (!pending) {
@@ -213,7 +226,8 @@ export class ResolvingWarehouseDirectory implements WarehouseDirectory {
     const heardChange = (this.changedAt.get(accountId) ?? 0) > asked || this.resyncedAt > asked;
     if (!heardChange) {
       const ttl = resolved ? this.options.ttlMs : this.options.unknownTtlMs;
-      this.entries.set(accountId, { resolved, expiresAt: this.options.now() + ttl });
+      const storedAt = this.options.now();
+      this.entries.set(accountId, { resolved, storedAt, expiresAt: storedAt + ttl });
     }
     return resolved;
   }

@@ -242,6 +242,37 @@ describe('an account moving between warehouses (real PostgreSQL)', () => {
     expect(await storedNames(databases[1]?.url ?? '', moves)).toEqual(['moves']);
   });
 
+  it('a placement that keeps moving while the batch is written: its rows wait, none written to a stale one', async () => {
+    const accountId = randomUUID();
+    let asked = 0;
+    // Every answer is already older than the newest epoch seen: a control plane mid-cut-over.
+    const destination = new WarehouseDestination({
+      directory: {
+        resolve: () => {
+          asked += 1;
+          return Promise.resolve(placed(connections.one, accountId, asked));
+        },
+        currentEpoch: () => asked + 1,
+        invalidate: () => undefined,
+      },
+      engines,
+      logger,
+      breaker: { baseMs: 50, maxMs: 50, probeWaitMs: 10 },
+    });
+    const report = await destination.deliver([record(accountId, [event('moving')])]);
+    expect(asked).toBe(3);
+    expect(report.delivered).toBe(0);
+    expect(report.failed).toEqual([
+      expect.objectContaining({
+        target: 'warehouse:wh-one',
+        holdUntilAvailable: true,
+        retryAfterMs: 10,
+        reason: 'warehouse_moving: the placement changed while the batch was written',
+      }),
+    ]);
+    expect(await storedNames(databases[0]?.url ?? '', accountId)).toEqual([]);
+  });
+
   it('out of connections: the rows wait briefly, and the warehouse is not judged for it', async () => {
     const first = randomUUID();
     const second = randomUUID();
