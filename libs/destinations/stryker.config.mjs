@@ -26,6 +26,7 @@ const delivery = [
 /** The warehouse row builder: rows per table, COPY text, identifiers, DDL and error verdicts. */
 const warehouseRows = [
   `${warehouse}/warehouse-row-batches.ts`,
+  `${warehouse}/event-order.ts`,
   `${warehouse}/warehouse-statements.ts`,
   `${warehouse}/copy-text.ts`,
   `${warehouse}/warehouse-ddl.ts`,

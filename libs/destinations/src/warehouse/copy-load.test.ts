@@ -126,7 +126,7 @@ describe('WarehouseWriter COPY path (real PostgreSQL, generative)', () => {
 
   beforeAll(async () => {
     db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'copy load');
-    // Few rows per COPY: a batch of the property spans several COPYs and staging tables are reused.
+    // Few rows per COPY: a batch of the property spans several COPYs and upserts.
     writer = new WarehouseWriter(db.url, { rowsPerCopy: 3, poolMax: 2 });
     client = new Client({ connectionString: db.url });
     await client.connect();

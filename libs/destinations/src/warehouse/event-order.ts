@@ -5,9 +5,10 @@
 
 /**
  * Milliseconds are shifted by this to be positive over the whole range of a JavaScript Date
- * (and of PostgreSQL's timestamptz), then written with a fixed width: 17 digits.
+ * (and of PostgreSQL's timestamptz), then written with a fixed width: 17 digits. The sum passes
+ * 2^53 after the year 13,600, so it is a BigInt (PostgreSQL's is a bigint).
  */
-const shift = 8_640_000_000_000_001;
+const shift = 8_640_000_000_000_001n;
 const width = 17;
 const missing = '0'.repeat(width);
 
@@ -15,7 +16,7 @@ function instantPart(value: unknown): string {
   const ms =
     value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN;
   // A value that is not a time is a row PostgreSQL refuses anyway; it sorts as a missing one.
-  return Number.isFinite(ms) ? String(ms + shift).padStart(width, '0') : missing;
+  return Number.isFinite(ms) ? String(BigInt(ms) + shift).padStart(width, '0') : missing;
 }
 
 // In a /u pattern a pair of surrogates is one code point, so only a lone one matches.

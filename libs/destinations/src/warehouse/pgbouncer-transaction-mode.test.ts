@@ -190,4 +190,32 @@ describe('warehouse writers behind PgBouncer in transaction mode (real PostgreSQ
       await holder.end();
     }
   });
+
+  it('the time limits bound a COPY and an upsert too, set per transaction through PgBouncer', async () => {
+    const url = bouncer.urlOf(db.url);
+    const writer = new WarehouseWriter(url, { timeouts: { statementTimeoutMs: 300, lockTimeoutMs: 60_000 } });
+    await writer.ensureSchema('acct_bounced_limits');
+    const holder = new Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(
+        'LOCK TABLE acct_bounced_limits.events, acct_bounced_limits.users IN ACCESS EXCLUSIVE MODE',
+      );
+      const track = row({ type: 'track', event: 'Waited', messageId: 'limits-1', timestamp: time(1) });
+      const user = row({ type: 'identify', userId: 'u', messageId: 'limits-2', timestamp: time(1) });
+      for (const batch of [[track], [user]]) {
+        const started = Date.now();
+        // 57014: cancelled by statement_timeout, long before lock_timeout's minute.
+        await expect(writer.write('acct_bounced_limits', batch)).rejects.toMatchObject({ code: '57014' });
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+      await holder.query('ROLLBACK');
+      // Nothing of the cancelled transactions stayed behind: the next loads go through.
+      expect(await writer.write('acct_bounced_limits', [track, user])).toEqual({ written: 2, duplicates: 0 });
+    } finally {
+      await holder.end();
+      await writer.close();
+    }
+  });
 });

@@ -78,16 +78,14 @@ export const beginStatement = (timeouts: WarehouseTimeouts): string =>
 
 /**
  * Runs `work` in one transaction on `client`, with the time limits: committed when it returns,
- * rolled back when it throws. `begin` is more SQL sent with BEGIN in the same round trip
- * (statements separated by `;`, no parameters).
+ * rolled back when it throws.
  */
 export async function inWarehouseTransaction<T>(
   client: PoolClient,
   timeouts: WarehouseTimeouts,
   work: () => Promise<T>,
-  begin = '',
 ): Promise<T> {
-  await client.query(begin ? `${beginStatement(timeouts)}; ${begin}` : beginStatement(timeouts));
+  await client.query(beginStatement(timeouts));
   let result: T;
   try {
     result = await work();

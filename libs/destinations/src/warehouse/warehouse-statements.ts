@@ -9,9 +9,6 @@ const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export const isWarehouseSchemaName = (schema: string): boolean => schemaName.test(schema);
 
-/** The column types of each warehouse table, in column order (warehouseTables' shape). */
-export type TableColumns = Readonly<Record<string, Readonly<Record<string, string>>>>;
-
 /** `COPY target (columns) FROM STDIN`. */
 export const copyStatement = (target: string, columns: readonly string[]): string =>
   `COPY ${target} (${columns.map(quoteIdent).join(', ')}) FROM STDIN`;
@@ -40,7 +37,7 @@ export function upsertFromJson(
 }
 
 /**
- * The update of a stored user or group by a staged one (folded by mergeById, with its orders):
+ * The update of a stored user or group by an incoming one (folded by mergeById, with its orders):
  * the columns of the newer of the two events, and per trait key the value whose event is newer;
  * `_event_order` and `_trait_orders` keep the winners' orders. Taking the newest per column and
  * per key is commutative, so any order and split of the same events gives the same row. A row
