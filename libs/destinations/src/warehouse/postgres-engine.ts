@@ -164,10 +164,8 @@ export class PostgresEngine implements WarehouseEngine {
   /** Opens a read: read-only, with the warehouse's time limits for this transaction alone. */
   private readonly readOnlyBegin: string;
 
-  constructor(
-    readonly connection: WarehouseConnection,
-    options: PostgresEngineOptions,
-  ) {
+  // The connection (its password) is not kept: only the pool holds it.
+  constructor(connection: WarehouseConnection, options: PostgresEngineOptions) {
     const connect = options.connect ?? plainWarehousePool;
     this.pool = connect(connection, {
       max: options.poolMax,
