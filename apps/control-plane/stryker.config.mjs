@@ -3,8 +3,9 @@ import { functionRanges, mutationConfig } from '../../tools/mutation/base-config
 // The control plane's pure logic whose mistake would leak a secret, mix tenants or open the
 // network: credential masking and sealing, the URLs a tenant saves, API-key and write-key
 // tokens, scopes and the failed-key windows, write-key origins and limits, what a job shows and
-// records, the schedule bounds, the errors a tenant sees, and the warehouse names spliced into
-// SQL. Where such logic sat in a class doing I/O it lives in a file of its own.
+// records, the schedule bounds, the errors a tenant sees, the warehouse names spliced into SQL,
+// the operator's token and the default warehouse read from WAREHOUSE_URL. Where such logic sat
+// in a class doing I/O it lives in a file of its own.
 export default mutationConfig({
   dir: 'apps/control-plane',
   mutate: [
@@ -15,6 +16,7 @@ export default mutationConfig({
     'apps/control-plane/src/auth/bearer-token.ts',
     'apps/control-plane/src/auth/failure-window.ts',
     'apps/control-plane/src/auth/scopes.ts',
+    'apps/control-plane/src/auth/operator-token.ts',
     'apps/control-plane/src/write-keys/allowed-origins.ts',
     'apps/control-plane/src/write-keys/rate-limits.ts',
     'apps/control-plane/src/write-keys/write-key-view.ts',
@@ -25,6 +27,7 @@ export default mutationConfig({
     'apps/control-plane/src/work-queue/tenant-error.ts',
     'apps/control-plane/src/warehouse/warehouse-names.ts',
     'apps/control-plane/src/warehouse/connection-failure.ts',
+    'apps/control-plane/src/warehouses/warehouse-url.ts',
     ...functionRanges('apps/control-plane/src/warehouse/query-meter.ts', ['meteredBytes']),
     ...functionRanges('apps/control-plane/src/warehouse/account-warehouses.ts', ['warehouseConnectionOfUrl']),
   ],
@@ -37,6 +40,7 @@ export default mutationConfig({
     'src/auth/bearer-token.test.ts',
     'src/auth/failure-window.test.ts',
     'src/auth/scopes.test.ts',
+    'src/auth/operator-token.test.ts',
     'src/write-keys/allowed-origins.test.ts',
     'src/write-keys/rate-limits.test.ts',
     'src/write-keys/write-key-view.test.ts',
@@ -49,6 +53,7 @@ export default mutationConfig({
     'src/warehouse/warehouse-names.test.ts',
     'src/warehouse/connection-failure.test.ts',
     'src/warehouse/account-warehouses.test.ts',
+    'src/warehouses/warehouse-url.test.ts',
   ],
   breakAt: 95,
 });

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
 import { livenessAnswer, readiness } from '@pipeline/lifecycle';
 import { requestLogging, type Logger } from '@pipeline/logger';
@@ -9,6 +9,12 @@ import type { AppService } from './apps/app.service';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { AUTHENTICATOR, INTERNAL_TOKENS } from './auth/authentication';
 import type { InternalTokens } from './auth/internal-tokens';
+import { OPERATOR_TOKEN } from './auth/authentication';
+import { OperatorToken } from './auth/operator-token';
+import { WarehouseResolutionController } from './internal/warehouse-resolution.controller';
+import { OperatorWarehousesController } from './warehouses/operator-warehouses.controller';
+import type { WarehousePlacements } from './warehouses/warehouse-placements';
+import type { WarehouseRegistry } from './warehouses/warehouse-registry';
 import { HealthController } from './health/health.controller';
 import { IntegrationsController } from './integrations/integration.controller';
 import { JobsController } from './jobs/job.controller';
@@ -51,6 +57,8 @@ export interface ApiServices {
   tasks: TaskService;
   usage: UsageService;
   debugger: DebuggerService;
+  warehouses: WarehouseRegistry;
+  placements: WarehousePlacements;
 }
 
 /** What the Express app needs besides the services. */
@@ -59,6 +67,8 @@ export interface HttpDependencies {
   logger: Logger;
   /** INTERNAL_TOKEN_INGESTION and INTERNAL_TOKEN_DELIVERY_<APP TYPE>: each internal caller's own token. */
   internalTokens: InternalTokens;
+  /** OPERATOR_API_TOKEN; absent: the operator routes answer 404. */
+  operatorToken?: OperatorToken;
   /** The per-API-key request limit (API_RATE_LIMIT_*); absent: not limited. */
   apiRateLimit?: ApiRateLimitOptions;
   /** Unknown or revoked API keys per client address (API_KEY_FAILURES_PER_MINUTE); absent: not limited. */
@@ -75,6 +85,17 @@ export interface HttpDependencies {
     maxStreamsPerKey?: number;
     keepAliveMs?: number;
     revalidateMs?: number;
+  };
+}
+
+const OPERATOR_ROUTES = '/api/v1/operator';
+
+/** `handler`, skipped for the operator routes (matched as express routes them: case-insensitively). */
+function exceptOperatorRoutes(handler: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const path = `${req.baseUrl}${req.path}`.toLowerCase();
+    if (path === OPERATOR_ROUTES || path.startsWith(`${OPERATOR_ROUTES}/`)) next();
+    else handler(req, res, next);
   };
 }
 
@@ -97,11 +118,17 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [WriteKeyResolutionController, new WriteKeyResolutionController(services.writeKeyResolver)],
     [UsageController, new UsageController(services.usage)],
     [DebuggerController, new DebuggerController(services.debugger)],
+    [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],
+    [
+      WarehouseResolutionController,
+      new WarehouseResolutionController(services.placements, services.warehouses),
+    ],
   ]);
   app.locals[CONTROLLERS] = controllers;
   const authenticator = new ApiKeyAuthenticator(dataSource);
   app.locals[AUTHENTICATOR] = authenticator;
   app.locals[INTERNAL_TOKENS] = deps.internalTokens;
+  app.locals[OPERATOR_TOKEN] = deps.operatorToken ?? new OperatorToken(undefined);
 
   app.use(metrics.httpMiddleware());
   // Prometheus scrapes it in the cluster (not logged each time): no key, outside the OpenAPI
@@ -134,10 +161,15 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
   app.use(consoleRouter());
   // /health, /docs and /internal/v1 (the services' token, not API keys) are outside these paths.
   // Failed keys first: a throttled address is refused before the per-key limiter counts anything.
+  // The operator routes carry the operator token, which is no API key: the API-key limiters
+  // would count it as a failed one.
   if (deps.apiKeyFailures)
-    app.use(RATE_LIMITED_PATHS, apiKeyFailureLimit(authenticator, deps.apiKeyFailures, logger));
+    app.use(
+      RATE_LIMITED_PATHS,
+      exceptOperatorRoutes(apiKeyFailureLimit(authenticator, deps.apiKeyFailures, logger)),
+    );
   if (deps.apiRateLimit?.enabled)
-    app.use(RATE_LIMITED_PATHS, apiRateLimit(authenticator, deps.apiRateLimit, logger));
+    app.use(RATE_LIMITED_PATHS, exceptOperatorRoutes(apiRateLimit(authenticator, deps.apiRateLimit, logger)));
   app.use(
     debugStreamRouter(authenticator, services.debugger, logger, {
       redisUrl: deps.debugger?.redisUrl,

@@ -4,6 +4,7 @@ import { forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
 import {
   defaultWarehouseTimeouts,
+  guardedWarehousePools,
   WarehouseEngines,
   warehousePoolLimitsOf,
   warehouseTimeoutsOf,
@@ -40,6 +41,7 @@ import { TaskWorker } from './tasks/task-worker';
 import {
   DEFAULT_WAREHOUSE_URL,
   OneWarehouse,
+  PlacedWarehouses,
   warehouseConnectionOfUrl,
   type AccountWarehouses,
 } from './warehouse/account-warehouses';
@@ -49,10 +51,15 @@ import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { WriteKeyService } from './write-keys/write-key.service';
+import { WarehousePlacements } from './warehouses/warehouse-placements';
+import { WarehouseRegistry, type EngineFor } from './warehouses/warehouse-registry';
+import { OperatorToken } from './auth/operator-token';
 
 /** What the services need: the database, config values, and the callbacks that wake workers. */
 export interface ServiceDependencies {
   dataSource: DataSource;
+  /** Where the warehouse registry logs what it met (probes, sizes, the bootstrap). */
+  logger: Logger;
   /** CREDENTIALS_ENCRYPTION_KEYS */
   credentialKeys: string;
   /** Where each account's warehouse is, for the task templates and usage (default: WAREHOUSE_URL's default). */
@@ -76,6 +83,13 @@ export interface ServiceDependencies {
   egress?: TenantUrlCheckOptions;
   /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
   debugger?: { redis: Redis };
+  /** Opens an engine on a warehouse (sizes and probes); absent: sizes are unknown, checks answer 503. */
+  engineFor?: EngineFor;
+  /**
+   * The process's warehouse engines: with them each account is read and written on the
+   * warehouse it is placed on, and the registry sizes and probes through them (engineFor unused).
+   */
+  engines?: WarehouseEngines;
 }
 
 /**
@@ -99,21 +113,35 @@ export function composeServices(deps: ServiceDependencies) {
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
-  const writeKeyResolver = new WriteKeyResolver(dataSource, apps);
+  const { engines } = deps;
+  const warehouses = new WarehouseRegistry(dataSource, cipher, {
+    engineFor: engines ? (connection) => engines.for(connection) : deps.engineFor,
+    tenantChanges,
+    logger: deps.logger,
+  });
+  const placements = new WarehousePlacements(dataSource, warehouses, tenantChanges);
+  const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements);
+  // Each account's own warehouse, through the process's engines; without them (a test graph
+  // that reads nothing), WAREHOUSE_URL's default database.
   const reader =
     deps.warehouse ??
-    new OneWarehouse(
-      WarehouseEngines.postgres(
-        { processMaxConnections: 20, idleMs: 10_000 },
-        { timeouts: defaultWarehouseTimeouts },
-      ),
-      warehouseConnectionOfUrl(DEFAULT_WAREHOUSE_URL, 'default'),
-    );
+    (deps.engines
+      ? new PlacedWarehouses((accountId) => placements.resolve(accountId), deps.engines)
+      : new OneWarehouse(
+          WarehouseEngines.postgres(
+            { processMaxConnections: 20, idleMs: 10_000 },
+            { timeouts: defaultWarehouseTimeouts },
+          ),
+          warehouseConnectionOfUrl(DEFAULT_WAREHOUSE_URL, 'default'),
+        ));
   const tasks = new TaskService(dataSource, reader, deps.onTaskRunQueued, limiter);
   const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices));
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
   return {
+    warehouses,
+    placements,
+    accountWarehouses: reader,
     cipher,
     limiter,
     apps,
@@ -205,9 +233,9 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   // One pool per warehouse for the API's reads, the task worker, source syncs and integration runs.
   const engines = WarehouseEngines.postgres(warehousePoolLimitsOf(config), {
     timeouts: warehouseTimeoutsOf(config),
+    connect: guardedWarehousePools({ allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES }),
     meter: (accountId, purpose, bytes) => queryMeter.record(accountId, purpose, bytes),
   });
-  const warehouse = new OneWarehouse(engines, warehouseConnectionOfUrl(config.WAREHOUSE_URL, 'default'));
   const prices = priceList({
     storagePerGbMonth: config.USAGE_PRICE_STORAGE_GB_MONTH,
     queryPerTb: config.USAGE_PRICE_QUERY_TB,
@@ -225,7 +253,8 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     logger,
     credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
     internalTokens: InternalTokens.fromConfig(config, forwardingAppTypes),
-    warehouse,
+    operatorToken: new OperatorToken(config.OPERATOR_API_TOKEN),
+    engines,
     onTaskRunQueued: () => worker?.wake(),
     onJobQueued: () => jobs?.wake(),
     prices,
@@ -253,6 +282,11 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
       : {}),
   });
+
+  // Before anything serves: the default warehouse exists and every account is placed, so an
+  // upgrade needs no manual step (several processes starting at once create one default).
+  await services.warehouses.bootstrap(config.WAREHOUSE_URL);
+  const warehouse = services.accountWarehouses;
 
   // The order main registers them in; hooks run in reverse, so the workers stop before the
   // pools close and tracing (registered by main before these) exports every step's spans.

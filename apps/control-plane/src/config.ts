@@ -8,6 +8,7 @@ import { egressConfigSchema } from '@pipeline/egress';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { duplicateTokenProblems, internalTokenFields } from './auth/internal-tokens';
+import { OPERATOR_TOKEN_MIN_LENGTH } from './auth/operator-token';
 import { DEFAULT_WAREHOUSE_URL } from './warehouse/account-warehouses';
 import { defaultAccountLimits, type AccountLimits } from './accounts/account-limits';
 import { defaultPrices } from './usage/price-list';
@@ -44,6 +45,13 @@ export const controlPlaneConfigSchema = z
         'Keys for app credentials at rest: `keyId:base64(32 random bytes)`, comma-separated; the first encrypts, every one listed decrypts (rotation). `openssl rand -base64 32` makes a key; `tools/dev.sh` makes local ones in `.cache/dev-secrets.env`.',
       ),
     ...internalTokenFields(forwardingAppTypes),
+    OPERATOR_API_TOKEN: z
+      .string()
+      .min(OPERATOR_TOKEN_MIN_LENGTH, `must have at least ${OPERATOR_TOKEN_MIN_LENGTH} characters`)
+      .optional()
+      .describe(
+        'The bearer token of the operator API (`/api/v1/operator/...`: warehouses), 32+ characters. Unset: the operator API is off and its routes answer 404; the operator CLI works either way.',
+      ),
     WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], DEFAULT_WAREHOUSE_URL).describe(
       'The PostgreSQL warehouse: source syncs write their stream tables there, task templates and integration runs read it.',
     ),
@@ -212,6 +220,15 @@ export function accountLimitsOf(config: ControlPlaneConfig): AccountLimits {
 export const migrateConfigSchema = z.object({
   ...loggingConfigSchema.shape,
   ...postgresConfigSchema.shape,
+});
+
+/**
+ * What the operator CLI needs: the database, and the credential keys for the commands that seal
+ * or open a warehouse's password (`warehouses add`, sizes in `warehouses list`).
+ */
+export const operatorCliConfigSchema = z.object({
+  ...migrateConfigSchema.shape,
+  CREDENTIALS_ENCRYPTION_KEYS: controlPlaneConfigSchema.shape.CREDENTIALS_ENCRYPTION_KEYS.optional(),
 });
 
 export type ControlPlaneConfig = z.infer<typeof controlPlaneConfigSchema>;

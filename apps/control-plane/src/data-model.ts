@@ -9,6 +9,7 @@ import { SourceEntity } from './sources/source.entity';
 import { TaskEntity } from './tasks/task.entity';
 import { TaskRunEntity } from './tasks/task-run.entity';
 import { WriteKeyEntity } from './write-keys/write-key.entity';
+import { AccountWarehouseEntity, WarehouseEntity } from './warehouses/warehouse.entity';
 import { CreateAccounts1795316766691 } from './database/migrations/1795316766691-create-accounts';
 import { WriteKeyRateLimits1795320137749 } from './database/migrations/1795320137749-write-key-rate-limits';
 import { CreateManagementResources1795317946270 } from './database/migrations/1795317946270-create-management-resources';
@@ -18,6 +19,7 @@ import { IntegrationRuns1795460000000 } from './database/migrations/179546000000
 import { CreateUsage1795500000000 } from './database/migrations/1795500000000-create-usage';
 import { UsageMeteringState1795510000000 } from './database/migrations/1795510000000-usage-metering-state';
 import { FairQueue1795610000000 } from './database/migrations/1795610000000-fair-queue';
+import { CreateWarehouses1795700000000 } from './database/migrations/1795700000000-create-warehouses';
 import { dataSourceFor } from './database/data-source';
 
 // The one place that names every feature's entity and every migration. TypeORM needs the whole
@@ -34,6 +36,8 @@ export const entities = [
   JobEntity,
   TaskEntity,
   TaskRunEntity,
+  WarehouseEntity,
+  AccountWarehouseEntity,
 ];
 export const migrations = [
   CreateAccounts1795316766691,
@@ -45,6 +49,7 @@ export const migrations = [
   CreateUsage1795500000000,
   UsageMeteringState1795510000000,
   FairQueue1795610000000,
+  CreateWarehouses1795700000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

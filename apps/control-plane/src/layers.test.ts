@@ -11,7 +11,8 @@ const LAYERS = [
   'database',
   'work-queue',
   'warehouse',
-  // Features, each above the features it uses.
+  // Features, each above the features it uses; warehouses first, since every account is placed on one.
+  'warehouses',
   'accounts',
   'auth',
   'write-keys',

@@ -81,7 +81,7 @@ export type {
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export {
   PostgresEngine,
-  plainWarehousePool,
+  guardedWarehousePools,
   type PostgresEngineOptions,
   type WarehousePoolFactory,
   type WarehousePoolSettings,

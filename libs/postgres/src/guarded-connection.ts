@@ -211,6 +211,8 @@ export function warehouseConnectionPool(
     ...clientConfig(connection, options),
     max: options.max ?? connection.maxConnections,
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+    // Idle connections do not keep a process that is done (a CLI command) from exiting.
+    allowExitOnIdle: true,
     ...(connection.owner === 'customer' ? { stream: guardedSocketFactory(options) } : {}),
   };
   const pool = new Pool(config);

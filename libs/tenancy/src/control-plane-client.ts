@@ -1,8 +1,25 @@
 import type { Logger } from '@pipeline/logger';
 import { ControlPlaneUnavailable, lookupOutcome, tenantOfAnswer } from './control-plane-answer';
 import type { TenantRecord, WriteKeyRecord } from './tenant-record';
+import type { ResolvedWarehouse } from './warehouse-location';
 
 export { ControlPlaneUnavailable } from './control-plane-answer';
+
+/** A warehouse's state as its consumer reports it. */
+export type ReportedWarehouseStatus = 'active' | 'unavailable' | 'misconfigured';
+
+/**
+ * The control plane refused a warehouse question for what was asked (an unknown account or
+ * warehouse): asking again does not help. `code` is the answer's error code.
+ */
+export class WarehouseQuestionRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(`the control plane answered ${status} ${code}`);
+  }
+}
 
 /**
  * The control plane's internal tenant lookups: by write key for ingestion (the only write-key
@@ -30,10 +47,53 @@ export class ControlPlaneClient {
     return this.post<TenantRecord>('/internal/v1/write-keys/lookup', { writeKeyId });
   }
 
-  private async post<T>(path: string, body: Record<string, string>): Promise<T | null> {
-    let response: Response;
+  /**
+   * Where an account's warehouse rows go, with the connection (its password included): the
+   * warehouse consumer's token only. Throws WarehouseQuestionRefused for an unknown account,
+   * ControlPlaneUnavailable when it cannot be asked (or refused our token).
+   */
+  async resolveWarehouse(accountId: string): Promise<ResolvedWarehouse> {
+    const response = await this.send('/internal/v1/warehouses/resolve', { accountId });
+    await this.refusal(response);
+    const data = ((await response.json()) as { data?: Partial<ResolvedWarehouse> } | null)?.data;
+    if (typeof data?.placement?.warehouseId !== 'string' || typeof data.connection?.host !== 'string')
+      throw new ControlPlaneUnavailable('the control plane answered without a warehouse');
+    return data as ResolvedWarehouse;
+  }
+
+  /** Records what the consumer met at a warehouse (its status and a short detail). */
+  async reportWarehouseStatus(
+    warehouseId: string,
+    status: ReportedWarehouseStatus,
+    detail?: string,
+  ): Promise<void> {
+    const response = await this.send(`/internal/v1/warehouses/${encodeURIComponent(warehouseId)}/status`, {
+      status,
+      ...(detail === undefined ? {} : { detail }),
+    });
+    await this.refusal(response);
+    await response.body?.cancel();
+  }
+
+  /** Throws what a non-2xx answer to a warehouse question means. */
+  private async refusal(response: Response): Promise<void> {
+    if (response.ok) return;
+    const outcome = lookupOutcome(response.status);
+    if (outcome === 'unknown') {
+      const body = (await response.json().catch(() => null)) as { code?: unknown } | null;
+      throw new WarehouseQuestionRefused(
+        response.status,
+        typeof body?.code === 'string' ? body.code : 'unknown',
+      );
+    }
+    await response.body?.cancel();
+    if (outcome === 'token_refused') this.logger.error('the control plane refused INTERNAL_SERVICE_TOKEN');
+    throw new ControlPlaneUnavailable(`control plane answered ${response.status}`);
+  }
+
+  private async send(path: string, body: Record<string, string>): Promise<Response> {
     try {
-      response = await fetch(new URL(path, this.baseUrl), {
+      return await fetch(new URL(path, this.baseUrl), {
         method: 'POST',
         headers: { authorization: `Bearer ${this.serviceToken}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
@@ -42,6 +102,10 @@ export class ControlPlaneClient {
     } catch (error) {
       throw new ControlPlaneUnavailable((error as Error).message);
     }
+  }
+
+  private async post<T>(path: string, body: Record<string, string>): Promise<T | null> {
+    const response = await this.send(path, body);
     const outcome = lookupOutcome(response.status);
     if (outcome === 'tenant') return tenantOfAnswer<T>(await response.json());
     if (outcome === 'unknown') return null;

@@ -5,6 +5,7 @@ export type {
   DestinationSummary,
   ResolvedDestination,
   TenantRecord,
+  TenantWarehouse,
   WriteKeyRecord,
 } from './tenant-record';
 export { isPlausibleWriteKey, MAX_WRITE_KEY_LENGTH } from './tenant-record';
@@ -18,7 +19,12 @@ export {
   type WarehousePlacement,
   type WarehouseTlsMode,
 } from './warehouse-location';
-export { ControlPlaneClient, ControlPlaneUnavailable } from './control-plane-client';
+export {
+  ControlPlaneClient,
+  ControlPlaneUnavailable,
+  WarehouseQuestionRefused,
+  type ReportedWarehouseStatus,
+} from './control-plane-client';
 export { TenantChangePublisher, TenantChangeSubscriber } from './tenant-changes';
 export { TENANT_CHANGES_CHANNEL, type TenantChange, type TenantChangeEvent } from './tenant-change-message';
 export { UNSUBSCRIBED_MAX_TTL_MS, usableCacheEntry } from './cache-freshness';

@@ -1,4 +1,8 @@
 import type { DestinationCategory } from '@pipeline/events';
+import type { WarehousePlacement } from './warehouse-location';
+
+/** The warehouse a tenant record names: its account's placement. */
+export type TenantWarehouse = { kind: 'warehouse' } & WarehousePlacement;
 
 /** The category of a destination app type (the app catalog's), which decides its consent gate. */
 export type DestinationKind = DestinationCategory;
@@ -32,7 +36,11 @@ interface TenantOf<Destination> {
   /** Per-key overrides of ingestion's shared limits; absent fields keep the defaults. */
   rateLimits?: { eventsPerSecond?: number; eventsPerDay?: number };
   destinations: Destination[];
-  warehouse: { kind: 'warehouse'; schema: string } | null;
+  /**
+   * Where the tenant's rows land in the warehouse: the placement only, never the connection (the
+   * warehouse consumer resolves that from the control plane with its own token).
+   */
+  warehouse: TenantWarehouse | null;
 }
 
 /**

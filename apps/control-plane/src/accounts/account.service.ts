@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { badRequest } from '../http/api-errors';
+import { placeOnDefault } from '../warehouses/warehouse-registry';
 import { AccountEntity } from './account.entity';
 
 /** Workspace features an account can have; tasks need `automations`. */
@@ -20,8 +21,15 @@ export class AccountService {
         `Unknown feature ${unknown.join(', ')}; known: ${accountFeatures.join(', ')}`,
       );
     }
-    const repository = this.dataSource.getRepository(AccountEntity);
-    return repository.save(repository.create({ name: trimmed, features: [...new Set(features)] }));
+    // Placed in the same transaction: no account is ever seen without its warehouse.
+    return this.dataSource.transaction(async (manager) => {
+      const repository = manager.getRepository(AccountEntity);
+      const account = await repository.save(
+        repository.create({ name: trimmed, features: [...new Set(features)] }),
+      );
+      await placeOnDefault(manager, account.id);
+      return account;
+    });
   }
 
   async list(): Promise<AccountEntity[]> {

@@ -2,10 +2,12 @@ import type { Request } from 'express';
 import { AppError } from '@pipeline/errors';
 import type { ApiKeyAuthenticator } from './api-key-authenticator';
 import { callerHasScope, type InternalCaller, type InternalTokens } from './internal-tokens';
+import type { OperatorToken } from './operator-token';
 import type { Principal } from './principal';
 
 export const AUTHENTICATOR = 'authenticator';
 export const INTERNAL_TOKENS = 'internalTokens';
+export const OPERATOR_TOKEN = 'operatorToken';
 
 export interface ServicePrincipal {
   service: 'internal';
@@ -22,12 +24,13 @@ export function internalCallerOf(request: Request): InternalCaller {
 /**
  * tsoa's authentication module. `api_key`: the management API's keys with scopes.
  * `internal_token`: one token per internal caller, each allowed its own endpoint only.
+ * `operator_token`: OPERATOR_API_TOKEN, for the operator routes.
  */
 export async function expressAuthentication(
   request: Request,
   securityName: string,
   requiredScopes: string[] = [],
-): Promise<Principal | ServicePrincipal> {
+): Promise<Principal | ServicePrincipal | { service: 'operator' }> {
   if (securityName === 'api_key') {
     const authenticator = request.app.locals[AUTHENTICATOR] as ApiKeyAuthenticator;
     return authenticator.authenticate(request, requiredScopes);
@@ -41,6 +44,10 @@ export async function expressAuthentication(
     if (caller && requiredScopes.every((scope) => callerHasScope(caller, scope)))
       return { service: 'internal', caller };
     throw new AppError(401, 'invalid_service_token', "This endpoint needs its caller's internal token");
+  }
+  if (securityName === 'operator_token') {
+    const operator = request.app.locals[OPERATOR_TOKEN] as OperatorToken;
+    return operator.authenticate(request.headers.authorization);
   }
   throw new Error(`Unknown security scheme ${securityName}`);
 }

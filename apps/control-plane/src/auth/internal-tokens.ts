@@ -7,12 +7,20 @@ import { z } from 'zod';
  * credentials. One token per caller: a leaked ingestion token opens no vendor account, and a
  * leaked webhook consumer's token opens no Amplitude one.
  */
-export type InternalCaller = { caller: 'ingestion' } | { caller: 'delivery'; appType: string };
+export type InternalCaller =
+  { caller: 'ingestion' } | { caller: 'delivery'; appType: string } | { caller: 'warehouse' };
 
 /** What an internal endpoint requires (tsoa `@Security('internal_token', [scope])`). */
-export type InternalScope = 'write_keys.resolve' | 'write_keys.lookup';
+export type InternalScope =
+  'write_keys.resolve' | 'write_keys.lookup' | 'warehouses.resolve' | 'warehouses.report';
 
 export const INGESTION_TOKEN_VARIABLE = 'INTERNAL_TOKEN_INGESTION';
+
+/**
+ * The warehouse consumer's token (`delivery --destination warehouse`): the only caller that is
+ * handed warehouse passwords. Named like the forwarding consumers' variables, which it is not one of.
+ */
+export const WAREHOUSE_TOKEN_VARIABLE = 'INTERNAL_TOKEN_DELIVERY_WAREHOUSE';
 
 /** `INTERNAL_TOKEN_DELIVERY_<APP TYPE>`: the token of `delivery --destination <app type>`. */
 export const deliveryTokenVariable = (appType: string) => `INTERNAL_TOKEN_DELIVERY_${appType.toUpperCase()}`;
@@ -45,17 +53,33 @@ export function internalTokenFields<const T extends string>(forwardingAppTypes: 
       "The token ingestion presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/write-keys/resolve` only, never a destination's credentials (32+ characters).",
     ),
     ...delivery,
-  };
+    [WAREHOUSE_TOKEN_VARIABLE]: token()
+      .optional()
+      .describe(
+        "The token `delivery --destination warehouse` presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/warehouses/resolve` (an account's warehouse with its password) and `/internal/v1/warehouses/{id}/status` only. Unset: the warehouse consumer is refused.",
+      ),
+  } as const;
 }
 
-/** Two callers with one token could not be told apart: the config refuses it. */
+/** The operator API's token: none of the internal callers may hold it. */
+export const OPERATOR_TOKEN_VARIABLE = 'OPERATOR_API_TOKEN';
+
+/**
+ * Two callers with one token could not be told apart, and a service holding the operator's
+ * token could manage warehouses: the config refuses both.
+ */
 export function duplicateTokenProblems(
   config: Readonly<Record<string, unknown>>,
   forwardingAppTypes: readonly string[],
 ): { variable: string; message: string }[] {
   const seen = new Map<string, string>();
   const problems: { variable: string; message: string }[] = [];
-  for (const variable of [INGESTION_TOKEN_VARIABLE, ...forwardingAppTypes.map(deliveryTokenVariable)]) {
+  for (const variable of [
+    INGESTION_TOKEN_VARIABLE,
+    ...forwardingAppTypes.map(deliveryTokenVariable),
+    WAREHOUSE_TOKEN_VARIABLE,
+    OPERATOR_TOKEN_VARIABLE,
+  ]) {
     const value = config[variable];
     if (typeof value !== 'string') continue;
     const first = seen.get(value);
@@ -92,6 +116,8 @@ export class InternalTokens {
       const value = config[deliveryTokenVariable(appType)];
       if (typeof value === 'string') tokens.push({ token: value, caller: { caller: 'delivery', appType } });
     }
+    const warehouse = config[WAREHOUSE_TOKEN_VARIABLE];
+    if (typeof warehouse === 'string') tokens.push({ token: warehouse, caller: { caller: 'warehouse' } });
     return new InternalTokens(tokens);
   }
 
@@ -111,5 +137,6 @@ export class InternalTokens {
 export function callerHasScope(caller: InternalCaller, scope: string): boolean {
   if (scope === 'write_keys.resolve') return caller.caller === 'ingestion';
   if (scope === 'write_keys.lookup') return caller.caller === 'delivery';
+  if (scope === 'warehouses.resolve' || scope === 'warehouses.report') return caller.caller === 'warehouse';
   return false;
 }

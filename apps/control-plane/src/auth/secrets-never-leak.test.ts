@@ -1,9 +1,18 @@
 import request from 'supertest';
-import { startHarness, TEST_INTERNAL_TOKEN, testDeliveryToken, type Harness } from '../testing/harness';
+import {
+  startHarness,
+  TEST_INTERNAL_TOKEN,
+  TEST_WAREHOUSE_TOKEN,
+  testDeliveryToken,
+  type Harness,
+} from '../testing/harness';
 
-// Regression test: whatever a client does, no API response (the internal resolution aside,
-// which exists to hand credentials to ingestion) and no log line carries an app credential,
-// an API key or a write key in clear.
+const OPERATOR_TOKEN = 'secrets-operator-token-0123456789abcdef';
+const DEFAULT_WAREHOUSE_PASSWORD = 'WH-default-pw-3c1b0a';
+
+// Regression test: whatever a client does, no API response (the internal lookups aside, which
+// exist to hand credentials to a delivery consumer) and no log line carries an app credential,
+// an API key, a write key or a warehouse password in clear.
 describe('secrets never leak (real PostgreSQL)', () => {
   let h: Harness;
   const responses: string[] = [];
@@ -14,7 +23,10 @@ describe('secrets never leak (real PostgreSQL)', () => {
   };
 
   beforeAll(async () => {
-    h = await startHarness('secrets');
+    h = await startHarness('secrets', {
+      operatorToken: OPERATOR_TOKEN,
+      warehouseUrl: `postgres://loader:${DEFAULT_WAREHOUSE_PASSWORD}@127.0.0.1:5432/warehouse`,
+    });
   });
   afterAll(() => h.close());
 
@@ -118,6 +130,55 @@ describe('secrets never leak (real PostgreSQL)', () => {
     record(await request(h.app).get('/api/v1/apps').set('Authorization', `Bearer ${key}`));
     record(await h.as(`${t.key}x`).get('/api/v1/apps'));
     record(await as.delete(`/api/v1/apps/${app.id}`));
+
+    // Warehouse passwords: written by operators, handed to the warehouse consumer only.
+    const warehousePassword = 'WH-second-pw-8d7e6f';
+    secrets.push(DEFAULT_WAREHOUSE_PASSWORD, warehousePassword);
+    const operator = (test: request.Test) => test.set('Authorization', `Bearer ${OPERATOR_TOKEN}`);
+    const warehouse = {
+      name: 'second',
+      host: 'wh2.internal',
+      port: 5432,
+      database: 'wh2',
+      user: 'u2',
+      password: warehousePassword,
+      tlsMode: 'require',
+    };
+    record(
+      await operator(request(h.app).post('/api/v1/operator/warehouses')).send({ ...warehouse, port: 0 }),
+    );
+    record(
+      await operator(request(h.app).post('/api/v1/operator/warehouses')).send({ ...warehouse, bogus: 1 }),
+    );
+    const created = record(
+      await operator(request(h.app).post('/api/v1/operator/warehouses')).send(warehouse),
+    );
+    expect(created.status).toBe(201);
+    record(await operator(request(h.app).post('/api/v1/operator/warehouses')).send(warehouse));
+    record(await operator(request(h.app).get('/api/v1/operator/warehouses')));
+    record(await operator(request(h.app).get('/api/v1/operator/warehouses/default')));
+    record(await operator(request(h.app).post('/api/v1/operator/warehouses/second/default')));
+    record(await operator(request(h.app).get('/api/v1/operator/warehouses/default/accounts')));
+    record(await operator(request(h.app).post('/api/v1/operator/warehouses/default/default')));
+    record(await h.as(t.key).get('/api/v1/operator/warehouses'));
+    record(
+      await request(h.app)
+        .post('/internal/v1/write-keys/resolve')
+        .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
+        .send({ writeKey: key }),
+    );
+    record(
+      await request(h.app)
+        .post('/internal/v1/warehouses/resolve')
+        .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
+        .send({ accountId: t.accountId }),
+    );
+    // ... only the warehouse consumer's resolution carries one: its purpose.
+    const placed = await request(h.app)
+      .post('/internal/v1/warehouses/resolve')
+      .set('Authorization', `Bearer ${TEST_WAREHOUSE_TOKEN}`)
+      .send({ accountId: t.accountId });
+    expect(placed.body.data.connection.password).toBe(DEFAULT_WAREHOUSE_PASSWORD);
 
     await new Promise((resolve) => setImmediate(resolve));
     expect(h.logs.length).toBeGreaterThan(10);

@@ -1,19 +1,35 @@
 #!/usr/bin/env node
 import { loadConfigOrExit } from '@pipeline/config';
-import { migrateConfigSchema } from '../config';
+import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
+import { operatorCliConfigSchema } from '../config';
 import { createDataSource } from '../data-model';
 import { runOperatorCli } from './operator-cli';
 
 async function main(): Promise<number> {
-  const config = loadConfigOrExit('pipeline cli', migrateConfigSchema);
+  const config = loadConfigOrExit('pipeline cli', operatorCliConfigSchema);
   const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: 2 });
   await dataSource.initialize();
+  // Sizes in `warehouses list`: a small pool per warehouse, closed when the command ends.
+  const engines = WarehouseEngines.postgres(
+    { processMaxConnections: 8, idleMs: 10_000 },
+    { timeouts: defaultWarehouseTimeouts },
+  );
   try {
-    return await runOperatorCli(process.argv.slice(2), dataSource, {
-      out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-      err: (text) => process.stderr.write(text),
-    });
+    return await runOperatorCli(
+      process.argv.slice(2),
+      dataSource,
+      {
+        out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+        err: (text) => process.stderr.write(text),
+      },
+      {
+        credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
+        env: process.env,
+        engineFor: (connection) => engines.for(connection),
+      },
+    );
   } finally {
+    await engines.close();
     await dataSource.destroy();
   }
 }

@@ -5,10 +5,36 @@ import { AccountService, accountFeatures } from '../accounts/account.service';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes } from '../auth/scopes';
 import { WriteKeyService } from '../write-keys/write-key.service';
+import { CredentialCipher } from '../apps/credential-cipher';
+import { WarehouseRegistry, type EngineFor } from '../warehouses/warehouse-registry';
+import type { WarehouseSummary } from '../warehouses/warehouse.dto';
 
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+}
+
+/** What the warehouse commands need besides the database. */
+export interface CliOptions {
+  /** CREDENTIALS_ENCRYPTION_KEYS: seals a new warehouse's password, opens one to size it. */
+  credentialKeys?: string;
+  /** Where `--password-env` reads from (the process's environment). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Opens engines to size warehouses; absent: sizes are not shown. */
+  engineFor?: EngineFor;
+}
+
+const integer = (name: string, min: number, max: number) => (value: string) => {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed < min || parsed > max)
+    throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}`);
+  return parsed;
+};
+
+function humanWarehouse(w: WarehouseSummary): string {
+  const size = w.sizeBytes === null ? 'size unknown' : `${w.sizeBytes} bytes`;
+  const detail = w.statusDetail ? ` (${w.statusDetail})` : '';
+  return `${w.id}  ${w.name}${w.isDefault ? ' [default]' : ''}  ${w.user}@${w.host}:${w.port}/${w.database}  ${w.accounts} accounts  ${size}  ${w.status}${detail}`;
 }
 
 const list = (value: string) =>
@@ -30,7 +56,7 @@ function scopeList(value: string): string[] {
  * The operator CLI: how a new user gets a first account, API key and write key. Keys are
  * printed once, here, and stored only as hashes. `--json` prints one JSON object for scripts.
  */
-export function buildOperatorCli(dataSource: DataSource, io: CliIo): Command {
+export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: CliOptions = {}): Command {
   const accounts = new AccountService(dataSource);
   const apiKeys = new ApiKeyService(dataSource);
   const writeKeys = new WriteKeyService(dataSource);
@@ -161,6 +187,145 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo): Command {
         `write key ${created.id} "${created.name}"\n${created.key}\nStore it now: it is not shown again.`,
       );
     });
+
+  // Without the keys only sealing or opening a password fails (`add`, sizes): the rest work.
+  const noKeys = () => {
+    throw new Error('CREDENTIALS_ENCRYPTION_KEYS is not set: warehouse passwords cannot be sealed or opened');
+  };
+  const sealer = options.credentialKeys
+    ? new CredentialCipher(options.credentialKeys)
+    : { seal: noKeys, open: noKeys };
+  const registry = () => new WarehouseRegistry(dataSource, sealer, { engineFor: options.engineFor });
+  const warehouses = program.command('warehouses').description('Warehouses accounts are placed on');
+  warehouses
+    .command('add')
+    .description('Add a platform warehouse; its password is read from an environment variable')
+    .requiredOption('--name <name>', 'unique name: lower-case letters, digits, _ and -')
+    .requiredOption('--host <host>', 'host name or IP address')
+    .option('--port <port>', 'port', integer('--port', 1, 65535), 5432)
+    .requiredOption('--database <database>', 'database name')
+    .requiredOption('--user <user>', 'user name')
+    .requiredOption(
+      '--password-env <variable>',
+      'the environment variable holding the password (never the password itself: argv is visible to every user of the host)',
+    )
+    .option('--tls-mode <mode>', 'disable, require or verify-full', 'verify-full')
+    .option(
+      '--max-connections <n>',
+      'connections one process opens at most',
+      integer('--max-connections', 1, 1000),
+      10,
+    )
+    .option('--default', 'make it the default: new accounts are placed on it')
+    .option('--json', 'print JSON')
+    .action(
+      async (o: {
+        name: string;
+        host: string;
+        port: number;
+        database: string;
+        user: string;
+        passwordEnv: string;
+        tlsMode: string;
+        maxConnections: number;
+        default?: boolean;
+        json?: boolean;
+      }) => {
+        const password = (options.env ?? {})[o.passwordEnv];
+        if (password === undefined) throw new Error(`the environment variable ${o.passwordEnv} is not set`);
+        const created = await registry().add({
+          name: o.name,
+          host: o.host,
+          port: o.port,
+          database: o.database,
+          user: o.user,
+          password,
+          tlsMode: o.tlsMode,
+          maxConnections: o.maxConnections,
+          isDefault: o.default ?? false,
+        });
+        print(
+          o.json,
+          created,
+          `warehouse ${created.id} "${created.name}" ${created.user}@${created.host}:${created.port}/${created.database}${created.isDefault ? ' [default]' : ''}`,
+        );
+      },
+    );
+  warehouses
+    .command('update <warehouse>')
+    .description("Change a warehouse's connection (id or name): a moved host, a rotated password")
+    .option('--host <host>', 'host name or IP address')
+    .option('--port <port>', 'port', integer('--port', 1, 65535))
+    .option('--database <database>', 'database name')
+    .option('--user <user>', 'user name')
+    .option('--password-env <variable>', 'the environment variable holding the new password')
+    .option('--tls-mode <mode>', 'disable, require or verify-full')
+    .option(
+      '--max-connections <n>',
+      'connections one process opens at most',
+      integer('--max-connections', 1, 1000),
+    )
+    .option('--json', 'print JSON')
+    .action(
+      async (
+        warehouse: string,
+        o: {
+          host?: string;
+          port?: number;
+          database?: string;
+          user?: string;
+          passwordEnv?: string;
+          tlsMode?: string;
+          maxConnections?: number;
+          json?: boolean;
+        },
+      ) => {
+        let password: string | undefined;
+        if (o.passwordEnv !== undefined) {
+          password = (options.env ?? {})[o.passwordEnv];
+          if (password === undefined) throw new Error(`the environment variable ${o.passwordEnv} is not set`);
+        }
+        const { json, passwordEnv: _variable, ...fields } = o;
+        const updated = await registry().update(warehouse, {
+          ...fields,
+          ...(password === undefined ? {} : { password }),
+        });
+        print(
+          json,
+          updated,
+          `warehouse ${updated.id} "${updated.name}" ${updated.user}@${updated.host}:${updated.port}/${updated.database}`,
+        );
+      },
+    );
+  warehouses
+    .command('list')
+    .description("List warehouses with their accounts, the accounts' storage and status")
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const all = await registry().list();
+      print(o.json, all, all.map(humanWarehouse).join('\n') || 'no warehouses');
+    });
+  warehouses
+    .command('set-default <warehouse>')
+    .description('Make a warehouse (id or name) the one new accounts are placed on')
+    .option('--json', 'print JSON')
+    .action(async (warehouse: string, o: { json?: boolean }) => {
+      const updated = await registry().setDefault(warehouse);
+      print(o.json, updated, `warehouse ${updated.id} "${updated.name}" is the default`);
+    });
+  warehouses
+    .command('accounts <warehouse>')
+    .description('List the accounts placed on a warehouse (id or name)')
+    .option('--json', 'print JSON')
+    .action(async (warehouse: string, o: { json?: boolean }) => {
+      const placed = await registry().accountsOf(warehouse);
+      print(
+        o.json,
+        placed,
+        placed.map((a) => `${a.accountId}  ${a.accountName}  ${a.schema}  epoch ${a.epoch}`).join('\n') ||
+          'no accounts',
+      );
+    });
   return program;
 }
 
@@ -169,9 +334,10 @@ export async function runOperatorCli(
   argv: readonly string[],
   dataSource: DataSource,
   io: CliIo,
+  options: CliOptions = {},
 ): Promise<number> {
   try {
-    await buildOperatorCli(dataSource, io).parseAsync([...argv], { from: 'user' });
+    await buildOperatorCli(dataSource, io, options).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {
     const { code, exitCode } = error as { code?: string; exitCode?: number };

@@ -128,13 +128,14 @@ describe('internal tokens: configuration', () => {
     }
   };
 
-  it("requires ingestion's token and offers one variable per forwarding kind", () => {
+  it("requires ingestion's token and offers one variable per forwarding kind and the warehouse consumer", () => {
     expect(problems(base)).toEqual([expect.stringMatching(/^INTERNAL_TOKEN_INGESTION is required/)]);
     const variables = Object.keys(controlPlaneConfigSchema.shape).filter((k) => k.startsWith('INTERNAL_'));
     expect(variables.sort()).toEqual(
       [
         'INTERNAL_TOKEN_INGESTION',
         ...forwardingAppTypes.map((t) => `INTERNAL_TOKEN_DELIVERY_${t.toUpperCase()}`),
+        'INTERNAL_TOKEN_DELIVERY_WAREHOUSE',
       ].sort(),
     );
   });
@@ -147,6 +148,19 @@ describe('internal tokens: configuration', () => {
       'INTERNAL_TOKEN_DELIVERY_WEBHOOK=[redacted]: must differ from INTERNAL_TOKEN_INGESTION: every caller has its own token',
     ]);
     expect(
+      problems({
+        ...base,
+        INTERNAL_TOKEN_INGESTION: 'i'.repeat(40),
+        INTERNAL_TOKEN_DELIVERY_WAREHOUSE: shared,
+        OPERATOR_API_TOKEN: shared,
+      }),
+    ).toEqual([
+      'OPERATOR_API_TOKEN=[redacted]: must differ from INTERNAL_TOKEN_DELIVERY_WAREHOUSE: every caller has its own token',
+    ]);
+    expect(problems({ ...base, INTERNAL_TOKEN_INGESTION: shared, OPERATOR_API_TOKEN: 'short' })).toEqual([
+      'OPERATOR_API_TOKEN=[redacted]: must have at least 32 characters',
+    ]);
+    expect(
       problems({ ...base, INTERNAL_TOKEN_INGESTION: shared, INTERNAL_TOKEN_DELIVERY_AMPLITUDE: 'short' }),
     ).toEqual(['INTERNAL_TOKEN_DELIVERY_AMPLITUDE=[redacted]: must have at least 32 characters']);
   });
@@ -154,17 +168,22 @@ describe('internal tokens: configuration', () => {
   it('maps each configured token to its caller, and nothing else to anyone', () => {
     const ingestion = 'i'.repeat(40);
     const webhook = 'w'.repeat(40);
+    const warehouse = 'h'.repeat(40);
+    const operator = 'o'.repeat(40);
     const tokens = InternalTokens.fromConfig(
       loadConfig(controlPlaneConfigSchema, {
         ...base,
         INTERNAL_TOKEN_INGESTION: ingestion,
         INTERNAL_TOKEN_DELIVERY_WEBHOOK: webhook,
+        INTERNAL_TOKEN_DELIVERY_WAREHOUSE: warehouse,
+        OPERATOR_API_TOKEN: operator,
       }),
       forwardingAppTypes,
     );
     expect(tokens.callerOf(ingestion)).toEqual({ caller: 'ingestion' });
     expect(tokens.callerOf(webhook)).toEqual({ caller: 'delivery', appType: 'webhook' });
-    for (const other of ['', 'i'.repeat(39), `${webhook}x`, 'a'.repeat(40)])
+    expect(tokens.callerOf(warehouse)).toEqual({ caller: 'warehouse' });
+    for (const other of ['', 'i'.repeat(39), `${webhook}x`, 'a'.repeat(40), operator])
       expect(tokens.callerOf(other)).toBeNull();
   });
 });

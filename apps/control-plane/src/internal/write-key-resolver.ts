@@ -6,7 +6,7 @@ import type { AppService } from '../apps/app.service';
 import { hashToken } from '../auth/secret-token';
 import { isUuid } from '../http/ids';
 import { IntegrationEntity } from '../integrations/integration.entity';
-import { warehouseSchemaFor } from '../sources/warehouse-location';
+import type { WarehousePlacements } from '../warehouses/warehouse-placements';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
 import { resolvedDestination } from '../integrations/resolved-destination';
 import type {
@@ -27,6 +27,7 @@ export class WriteKeyResolver {
   constructor(
     private readonly dataSource: DataSource,
     private readonly apps: AppService,
+    private readonly placements: WarehousePlacements,
   ) {}
 
   /** For ingestion: where the key's events go, without any credential or config. */
@@ -35,7 +36,7 @@ export class WriteKeyResolver {
       .getRepository(WriteKeyEntity)
       .findOneBy({ keyHash: hashToken(writeKey) });
     if (!record) throw notFound();
-    const base = this.baseOf(record);
+    const base = await this.baseOf(record);
     if (record.revokedAt) return { ...base, status: 'revoked', destinations: [] };
     const destinations: DestinationSummary[] = [];
     for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
@@ -67,10 +68,12 @@ export class WriteKeyResolver {
       const credentials = this.apps.openCredentials(app);
       if (credentials) destinations.push(resolvedDestination(integration, app, kind, credentials));
     }
-    return { ...this.baseOf(record), status: record.revokedAt ? 'revoked' : 'active', destinations };
+    return { ...(await this.baseOf(record)), status: record.revokedAt ? 'revoked' : 'active', destinations };
   }
 
-  private baseOf(record: WriteKeyEntity) {
+  private async baseOf(record: WriteKeyEntity) {
+    // The placement only: ingestion and the forwarding consumers never hold a warehouse's password.
+    const { warehouseId, engine, schema, epoch } = await this.placements.placementOf(record.accountId);
     return {
       accountId: record.accountId,
       writeKeyId: record.id,
@@ -79,7 +82,7 @@ export class WriteKeyResolver {
         ...(record.rateLimitEventsPerSecond ? { eventsPerSecond: record.rateLimitEventsPerSecond } : {}),
         ...(record.rateLimitEventsPerDay ? { eventsPerDay: record.rateLimitEventsPerDay } : {}),
       },
-      warehouse: { kind: 'warehouse' as const, schema: warehouseSchemaFor(record.accountId) },
+      warehouse: { kind: 'warehouse' as const, warehouseId, engine, schema, epoch },
     };
   }
 

@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
 import type { JobKind } from '../jobs/job.entity';
 import type { JobMetrics, JobOutcome } from '../jobs/job-runner';
+import { warehouseStatuses } from '../warehouses/warehouse.entity';
 import { TASK_RUN_KIND, type TaskRunMetrics, type TaskRunOutcome } from '../tasks/task-worker';
 
 const jobKinds = ['source_sync', 'integration_run'] as const satisfies readonly JobKind[];
@@ -21,6 +22,8 @@ const QUEUE_DEPTH_SQL = `
   UNION ALL
   SELECT '${TASK_RUN_KIND}', status, count(*)::int FROM task_runs
    WHERE status IN ('pending', 'running') GROUP BY status`;
+
+const WAREHOUSE_STATUS_SQL = 'SELECT name, status FROM warehouses ORDER BY name';
 
 /** Mount points served by middleware rather than a route, reported as the mount point. */
 const MOUNTS = ['/docs'];
@@ -88,6 +91,21 @@ export class ControlPlaneMetrics implements JobMetrics, TaskRunMetrics {
         for (const { kind, state, items } of depth) this.set({ kind, state }, items);
       },
     });
+    const warehouses = this.warehouseStatuses.bind(this);
+    new Gauge({
+      name: 'pipeline_warehouse_status',
+      help: `1 for each warehouse's current status (${warehouseStatuses.join(', ')}), 0 for the others; read from the control plane's database at scrape time, as the warehouse consumers last reported it.`,
+      labelNames: ['warehouse', 'status'],
+      registers,
+      async collect() {
+        const rows = await warehouses();
+        this.reset();
+        if (!rows) return;
+        for (const row of rows)
+          for (const status of warehouseStatuses)
+            this.set({ warehouse: row.name, status }, row.status === status ? 1 : 0);
+      },
+    });
     this.jobDuration = new Histogram({
       name: 'pipeline_control_plane_job_duration_seconds',
       help: 'One attempt of a job, from its claim to its end, by kind and outcome (succeeded, failed, retried, deferred, interrupted).',
@@ -148,13 +166,22 @@ export class ControlPlaneMetrics implements JobMetrics, TaskRunMetrics {
   }
 
   /** The queues' depth, or undefined (logged) when the database did not answer in time. */
-  private async queueDepth(): Promise<{ kind: string; state: string; items: number }[] | undefined> {
+  private queueDepth(): Promise<{ kind: string; state: string; items: number }[] | undefined> {
+    return this.boundedRead(QUEUE_DEPTH_SQL, 'work queue depth');
+  }
+
+  /** Each warehouse's status, or undefined (logged) when the database did not answer in time. */
+  private warehouseStatuses(): Promise<{ name: string; status: string }[] | undefined> {
+    return this.boundedRead(WAREHOUSE_STATUS_SQL, 'warehouse statuses');
+  }
+
+  private async boundedRead<T>(sql: string, what: string): Promise<T[] | undefined> {
     const timeoutMs = this.options.queueQueryTimeoutMs ?? 2000;
     let timer: NodeJS.Timeout | undefined;
     try {
       const query = this.options.dataSource.transaction(async (tx) => {
         await tx.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-        return (await tx.query(QUEUE_DEPTH_SQL)) as { kind: string; state: string; items: number }[];
+        return (await tx.query(sql)) as T[];
       });
       // The statement timeout does not cover waiting for a connection of the pool.
       const late = new Promise<never>((_, reject) => {
@@ -163,7 +190,7 @@ export class ControlPlaneMetrics implements JobMetrics, TaskRunMetrics {
       query.catch(() => undefined);
       return await Promise.race([query, late]);
     } catch (error) {
-      this.options.logger.warn('work queue depth not read for metrics', {
+      this.options.logger.warn(`${what} not read for metrics`, {
         error: error instanceof Error ? error.message : String(error),
       });
       return undefined;

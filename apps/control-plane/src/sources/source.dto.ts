@@ -1,3 +1,4 @@
+import type { WarehouseStatus } from '../warehouses/warehouse.entity';
 import type { AppRole } from '../apps/app.entity';
 import type { JobView } from '../jobs/job.dto';
 import type { ResourceState } from '../http/resource-state';
@@ -63,7 +64,7 @@ export interface SourceDetail extends SourceListItem {
   config: Record<string, unknown>;
   app: SourceAppSummary;
   /** Where the imported data lands. */
-  warehouse: { schema: string; tables: string[] };
+  warehouse: SourceWarehouse;
   /** awaiting_first_sync, first_sync_running, first_sync_failed or completed. */
   onboardingState: 'awaiting_first_sync' | 'first_sync_running' | 'first_sync_failed' | 'completed';
   latestJobId: string | null;
@@ -123,4 +124,18 @@ export interface UpdateSourceBody {
   config?: Record<string, unknown>;
   /** false pauses the source (`inactive`, status `paused`); true resumes it (`active`, status `pending`). */
   isActive?: boolean;
+}
+
+/** The account's warehouse, where a source's data lands. */
+export interface SourceWarehouse {
+  /** The warehouse the account is placed on; null until the control plane has placed it. */
+  warehouseId: string | null;
+  /**
+   * How that warehouse is doing, as the warehouse consumer last reported it: `active`, or
+   * `unavailable` / `misconfigured` while rows wait for it (they are loaded once it is back).
+   */
+  status: WarehouseStatus | null;
+  /** The account's schema in that warehouse. */
+  schema: string;
+  tables: string[];
 }

@@ -27,6 +27,7 @@ import { SourceEntity, type IntegrationStatus } from './source.entity';
 import { nextSyncOf } from './source-schedule';
 import { checkFrequency, describeFrequency, hoursToDays, isIanaTimeZone } from './sync-schedule-format';
 import { warehouseSchemaFor, warehouseTablesFor } from './warehouse-location';
+import { accountWarehouseOf } from '../warehouses/warehouse-placements';
 import { shownError } from '../work-queue/tenant-error';
 
 export type SourceSort = 'created_at' | 'updated_at' | 'last_sync_at';
@@ -240,6 +241,7 @@ export class SourceService {
   private async toDetail(source: SourceEntity, knownApp?: AppEntity): Promise<SourceDetail> {
     const app =
       knownApp ?? (await this.dataSource.getRepository(AppEntity).findOneByOrFail({ id: source.appId }));
+    const placed = await accountWarehouseOf(this.dataSource, source.accountId);
     return {
       ...toListItem(source, app),
       isActive: source.state === 'active',
@@ -256,7 +258,9 @@ export class SourceService {
         state: app.state,
       },
       warehouse: {
-        schema: warehouseSchemaFor(source.accountId),
+        warehouseId: placed?.warehouseId ?? null,
+        status: placed?.status ?? null,
+        schema: placed?.schema ?? warehouseSchemaFor(source.accountId),
         tables: warehouseTablesFor(source.syncType, source.importTasks),
       },
       onboardingState: source.lastSyncAt

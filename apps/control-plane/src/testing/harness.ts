@@ -12,7 +12,8 @@ import { ControlPlaneMetrics } from '../metrics/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { InternalTokens } from '../auth/internal-tokens';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
-import type { AccountWarehouses } from '../warehouse/account-warehouses';
+import { DEFAULT_WAREHOUSE_URL, type AccountWarehouses } from '../warehouse/account-warehouses';
+import { OperatorToken } from '../auth/operator-token';
 import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
 import type { ApiRateLimitOptions } from '../auth/api-rate-limit';
@@ -45,9 +46,12 @@ export function testDeliveryToken(appType: string): string {
   if (!token) throw new Error(`${appType} is no forwarding app type`);
   return token;
 }
+/** The warehouse consumer's internal token (warehouse resolution and status reports only). */
+export const TEST_WAREHOUSE_TOKEN = randomBytes(24).toString('base64url');
 /** Every internal caller's test token, as the control plane holds them. */
 export const TEST_INTERNAL_TOKENS = new InternalTokens([
   { token: TEST_INTERNAL_TOKEN, caller: { caller: 'ingestion' } },
+  { token: TEST_WAREHOUSE_TOKEN, caller: { caller: 'warehouse' } },
   ...[...deliveryTokens].map(([appType, token]) => ({
     token,
     caller: { caller: 'delivery' as const, appType },
@@ -98,6 +102,17 @@ export interface HarnessOptions {
    * which exists only where a dev stack or an earlier step made it.
    */
   warehouse?: AccountWarehouses;
+  /**
+   * The URL the default warehouse is bootstrapped from (WAREHOUSE_URL); absent: the metered or
+   * own scratch warehouse's, else the server's `warehouse` database.
+   */
+  warehouseUrl?: string;
+  /** Opens engines on warehouses (sizes, probes); absent: sizes unknown, checks answer 503. */
+  engineFor?: AppDependencies['engineFor'];
+  /** OPERATOR_API_TOKEN; absent: the operator routes answer 404. */
+  operatorToken?: string;
+  /** Skips the start-up bootstrap: tests of the bootstrap itself run it. */
+  skipWarehouseBootstrap?: boolean;
   /** A warehouse database to read through engines that meter into this harness's database. */
   meteredWarehouseUrl?: string;
   prices?: PriceList;
@@ -145,9 +160,16 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     tenantChanges: options.tenantChanges,
     debugger: options.debugger,
     egress: options.egress,
+    engineFor: options.engineFor,
+    operatorToken: new OperatorToken(options.operatorToken),
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };
   const { services, app } = composeApi(deps);
+  // As the process does at start: tenants below are placed on this default.
+  if (!options.skipWarehouseBootstrap)
+    await services.warehouses.bootstrap(
+      options.warehouseUrl ?? options.meteredWarehouseUrl ?? own?.url ?? DEFAULT_WAREHOUSE_URL,
+    );
   const accounts = new AccountService(db.dataSource);
   const apiKeys = new ApiKeyService(db.dataSource);
   let tenants = 0;

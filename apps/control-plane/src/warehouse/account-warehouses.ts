@@ -12,7 +12,12 @@ import type {
   WriteResult,
 } from '@pipeline/destinations';
 import type { WarehouseRow } from '@pipeline/events';
-import { warehouseTlsModes, type WarehouseConnection, type WarehouseTlsMode } from '@pipeline/tenancy';
+import {
+  warehouseTlsModes,
+  type ResolvedWarehouse,
+  type WarehouseConnection,
+  type WarehouseTlsMode,
+} from '@pipeline/tenancy';
 import { isWarehouseUnavailable, warehouseUnavailable } from '../http/api-errors';
 import { isWarehouseConnectionFailure } from './connection-failure';
 import { warehouseSchemaOf } from './warehouse-names';
@@ -76,6 +81,25 @@ export class OneWarehouse implements AccountWarehouses {
 
   async locate(accountId: string): Promise<LocatedWarehouse> {
     return { engine: this.engine, account: { accountId, schema: warehouseSchemaOf(accountId) } };
+  }
+}
+
+/**
+ * Each account on the warehouse it is placed on (the control plane's placements): its engine,
+ * opened on demand by the process's WarehouseEngines, and its schema there.
+ */
+export class PlacedWarehouses implements AccountWarehouses {
+  constructor(
+    private readonly resolve: (accountId: string) => Promise<ResolvedWarehouse>,
+    private readonly engines: WarehouseEngines,
+  ) {}
+
+  async locate(accountId: string): Promise<LocatedWarehouse> {
+    const { placement, connection } = await this.resolve(accountId);
+    return {
+      engine: new UnavailableAs503(this.engines.for(connection)),
+      account: { accountId, schema: placement.schema },
+    };
   }
 }
 

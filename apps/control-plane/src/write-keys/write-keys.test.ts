@@ -263,7 +263,13 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
         status: 'active',
         allowedOrigins: ['example.com'],
         rateLimits: {},
-        warehouse: { kind: 'warehouse', schema: `account_${tenant.accountId.replace(/-/g, '')}` },
+        warehouse: {
+          kind: 'warehouse',
+          warehouseId: (await h.services.placements.placementOf(tenant.accountId)).warehouseId,
+          engine: 'postgres',
+          schema: `account_${tenant.accountId.replace(/-/g, '')}`,
+          epoch: 1,
+        },
         destinations: [
           {
             integrationId: toAmplitude,

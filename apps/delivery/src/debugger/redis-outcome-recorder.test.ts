@@ -93,7 +93,7 @@ describe('delivery outcomes for the debugger', () => {
         // The events are months old: Meta's client skips them (too_old) without a request.
         { ...lookAlikeDestination(meta), integrationId: 'int-meta' },
       ],
-      warehouse: { kind: 'warehouse', schema: 'unused' },
+      warehouse: { kind: 'warehouse', warehouseId: 'unused', engine: 'postgres', schema: 'unused', epoch: 1 },
     };
     const tenants = new TenantDirectory(
       { lookup: (id) => Promise.resolve(id === writeKeyId ? tenant : null) },

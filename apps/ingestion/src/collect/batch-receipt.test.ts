@@ -66,7 +66,13 @@ describe('deliveryCount', () => {
     appType: 'amplitude',
     dataType: 'event',
   };
-  const warehouse = { kind: 'warehouse' as const, schema: 'acc_a' };
+  const warehouse = {
+    kind: 'warehouse' as const,
+    warehouseId: 'w',
+    engine: 'postgres' as const,
+    schema: 'acc_a',
+    epoch: 1,
+  };
 
   it('counts each destination and the warehouse', () => {
     expect(deliveryCount({ destinations: [], warehouse: null })).toBe(0);

@@ -84,7 +84,7 @@ describe('durable_ingress_unavailable bodies (stub authenticator, no Redis)', ()
 
   it('with reason outbox_unavailable when the batch cannot be committed', async () => {
     const { app, producer } = await appWith(
-      tenant({ kind: 'warehouse', schema: 's' }),
+      tenant({ kind: 'warehouse', warehouseId: 'w', engine: 'postgres', schema: 's', epoch: 1 }),
       '127.0.0.1:1',
       'unreachable',
     );

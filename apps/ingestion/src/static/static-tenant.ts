@@ -8,6 +8,13 @@ export function staticTenant(warehouseSchema: string): WriteKeyRecord {
     status: 'active',
     allowedOrigins: [],
     destinations: [],
-    warehouse: { kind: 'warehouse', schema: warehouseSchema },
+    // Static mode has no registry: its one warehouse is WAREHOUSE_URL, named `static` here.
+    warehouse: {
+      kind: 'warehouse',
+      warehouseId: 'static',
+      engine: 'postgres',
+      schema: warehouseSchema,
+      epoch: 1,
+    },
   };
 }

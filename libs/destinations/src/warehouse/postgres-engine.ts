@@ -1,4 +1,5 @@
-import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { warehouseConnectionPool, type GuardOptions } from '@pipeline/postgres';
 import type { WarehouseRow } from '@pipeline/events';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { quoteIdent } from './warehouse-ddl';
@@ -52,36 +53,20 @@ export interface PostgresEngineOptions {
 
 const connectTimeoutMs = 5000;
 
-/** libpq's sslmode as node-postgres TLS options; `verify-full` checks the certificate and the host name. */
-function tlsOf(connection: WarehouseConnection) {
-  switch (connection.tlsMode) {
-    case 'disable':
-      return false;
-    case 'require':
-      return { rejectUnauthorized: false };
-    case 'verify-full':
-      return { rejectUnauthorized: true, servername: connection.host };
-  }
-}
-
 /**
- * A pg Pool from the connection's fields, never from a URL (whose parameters could redirect it).
- * Every field is set, the password as a function: an unset or empty one would fall back to the
- * PG* environment variables or ~/.pgpass of this host.
+ * Pools built by @pipeline/postgres's warehouseConnectionPool: every field set, never a URL, and
+ * for a customer's server every connect checked against the egress policy (`guard`: the
+ * operator's EGRESS_ALLOW_PRIVATE_RANGES; none by default, so a private address is refused).
  */
-export const plainWarehousePool: WarehousePoolFactory = (connection, settings) =>
-  new Pool({
-    host: connection.host,
-    port: connection.port,
-    database: connection.database,
-    user: connection.user,
-    password: () => connection.password,
-    ssl: tlsOf(connection),
-    application_name: 'pipeline',
-    // Idle connections do not keep a process that is done from exiting.
-    allowExitOnIdle: true,
-    ...settings,
-  });
+export const guardedWarehousePools =
+  (guard: GuardOptions = {}): WarehousePoolFactory =>
+  (connection, settings) =>
+    warehouseConnectionPool(connection, {
+      ...guard,
+      max: settings.max,
+      idleTimeoutMs: settings.idleTimeoutMillis,
+      connectTimeoutMs: settings.connectionTimeoutMillis,
+    });
 
 const tableNames: readonly WarehouseTableName[] = ['events', 'users', 'groups', 'aliases'];
 const utcDay = /^\d{4}-\d{2}-\d{2}$/;
@@ -166,7 +151,7 @@ export class PostgresEngine implements WarehouseEngine {
 
   // The connection (its password) is not kept: only the pool holds it.
   constructor(connection: WarehouseConnection, options: PostgresEngineOptions) {
-    const connect = options.connect ?? plainWarehousePool;
+    const connect = options.connect ?? guardedWarehousePools();
     this.pool = connect(connection, {
       max: options.poolMax,
       idleTimeoutMillis: options.idleTimeoutMs,

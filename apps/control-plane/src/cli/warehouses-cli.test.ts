@@ -1,0 +1,191 @@
+import { startHarness, TEST_CREDENTIAL_KEYS, type Harness } from '../testing/harness';
+import { runOperatorCli, type CliOptions } from './operator-cli';
+
+const PASSWORD = 'cli-Secret-pw-4e1d';
+
+describe('operator CLI: warehouses (real PostgreSQL)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('warehouses cli', {
+      warehouseUrl: 'postgres://loader:first-pw@127.0.0.1:5432/wh_one',
+    });
+  });
+  afterAll(() => h.close());
+
+  async function cli(argv: string[], options: CliOptions = { credentialKeys: TEST_CREDENTIAL_KEYS }) {
+    let out = '';
+    let err = '';
+    const code = await runOperatorCli(
+      argv,
+      h.db.dataSource,
+      { out: (t) => (out += t), err: (t) => (err += t) },
+      options,
+    );
+    return { code, out, err, json: () => JSON.parse(out) };
+  }
+
+  it('adds, lists, sets the default and lists its accounts', async () => {
+    const early = await h.tenant();
+    const listed = await cli(['warehouses', 'list', '--json']);
+    expect(listed.code).toBe(0);
+    expect(listed.json()).toEqual([
+      expect.objectContaining({
+        name: 'default',
+        host: '127.0.0.1',
+        database: 'wh_one',
+        user: 'loader',
+        password: '**********',
+        isDefault: true,
+        accounts: 1,
+        status: 'active',
+      }),
+    ]);
+
+    const added = await cli(
+      [
+        'warehouses',
+        'add',
+        '--name',
+        'second',
+        '--host',
+        'wh2.internal',
+        '--port',
+        '6432',
+        '--database',
+        'wh2',
+        '--user',
+        'u2',
+        '--password-env',
+        'WH2_PASSWORD',
+        '--tls-mode',
+        'require',
+        '--max-connections',
+        '5',
+        '--json',
+      ],
+      { credentialKeys: TEST_CREDENTIAL_KEYS, env: { WH2_PASSWORD: PASSWORD } },
+    );
+    expect(added.code).toBe(0);
+    expect(added.json()).toMatchObject({
+      name: 'second',
+      host: 'wh2.internal',
+      port: 6432,
+      database: 'wh2',
+      user: 'u2',
+      password: '**********',
+      tlsMode: 'require',
+      maxConnections: 5,
+      isDefault: false,
+    });
+    const second = added.json().id as string;
+    const entity = await h.services.warehouses.find(second);
+    expect(h.services.warehouses.connectionOf(entity).password).toBe(PASSWORD);
+
+    const setDefault = await cli(['warehouses', 'set-default', 'second']);
+    expect([setDefault.code, setDefault.out]).toEqual([0, `warehouse ${second} "second" is the default`]);
+    const created = (await cli(['accounts', 'create', '--name', 'Late', '--json'])).json();
+    const onSecond = await cli(['warehouses', 'accounts', second, '--json']);
+    expect(onSecond.json()).toEqual([
+      {
+        accountId: created.id,
+        accountName: 'Late',
+        schema: `account_${(created.id as string).replace(/-/g, '')}`,
+        epoch: 1,
+        placedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    ]);
+    const onDefault = (await cli(['warehouses', 'accounts', 'default', '--json'])).json();
+    expect(onDefault.map((a: { accountId: string }) => a.accountId)).toEqual([early.accountId]);
+
+    const human = (await cli(['warehouses', 'list'])).out.split('\n');
+    expect(human).toEqual([
+      `${(await h.services.warehouses.find('default')).id}  default  loader@127.0.0.1:5432/wh_one  1 accounts  size unknown  active`,
+      `${second}  second [default]  u2@wh2.internal:6432/wh2  1 accounts  size unknown  active`,
+    ]);
+    for (const output of [listed.out, added.out, human.join('\n')]) expect(output).not.toContain(PASSWORD);
+  });
+
+  it("updates a warehouse's connection, the new password from the environment", async () => {
+    const rotated = 'cli-rotated-pw-0c9d';
+    const updated = await cli(
+      [
+        'warehouses',
+        'update',
+        'default',
+        '--port',
+        '6543',
+        '--password-env',
+        'NEW_PW',
+        '--tls-mode',
+        'verify-full',
+        '--json',
+      ],
+      { credentialKeys: TEST_CREDENTIAL_KEYS, env: { NEW_PW: rotated } },
+    );
+    expect(updated.code).toBe(0);
+    expect(updated.json()).toMatchObject({
+      name: 'default',
+      host: '127.0.0.1',
+      port: 6543,
+      database: 'wh_one',
+      user: 'loader',
+      password: '**********',
+      tlsMode: 'verify-full',
+    });
+    expect(updated.out).not.toContain(rotated);
+    const entity = await h.services.warehouses.find('default');
+    expect(h.services.warehouses.connectionOf(entity)).toMatchObject({ port: 6543, password: rotated });
+    const unset = await cli(['warehouses', 'update', 'default', '--password-env', 'NOPE'], {
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      env: {},
+    });
+    expect([unset.code, unset.err]).toEqual([1, 'error: the environment variable NOPE is not set\n']);
+    const kept = await h.services.warehouses.find('default');
+    expect(h.services.warehouses.connectionOf(kept).password).toBe(rotated);
+  });
+
+  it('refuses what it cannot do, with the reason', async () => {
+    const base = ['warehouses', 'add', '--name', 'third', '--host', 'h3', '--database', 'd', '--user', 'u'];
+    const unset = await cli([...base, '--password-env', 'NOT_SET_ANYWHERE'], {
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      env: {},
+    });
+    expect([unset.code, unset.err]).toEqual([
+      1,
+      'error: the environment variable NOT_SET_ANYWHERE is not set\n',
+    ]);
+    const inline = await cli([...base, '--password', 'x']);
+    // Commander stops at the first problem: the required --password-env, never the value given.
+    expect(inline.code).toBe(1);
+    expect(inline.err).toContain("required option '--password-env <variable>' not specified");
+    expect(inline.err).not.toContain('x\n');
+    const port = await cli([...base, '--password-env', 'P', '--port', '70000']);
+    expect([port.code, port.err]).toEqual([
+      1,
+      expect.stringContaining('--port must be a whole number from 1 to 65535'),
+    ]);
+    const taken = await cli(
+      ['warehouses', 'add', ...base.slice(2, 3), 'default', ...base.slice(4), '--password-env', 'P'],
+      {
+        credentialKeys: TEST_CREDENTIAL_KEYS,
+        env: { P: 'x' },
+      },
+    );
+    expect([taken.code, taken.err]).toEqual([1, expect.stringContaining('(warehouse_name_taken)')]);
+    const tls = await cli([...base, '--password-env', 'P', '--tls-mode', 'prefer'], {
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      env: { P: 'x' },
+    });
+    expect([tls.code, tls.err]).toEqual([1, 'error: The request is not valid (validation_failed)\n']);
+    const noKeys = await cli([...base, '--password-env', 'P'], { env: { P: 'x' } });
+    expect([noKeys.code, noKeys.err]).toEqual([
+      1,
+      'error: CREDENTIALS_ENCRYPTION_KEYS is not set: warehouse passwords cannot be sealed or opened\n',
+    ]);
+    const unknown = await cli(['warehouses', 'set-default', 'nowhere']);
+    expect([unknown.code, unknown.err]).toEqual([1, 'error: No warehouse nowhere (warehouse_not_found)\n']);
+    expect(
+      await h.db.dataSource.query("SELECT count(*)::int AS n FROM warehouses WHERE name = 'third'"),
+    ).toEqual([{ n: 0 }]);
+  });
+});

@@ -1,0 +1,57 @@
+import {
+  Body,
+  Controller,
+  Hidden,
+  Path,
+  Post,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
+import type { ResolvedWarehouse } from '@pipeline/tenancy';
+import type { Problem } from '../http/problem';
+import type { ResolveWarehouseBody, WarehouseStatusReport } from '../warehouses/warehouse.dto';
+import type { WarehousePlacements } from '../warehouses/warehouse-placements';
+import type { WarehouseRegistry } from '../warehouses/warehouse-registry';
+
+/**
+ * Internal: the warehouse consumer asks where an account's rows go, with the password to get
+ * there (the only answer that carries one), and reports what it met at a warehouse. Its token
+ * (INTERNAL_TOKEN_DELIVERY_WAREHOUSE) opens these two endpoints only; ingestion's opens neither.
+ */
+@Hidden()
+@Route('internal/v1/warehouses')
+@Tags('Internal')
+export class WarehouseResolutionController extends Controller {
+  constructor(
+    private readonly placements: WarehousePlacements,
+    private readonly registry: WarehouseRegistry,
+  ) {
+    super();
+  }
+
+  @Post('resolve')
+  @Security('internal_token', ['warehouses.resolve'])
+  @Response<Problem>(401, 'invalid_service_token')
+  @Response<Problem>(404, 'account_not_found')
+  @Response<Problem>(503, 'warehouse_not_configured')
+  async resolveWarehouse(@Body() body: ResolveWarehouseBody): Promise<{ data: ResolvedWarehouse }> {
+    return { data: await this.placements.resolve(body.accountId) };
+  }
+
+  @Post('{warehouseId}/status')
+  @Security('internal_token', ['warehouses.report'])
+  @SuccessResponse(204, 'Recorded')
+  @Response<Problem>(400, 'validation_failed')
+  @Response<Problem>(401, 'invalid_service_token')
+  @Response<Problem>(404, 'warehouse_not_found')
+  async reportWarehouseStatus(
+    @Path() warehouseId: string,
+    @Body() body: WarehouseStatusReport,
+  ): Promise<void> {
+    await this.registry.reportStatus(warehouseId, body.status, body.detail);
+    this.setStatus(204);
+  }
+}

@@ -1,0 +1,107 @@
+import {
+  Body,
+  Controller,
+  Get,
+  Patch,
+  Path,
+  Post,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
+import type { Problem } from '../http/problem';
+import type {
+  CreateWarehouseBody,
+  PlacedAccount,
+  UpdateWarehouseBody,
+  WarehouseSummary,
+  WarehouseView,
+} from './warehouse.dto';
+import type { WarehouseRegistry } from './warehouse-registry';
+
+/**
+ * The operator's warehouses: the PostgreSQL servers accounts' warehouse data lives on. Needs
+ * OPERATOR_API_TOKEN (never an account's API key); while it is unset these routes answer 404,
+ * as if they did not exist. Passwords are write-only: every answer masks them.
+ */
+@Route('api/v1/operator/warehouses')
+@Tags('Operator')
+@Response<Problem>(401, 'invalid_operator_token: no operator token, or another one')
+@Response<Problem>(404, 'not_found: OPERATOR_API_TOKEN is unset, so the operator API is off')
+export class OperatorWarehousesController extends Controller {
+  constructor(private readonly warehouses: WarehouseRegistry) {
+    super();
+  }
+
+  /** Every warehouse with its placed accounts' count, their storage and its status. */
+  @Get()
+  @Security('operator_token')
+  async listWarehouses(): Promise<{ data: WarehouseSummary[] }> {
+    return { data: await this.warehouses.list() };
+  }
+
+  /** Adds a platform warehouse; its password is sealed and never answered. */
+  @Post()
+  @Security('operator_token')
+  @SuccessResponse(201, 'Created')
+  @Response<Problem>(400, 'validation_failed: a field is missing or out of range')
+  @Response<Problem>(409, 'warehouse_name_taken: another warehouse has this name')
+  async createWarehouse(@Body() body: CreateWarehouseBody): Promise<{ data: WarehouseView }> {
+    const data = await this.warehouses.add(body);
+    this.setStatus(201);
+    return { data };
+  }
+
+  /** One warehouse by id or name. */
+  @Get('{warehouse}')
+  @Security('operator_token')
+  @Response<Problem>(404, 'warehouse_not_found')
+  async getWarehouse(@Path() warehouse: string): Promise<{ data: WarehouseSummary }> {
+    return { data: await this.warehouses.get(warehouse) };
+  }
+
+  /**
+   * Changes a warehouse's connection: a moved host, a rotated password. The consumers' caches
+   * of its accounts are told at once (REDIS_URL), and resolve the new connection.
+   */
+  @Patch('{warehouse}')
+  @Security('operator_token')
+  @Response<Problem>(400, 'validation_failed: a field is out of range')
+  @Response<Problem>(404, 'warehouse_not_found')
+  async updateWarehouse(
+    @Path() warehouse: string,
+    @Body() body: UpdateWarehouseBody,
+  ): Promise<{ data: WarehouseView }> {
+    return { data: await this.warehouses.update(warehouse, body) };
+  }
+
+  /** Makes a platform warehouse the default: accounts created from now on are placed there. */
+  @Post('{warehouse}/default')
+  @Security('operator_token')
+  @Response<Problem>(404, 'warehouse_not_found')
+  @Response<Problem>(409, "warehouse_not_platform: a customer's warehouse cannot be the default")
+  async setDefaultWarehouse(@Path() warehouse: string): Promise<{ data: WarehouseView }> {
+    return { data: await this.warehouses.setDefault(warehouse) };
+  }
+
+  /** The accounts placed on a warehouse, with their schema and epoch. */
+  @Get('{warehouse}/accounts')
+  @Security('operator_token')
+  @Response<Problem>(404, 'warehouse_not_found')
+  async listWarehouseAccounts(@Path() warehouse: string): Promise<{ data: PlacedAccount[] }> {
+    return { data: await this.warehouses.accountsOf(warehouse) };
+  }
+
+  /**
+   * Probes the warehouse now and records its status (active, unavailable or misconfigured):
+   * after fixing one, without waiting for the consumers' next report.
+   */
+  @Post('{warehouse}/check')
+  @Security('operator_token')
+  @Response<Problem>(404, 'warehouse_not_found')
+  async checkWarehouse(@Path() warehouse: string): Promise<{ data: WarehouseView }> {
+    return { data: await this.warehouses.check(warehouse) };
+  }
+}

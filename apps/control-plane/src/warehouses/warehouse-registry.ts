@@ -1,0 +1,501 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import { AppError } from '@pipeline/errors';
+import type { WarehouseEngine } from '@pipeline/destinations';
+import type { Logger } from '@pipeline/logger';
+import {
+  warehouseSchemaFor,
+  warehouseTlsModes,
+  type TenantChangePublisher,
+  type WarehouseConnection,
+  type WarehouseTlsMode,
+} from '@pipeline/tenancy';
+import { badRequest, conflict, invalidField } from '../http/api-errors';
+import { isUuid } from '../http/ids';
+import {
+  AccountWarehouseEntity,
+  WarehouseEntity,
+  warehouseStatuses,
+  type WarehouseStatus,
+} from './warehouse.entity';
+import type { PlacedAccount, WarehouseSummary, WarehouseView } from './warehouse.dto';
+import { warehouseFieldsOfUrl } from './warehouse-url';
+
+/**
+ * The credential cipher as the registry uses it (apps/credential-cipher.ts): structural, so the
+ * warehouses sit below the features that hold app credentials.
+ */
+export interface PasswordSealer {
+  seal(value: Record<string, unknown>, associatedData: string): { ciphertext: string; keyId: string };
+  open(sealed: { ciphertext: string; keyId: string }, associatedData: string): Record<string, unknown>;
+}
+
+/** Opens an engine on a warehouse (WarehouseEngines.for in the process; tests give their own). */
+export type EngineFor = (connection: WarehouseConnection) => WarehouseEngine;
+
+export const DEFAULT_WAREHOUSE_NAME = 'default';
+export const DEFAULT_MAX_CONNECTIONS = 10;
+export const MAX_STATUS_DETAIL_LENGTH = 500;
+/** What a password is answered as: it is write-only. */
+export const PASSWORD_MASK = '**********';
+
+const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const HOST = /^[A-Za-z0-9._:-]{1,253}$/;
+const IDENTIFIER_MAX = 63;
+const PASSWORD_MAX = 1000;
+// eslint-disable-next-line no-control-regex -- the point is to find them
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export const warehouseNotFound = (idOrName: string) =>
+  new AppError(404, 'warehouse_not_found', `No warehouse ${idOrName}`);
+export const accountNotFound = (accountId: string) =>
+  new AppError(404, 'account_not_found', `No account with id ${accountId}`);
+/** No default warehouse: the control plane has not started once since the upgrade. */
+export const noDefaultWarehouse = () =>
+  new AppError(
+    503,
+    'warehouse_not_configured',
+    'No default warehouse yet: it is created from WAREHOUSE_URL when the control plane starts',
+  );
+
+/** The fields of a new warehouse, unchecked (from the API or the CLI). */
+export interface NewWarehouse {
+  name: string;
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: string;
+  tlsMode: string;
+  maxConnections?: number;
+  isDefault?: boolean;
+}
+
+export function viewOf(entity: WarehouseEntity): WarehouseView {
+  return {
+    id: entity.id,
+    name: entity.name,
+    engine: entity.engine,
+    owner: entity.owner,
+    accountId: entity.accountId,
+    host: entity.host,
+    port: entity.port,
+    database: entity.database,
+    user: entity.user,
+    password: PASSWORD_MASK,
+    tlsMode: entity.tlsMode,
+    maxConnections: entity.maxConnections,
+    isDefault: entity.isDefault,
+    status: entity.status,
+    statusDetail: entity.statusDetail,
+    statusChangedAt: entity.statusChangedAt.toISOString(),
+    createdAt: entity.createdAt.toISOString(),
+  };
+}
+
+/** The password is bound to its warehouse: a ciphertext copied onto another row does not open. */
+const associatedDataOf = (warehouseId: string) => `warehouse:${warehouseId}`;
+
+/** Every problem of a new warehouse's fields, as `body.<field>` errors. */
+function fieldProblems(input: NewWarehouse): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  const check = (ok: boolean, field: string, message: string) => {
+    if (!ok) problems.push({ path: `body.${field}`, message });
+  };
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  check(
+    NAME.test(text(input.name)),
+    'name',
+    'lower-case letters, digits, _ and -, 1 to 63, starting with a letter or digit',
+  );
+  check(
+    HOST.test(text(input.host)),
+    'host',
+    'a host name or IP address (letters, digits, . : - _), 1 to 253 characters',
+  );
+  check(
+    Number.isInteger(input.port) && input.port >= 1 && input.port <= 65535,
+    'port',
+    'a whole number from 1 to 65535',
+  );
+  for (const field of ['database', 'user'] as const) {
+    const value = text(input[field]);
+    check(
+      value.length >= 1 && value.length <= IDENTIFIER_MAX && !CONTROL.test(value),
+      field,
+      `1 to ${IDENTIFIER_MAX} characters, no control characters`,
+    );
+  }
+  check(
+    typeof input.password === 'string' && input.password.length <= PASSWORD_MAX,
+    'password',
+    `at most ${PASSWORD_MAX} characters`,
+  );
+  check(
+    (warehouseTlsModes as readonly string[]).includes(text(input.tlsMode)),
+    'tlsMode',
+    `one of ${warehouseTlsModes.join(', ')}`,
+  );
+  const max = input.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  check(Number.isInteger(max) && max >= 1 && max <= 1000, 'maxConnections', 'a whole number from 1 to 1000');
+  return problems;
+}
+
+const UNIQUE_VIOLATION = '23505';
+const isUniqueViolation = (error: unknown, constraint: string) => {
+  const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
+  return driver?.code === UNIQUE_VIOLATION && driver.constraint === constraint;
+};
+
+/**
+ * Places the account on the current default warehouse, in the caller's transaction, unless it is
+ * placed already. Returns the warehouse it is on now, or null when there is no default yet (the
+ * next start's bootstrap, or the first resolve, places it).
+ */
+export async function placeOnDefault(manager: EntityManager, accountId: string): Promise<string | null> {
+  await manager.query(
+    `INSERT INTO account_warehouses (account_id, warehouse_id, schema)
+     SELECT $1, id, $2 FROM warehouses WHERE is_default
+     ON CONFLICT (account_id) DO NOTHING`,
+    [accountId, warehouseSchemaFor(accountId)],
+  );
+  const rows = (await manager.query('SELECT warehouse_id FROM account_warehouses WHERE account_id = $1', [
+    accountId,
+  ])) as { warehouse_id: string }[];
+  return rows[0]?.warehouse_id ?? null;
+}
+
+/** The connection fields an update may change; absent ones are kept. */
+export type WarehouseChanges = Partial<
+  Pick<NewWarehouse, 'host' | 'port' | 'database' | 'user' | 'password' | 'tlsMode' | 'maxConnections'>
+>;
+
+// Serializes the bootstraps of control-plane processes starting at once (any 64-bit constant).
+const BOOTSTRAP_LOCK = 7_305_114_411_202_611;
+
+export interface WarehouseRegistryOptions {
+  engineFor?: EngineFor;
+  tenantChanges?: TenantChangePublisher;
+  logger?: Logger;
+  /** Bounds each warehouse's size and probe questions (default 5 s). */
+  askTimeoutMs?: number;
+}
+
+/** The warehouses: the operators' resource, and the sealed connection details behind each. */
+export class WarehouseRegistry {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sealer: PasswordSealer,
+    private readonly options: WarehouseRegistryOptions = {},
+  ) {}
+
+  /**
+   * At start: creates the default warehouse from WAREHOUSE_URL when there is no warehouse yet,
+   * and places every account that has no placement on the default. Idempotent, and safe with
+   * several processes starting at once (a transaction-level advisory lock).
+   */
+  async bootstrap(warehouseUrl: string): Promise<{ created: boolean; placed: number }> {
+    const result = await this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
+      const [{ count }] = (await manager.query('SELECT count(*)::int AS count FROM warehouses')) as [
+        { count: number },
+      ];
+      let created = false;
+      if (count === 0) {
+        await this.insert(manager, {
+          ...warehouseFieldsOfUrl(warehouseUrl),
+          name: DEFAULT_WAREHOUSE_NAME,
+          maxConnections: DEFAULT_MAX_CONNECTIONS,
+          isDefault: true,
+        });
+        created = true;
+      }
+      const placed = (await manager.query(
+        `INSERT INTO account_warehouses (account_id, warehouse_id, schema)
+         SELECT a.id, w.id, 'account_' || replace(a.id::text, '-', '')
+           FROM accounts a CROSS JOIN warehouses w
+          WHERE w.is_default
+            AND NOT EXISTS (SELECT 1 FROM account_warehouses p WHERE p.account_id = a.id)
+         ON CONFLICT (account_id) DO NOTHING
+         RETURNING account_id`,
+      )) as { account_id: string }[];
+      return { created, placed: placed.map((row) => row.account_id) };
+    });
+    for (const accountId of result.placed)
+      await this.options.tenantChanges?.publish({ kind: 'tenant_changed', accountId });
+    if (result.created || result.placed.length > 0)
+      this.options.logger?.info('warehouses bootstrapped', {
+        defaultCreated: result.created,
+        accountsPlaced: result.placed.length,
+      });
+    return { created: result.created, placed: result.placed.length };
+  }
+
+  /** Adds a platform warehouse; `isDefault` makes it the one new accounts are placed on. */
+  async add(input: NewWarehouse): Promise<WarehouseView> {
+    const problems = fieldProblems(input);
+    if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
+    try {
+      const entity = await this.dataSource.transaction(async (manager) => {
+        if (input.isDefault) await manager.query('UPDATE warehouses SET is_default = false WHERE is_default');
+        return this.insert(manager, input);
+      });
+      return viewOf(entity);
+    } catch (error) {
+      if (isUniqueViolation(error, 'warehouses_name_key'))
+        throw conflict('warehouse_name_taken', `A warehouse named ${input.name} exists`);
+      throw error;
+    }
+  }
+
+  /**
+   * Changes a warehouse's connection (a moved host, a rotated password). Every account placed on
+   * it is broadcast as changed, so the consumers' caches resolve the new connection at once.
+   */
+  async update(idOrName: string, changes: WarehouseChanges): Promise<WarehouseView> {
+    const warehouse = await this.find(idOrName);
+    const current = this.connectionOf(warehouse);
+    const merged: NewWarehouse = {
+      name: warehouse.name,
+      host: changes.host ?? current.host,
+      port: changes.port ?? current.port,
+      database: changes.database ?? current.database,
+      user: changes.user ?? current.user,
+      password: changes.password ?? current.password,
+      tlsMode: changes.tlsMode ?? current.tlsMode,
+      maxConnections: changes.maxConnections ?? current.maxConnections,
+    };
+    const problems = fieldProblems(merged);
+    if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
+    const sealed =
+      changes.password === undefined
+        ? { ciphertext: warehouse.passwordCiphertext, keyId: warehouse.passwordKeyId }
+        : this.sealer.seal({ password: changes.password }, associatedDataOf(warehouse.id));
+    await this.dataSource.getRepository(WarehouseEntity).update(
+      { id: warehouse.id },
+      {
+        host: merged.host,
+        port: merged.port,
+        database: merged.database,
+        user: merged.user,
+        passwordCiphertext: sealed.ciphertext,
+        passwordKeyId: sealed.keyId,
+        tlsMode: merged.tlsMode as WarehouseTlsMode,
+        maxConnections: merged.maxConnections,
+      },
+    );
+    const placed = await this.dataSource
+      .getRepository(AccountWarehouseEntity)
+      .find({ where: { warehouseId: warehouse.id }, select: { accountId: true } });
+    for (const { accountId } of placed)
+      await this.options.tenantChanges?.publish({ kind: 'tenant_changed', accountId });
+    return viewOf(await this.find(warehouse.id));
+  }
+
+  async list(): Promise<WarehouseSummary[]> {
+    const warehouses = await this.dataSource
+      .getRepository(WarehouseEntity)
+      .find({ order: { createdAt: 'ASC', name: 'ASC' } });
+    const placements = await this.dataSource.getRepository(AccountWarehouseEntity).find();
+    return Promise.all(
+      warehouses.map(async (warehouse) => {
+        const placed = placements.filter((p) => p.warehouseId === warehouse.id);
+        return {
+          ...viewOf(warehouse),
+          accounts: placed.length,
+          sizeBytes: await this.sizeOf(warehouse, placed),
+        };
+      }),
+    );
+  }
+
+  async get(idOrName: string): Promise<WarehouseSummary> {
+    const warehouse = await this.find(idOrName);
+    const placed = await this.dataSource
+      .getRepository(AccountWarehouseEntity)
+      .findBy({ warehouseId: warehouse.id });
+    return { ...viewOf(warehouse), accounts: placed.length, sizeBytes: await this.sizeOf(warehouse, placed) };
+  }
+
+  /** Makes a platform warehouse the default; accounts created from now on are placed there. */
+  async setDefault(idOrName: string): Promise<WarehouseView> {
+    const warehouse = await this.find(idOrName);
+    if (warehouse.owner !== 'platform')
+      throw conflict('warehouse_not_platform', "A customer's warehouse cannot be the default");
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query('UPDATE warehouses SET is_default = false WHERE is_default AND id <> $1', [
+        warehouse.id,
+      ]);
+      await manager.query('UPDATE warehouses SET is_default = true, updated_at = now() WHERE id = $1', [
+        warehouse.id,
+      ]);
+    });
+    return viewOf(await this.find(warehouse.id));
+  }
+
+  /** The accounts placed on a warehouse, oldest placement first. */
+  async accountsOf(idOrName: string): Promise<PlacedAccount[]> {
+    const warehouse = await this.find(idOrName);
+    const rows = (await this.dataSource.query(
+      `SELECT p.account_id, a.name, p.schema, p.epoch, p.placed_at
+         FROM account_warehouses p JOIN accounts a ON a.id = p.account_id
+        WHERE p.warehouse_id = $1 ORDER BY p.placed_at, p.account_id`,
+      [warehouse.id],
+    )) as { account_id: string; name: string; schema: string; epoch: number; placed_at: Date }[];
+    return rows.map((row) => ({
+      accountId: row.account_id,
+      accountName: row.name,
+      schema: row.schema,
+      epoch: row.epoch,
+      placedAt: row.placed_at.toISOString(),
+    }));
+  }
+
+  /**
+   * What a consumer met at a warehouse. Only a change of status moves status_changed_at, so
+   * repeated reports of the same state keep the time it began.
+   */
+  async reportStatus(warehouseId: string, status: WarehouseStatus, detail?: string): Promise<void> {
+    if (!(warehouseStatuses as readonly string[]).includes(status))
+      throw invalidField('body.status', `one of ${warehouseStatuses.join(', ')}`);
+    if (detail !== undefined && detail.length > MAX_STATUS_DETAIL_LENGTH)
+      throw invalidField('body.detail', `at most ${MAX_STATUS_DETAIL_LENGTH} characters`);
+    if (!isUuid(warehouseId)) throw warehouseNotFound(warehouseId);
+    // PostgreSQL text holds no NUL; a consumer's error text may: dropped rather than lose the report.
+    const stored = detail === undefined ? null : detail.replace(/\0/g, '');
+    const updated = (await this.dataSource.query(
+      `UPDATE warehouses
+          SET status_changed_at = CASE WHEN status = $2 THEN status_changed_at ELSE now() END,
+              status = $2, status_detail = $3
+        WHERE id = $1 RETURNING id`,
+      [warehouseId.toLowerCase(), status, stored],
+    )) as [unknown[], number];
+    if (updated[1] === 0) throw warehouseNotFound(warehouseId);
+  }
+
+  /**
+   * Probes the warehouse now and records what it met: the operator's check after fixing a
+   * warehouse, without waiting for the consumers' next report.
+   */
+  async check(idOrName: string): Promise<WarehouseView> {
+    const warehouse = await this.find(idOrName);
+    const engineFor = this.options.engineFor;
+    if (!engineFor)
+      throw new AppError(503, 'warehouse_engine_unavailable', 'This process cannot open warehouses');
+    const engine = engineFor(this.connectionOf(warehouse));
+    let status: WarehouseStatus = 'active';
+    let detail: string | undefined;
+    try {
+      await this.bounded(engine.probe(), 'probe');
+    } catch (error) {
+      const kind = engine.classifyError(error);
+      status = kind === 'misconfigured' ? 'misconfigured' : 'unavailable';
+      detail = `probe failed: ${kind}`;
+      this.options.logger?.warn('warehouse probe failed', {
+        warehouseId: warehouse.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+    await this.reportStatus(warehouse.id, status, detail);
+    return viewOf(await this.find(warehouse.id));
+  }
+
+  /** The warehouse's connection with its password opened: only for processes that connect. */
+  connectionOf(warehouse: WarehouseEntity): WarehouseConnection {
+    const opened = this.sealer.open(
+      { ciphertext: warehouse.passwordCiphertext, keyId: warehouse.passwordKeyId },
+      associatedDataOf(warehouse.id),
+    );
+    return {
+      warehouseId: warehouse.id,
+      engine: warehouse.engine,
+      host: warehouse.host,
+      port: warehouse.port,
+      database: warehouse.database,
+      user: warehouse.user,
+      password: typeof opened.password === 'string' ? opened.password : '',
+      tlsMode: warehouse.tlsMode,
+      owner: warehouse.owner,
+      maxConnections: warehouse.maxConnections,
+    };
+  }
+
+  /** By id or by name; 404 warehouse_not_found otherwise. */
+  async find(idOrName: string): Promise<WarehouseEntity> {
+    const repository = this.dataSource.getRepository(WarehouseEntity);
+    const found = isUuid(idOrName)
+      ? await repository.findOneBy({ id: idOrName.toLowerCase() })
+      : await repository.findOneBy({ name: idOrName });
+    if (!found) throw warehouseNotFound(idOrName);
+    return found;
+  }
+
+  private async insert(
+    manager: EntityManager,
+    input: NewWarehouse & { tlsMode: string },
+  ): Promise<WarehouseEntity> {
+    const id = randomUUID();
+    const sealed = this.sealer.seal({ password: input.password }, associatedDataOf(id));
+    const repository = manager.getRepository(WarehouseEntity);
+    const now = new Date();
+    return repository.save(
+      repository.create({
+        id,
+        name: input.name,
+        engine: 'postgres',
+        owner: 'platform',
+        accountId: null,
+        host: input.host,
+        port: input.port,
+        database: input.database,
+        user: input.user,
+        passwordCiphertext: sealed.ciphertext,
+        passwordKeyId: sealed.keyId,
+        tlsMode: input.tlsMode as WarehouseTlsMode,
+        maxConnections: input.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+        isDefault: input.isDefault ?? false,
+        status: 'active',
+        statusDetail: null,
+        statusChangedAt: now,
+      }),
+    );
+  }
+
+  /** The placed accounts' storage summed by the engine; null (logged) when it cannot be asked. */
+  private async sizeOf(warehouse: WarehouseEntity, placed: AccountWarehouseEntity[]): Promise<number | null> {
+    const engineFor = this.options.engineFor;
+    if (!engineFor) return null;
+    if (placed.length === 0) return 0;
+    try {
+      const engine = engineFor(this.connectionOf(warehouse));
+      const sizes = await this.bounded(
+        Promise.all(placed.map((p) => engine.storageBytes({ accountId: p.accountId, schema: p.schema }))),
+        'size',
+      );
+      return sizes.reduce((sum, size) => sum + size, 0);
+    } catch (error) {
+      this.options.logger?.warn('warehouse size not read', {
+        warehouseId: warehouse.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return null;
+    }
+  }
+
+  private async bounded<T>(work: Promise<T>, what: string): Promise<T> {
+    const timeoutMs = this.options.askTimeoutMs ?? 5000;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`warehouse ${what}: no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    work.catch(() => undefined);
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

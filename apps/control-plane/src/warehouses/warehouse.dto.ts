@@ -1,0 +1,142 @@
+import type { WarehouseTlsMode } from '@pipeline/tenancy';
+import type { WarehouseStatus } from './warehouse.entity';
+
+export type { WarehouseStatus } from './warehouse.entity';
+
+/** A warehouse as answered to operators: every field but the password, which is masked. */
+export interface WarehouseView {
+  id: string;
+  name: string;
+  engine: 'postgres';
+  owner: 'platform' | 'customer';
+  accountId: string | null;
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  /** Always `**********`: the password is write-only. */
+  password: string;
+  tlsMode: WarehouseTlsMode;
+  maxConnections: number;
+  isDefault: boolean;
+  status: WarehouseStatus;
+  statusDetail: string | null;
+  statusChangedAt: string;
+  createdAt: string;
+}
+
+/** A warehouse with what it holds: placed accounts and their storage. */
+export interface WarehouseSummary extends WarehouseView {
+  /** @isInt */
+  accounts: number;
+  /** Sum of the placed accounts' storage; null when the warehouse could not be asked. */
+  sizeBytes: number | null;
+}
+
+export interface PlacedAccount {
+  accountId: string;
+  accountName: string;
+  schema: string;
+  epoch: number;
+  placedAt: string;
+}
+
+/** A new platform warehouse. */
+export interface CreateWarehouseBody {
+  /**
+   * Lower-case letters, digits, `_` and `-`; unique.
+   * @pattern ^[a-z0-9][a-z0-9_-]{0,62}$
+   */
+  name: string;
+  /**
+   * @minLength 1
+   * @maxLength 253
+   */
+  host: string;
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 65535
+   */
+  port: number;
+  /**
+   * @minLength 1
+   * @maxLength 63
+   */
+  database: string;
+  /**
+   * @minLength 1
+   * @maxLength 63
+   */
+  user: string;
+  /**
+   * Write-only: stored sealed with the credential keys, never answered.
+   * @maxLength 1000
+   */
+  password: string;
+  tlsMode: WarehouseTlsMode;
+  /**
+   * Connections one process opens to this warehouse at most (default 10).
+   * @isInt
+   * @minimum 1
+   * @maximum 1000
+   */
+  maxConnections?: number;
+  /** Make it the default: accounts created from now on are placed on it. */
+  isDefault?: boolean;
+}
+
+/** What a consumer met at a warehouse. */
+export interface WarehouseStatusReport {
+  status: WarehouseStatus;
+  /**
+   * What it met, for operators (never a password: consumers report the error's class).
+   * @maxLength 500
+   */
+  detail?: string;
+}
+
+export interface ResolveWarehouseBody {
+  /**
+   * @minLength 1
+   * @maxLength 64
+   */
+  accountId: string;
+}
+
+/** Changes to a warehouse's connection; absent fields are kept. */
+export interface UpdateWarehouseBody {
+  /**
+   * @minLength 1
+   * @maxLength 253
+   */
+  host?: string;
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 65535
+   */
+  port?: number;
+  /**
+   * @minLength 1
+   * @maxLength 63
+   */
+  database?: string;
+  /**
+   * @minLength 1
+   * @maxLength 63
+   */
+  user?: string;
+  /**
+   * Write-only: a new password (rotation), sealed with the credential keys.
+   * @maxLength 1000
+   */
+  password?: string;
+  tlsMode?: WarehouseTlsMode;
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 1000
+   */
+  maxConnections?: number;
+}
