@@ -113,8 +113,9 @@ export function composeServices(deps: ServiceDependencies) {
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
+  const { engines } = deps;
   const warehouses = new WarehouseRegistry(dataSource, cipher, {
-    engineFor: deps.engines ? (connection) => deps.engines!.for(connection) : deps.engineFor,
+    engineFor: engines ? (connection) => engines.for(connection) : deps.engineFor,
     tenantChanges,
     logger: deps.logger,
   });

@@ -18,18 +18,20 @@ import type {
   WriteResult,
 } from './warehouse-engine';
 import { warehouseErrorClass } from './warehouse-error-class';
-import type { WarehouseTimeouts } from './warehouse-pool';
+import { beginStatement, type WarehouseTimeouts } from './warehouse-pool';
 import { defaultRowsPerCopy, WarehouseWriter } from './warehouse-writer';
 import { StreamTableWriter } from './stream-table-writer';
 import { isPlainIdentifier } from './stream-table-columns';
 
-/** The settings of an engine's pool; a `connect` hook builds the pool from them. */
+/**
+ * The settings of an engine's pool; a `connect` hook builds the pool from them. No time limits:
+ * as startup parameters PgBouncer refuses them, and in its transaction mode a session setting
+ * would not follow the client; every transaction sets its own (SET LOCAL).
+ */
 export interface WarehousePoolSettings {
   max: number;
   idleTimeoutMillis: number;
   connectionTimeoutMillis: number;
-  statement_timeout: number;
-  lock_timeout: number;
 }
 
 /** Builds an engine's pool (a guarded pool for a customer's server checks every address it connects to). */
@@ -64,8 +66,6 @@ export const guardedWarehousePools =
       max: settings.max,
       idleTimeoutMs: settings.idleTimeoutMillis,
       connectTimeoutMs: settings.connectionTimeoutMillis,
-      statementTimeoutMs: settings.statement_timeout,
-      lockTimeoutMs: settings.lock_timeout,
     });
 
 const tableNames: readonly WarehouseTableName[] = ['events', 'users', 'groups', 'aliases'];
@@ -146,18 +146,16 @@ export class PostgresEngine implements WarehouseEngine {
   private readonly rows: WarehouseWriter;
   private readonly streams: StreamTableWriter;
   private readonly meter: WarehouseQueryMeter | undefined;
+  /** Opens a read: read-only, with the warehouse's time limits for this transaction alone. */
+  private readonly readOnlyBegin: string;
 
-  constructor(
-    readonly connection: WarehouseConnection,
-    options: PostgresEngineOptions,
-  ) {
+  // The connection (its password) is not kept: only the pool holds it.
+  constructor(connection: WarehouseConnection, options: PostgresEngineOptions) {
     const connect = options.connect ?? guardedWarehousePools();
     this.pool = connect(connection, {
       max: options.poolMax,
       idleTimeoutMillis: options.idleTimeoutMs,
       connectionTimeoutMillis: connectTimeoutMs,
-      statement_timeout: options.timeouts.statementTimeoutMs,
-      lock_timeout: options.timeouts.lockTimeoutMs,
     });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
@@ -167,6 +165,7 @@ export class PostgresEngine implements WarehouseEngine {
     });
     this.streams = new StreamTableWriter(this.pool, { timeouts: options.timeouts });
     this.meter = options.meter;
+    this.readOnlyBegin = `${beginStatement(options.timeouts)}; SET TRANSACTION READ ONLY`;
   }
 
   async ensureAccount(account: AccountLocation): Promise<void> {
@@ -424,7 +423,7 @@ export class PostgresEngine implements WarehouseEngine {
     const client = await this.pool.connect();
     let bytes = 0;
     try {
-      await client.query('BEGIN READ ONLY');
+      await client.query(this.readOnlyBegin);
       try {
         const before = await this.bytesFetched(client, account.schema);
         const result = await this.cancellable(client, options.signal, () => client.query<R>(sql, values));
@@ -460,7 +459,7 @@ export class PostgresEngine implements WarehouseEngine {
     let before = 0;
     let open = false;
     try {
-      await client.query('BEGIN READ ONLY');
+      await client.query(this.readOnlyBegin);
       open = true;
       before = await this.bytesFetched(client, account.schema);
       await this.cancellable(client, signal, () =>

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { Client } from 'pg';
 import {
   createScratchDatabase,
@@ -168,6 +169,16 @@ describe('WarehouseEngines (real PostgreSQL)', () => {
     expect(await waiting).toEqual([]);
     expect(engines.pools().map((p) => [p.warehouseId, p.cap])).toEqual([['w1', 2]]);
     await waitFor(async () => (await connectionsPerWarehouse())[1] === 1, 5000, 'the old pool to disconnect');
+  });
+
+  it('shows no password in a handle, logged or serialized', async () => {
+    engines = open(60_000, 10);
+    const secret = 'pw-never-shown-4f1c';
+    const handle = engines.for({ ...connections[0]!, password: secret });
+    // trust authentication: the password is sent and ignored, and the pool is open.
+    await handle.probe();
+    expect(JSON.stringify(handle)).toBe('{"engine":"postgres"}');
+    expect(inspect(handle, { depth: 10, showHidden: true })).not.toContain(secret);
   });
 
   it('counts a pool busy while a change cursor is read, until the iteration ends', async () => {

@@ -243,20 +243,23 @@ export class WarehouseEngines {
 /** A warehouse's engine as its callers hold it: each operation runs on the current engine. */
 class WarehouseEngineHandle implements WarehouseEngine {
   readonly engine: WarehouseEngine['engine'];
+  // Private fields: a handle that reaches a log or JSON shows no password, its own or another
+  // warehouse's through the registry.
+  readonly #engines: WarehouseEngines;
+  readonly #connection: WarehouseConnection;
 
-  constructor(
-    private readonly engines: WarehouseEngines,
-    private readonly connection: WarehouseConnection,
-  ) {
+  constructor(engines: WarehouseEngines, connection: WarehouseConnection) {
     this.engine = connection.engine;
+    this.#engines = engines;
+    this.#connection = connection;
   }
 
   ensureAccount(account: AccountLocation): Promise<void> {
-    return this.engines.use(this.connection, (e) => e.ensureAccount(account));
+    return this.#engines.use(this.#connection, (e) => e.ensureAccount(account));
   }
 
   writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
-    return this.engines.use(this.connection, (e) => e.writeRows(account, rows));
+    return this.#engines.use(this.#connection, (e) => e.writeRows(account, rows));
   }
 
   writeStream(
@@ -265,7 +268,7 @@ class WarehouseEngineHandle implements WarehouseEngine {
     primaryKey: string,
     records: readonly Record<string, unknown>[],
   ): Promise<StreamWriteResult> {
-    return this.engines.use(this.connection, (e) => e.writeStream(account, table, primaryKey, records));
+    return this.#engines.use(this.#connection, (e) => e.writeStream(account, table, primaryKey, records));
   }
 
   /**
@@ -278,7 +281,7 @@ class WarehouseEngineHandle implements WarehouseEngine {
     request: ChangeRequest,
     options: ReadOptions & { batchRows: number },
   ): Promise<AsyncIterable<ChangedRow[]> | null> {
-    const pinned = this.engines.pin(this.connection);
+    const pinned = this.#engines.pin(this.#connection);
     let changes: AsyncIterable<ChangedRow[]> | null;
     try {
       changes = await pinned.engine.readChanges(account, request, options);
@@ -299,19 +302,19 @@ class WarehouseEngineHandle implements WarehouseEngine {
     params: ReadOnlyQueries[K]['params'],
     options: ReadOptions,
   ): Promise<ReadOnlyQueries[K]['row'][]> {
-    return this.engines.use(this.connection, (e) => e.query(account, name, params, options));
+    return this.#engines.use(this.#connection, (e) => e.query(account, name, params, options));
   }
 
   storageBytes(account: AccountLocation): Promise<number> {
-    return this.engines.use(this.connection, (e) => e.storageBytes(account));
+    return this.#engines.use(this.#connection, (e) => e.storageBytes(account));
   }
 
   probe(): Promise<void> {
-    return this.engines.use(this.connection, (e) => e.probe());
+    return this.#engines.use(this.#connection, (e) => e.probe());
   }
 
   classifyError(error: unknown): WarehouseErrorClass {
-    return this.engines.classifyError(error);
+    return this.#engines.classifyError(error);
   }
 
   /** The pool is the registry's: it closes when idle or with the registry. */
