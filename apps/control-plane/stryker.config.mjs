@@ -27,9 +27,7 @@ export default mutationConfig({
     'apps/control-plane/src/work-queue/tenant-error.ts',
     'apps/control-plane/src/warehouse/warehouse-names.ts',
     'apps/control-plane/src/warehouse/connection-failure.ts',
-    'apps/control-plane/src/warehouses/warehouse-url.ts',
     ...functionRanges('apps/control-plane/src/warehouse/query-meter.ts', ['meteredBytes']),
-    ...functionRanges('apps/control-plane/src/warehouse/account-warehouses.ts', ['warehouseConnectionOfUrl']),
   ],
   tests: [
     'src/apps/secret-masking.test.ts',
@@ -52,8 +50,6 @@ export default mutationConfig({
     'src/work-queue/tenant-error-fields.test.ts',
     'src/warehouse/warehouse-names.test.ts',
     'src/warehouse/connection-failure.test.ts',
-    'src/warehouse/account-warehouses.test.ts',
-    'src/warehouses/warehouse-url.test.ts',
   ],
   breakAt: 95,
 });

@@ -5,6 +5,7 @@ import { vendorBaseUrlsOf } from '@pipeline/config';
 import {
   defaultWarehouseTimeouts,
   guardedWarehousePools,
+  warehouseConnectionFromUrl,
   WarehouseEngines,
   warehousePoolLimitsOf,
   warehouseTimeoutsOf,
@@ -42,7 +43,7 @@ import {
   DEFAULT_WAREHOUSE_URL,
   OneWarehouse,
   PlacedWarehouses,
-  warehouseConnectionOfUrl,
+  defaultWarehouseMaxConnections,
   type AccountWarehouses,
 } from './warehouse/account-warehouses';
 import { defaultPrices, priceList, type PriceList } from './usage/price-list';
@@ -132,7 +133,9 @@ export function composeServices(deps: ServiceDependencies) {
             { processMaxConnections: 20, idleMs: 10_000 },
             { timeouts: defaultWarehouseTimeouts },
           ),
-          warehouseConnectionOfUrl(DEFAULT_WAREHOUSE_URL, 'default'),
+          warehouseConnectionFromUrl(DEFAULT_WAREHOUSE_URL, {
+            maxConnections: defaultWarehouseMaxConnections,
+          }),
         ));
   const tasks = new TaskService(dataSource, reader, deps.onTaskRunQueued, limiter);
   const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices));

@@ -25,7 +25,7 @@ describe('secrets never leak (real PostgreSQL)', () => {
   beforeAll(async () => {
     h = await startHarness('secrets', {
       operatorToken: OPERATOR_TOKEN,
-      warehouseUrl: `postgres://loader:${DEFAULT_WAREHOUSE_PASSWORD}@127.0.0.1:5432/warehouse`,
+      warehouseUrl: `postgres://loader:${DEFAULT_WAREHOUSE_PASSWORD}@127.0.0.1:1/warehouse`,
     });
   });
   afterAll(() => h.close());

@@ -12,7 +12,7 @@ import { ControlPlaneMetrics } from '../metrics/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { InternalTokens } from '../auth/internal-tokens';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
-import { DEFAULT_WAREHOUSE_URL, type AccountWarehouses } from '../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../warehouse/account-warehouses';
 import { OperatorToken } from '../auth/operator-token';
 import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
@@ -168,7 +168,12 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   // As the process does at start: tenants below are placed on this default.
   if (!options.skipWarehouseBootstrap)
     await services.warehouses.bootstrap(
-      options.warehouseUrl ?? options.meteredWarehouseUrl ?? own?.url ?? DEFAULT_WAREHOUSE_URL,
+      // A suite that brings its own reader and names no URL reads through that reader: the
+      // default warehouse is then only a record, on the tests' unreachable server (port 1).
+      options.warehouseUrl ??
+        options.meteredWarehouseUrl ??
+        own?.url ??
+        'postgres://postgres@127.0.0.1:1/warehouse',
     );
   const accounts = new AccountService(db.dataSource);
   const apiKeys = new ApiKeyService(db.dataSource);

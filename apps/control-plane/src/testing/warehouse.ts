@@ -1,11 +1,16 @@
 import { Pool, type QueryResultRow } from 'pg';
-import { defaultWarehouseTimeouts, WarehouseEngines, WarehouseWriter } from '@pipeline/destinations';
+import {
+  defaultWarehouseTimeouts,
+  warehouseConnectionFromUrl,
+  WarehouseEngines,
+  WarehouseWriter,
+} from '@pipeline/destinations';
 import { warehouseTables, type RowOf, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import {
   OneWarehouse,
-  warehouseConnectionOfUrl,
+  defaultWarehouseMaxConnections,
   type AccountWarehouses,
 } from '../warehouse/account-warehouses';
 import type { QueryMeter } from '../warehouse/query-meter';
@@ -23,7 +28,10 @@ export function accountWarehousesAt(
     },
   );
   return {
-    warehouses: new OneWarehouse(engines, warehouseConnectionOfUrl(url, 'default')),
+    warehouses: new OneWarehouse(
+      engines,
+      warehouseConnectionFromUrl(url, { maxConnections: defaultWarehouseMaxConnections }),
+    ),
     close: () => engines.close(),
   };
 }

@@ -12,12 +12,7 @@ import type {
   WriteResult,
 } from '@pipeline/destinations';
 import type { WarehouseRow } from '@pipeline/events';
-import {
-  warehouseTlsModes,
-  type ResolvedWarehouse,
-  type WarehouseConnection,
-  type WarehouseTlsMode,
-} from '@pipeline/tenancy';
+import type { ResolvedWarehouse, WarehouseConnection } from '@pipeline/tenancy';
 import { isWarehouseUnavailable, warehouseUnavailable } from '../http/api-errors';
 import { isWarehouseConnectionFailure } from './connection-failure';
 import { warehouseSchemaOf } from './warehouse-names';
@@ -41,34 +36,6 @@ export interface LocatedWarehouse {
  */
 export interface AccountWarehouses {
   locate(accountId: string): Promise<LocatedWarehouse>;
-}
-
-/**
- * The structured fields of a warehouse URL (WAREHOUSE_URL, set by the operator): its `sslmode`
- * parameter gives the TLS mode, any other parameter is ignored, so the URL cannot redirect the
- * connection or read files on this host.
- */
-export function warehouseConnectionOfUrl(
-  url: string,
-  warehouseId: string,
-  maxConnections = defaultWarehouseMaxConnections,
-): WarehouseConnection {
-  const parsed = new URL(url);
-  const sslmode = parsed.searchParams.get('sslmode') ?? 'disable';
-  if (!warehouseTlsModes.includes(sslmode as WarehouseTlsMode))
-    throw new Error(`unsupported sslmode ${sslmode}: use ${warehouseTlsModes.join(', ')}`);
-  return {
-    warehouseId,
-    engine: 'postgres',
-    host: parsed.hostname,
-    port: Number(parsed.port || 5432),
-    database: decodeURIComponent(parsed.pathname.slice(1)),
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-    tlsMode: sslmode as WarehouseTlsMode,
-    owner: 'platform',
-    maxConnections,
-  };
 }
 
 /** Every account in one warehouse (WAREHOUSE_URL's), in its `account_<id>` schema. */

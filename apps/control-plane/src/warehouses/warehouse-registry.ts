@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '@pipeline/errors';
-import type { WarehouseEngine } from '@pipeline/destinations';
+import { warehouseConnectionFromUrl, type WarehouseEngine } from '@pipeline/destinations';
 import type { Logger } from '@pipeline/logger';
 import {
   warehouseSchemaFor,
@@ -19,12 +19,21 @@ import {
   type WarehouseStatus,
 } from './warehouse.entity';
 import type { PlacedAccount, WarehouseSummary, WarehouseView } from './warehouse.dto';
-import { warehouseFieldsOfUrl } from './warehouse-url';
 
 /**
  * The credential cipher as the registry uses it (apps/credential-cipher.ts): structural, so the
  * warehouses sit below the features that hold app credentials.
  */
+/** A connection's stored fields: WAREHOUSE_URL is kept as its parts, never as the URL. */
+const fieldsOf = ({ host, port, database, user, password, tlsMode }: WarehouseConnection) => ({
+  host,
+  port,
+  database,
+  user,
+  password,
+  tlsMode,
+});
+
 export interface PasswordSealer {
   seal(value: Record<string, unknown>, associatedData: string): { ciphertext: string; keyId: string };
   open(sealed: { ciphertext: string; keyId: string }, associatedData: string): Record<string, unknown>;
@@ -203,7 +212,7 @@ export class WarehouseRegistry {
       let created = false;
       if (count === 0) {
         await this.insert(manager, {
-          ...warehouseFieldsOfUrl(warehouseUrl),
+          ...fieldsOf(warehouseConnectionFromUrl(warehouseUrl)),
           name: DEFAULT_WAREHOUSE_NAME,
           maxConnections: DEFAULT_MAX_CONNECTIONS,
           isDefault: true,

@@ -7,7 +7,7 @@ import {
   deliveryTopicsFor,
   retryGroupFor,
   runConsumer,
-  WarehouseDestination,
+  createDestination,
   WarehouseWriter,
 } from '@pipeline/destinations';
 import { topicRecords, waitFor } from '@pipeline/destinations/testing';
@@ -86,10 +86,11 @@ describe('dead-letters replay into the warehouse (real Kafka and PostgreSQL)', (
     const producer = createProducer(kafka);
     await producer.connect();
     const groupId = `delivery.warehouse.${randomUUID()}`;
-    const writer = new WarehouseWriter(db.url);
     // The schema first, so that the test can look at its users table before anything is stored.
+    const writer = new WarehouseWriter(db.url);
     await writer.ensureSchema(schema);
-    const destination = new WarehouseDestination(writer, logger);
+    await writer.close();
+    const destination = createDestination('warehouse', { logger, warehouseUrl: db.url });
     const running = await runConsumer({
       kafka,
       destination,
