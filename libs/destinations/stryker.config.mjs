@@ -35,6 +35,9 @@ const warehouseRows = [
   // How a process shares its warehouse connections between warehouses.
   `${warehouse}/warehouse-connection-budget.ts`,
   `${warehouse}/warehouse-error-class.ts`,
+  // Which warehouse an account's rows go to, and when a failing warehouse is tried again.
+  `${warehouse}/warehouse-directory.ts`,
+  `${warehouse}/warehouse-breaker.ts`,
 ];
 
 const config = mutationConfig({
@@ -77,6 +80,9 @@ const config = mutationConfig({
     'src/warehouse/stream-table-columns.test.ts',
     'src/warehouse/warehouse-connection-budget.test.ts',
     'src/warehouse/warehouse-error-class.test.ts',
+    'src/warehouse/event-order.test.ts',
+    'src/warehouse/warehouse-directory.test.ts',
+    'src/warehouse/warehouse-breaker.test.ts',
   ],
   breakAt: 96,
 });
