@@ -228,7 +228,28 @@ export class WarehouseRegistry {
         defaultCreated: result.created,
         accountsPlaced: result.placed.length,
       });
+    else await this.warnIfUrlMoved(warehouseUrl);
     return { created: result.created, placed: result.placed.length };
+  }
+
+  /**
+   * WAREHOUSE_URL only seeds the registry: once the default warehouse exists, editing the
+   * variable moves nothing, which an operator who edited it should hear (never the password).
+   */
+  private async warnIfUrlMoved(warehouseUrl: string): Promise<void> {
+    const stored = await this.dataSource
+      .getRepository(WarehouseEntity)
+      .findOneBy({ name: DEFAULT_WAREHOUSE_NAME });
+    if (!stored) return;
+    const fields = warehouseFieldsOfUrl(warehouseUrl);
+    const moved = (['host', 'port', 'database', 'user'] as const).filter(
+      (field) => fields[field] !== stored[field],
+    );
+    if (moved.length > 0)
+      this.options.logger?.warn(
+        'WAREHOUSE_URL differs from the registered warehouse "default"; the registry is used: change it with `warehouses update default`',
+        { differs: moved },
+      );
   }
 
   /** Adds a platform warehouse; `isDefault` makes it the one new accounts are placed on. */

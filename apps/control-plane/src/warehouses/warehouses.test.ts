@@ -113,6 +113,12 @@ describe('the default warehouse from WAREHOUSE_URL (real PostgreSQL)', () => {
       placed: 0,
     });
     expect(await h.db.dataSource.query('SELECT count(*)::int AS n FROM warehouses')).toEqual([{ n: 1 }]);
+    const warned = h.logs.filter((line) => line.includes('WAREHOUSE_URL differs'));
+    expect(warned).toHaveLength(1);
+    expect(JSON.parse(warned[0]!)).toMatchObject({
+      level: 'warn',
+      differs: ['host', 'port', 'database', 'user'],
+    });
     const resolved = await h.services.placements.resolve(early.id);
     expect(resolved.connection).toEqual({
       warehouseId: row!.id,
