@@ -411,11 +411,13 @@ export class WarehouseRegistry {
     } catch (error) {
       const kind = engine.classifyError(error);
       status = kind === 'misconfigured' ? 'misconfigured' : 'unavailable';
-      detail = `probe failed: ${kind}`;
-      this.options.logger?.warn('warehouse probe failed', {
-        warehouseId: warehouse.id,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      // The driver's message names the host, database or user at most, never the password.
+      const message = (error as { message?: unknown } | null)?.message;
+      detail = `probe failed (${kind}): ${typeof message === 'string' ? message : String(error)}`.slice(
+        0,
+        MAX_STATUS_DETAIL_LENGTH,
+      );
+      this.options.logger?.warn('warehouse probe failed', { warehouseId: warehouse.id, error: detail });
     }
     await this.reportStatus(warehouse.id, status, detail);
     return viewOf(await this.find(warehouse.id));

@@ -569,11 +569,11 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
     };
     expect(await check('closed-port')).toMatchObject({
       status: 'unavailable',
-      statusDetail: 'probe failed: unavailable',
+      statusDetail: 'probe failed (unavailable): connect ECONNREFUSED 127.0.0.1:1',
     });
     expect(await check('no-database')).toMatchObject({
       status: 'misconfigured',
-      statusDetail: 'probe failed: misconfigured',
+      statusDetail: 'probe failed (misconfigured): database "no_such_database_here" does not exist',
     });
     expect(await check('default')).toMatchObject({ status: 'active', statusDetail: null });
     const metrics = (await request(h.app).get('/metrics')).text;
