@@ -654,3 +654,27 @@ describe('placement and connection changes reach the caches (real PostgreSQL, Re
     await waitUntil('the new placement broadcast', async () => heardFor(id) === 1, 5000);
   });
 });
+
+describe('the operator routes and the API keys limiters (real PostgreSQL)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('warehouse operator limits', {
+      operatorToken: OPERATOR_TOKEN,
+      apiKeyFailures: { perMinute: 2, redis: null, clientAddress: () => '192.0.2.7' },
+      apiRateLimit: { enabled: true, perMinute: 2, redis: null },
+    });
+  });
+  afterAll(() => h.close());
+
+  it('never counts the operator token as an API key, in any case of the path', async () => {
+    const tenant = await h.tenant();
+    for (const path of [
+      '/api/v1/operator/warehouses',
+      '/API/V1/Operator/warehouses',
+      '/api/v1/operator/warehouses/default',
+    ])
+      for (let i = 0; i < 3; i += 1) expect((await operator(h).get(path)).status).toBe(200);
+    // Had they been counted as failed keys, this address would be throttled by now.
+    expect((await h.as(tenant.key).get('/api/v1/apps')).status).toBe(200);
+  });
+});
