@@ -1,4 +1,3 @@
-import type { WarehouseTlsMode } from '@pipeline/tenancy';
 import { warehouseTlsModes } from '@pipeline/tenancy';
 import type { WarehouseView } from './warehouse.dto';
 import type { WarehouseEntity } from './warehouse.entity';

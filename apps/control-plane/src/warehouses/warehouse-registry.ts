@@ -5,7 +5,6 @@ import type { WarehouseEngine } from '@pipeline/destinations';
 import type { Logger } from '@pipeline/logger';
 import {
   warehouseSchemaFor,
-  warehouseTlsModes,
   type TenantChangePublisher,
   type WarehouseConnection,
   type WarehouseTlsMode,
