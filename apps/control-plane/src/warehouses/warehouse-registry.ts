@@ -25,7 +25,7 @@ import {
   viewOf,
   type NewWarehouse,
 } from './warehouse-fields';
-import { warehouseFieldsOfUrl } from './warehouse-url';
+import { warehouseConnectionOfUrl } from '../warehouse/account-warehouses';
 
 /**
  * The credential cipher as the registry uses it (apps/credential-cipher.ts): structural, so the
@@ -83,6 +83,18 @@ export async function placeOnDefault(manager: EntityManager, accountId: string):
 export type WarehouseChanges = Partial<
   Pick<NewWarehouse, 'host' | 'port' | 'database' | 'user' | 'password' | 'tlsMode' | 'maxConnections'>
 >;
+
+/**
+ * WAREHOUSE_URL's connection fields, as every reader of the variable takes them (an sslmode that
+ * cannot be honoured is refused, never downgraded).
+ */
+function warehouseFieldsOfUrl(url: string) {
+  const { host, port, database, user, password, tlsMode } = warehouseConnectionOfUrl(
+    url,
+    DEFAULT_WAREHOUSE_NAME,
+  );
+  return { host, port, database, user, password, tlsMode };
+}
 
 // Serializes the bootstraps of control-plane processes starting at once (any 64-bit constant).
 const BOOTSTRAP_LOCK = 7_305_114_411_202_611;
