@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import fc from 'fast-check';
-import { Client } from 'pg';
 import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
@@ -513,7 +512,7 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
       { timeouts: defaultWarehouseTimeouts },
     );
     h = await startHarness('warehouse sizes', {
-      warehouse: scratch.reader,
+      warehouse: scratch.warehouses,
       warehouseUrl: scratch.url,
       operatorToken: OPERATOR_TOKEN,
       engineFor: (connection) => engines.for(connection),
@@ -534,20 +533,13 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
       userRow('u1', new Date('2026-01-02T03:04:05Z')),
     ]);
     await scratch.createSchema(empty.accountId);
-    const client = new Client({ connectionString: scratch.url });
-    await client.connect();
-    let expected: number;
-    try {
-      const { rows } = await client.query<{ bytes: string }>(
-        `SELECT sum(pg_total_relation_size(c.oid)) AS bytes
-           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'm')`,
-        [[warehouseSchemaFor(seeded.accountId), warehouseSchemaFor(empty.accountId)]],
-      );
-      expected = Number(rows[0]?.bytes);
-    } finally {
-      await client.end();
-    }
+    const { rows } = await scratch.query<{ bytes: string }>(
+      `SELECT sum(pg_total_relation_size(c.oid)) AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'm')`,
+      [[warehouseSchemaFor(seeded.accountId), warehouseSchemaFor(empty.accountId)]],
+    );
+    const expected = Number(rows[0]?.bytes);
     expect(expected).toBeGreaterThan(0);
     const listed = await operator(h).get('/api/v1/operator/warehouses');
     expect(listed.body.data).toEqual([
