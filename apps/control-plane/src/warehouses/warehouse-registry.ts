@@ -96,8 +96,10 @@ function warehouseFieldsOfUrl(url: string) {
   return { host, port, database, user, password, tlsMode };
 }
 
-// Serializes the bootstraps of control-plane processes starting at once (any 64-bit constant).
-const BOOTSTRAP_LOCK = 7_305_114_411_202_611;
+// Serializes whatever decides the default warehouse: the bootstraps of control-plane processes
+// starting at once, a warehouse added as the default, set-default (any 64-bit constant). Without
+// it two new defaults at once would both clear the flag and one would fail on the unique index.
+const DEFAULT_LOCK = 7_305_114_411_202_611;
 
 export interface WarehouseRegistryOptions {
   engineFor?: EngineFor;
@@ -122,7 +124,7 @@ export class WarehouseRegistry {
    */
   async bootstrap(warehouseUrl: string): Promise<{ created: boolean; placed: number }> {
     const result = await this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
       const [{ count }] = (await manager.query('SELECT count(*)::int AS count FROM warehouses')) as [
         { count: number },
       ];
@@ -184,7 +186,10 @@ export class WarehouseRegistry {
     if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
     try {
       const entity = await this.dataSource.transaction(async (manager) => {
-        if (input.isDefault) await manager.query('UPDATE warehouses SET is_default = false WHERE is_default');
+        if (input.isDefault) {
+          await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
+          await manager.query('UPDATE warehouses SET is_default = false WHERE is_default');
+        }
         return this.insert(manager, input);
       });
       return viewOf(entity);
@@ -270,6 +275,7 @@ export class WarehouseRegistry {
     if (warehouse.owner !== 'platform')
       throw conflict('warehouse_not_platform', "A customer's warehouse cannot be the default");
     await this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
       await manager.query('UPDATE warehouses SET is_default = false WHERE is_default AND id <> $1', [
         warehouse.id,
       ]);

@@ -292,6 +292,28 @@ describe('operator API and placements (real PostgreSQL)', () => {
     await operator(h).post('/api/v1/operator/warehouses/default/default');
   });
 
+  it('keeps exactly one default when defaults are set at once', async () => {
+    const names = ['race-a', 'race-b', 'race-c', 'race-d'];
+    for (const name of names)
+      expect((await operator(h).post('/api/v1/operator/warehouses').send(second({ name }))).status).toBe(201);
+    const answers = await Promise.all([
+      ...names.map((name) => operator(h).post(`/api/v1/operator/warehouses/${name}/default`)),
+      operator(h)
+        .post('/api/v1/operator/warehouses')
+        .send(second({ name: 'race-e', isDefault: true })),
+      operator(h)
+        .post('/api/v1/operator/warehouses')
+        .send(second({ name: 'race-f', isDefault: true })),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 201, 201]);
+    const defaults = (await h.db.dataSource.query('SELECT name FROM warehouses WHERE is_default')) as {
+      name: string;
+    }[];
+    expect(defaults).toHaveLength(1);
+    expect([...names, 'race-e', 'race-f']).toContain(defaults[0]?.name);
+    await operator(h).post('/api/v1/operator/warehouses/default/default');
+  });
+
   it('shows the account its warehouse and status on a source', async () => {
     const tenant = await h.tenant();
     const stripe = await h
