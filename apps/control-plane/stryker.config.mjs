@@ -4,8 +4,8 @@ import { functionRanges, mutationConfig } from '../../tools/mutation/base-config
 // network: credential masking and sealing, the URLs a tenant saves, API-key and write-key
 // tokens, scopes and the failed-key windows, write-key origins and limits, what a job shows and
 // records, the schedule bounds, the errors a tenant sees, the warehouse names spliced into SQL,
-// the operator's token and the default warehouse read from WAREHOUSE_URL. Where such logic sat
-// in a class doing I/O it lives in a file of its own.
+// the operator's token, and a warehouse's fields and masked password. Where such logic sat in a
+// class doing I/O it lives in a file of its own.
 export default mutationConfig({
   dir: 'apps/control-plane',
   mutate: [
@@ -27,6 +27,7 @@ export default mutationConfig({
     'apps/control-plane/src/work-queue/tenant-error.ts',
     'apps/control-plane/src/warehouse/warehouse-names.ts',
     'apps/control-plane/src/warehouse/connection-failure.ts',
+    'apps/control-plane/src/warehouses/warehouse-fields.ts',
     ...functionRanges('apps/control-plane/src/warehouse/query-meter.ts', ['meteredBytes']),
   ],
   tests: [
@@ -50,6 +51,7 @@ export default mutationConfig({
     'src/work-queue/tenant-error-fields.test.ts',
     'src/warehouse/warehouse-names.test.ts',
     'src/warehouse/connection-failure.test.ts',
+    'src/warehouses/warehouse-fields.test.ts',
   ],
   breakAt: 95,
 });

@@ -314,6 +314,17 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
       print(o.json, updated, `warehouse ${updated.id} "${updated.name}" is the default`);
     });
   warehouses
+    .command('check <warehouse>')
+    .description(
+      'Probe a warehouse (id or name) now and record what it met: active, unavailable or misconfigured',
+    )
+    .option('--json', 'print JSON')
+    .action(async (warehouse: string, o: { json?: boolean }) => {
+      const checked = await registry().check(warehouse);
+      const detail = checked.statusDetail ? ` (${checked.statusDetail})` : '';
+      print(o.json, checked, `warehouse ${checked.id} "${checked.name}" ${checked.status}${detail}`);
+    });
+  warehouses
     .command('accounts <warehouse>')
     .description('List the accounts placed on a warehouse (id or name)')
     .option('--json', 'print JSON')

@@ -1,3 +1,4 @@
+import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness } from '../testing/harness';
 import { runOperatorCli, type CliOptions } from './operator-cli';
 
@@ -142,6 +143,64 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
     expect([unset.code, unset.err]).toEqual([1, 'error: the environment variable NOPE is not set\n']);
     const kept = await h.services.warehouses.find('default');
     expect(h.services.warehouses.connectionOf(kept).password).toBe(rotated);
+  });
+
+  it('checks a warehouse through the engine and records what it met', async () => {
+    const engines = WarehouseEngines.postgres(
+      { processMaxConnections: 4, idleMs: 5000 },
+      { timeouts: defaultWarehouseTimeouts },
+    );
+    const options: CliOptions = {
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      env: { EMPTY: '' },
+      engineFor: (connection) => engines.for(connection),
+    };
+    try {
+      const withUser = async (name: string, port: string) => {
+        const added = await cli(
+          [
+            'warehouses',
+            'add',
+            '--name',
+            name,
+            '--host',
+            '127.0.0.1',
+            '--port',
+            port,
+            '--database',
+            'postgres',
+            '--user',
+            'postgres',
+            '--password-env',
+            'EMPTY',
+            '--tls-mode',
+            'disable',
+          ],
+          options,
+        );
+        expect(added.code).toBe(0);
+      };
+      await withUser('reachable', '5432');
+      await withUser('closed', '1');
+      const reachable = await cli(['warehouses', 'check', 'reachable'], options);
+      expect([reachable.code, reachable.out]).toEqual([
+        0,
+        `warehouse ${(await h.services.warehouses.find('reachable')).id} "reachable" active`,
+      ]);
+      const closed = await cli(['warehouses', 'check', 'closed', '--json'], options);
+      expect(closed.json()).toMatchObject({
+        name: 'closed',
+        status: 'unavailable',
+        statusDetail: 'probe failed (unavailable): connect ECONNREFUSED 127.0.0.1:1',
+      });
+      const noEngine = await cli(['warehouses', 'check', 'closed']);
+      expect([noEngine.code, noEngine.err]).toEqual([
+        1,
+        'error: This process cannot open warehouses (warehouse_engine_unavailable)\n',
+      ]);
+    } finally {
+      await engines.close();
+    }
   });
 
   it('refuses what it cannot do, with the reason', async () => {

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { IocContainer, ServiceIdentifier } from '@tsoa/runtime';
+import { Controller, type IocContainer, type ServiceIdentifier } from '@tsoa/runtime';
 
 /**
  * tsoa's IoC hook: each app instance carries its own controllers (built with their
@@ -15,7 +15,22 @@ export function iocContainer(request: Request): IocContainer {
     get<T>(controller: ServiceIdentifier<T>): T {
       const instance = registry.get(controller as abstract new (...args: never[]) => unknown);
       if (!instance) throw new Error('Controller not registered in createApp');
-      return instance as T;
+      return (instance instanceof Controller ? perRequest(instance) : instance) as T;
     },
   };
+}
+
+/**
+ * A copy of `controller` for one request: tsoa keeps the answer's status and headers on the
+ * controller object, so two requests in flight on one shared instance could answer with each
+ * other's (a create's 201 on a concurrent read). The copy shares the class (tsoa finds the
+ * handler on its prototype) and the services, and has a status and headers of its own.
+ */
+function perRequest(controller: Controller): Controller {
+  const copy = Object.assign(
+    Object.create(Object.getPrototypeOf(controller) as object) as Controller,
+    controller,
+  );
+  Object.assign(copy, { statusCode: undefined, headers: {} });
+  return copy;
 }

@@ -5,7 +5,6 @@ import { warehouseConnectionFromUrl, type WarehouseEngine } from '@pipeline/dest
 import type { Logger } from '@pipeline/logger';
 import {
   warehouseSchemaFor,
-  warehouseTlsModes,
   type TenantChangePublisher,
   type WarehouseConnection,
   type WarehouseTlsMode,
@@ -19,6 +18,13 @@ import {
   type WarehouseStatus,
 } from './warehouse.entity';
 import type { PlacedAccount, WarehouseSummary, WarehouseView } from './warehouse.dto';
+import {
+  DEFAULT_MAX_CONNECTIONS,
+  fieldProblems,
+  MAX_STATUS_DETAIL_LENGTH,
+  viewOf,
+  type NewWarehouse,
+} from './warehouse-fields';
 
 /**
  * The credential cipher as the registry uses it (apps/credential-cipher.ts): structural, so the
@@ -43,18 +49,6 @@ export interface PasswordSealer {
 export type EngineFor = (connection: WarehouseConnection) => WarehouseEngine;
 
 export const DEFAULT_WAREHOUSE_NAME = 'default';
-export const DEFAULT_MAX_CONNECTIONS = 10;
-export const MAX_STATUS_DETAIL_LENGTH = 500;
-/** What a password is answered as: it is write-only. */
-export const PASSWORD_MASK = '**********';
-
-const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-const HOST = /^[A-Za-z0-9._:-]{1,253}$/;
-const IDENTIFIER_MAX = 63;
-const PASSWORD_MAX = 1000;
-// eslint-disable-next-line no-control-regex -- the point is to find them
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
 export const warehouseNotFound = (idOrName: string) =>
   new AppError(404, 'warehouse_not_found', `No warehouse ${idOrName}`);
 export const accountNotFound = (accountId: string) =>
@@ -67,88 +61,8 @@ export const noDefaultWarehouse = () =>
     'No default warehouse yet: it is created from WAREHOUSE_URL when the control plane starts',
   );
 
-/** The fields of a new warehouse, unchecked (from the API or the CLI). */
-export interface NewWarehouse {
-  name: string;
-  host: string;
-  port: number;
-  database: string;
-  user: string;
-  password: string;
-  tlsMode: string;
-  maxConnections?: number;
-  isDefault?: boolean;
-}
-
-export function viewOf(entity: WarehouseEntity): WarehouseView {
-  return {
-    id: entity.id,
-    name: entity.name,
-    engine: entity.engine,
-    owner: entity.owner,
-    accountId: entity.accountId,
-    host: entity.host,
-    port: entity.port,
-    database: entity.database,
-    user: entity.user,
-    password: PASSWORD_MASK,
-    tlsMode: entity.tlsMode,
-    maxConnections: entity.maxConnections,
-    isDefault: entity.isDefault,
-    status: entity.status,
-    statusDetail: entity.statusDetail,
-    statusChangedAt: entity.statusChangedAt.toISOString(),
-    createdAt: entity.createdAt.toISOString(),
-  };
-}
-
 /** The password is bound to its warehouse: a ciphertext copied onto another row does not open. */
 const associatedDataOf = (warehouseId: string) => `warehouse:${warehouseId}`;
-
-/** Every problem of a new warehouse's fields, as `body.<field>` errors. */
-function fieldProblems(input: NewWarehouse): { path: string; message: string }[] {
-  const problems: { path: string; message: string }[] = [];
-  const check = (ok: boolean, field: string, message: string) => {
-    if (!ok) problems.push({ path: `body.${field}`, message });
-  };
-  const text = (value: unknown) => (typeof value === 'string' ? value : '');
-  check(
-    NAME.test(text(input.name)),
-    'name',
-    'lower-case letters, digits, _ and -, 1 to 63, starting with a letter or digit',
-  );
-  check(
-    HOST.test(text(input.host)),
-    'host',
-    'a host name or IP address (letters, digits, . : - _), 1 to 253 characters',
-  );
-  check(
-    Number.isInteger(input.port) && input.port >= 1 && input.port <= 65535,
-    'port',
-    'a whole number from 1 to 65535',
-  );
-  for (const field of ['database', 'user'] as const) {
-    const value = text(input[field]);
-    check(
-      value.length >= 1 && value.length <= IDENTIFIER_MAX && !CONTROL.test(value),
-      field,
-      `1 to ${IDENTIFIER_MAX} characters, no control characters`,
-    );
-  }
-  check(
-    typeof input.password === 'string' && input.password.length <= PASSWORD_MAX,
-    'password',
-    `at most ${PASSWORD_MAX} characters`,
-  );
-  check(
-    (warehouseTlsModes as readonly string[]).includes(text(input.tlsMode)),
-    'tlsMode',
-    `one of ${warehouseTlsModes.join(', ')}`,
-  );
-  const max = input.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  check(Number.isInteger(max) && max >= 1 && max <= 1000, 'maxConnections', 'a whole number from 1 to 1000');
-  return problems;
-}
 
 const UNIQUE_VIOLATION = '23505';
 const isUniqueViolation = (error: unknown, constraint: string) => {
@@ -179,8 +93,10 @@ export type WarehouseChanges = Partial<
   Pick<NewWarehouse, 'host' | 'port' | 'database' | 'user' | 'password' | 'tlsMode' | 'maxConnections'>
 >;
 
-// Serializes the bootstraps of control-plane processes starting at once (any 64-bit constant).
-const BOOTSTRAP_LOCK = 7_305_114_411_202_611;
+// Serializes whatever decides the default warehouse: the bootstraps of control-plane processes
+// starting at once, a warehouse added as the default, set-default (any 64-bit constant). Without
+// it two new defaults at once would both clear the flag and one would fail on the unique index.
+const DEFAULT_LOCK = 7_305_114_411_202_611;
 
 export interface WarehouseRegistryOptions {
   engineFor?: EngineFor;
@@ -205,7 +121,7 @@ export class WarehouseRegistry {
    */
   async bootstrap(warehouseUrl: string): Promise<{ created: boolean; placed: number }> {
     const result = await this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
       const [{ count }] = (await manager.query('SELECT count(*)::int AS count FROM warehouses')) as [
         { count: number },
       ];
@@ -237,7 +153,28 @@ export class WarehouseRegistry {
         defaultCreated: result.created,
         accountsPlaced: result.placed.length,
       });
+    else await this.warnIfUrlMoved(warehouseUrl);
     return { created: result.created, placed: result.placed.length };
+  }
+
+  /**
+   * WAREHOUSE_URL only seeds the registry: once the default warehouse exists, editing the
+   * variable moves nothing, which an operator who edited it should hear (never the password).
+   */
+  private async warnIfUrlMoved(warehouseUrl: string): Promise<void> {
+    const stored = await this.dataSource
+      .getRepository(WarehouseEntity)
+      .findOneBy({ name: DEFAULT_WAREHOUSE_NAME });
+    if (!stored) return;
+    const fields = fieldsOf(warehouseConnectionFromUrl(warehouseUrl));
+    const moved = (['host', 'port', 'database', 'user'] as const).filter(
+      (field) => fields[field] !== stored[field],
+    );
+    if (moved.length > 0)
+      this.options.logger?.warn(
+        'WAREHOUSE_URL differs from the registered warehouse "default"; the registry is used: change it with `warehouses update default`',
+        { differs: moved },
+      );
   }
 
   /** Adds a platform warehouse; `isDefault` makes it the one new accounts are placed on. */
@@ -246,7 +183,10 @@ export class WarehouseRegistry {
     if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
     try {
       const entity = await this.dataSource.transaction(async (manager) => {
-        if (input.isDefault) await manager.query('UPDATE warehouses SET is_default = false WHERE is_default');
+        if (input.isDefault) {
+          await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
+          await manager.query('UPDATE warehouses SET is_default = false WHERE is_default');
+        }
         return this.insert(manager, input);
       });
       return viewOf(entity);
@@ -332,6 +272,7 @@ export class WarehouseRegistry {
     if (warehouse.owner !== 'platform')
       throw conflict('warehouse_not_platform', "A customer's warehouse cannot be the default");
     await this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
       await manager.query('UPDATE warehouses SET is_default = false WHERE is_default AND id <> $1', [
         warehouse.id,
       ]);
@@ -399,11 +340,13 @@ export class WarehouseRegistry {
     } catch (error) {
       const kind = engine.classifyError(error);
       status = kind === 'misconfigured' ? 'misconfigured' : 'unavailable';
-      detail = `probe failed: ${kind}`;
-      this.options.logger?.warn('warehouse probe failed', {
-        warehouseId: warehouse.id,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      // The driver's message names the host, database or user at most, never the password.
+      const message = (error as { message?: unknown } | null)?.message;
+      detail = `probe failed (${kind}): ${typeof message === 'string' ? message : String(error)}`.slice(
+        0,
+        MAX_STATUS_DETAIL_LENGTH,
+      );
+      this.options.logger?.warn('warehouse probe failed', { warehouseId: warehouse.id, error: detail });
     }
     await this.reportStatus(warehouse.id, status, detail);
     return viewOf(await this.find(warehouse.id));

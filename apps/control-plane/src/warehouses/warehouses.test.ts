@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import fc from 'fast-check';
-import { Client } from 'pg';
 import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
@@ -113,6 +112,12 @@ describe('the default warehouse from WAREHOUSE_URL (real PostgreSQL)', () => {
       placed: 0,
     });
     expect(await h.db.dataSource.query('SELECT count(*)::int AS n FROM warehouses')).toEqual([{ n: 1 }]);
+    const warned = h.logs.filter((line) => line.includes('WAREHOUSE_URL differs'));
+    expect(warned).toHaveLength(1);
+    expect(JSON.parse(warned[0]!)).toMatchObject({
+      level: 'warn',
+      differs: ['host', 'port', 'database', 'user'],
+    });
     const resolved = await h.services.placements.resolve(early.id);
     expect(resolved.connection).toEqual({
       warehouseId: row!.id,
@@ -284,6 +289,28 @@ describe('operator API and placements (real PostgreSQL)', () => {
       tlsMode: 'verify-full',
       maxConnections: 4,
     });
+    await operator(h).post('/api/v1/operator/warehouses/default/default');
+  });
+
+  it('keeps exactly one default when defaults are set at once', async () => {
+    const names = ['race-a', 'race-b', 'race-c', 'race-d'];
+    for (const name of names)
+      expect((await operator(h).post('/api/v1/operator/warehouses').send(second({ name }))).status).toBe(201);
+    const answers = await Promise.all([
+      ...names.map((name) => operator(h).post(`/api/v1/operator/warehouses/${name}/default`)),
+      operator(h)
+        .post('/api/v1/operator/warehouses')
+        .send(second({ name: 'race-e', isDefault: true })),
+      operator(h)
+        .post('/api/v1/operator/warehouses')
+        .send(second({ name: 'race-f', isDefault: true })),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 201, 201]);
+    const defaults = (await h.db.dataSource.query('SELECT name FROM warehouses WHERE is_default')) as {
+      name: string;
+    }[];
+    expect(defaults).toHaveLength(1);
+    expect([...names, 'race-e', 'race-f']).toContain(defaults[0]?.name);
     await operator(h).post('/api/v1/operator/warehouses/default/default');
   });
 
@@ -507,7 +534,7 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
       { timeouts: defaultWarehouseTimeouts },
     );
     h = await startHarness('warehouse sizes', {
-      warehouse: scratch.reader,
+      warehouse: scratch.warehouses,
       warehouseUrl: scratch.url,
       operatorToken: OPERATOR_TOKEN,
       engineFor: (connection) => engines.for(connection),
@@ -528,20 +555,13 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
       userRow('u1', new Date('2026-01-02T03:04:05Z')),
     ]);
     await scratch.createSchema(empty.accountId);
-    const client = new Client({ connectionString: scratch.url });
-    await client.connect();
-    let expected: number;
-    try {
-      const { rows } = await client.query<{ bytes: string }>(
-        `SELECT sum(pg_total_relation_size(c.oid)) AS bytes
-           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'm')`,
-        [[warehouseSchemaFor(seeded.accountId), warehouseSchemaFor(empty.accountId)]],
-      );
-      expected = Number(rows[0]?.bytes);
-    } finally {
-      await client.end();
-    }
+    const { rows } = await scratch.query<{ bytes: string }>(
+      `SELECT sum(pg_total_relation_size(c.oid)) AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'm')`,
+      [[warehouseSchemaFor(seeded.accountId), warehouseSchemaFor(empty.accountId)]],
+    );
+    const expected = Number(rows[0]?.bytes);
     expect(expected).toBeGreaterThan(0);
     const listed = await operator(h).get('/api/v1/operator/warehouses');
     expect(listed.body.data).toEqual([
@@ -563,11 +583,11 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
     };
     expect(await check('closed-port')).toMatchObject({
       status: 'unavailable',
-      statusDetail: 'probe failed: unavailable',
+      statusDetail: 'probe failed (unavailable): connect ECONNREFUSED 127.0.0.1:1',
     });
     expect(await check('no-database')).toMatchObject({
       status: 'misconfigured',
-      statusDetail: 'probe failed: misconfigured',
+      statusDetail: 'probe failed (misconfigured): database "no_such_database_here" does not exist',
     });
     expect(await check('default')).toMatchObject({ status: 'active', statusDetail: null });
     const metrics = (await request(h.app).get('/metrics')).text;
@@ -646,5 +666,29 @@ describe('placement and connection changes reach the caches (real PostgreSQL, Re
     const placement = await h.services.placements.placementOf(id);
     expect(placement).toMatchObject({ schema: warehouseSchemaFor(id), epoch: 1, status: 'active' });
     await waitUntil('the new placement broadcast', async () => heardFor(id) === 1, 5000);
+  });
+});
+
+describe('the operator routes and the API keys limiters (real PostgreSQL)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('warehouse operator limits', {
+      operatorToken: OPERATOR_TOKEN,
+      apiKeyFailures: { perMinute: 2, redis: null, clientAddress: () => '192.0.2.7' },
+      apiRateLimit: { enabled: true, perMinute: 2, redis: null },
+    });
+  });
+  afterAll(() => h.close());
+
+  it('never counts the operator token as an API key, in any case of the path', async () => {
+    const tenant = await h.tenant();
+    for (const path of [
+      '/api/v1/operator/warehouses',
+      '/API/V1/Operator/warehouses',
+      '/api/v1/operator/warehouses/default',
+    ])
+      for (let i = 0; i < 3; i += 1) expect((await operator(h).get(path)).status).toBe(200);
+    // Had they been counted as failed keys, this address would be throttled by now.
+    expect((await h.as(tenant.key).get('/api/v1/apps')).status).toBe(200);
   });
 });
