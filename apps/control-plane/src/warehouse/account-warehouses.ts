@@ -5,7 +5,11 @@ import type {
   ReadOnlyQueries,
   ReadOnlyQueryName,
   ReadOptions,
+  RowBatch,
   StreamWriteResult,
+  TableDay,
+  TableExport,
+  TableShape,
   WarehouseEngine,
   WarehouseEngines,
   WarehouseErrorClass,
@@ -187,6 +191,51 @@ export class UnavailableAs503 implements WarehouseEngine {
   classifyError(error: unknown): WarehouseErrorClass {
     // A 503 made here carries the driver's error as its cause.
     return this.inner.classifyError(isWarehouseUnavailable(error) ? error.cause : error);
+  }
+
+  accountTables(account: AccountLocation): Promise<string[]> {
+    return translated(() => this.inner.accountTables(account));
+  }
+
+  async exportTable(
+    account: AccountLocation,
+    table: string,
+    options: { batchRows: number },
+  ): Promise<TableExport | null> {
+    const exported = await translated(() => this.inner.exportTable(account, table, options));
+    if (!exported) return null;
+    return {
+      shape: exported.shape,
+      batches: {
+        [Symbol.asyncIterator]: () => {
+          const iterator = exported.batches[Symbol.asyncIterator]();
+          return {
+            next: () => translated(() => iterator.next()),
+            return: async (value?: unknown) =>
+              (await translated(async () => iterator.return?.(value))) ?? {
+                done: true as const,
+                value: undefined,
+              },
+          };
+        },
+      },
+    };
+  }
+
+  importRows(account: AccountLocation, shape: TableShape, batch: RowBatch): Promise<number> {
+    return translated(() => this.inner.importRows(account, shape, batch));
+  }
+
+  tableDays(account: AccountLocation, table: string): Promise<TableDay[]> {
+    return translated(() => this.inner.tableDays(account, table));
+  }
+
+  tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
+    return translated(() => this.inner.tableKeysOn(account, table, day));
+  }
+
+  dropAccount(account: AccountLocation): Promise<void> {
+    return translated(() => this.inner.dropAccount(account));
   }
 
   close(): Promise<void> {
