@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, type ValueTransformer } from 'typeorm';
 
-export type JobKind = 'source_sync' | 'integration_run';
+export type JobKind = 'source_sync' | 'integration_run' | 'warehouse_move';
 export type JobTrigger = 'manual' | 'schedule' | 'one_off' | 'onboarding';
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 

@@ -1,0 +1,362 @@
+import { PassThrough } from 'node:stream';
+import request from 'supertest';
+import { defaultWarehouseTimeouts, WarehouseEngines, type WarehouseEngine } from '@pipeline/destinations';
+import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
+import { createLogger } from '@pipeline/logger';
+import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
+import type { ResolvedWarehouse } from '@pipeline/tenancy';
+import { JobRunner } from '../jobs/job-runner';
+import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { waitUntil } from '../testing/wait';
+import type { WarehouseMoveView } from './warehouse.dto';
+import { WarehouseMoveExecutor } from './warehouse-move-executor';
+
+// Moves between real PostgreSQL servers: two extra clusters are the source and the target
+// warehouse, a third one is stopped. The job runner runs each move with short waits (the
+// consumers' cache time and the drain are configurable), as the process does with its own.
+
+const OPERATOR_TOKEN = 'operator-token-for-moves-0123456789abcdef';
+const quiet = createLogger({ service: 'warehouse-moves-test', stream: new PassThrough() });
+const clusters = useTestClusters();
+/** The writers' cache of a placement below: the consumers' TENANT_CACHE_TTL_SECONDS, shortened. */
+const CACHE_MS = 150;
+
+function row(event: object, receivedAt: Date): WarehouseRow {
+  const result = validateEvent({ anonymousId: 'anon-1', timestamp: receivedAt.toISOString(), ...event });
+  if (!result.valid) throw new Error(JSON.stringify(result.errors));
+  return normalizeEvent(result.event, { receivedAt, ip: '198.51.100.7', userAgent: 'UA' });
+}
+
+describe('moving an account between warehouses (real PostgreSQL clusters)', () => {
+  let h: Harness;
+  let source: TestCluster;
+  let target: TestCluster;
+  let stopped: TestCluster;
+  let engines: WarehouseEngines;
+  let runner: JobRunner;
+
+  const operator = {
+    get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    post: (path: string) => request(h.app).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+  };
+  const engineOf = async (accountId: string): Promise<{ engine: WarehouseEngine; schema: string }> => {
+    const resolved = await h.services.placements.resolve(accountId);
+    return { engine: engines.for(resolved.connection), schema: resolved.placement.schema };
+  };
+  const finished = (moveId: string, timeoutMs = 60_000) =>
+    waitUntil(
+      `move ${moveId} finished`,
+      async () => {
+        const move = (await operator.get(`/api/v1/operator/warehouse-moves/${moveId}`)).body
+          .data as WarehouseMoveView;
+        return move.stage === 'done' || move.stage === 'failed' ? move : undefined;
+      },
+      timeoutMs,
+    );
+  const placementRow = async (accountId: string) =>
+    (
+      (await h.db.dataSource.query(
+        'SELECT warehouse_id, schema, epoch, move_to_warehouse_id FROM account_warehouses WHERE account_id = $1',
+        [accountId],
+      )) as Record<string, unknown>[]
+    )[0];
+  const schemaExists = async (cluster: TestCluster, schema: string) =>
+    (await cluster.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema], 'warehouse')).length > 0;
+  const tableRows = (cluster: TestCluster, schema: string, table: string, key: string) =>
+    cluster.query(`SELECT * FROM ${schema}."${table}" ORDER BY "${key}"`, [], 'warehouse');
+
+  beforeAll(async () => {
+    [source, target, stopped] = await Promise.all([
+      clusters.start('move source'),
+      clusters.start('move target'),
+      clusters.start('move stopped'),
+    ]);
+    await Promise.all([source, target, stopped].map((c) => c.createDatabase('warehouse')));
+    engines = WarehouseEngines.postgres(
+      { processMaxConnections: 20, idleMs: 10_000 },
+      { timeouts: defaultWarehouseTimeouts },
+    );
+    h = await startHarness('warehouse moves', {
+      warehouseUrl: `${source.urlFor('warehouse')}?sslmode=disable`,
+      operatorToken: OPERATOR_TOKEN,
+      engineFor: (connection) => engines.for(connection),
+    });
+    for (const [name, cluster] of [
+      ['second', target],
+      ['stopped', stopped],
+    ] as const)
+      await h.services.warehouses.add({
+        name,
+        host: '127.0.0.1',
+        port: cluster.port,
+        database: 'warehouse',
+        user: 'postgres',
+        password: '',
+        tlsMode: 'disable',
+      });
+    await stopped.stop();
+    runner = new JobRunner({
+      dataSource: h.db.dataSource,
+      logger: quiet,
+      concurrency: 2,
+      pollIntervalMs: 25,
+      heartbeatIntervalMs: 100,
+      staleAfterMs: 10_000,
+      maxAttempts: 3,
+      retryBaseMs: 50,
+      retryMaxMs: 200,
+    }).register(
+      new WarehouseMoveExecutor({
+        dataSource: h.db.dataSource,
+        registry: h.services.warehouses,
+        engineFor: (connection) => engines.for(connection),
+        logger: quiet,
+        timings: {
+          consumerWaitMs: CACHE_MS * 3,
+          drainMs: CACHE_MS * 4,
+          batchRows: 3,
+          verifyRetryMs: 100,
+        },
+      }),
+    );
+    runner.start();
+  }, 120_000);
+  afterAll(async () => {
+    await runner?.stop();
+    await h?.close();
+    await engines?.close();
+  });
+
+  it('moves events, users, groups, aliases and a stream table: every row arrives unchanged', async () => {
+    const t: Tenant = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    const day1 = new Date('2026-05-01T09:00:00Z');
+    const day2 = new Date('2026-05-02T18:30:00Z');
+    await engine.ensureAccount({ accountId: t.accountId, schema });
+    await engine.writeRows({ accountId: t.accountId, schema }, [
+      ...Array.from({ length: 7 }, (_, i) =>
+        row(
+          {
+            type: 'track',
+            messageId: `ev-${i}`,
+            event: 'Order Completed',
+            properties: { i, note: 'a\tb\nc' },
+          },
+          i < 3 ? day1 : day2,
+        ),
+      ),
+      row(
+        {
+          type: 'identify',
+          messageId: 'id-1',
+          userId: 'user-1',
+          traits: { plan: 'free', email: 'u1@example.com' },
+          timestamp: '2026-05-01T08:00:00Z',
+        },
+        day1,
+      ),
+      row(
+        {
+          type: 'identify',
+          messageId: 'id-2',
+          userId: 'user-1',
+          traits: { plan: 'pro' },
+          timestamp: '2026-05-02T08:00:00Z',
+        },
+        day2,
+      ),
+      row({ type: 'identify', messageId: 'id-3', userId: 'user-2', traits: { plan: 'team' } }, day2),
+      row({ type: 'group', messageId: 'gr-1', groupId: 'acme', traits: { seats: 12 } }, day1),
+      row({ type: 'alias', messageId: 'al-1', userId: 'user-1', previousId: 'anon-1' }, day1),
+    ]);
+    await engine.writeStream({ accountId: t.accountId, schema }, 'crm_deals', 'id', [
+      { id: 'd1', amount: 1200.5, stage: 'won', owner: { name: 'Ann' } },
+      { id: 'd2', amount: 80, stage: 'open', owner: null },
+    ]);
+    const keys = {
+      events: 'message_id',
+      users: 'user_id',
+      groups: 'group_id',
+      aliases: 'message_id',
+      crm_deals: 'id',
+    };
+    const before: Record<string, unknown[]> = {};
+    for (const [table, key] of Object.entries(keys))
+      before[table] = await tableRows(source, schema, table, key);
+    const second = await h.services.warehouses.find('second');
+
+    const started = await operator
+      .post('/api/v1/operator/warehouse-moves')
+      .send({ accountId: t.accountId, toWarehouse: 'second' });
+    expect(started.status).toBe(202);
+    expect(started.body.data).toMatchObject({
+      accountId: t.accountId,
+      toWarehouseId: second.id,
+      schema,
+      stage: 'queued',
+    });
+    const move = await finished(started.body.data.id);
+
+    expect(move).toMatchObject({ stage: 'done', error: null, copyAttempts: 1 });
+    expect(move.progress.copy).toEqual({ events: 7, users: 2, groups: 1, aliases: 1, crm_deals: 2 });
+    expect(move.verification).toMatchObject({
+      stage: 'drain',
+      ok: true,
+      tables: {
+        events: { sourceRows: 7, targetRows: 7, missingDays: [] },
+        users: { sourceRows: 2, targetRows: 2, missingDays: [] },
+        crm_deals: { sourceRows: 2, targetRows: 2, missingDays: [] },
+      },
+    });
+    for (const [table, key] of Object.entries(keys))
+      expect(await tableRows(target, schema, table, key)).toEqual(before[table]);
+    expect(await schemaExists(source, schema)).toBe(false);
+    expect(await placementRow(t.accountId)).toEqual({
+      warehouse_id: second.id,
+      schema,
+      epoch: 2,
+      move_to_warehouse_id: null,
+    });
+    const resolved = await h.services.placements.resolve(t.accountId);
+    expect(resolved.connection.port).toBe(target.port);
+    expect(resolved.alsoWriteTo).toBeUndefined();
+    // The job that ran it succeeded and is not billed as the account's sync rows.
+    const [job] = (await h.db.dataSource.query('SELECT kind, status, rows_written FROM jobs WHERE id = $1', [
+      move.jobId,
+    ])) as Record<string, unknown>[];
+    expect(job).toEqual({ kind: 'warehouse_move', status: 'succeeded', rows_written: '0' });
+
+    const listed = await operator.get('/api/v1/operator/warehouse-moves');
+    expect(listed.body.data.map((m: WarehouseMoveView) => m.id)).toContain(move.id);
+  });
+
+  it('loses and duplicates no row written while the move runs', async () => {
+    const t = await h.tenant();
+    const account = { accountId: t.accountId, schema: (await engineOf(t.accountId)).schema };
+    // A writer as the warehouse consumer is one: its placement cached for CACHE_MS, rows
+    // written to the placement and to alsoWriteTo while a move copies, a newer epoch resolved
+    // again before a write.
+    let cached: { resolved: ResolvedWarehouse; until: number } | undefined;
+    let newestEpoch = 0;
+    const placement = async () => {
+      if (!cached || cached.until < Date.now() || cached.resolved.placement.epoch < newestEpoch) {
+        const resolved = await h.services.placements.resolve(account.accountId);
+        newestEpoch = Math.max(newestEpoch, resolved.placement.epoch);
+        cached = { resolved, until: Date.now() + CACHE_MS };
+      }
+      return cached.resolved;
+    };
+    let written = 0;
+    let stop = false;
+    const writer = (async () => {
+      while (!stop) {
+        const resolved = await placement();
+        const batch = Array.from({ length: 5 }, (_, i) =>
+          row({ type: 'track', messageId: `load-${written + i}`, event: 'Tick' }, new Date()),
+        );
+        await engines.for(resolved.connection).writeRows(account, batch);
+        if (resolved.alsoWriteTo)
+          await engines.for(resolved.alsoWriteTo.connection).writeRows(account, batch);
+        written += batch.length;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await waitUntil('rows before the move', async () => written >= 50);
+    const started = await operator
+      .post('/api/v1/operator/warehouse-moves')
+      .send({ accountId: t.accountId, toWarehouse: 'second' });
+    expect(started.status).toBe(202);
+    const during = await waitUntil('the move under way', async () => {
+      const [move] = (await h.db.dataSource.query('SELECT stage FROM warehouse_moves WHERE id = $1', [
+        started.body.data.id,
+      ])) as { stage: string }[];
+      return move?.stage === 'copy' ? written : undefined;
+    });
+    const move = await finished(started.body.data.id);
+    const writtenAtEnd = written;
+    await waitUntil('rows after the move', async () => written >= writtenAtEnd + 50);
+    stop = true;
+    await writer;
+
+    expect(move).toMatchObject({ stage: 'done', error: null });
+    expect(during).toBeGreaterThan(0);
+    const ids = (await tableRows(target, account.schema, 'events', 'message_id')).map(
+      (r) => r.message_id as string,
+    );
+    const expected = Array.from({ length: written }, (_, i) => `load-${i}`).sort();
+    expect(ids.length).toBe(written);
+    expect([...ids].sort()).toEqual(expected);
+    expect(await schemaExists(source, account.schema)).toBe(false);
+  });
+
+  it('refuses a second move of the account, unknown accounts and warehouses, and bad bodies', async () => {
+    const t = await h.tenant();
+    const post = (body: object) => operator.post('/api/v1/operator/warehouse-moves').send(body);
+    expect((await post({ accountId: t.accountId, toWarehouse: 'default' })).body).toMatchObject({
+      status: 409,
+      code: 'already_on_warehouse',
+    });
+    expect((await post({ accountId: 'not-a-uuid', toWarehouse: 'second' })).body).toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+    });
+    expect(
+      (await post({ accountId: '00000000-0000-4000-8000-000000000000', toWarehouse: 'second' })).body,
+    ).toMatchObject({
+      status: 404,
+      code: 'account_not_found',
+    });
+    expect((await post({ accountId: t.accountId, toWarehouse: 'nowhere' })).body).toMatchObject({
+      status: 404,
+      code: 'warehouse_not_found',
+    });
+    expect(
+      (await operator.get('/api/v1/operator/warehouse-moves/0f9e3a52-0000-4000-8000-000000000000')).body,
+    ).toMatchObject({
+      status: 404,
+      code: 'warehouse_move_not_found',
+    });
+    expect((await request(h.app).get('/api/v1/operator/warehouse-moves')).status).toBe(401);
+    // While one move is active (it waits for the consumers first), another one is refused.
+    const first = await post({ accountId: t.accountId, toWarehouse: 'second' });
+    expect(first.status).toBe(202);
+    expect((await post({ accountId: t.accountId, toWarehouse: 'second' })).body).toMatchObject({
+      status: 409,
+      code: 'warehouse_move_in_progress',
+    });
+    expect((await finished(first.body.data.id)).stage).toBe('done');
+  });
+
+  it('fails a move to a stopped warehouse cleanly: the account stays readable and writable on its source', async () => {
+    const t = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    const account = { accountId: t.accountId, schema };
+    await engine.writeRows(account, [row({ type: 'track', messageId: 'kept-1', event: 'E' }, new Date())]);
+    const before = await placementRow(t.accountId);
+
+    const started = await operator
+      .post('/api/v1/operator/warehouse-moves')
+      .send({ accountId: t.accountId, toWarehouse: 'stopped' });
+    expect(started.status).toBe(202);
+    const move = await finished(started.body.data.id);
+
+    expect(move).toMatchObject({ stage: 'failed', error: { code: 'target_unavailable' } });
+    expect(move.error?.message).toContain('the account stays on its source');
+    expect(await placementRow(t.accountId)).toEqual(before);
+    expect((await h.services.placements.resolve(t.accountId)).alsoWriteTo).toBeUndefined();
+    const after = await engineOf(t.accountId);
+    await after.engine.writeRows(account, [
+      row({ type: 'track', messageId: 'kept-2', event: 'E' }, new Date()),
+    ]);
+    expect((await tableRows(source, schema, 'events', 'message_id')).map((r) => r.message_id)).toEqual([
+      'kept-1',
+      'kept-2',
+    ]);
+    // A later move of the same account is accepted: the failed one is not active.
+    const again = await operator
+      .post('/api/v1/operator/warehouse-moves')
+      .send({ accountId: t.accountId, toWarehouse: 'second' });
+    expect(again.status).toBe(202);
+    expect((await finished(again.body.data.id)).stage).toBe('done');
+  });
+});
