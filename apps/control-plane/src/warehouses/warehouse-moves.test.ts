@@ -5,11 +5,20 @@ import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/even
 import { createLogger } from '@pipeline/logger';
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
 import type { ResolvedWarehouse } from '@pipeline/tenancy';
+import {
+  lookAlikeCredentials,
+  startLookAlikeVendor,
+  type LookAlikeServer,
+} from '@pipeline/destinations/testing';
+import { CredentialCipher } from '../apps/credential-cipher';
+import { IntegrationRunExecutor } from '../integrations/integration-run-executor';
 import { JobRunner } from '../jobs/job-runner';
-import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
+import { userRow } from '../testing/warehouse';
+import { PlacedWarehouses } from '../warehouse/account-warehouses';
 import { waitUntil } from '../testing/wait';
 import type { WarehouseMoveView } from './warehouse.dto';
-import { WarehouseMoveExecutor } from './warehouse-move-executor';
+import { WarehouseMoveExecutor, type WarehouseMoveTimings } from './warehouse-move-executor';
 
 // Moves between real PostgreSQL servers: two extra clusters are the source and the target
 // warehouse, a third one is stopped. The job runner runs each move with short waits (the
@@ -34,6 +43,52 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
   let stopped: TestCluster;
   let engines: WarehouseEngines;
   let runner: JobRunner;
+  let braze: LookAlikeServer;
+  let amplitude: LookAlikeServer;
+  // Shared with the executor: a test lengthens a wait to stop a move inside it.
+  const timings: WarehouseMoveTimings = {
+    consumerWaitMs: CACHE_MS * 3,
+    drainMs: CACHE_MS * 4,
+    batchRows: 3,
+    verifyRetryMs: 100,
+  };
+  const startRunner = () => {
+    const started = new JobRunner({
+      dataSource: h.db.dataSource,
+      logger: quiet,
+      concurrency: 2,
+      pollIntervalMs: 25,
+      heartbeatIntervalMs: 100,
+      staleAfterMs: 10_000,
+      maxAttempts: 3,
+      retryBaseMs: 50,
+      retryMaxMs: 200,
+    })
+      .register(
+        new WarehouseMoveExecutor({
+          dataSource: h.db.dataSource,
+          registry: h.services.warehouses,
+          engineFor: (connection) => engines.for(connection),
+          logger: quiet,
+          timings,
+        }),
+      )
+      .register(
+        new IntegrationRunExecutor({
+          dataSource: h.db.dataSource,
+          // Each account read where it is placed now, as the process reads it.
+          warehouse: new PlacedWarehouses((accountId) => h.services.placements.resolve(accountId), engines),
+          cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),
+          jobs: h.services.jobs,
+          logger: quiet,
+          baseUrls: { braze: braze.url, amplitude: amplitude.url },
+          dependencyRetryMs: 200,
+          batchRows: 2,
+        }),
+      );
+    started.start();
+    return started;
+  };
 
   const operator = {
     get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
@@ -95,34 +150,14 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
         tlsMode: 'disable',
       });
     await stopped.stop();
-    runner = new JobRunner({
-      dataSource: h.db.dataSource,
-      logger: quiet,
-      concurrency: 2,
-      pollIntervalMs: 25,
-      heartbeatIntervalMs: 100,
-      staleAfterMs: 10_000,
-      maxAttempts: 3,
-      retryBaseMs: 50,
-      retryMaxMs: 200,
-    }).register(
-      new WarehouseMoveExecutor({
-        dataSource: h.db.dataSource,
-        registry: h.services.warehouses,
-        engineFor: (connection) => engines.for(connection),
-        logger: quiet,
-        timings: {
-          consumerWaitMs: CACHE_MS * 3,
-          drainMs: CACHE_MS * 4,
-          batchRows: 3,
-          verifyRetryMs: 100,
-        },
-      }),
-    );
-    runner.start();
+    braze = await startLookAlikeVendor('braze');
+    amplitude = await startLookAlikeVendor('amplitude');
+    runner = startRunner();
   }, 120_000);
   afterAll(async () => {
     await runner?.stop();
+    await braze?.close();
+    await amplitude?.close();
     await h?.close();
     await engines?.close();
   });
@@ -358,5 +393,119 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       .send({ accountId: t.accountId, toWarehouse: 'second' });
     expect(again.status).toBe(202);
     expect((await finished(again.body.data.id)).stage).toBe('done');
+  });
+
+  it('resumes a move at its stage after the control plane stops mid-drain', async () => {
+    const t = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    await engine.writeRows({ accountId: t.accountId, schema }, [
+      row({ type: 'track', messageId: 'r-1', event: 'E' }, new Date()),
+      row({ type: 'track', messageId: 'r-2', event: 'E' }, new Date()),
+    ]);
+    timings.drainMs = 60_000;
+    const started = await operator
+      .post('/api/v1/operator/warehouse-moves')
+      .send({ accountId: t.accountId, toWarehouse: 'second' });
+    await waitUntil('the move in its drain', async () => {
+      const [move] = (await h.db.dataSource.query('SELECT stage FROM warehouse_moves WHERE id = $1', [
+        started.body.data.id,
+      ])) as { stage: string }[];
+      return move?.stage === 'drain';
+    });
+    // A shutdown puts the job back in the queue; the next process picks it up at the drain.
+    await runner.stop();
+    const [job] = (await h.db.dataSource.query('SELECT status FROM jobs WHERE id = $1', [
+      started.body.data.jobId,
+    ])) as { status: string }[];
+    expect(job).toEqual({ status: 'queued' });
+    timings.drainMs = CACHE_MS * 4;
+    runner = startRunner();
+    const move = await finished(started.body.data.id);
+
+    expect(move).toMatchObject({
+      stage: 'done',
+      copyAttempts: 1,
+      progress: { copy: { events: 2 }, drain: { events: 2 } },
+    });
+    // The cut-over ran once: one epoch more, not two.
+    expect(await placementRow(t.accountId)).toMatchObject({ epoch: 2, move_to_warehouse_id: null });
+    expect((await tableRows(target, schema, 'events', 'message_id')).map((r) => r.message_id)).toEqual([
+      'r-1',
+      'r-2',
+    ]);
+  });
+
+  it('sends nothing again at the next integration run after a move: the watermarks carry over', async () => {
+    const t = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    const account = { accountId: t.accountId, schema };
+    const at = new Date(Date.now() - 60_000);
+    await engine.writeRows(account, [
+      userRow('u1', at),
+      userRow('u2', at),
+      userRow('u3', at),
+      row({ type: 'track', messageId: 'ev-a', event: 'signed_up' }, at),
+      row({ type: 'track', messageId: 'ev-b', event: 'checkout' }, at),
+    ]);
+    const appOf = async (appType: string, credentials: object, config: object = {}) =>
+      (
+        await h
+          .as(t.key)
+          .post('/api/v1/apps')
+          .send({ appType, displayName: `${appType} ${t.accountId}`, credentials, config })
+      ).body.data.id as string;
+    const integrationOf = async (body: object) =>
+      (
+        await h
+          .as(t.key)
+          .post('/api/v1/integrations')
+          .send({ schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 }, ...body })
+      ).body.data.id as string;
+    const users = await integrationOf({
+      dataType: 'users',
+      destinationAppId: await appOf('braze', lookAlikeCredentials.braze, {
+        restEndpoint: 'https://rest.iad-01.braze.com',
+      }),
+      config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
+    });
+    const events = await integrationOf({
+      dataType: 'events',
+      destinationAppId: await appOf('amplitude', lookAlikeCredentials.amplitude),
+      config: { global: {}, tasks: [{ task_type: 'recent_events' }] },
+    });
+    const run = async (id: string) => {
+      const response = await h.as(t.key).post(`/api/v1/integrations/${id}/run`);
+      expect(response.status).toBe(202);
+      const jobId = response.body.data.id as string;
+      return waitUntil(`run ${jobId} finished`, async () => {
+        const job = (await h.as(t.key).get(`/api/v1/jobs/${jobId}`)).body.data as {
+          status: string;
+          rowsRead: number;
+          rowsWritten: number;
+        };
+        return ['succeeded', 'failed'].includes(job.status) ? job : undefined;
+      });
+    };
+    expect(await run(users)).toMatchObject({ status: 'succeeded', rowsWritten: 3 });
+    expect(await run(events)).toMatchObject({ status: 'succeeded', rowsWritten: 2 });
+    braze.accepted.length = 0;
+    amplitude.accepted.length = 0;
+
+    const started = await operator
+      .post('/api/v1/operator/warehouse-moves')
+      .send({ accountId: t.accountId, toWarehouse: 'second' });
+    expect((await finished(started.body.data.id)).stage).toBe('done');
+
+    expect(await run(users)).toMatchObject({ status: 'succeeded', rowsRead: 0, rowsWritten: 0 });
+    expect(await run(events)).toMatchObject({ status: 'succeeded', rowsRead: 0, rowsWritten: 0 });
+    expect(braze.accepted).toEqual([]);
+    expect(amplitude.accepted).toEqual([]);
+    // What lands on the target after the move is sent, and only that.
+    const moved = await engineOf(t.accountId);
+    await moved.engine.writeRows(account, [userRow('u4', new Date())]);
+    expect(await run(users)).toMatchObject({ status: 'succeeded', rowsWritten: 1 });
+    expect(braze.accepted.filter((a) => a.endpoint === 'attributes').map((a) => a.item.external_id)).toEqual([
+      'u4',
+    ]);
   });
 });
