@@ -99,9 +99,12 @@ export class PlacedWarehouses implements AccountWarehouses {
   ) {}
 
   async locate(accountId: string): Promise<LocatedWarehouse> {
-    const { placement, connection } = await this.resolve(accountId);
+    const { placement, connection, alsoWriteTo } = await this.resolve(accountId);
+    const engine = new UnavailableAs503(this.engines.for(connection));
     return {
-      engine: new UnavailableAs503(this.engines.for(connection)),
+      engine: alsoWriteTo
+        ? new AlsoWritingTo(engine, new UnavailableAs503(this.engines.for(alsoWriteTo.connection)))
+        : engine,
       account: { accountId, schema: placement.schema },
     };
   }
@@ -240,5 +243,41 @@ export class UnavailableAs503 implements WarehouseEngine {
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+}
+
+/**
+ * The engine of an account that is moving: what a source sync writes goes to the target as
+ * well (the same schema there), after the source took it, so the move's comparison finds it on
+ * both. Everything else (reads, sizes) is the source's until the cut-over.
+ */
+export class AlsoWritingTo extends UnavailableAs503 {
+  constructor(
+    inner: WarehouseEngine,
+    private readonly also: WarehouseEngine,
+  ) {
+    super(inner);
+  }
+
+  override async ensureAccount(account: AccountLocation): Promise<void> {
+    await super.ensureAccount(account);
+    await this.also.ensureAccount(account);
+  }
+
+  override async writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
+    const result = await super.writeRows(account, rows);
+    await this.also.writeRows(account, rows);
+    return result;
+  }
+
+  override async writeStream(
+    account: AccountLocation,
+    table: string,
+    primaryKey: string,
+    records: readonly Record<string, unknown>[],
+  ): Promise<StreamWriteResult> {
+    const result = await super.writeStream(account, table, primaryKey, records);
+    await this.also.writeStream(account, table, primaryKey, records);
+    return result;
   }
 }

@@ -508,4 +508,27 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       'u4',
     ]);
   });
+
+  it("writes a source sync's stream rows to both warehouses while the account moves", async () => {
+    const t = await h.tenant();
+    const second = await h.services.warehouses.find('second');
+    await h.db.dataSource.query(
+      'UPDATE account_warehouses SET move_to_warehouse_id = $2 WHERE account_id = $1',
+      [t.accountId, second.id],
+    );
+    try {
+      const placed = new PlacedWarehouses((accountId) => h.services.placements.resolve(accountId), engines);
+      const { engine, account } = await placed.locate(t.accountId);
+      await engine.writeStream(account, 'crm_leads', 'id', [{ id: 'l1', score: 7 }]);
+      for (const cluster of [source, target])
+        expect(
+          (await tableRows(cluster, account.schema, 'crm_leads', 'id')).map((r) => [r.id, r.score, r._raw]),
+        ).toEqual([['l1', '7', { id: 'l1', score: 7 }]]);
+    } finally {
+      await h.db.dataSource.query(
+        'UPDATE account_warehouses SET move_to_warehouse_id = NULL WHERE account_id = $1',
+        [t.accountId],
+      );
+    }
+  });
 });
