@@ -1,13 +1,17 @@
 import { forwarderFor } from '@pipeline/catalog';
 import {
   consumerGroupFor,
+  controlPlaneWarehouseCalls,
   createDestination,
   DeliveryMetrics,
   deliveryTopicsFor,
   isForwardingKind,
+  ResolvingWarehouseDirectory,
   retryGroupFor,
   TenantDirectory,
+  warehousePoolLimitsOf,
   warehouseTimeoutsOf,
+  type DestinationDependencies,
   type ConsumerRunnerOptions,
   type DestinationKind,
 } from '@pipeline/destinations';
@@ -56,20 +60,31 @@ export async function composeDelivery(
     groups: { [groupId]: outbox.topic, [retryGroupFor(groupId)]: retry.topic },
   });
   let changes: TenantChangeSubscriber | undefined;
-  // The log and warehouse consumers never ask the control plane: they hold no token's client.
+  // The log consumer never asks the control plane, nor does the warehouse one without it
+  // (every account on WAREHOUSE_URL): they hold no token's client.
+  const controlPlane =
+    kind !== 'log' && config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
+      ? new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger)
+      : undefined;
   const tenants =
-    isForwardingKind(kind) && config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
+    isForwardingKind(kind) && controlPlane
       ? new TenantDirectory(
-          new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger),
+          controlPlane,
           { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000, hearsChanges: () => changes?.live ?? false },
           logger,
         )
       : undefined;
-  if (tenants && config.REDIS_URL) {
-    // Rotated credentials and edited integrations reach this consumer as soon as they are saved.
+  const warehouse: WarehouseRouting =
+    kind === 'warehouse' && controlPlane
+      ? controlPlaneWarehouses(controlPlane, config, logger, () => changes?.live ?? false)
+      : {};
+  const invalidate = tenants ?? warehouse.warehouseDirectory;
+  if (invalidate && config.REDIS_URL) {
+    // Rotated credentials, edited integrations and moved placements reach this consumer as
+    // soon as they are saved.
     const subscriber = TenantChangeSubscriber.start(
       config.REDIS_URL,
-      (event) => tenants.invalidate(event),
+      (event) => invalidate.invalidate(event),
       logger,
     );
     changes = subscriber;
@@ -113,7 +128,9 @@ export async function composeDelivery(
       }),
       forwardingLimits: forwardingLimitsOf(config),
       warehouseTimeouts: warehouseTimeoutsOf(config),
+      warehousePoolLimits: warehousePoolLimitsOf(config),
       warehouseRowsPerCopy: config.WAREHOUSE_ROWS_PER_COPY,
+      ...warehouse,
       ...(outcomes ? { outcomes } : {}),
     }),
     topics: { source: outbox.topic, retry: retry.topic, deadLetter: deadLetter.topic },
@@ -129,4 +146,29 @@ export async function composeDelivery(
     },
   };
   return { consumer, metrics, shutdownSteps: steps };
+}
+
+type WarehouseRouting = Pick<DestinationDependencies, 'warehouseDirectory' | 'reportWarehouseStatus'>;
+
+/**
+ * The warehouse consumer with a control plane: each account's placement asked of it (cached
+ * for TENANT_CACHE_TTL_SECONDS, 10 s at most while tenant changes are not heard, dropped on a
+ * change) and each warehouse's status told.
+ * Without one, createDestination puts every account on WAREHOUSE_URL.
+ */
+function controlPlaneWarehouses(
+  client: ControlPlaneClient,
+  config: DeliveryConfig,
+  logger: Logger,
+  hearsChanges: () => boolean,
+): WarehouseRouting {
+  const calls = controlPlaneWarehouseCalls(client);
+  return {
+    warehouseDirectory: new ResolvingWarehouseDirectory(
+      calls.resolve,
+      { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000, hearsChanges },
+      logger,
+    ),
+    reportWarehouseStatus: calls.reportStatus,
+  };
 }

@@ -25,16 +25,18 @@ export const deliveryConfigSchema = z.object({
   ),
   CONTROL_PLANE_URL: envUrl(['http', 'https'])
     .optional()
-    .describe("Forwarding kinds: the control plane's base URL, where each record's tenant is looked up."),
+    .describe(
+      "Forwarding kinds: the control plane's base URL, where each record's tenant is looked up. `--destination warehouse`: where each account's warehouse placement is asked and each warehouse's status reported; unset, every account goes to `WAREHOUSE_URL`.",
+    ),
   INTERNAL_SERVICE_TOKEN: z
     .string()
     .min(32, 'must have at least 32 characters')
     .optional()
     .describe(
-      "Forwarding kinds: this consumer's own token for the control plane's lookup, the value of the control plane's `INTERNAL_TOKEN_DELIVERY_<APP TYPE>` for this kind; the lookup answers with this kind's destinations and credentials only.",
+      "Forwarding kinds: this consumer's own token for the control plane's lookup, the value of the control plane's `INTERNAL_TOKEN_DELIVERY_<APP TYPE>` for this kind; the lookup answers with this kind's destinations and credentials only. `--destination warehouse`: the control plane's `INTERNAL_TOKEN_DELIVERY_WAREHOUSE`.",
     ),
   TENANT_CACHE_TTL_SECONDS: envInt({ min: 1, max: 3600, default: 60 }).describe(
-    "Forwarding kinds: how long a tenant's destinations and credentials are cached.",
+    "Forwarding kinds: how long a tenant's destinations and credentials are cached. `--destination warehouse` with a control plane: how long an account's warehouse placement is.",
   ),
   DELIVERY_HTTP_PORT: envPort(9400).describe(
     "Port of this consumer's `GET /metrics` (Prometheus) and `GET /health`.",

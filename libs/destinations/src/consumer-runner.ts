@@ -142,6 +142,7 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     const open = destination.openCircuits.bind(destination);
     metrics?.watchCircuits(destination.kind, open);
   }
+  if (destination.warehouseHealth) metrics?.watchWarehouses(destination.warehouseHealth.bind(destination));
   const producer: Producer = createProducer(kafka);
   await producer.connect();
   let fatalError: Error | undefined;
@@ -164,24 +165,34 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
     const deadLetters: Message[] = [];
     const deadLetterReasons: string[] = [];
     const now = Date.now();
+    const held = new Map<string, number>();
     for (const failure of failures) {
       const { message } = failure;
+      const hold = failure.holdUntilAvailable === true;
       const attempt = attemptAfter(headerText(message.headers, deliveryHeaders.attempt));
-      const toRetry = shouldRetry(failure.retryable, attempt, policy);
+      const toRetry = hold || shouldRetry(failure.retryable, attempt, policy);
       const headers = {
         [deliveryHeaders.destination]: destination.kind,
         [deliveryHeaders.target]: failure.target,
-        [deliveryHeaders.attempt]: String(attempt),
+        // A hold is the target's outage, not a try of the record: it does not use an attempt up.
+        [deliveryHeaders.attempt]: String(hold ? attempt - 1 : attempt),
         [deliveryHeaders.reason]: failure.reason,
         [deliveryHeaders.origin]:
           headerText(message.headers, deliveryHeaders.origin) ??
           `${message.topic}/${message.partition}/${message.offset}`,
+        ...(hold ? { [deliveryHeaders.held]: 'true' } : {}),
         // A retry goes on in the trace of the request that sent the record.
         ...traceHeadersOf(message.headers),
       };
       const record = { key: message.key, value: failure.value };
       if (toRetry) {
-        const next = now + retryDelayMs(policy, attempt, failure.retryAfterMs, random);
+        // A held record is due when its target's breaker lets a probe through (retryAfterMs),
+        // never later for having been held often.
+        const next =
+          now +
+          (hold
+            ? retryDelayMs(policy, 1, failure.retryAfterMs, random)
+            : retryDelayMs(policy, attempt, failure.retryAfterMs, random));
         retries.push({ ...record, headers: { ...headers, [deliveryHeaders.nextAttemptAt]: String(next) } });
       } else {
         deadLetterReasons.push(deadLetterReason(failure.retryable, failure.reason));
@@ -210,6 +221,11 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
           );
         }
       }
+      if (hold) {
+        // The destination logged the outage once; a line per record would flood the log.
+        held.set(failure.target, (held.get(failure.target) ?? 0) + 1);
+        continue;
+      }
       logger.warn('delivery failed', {
         destination: destination.kind,
         target: failure.target,
@@ -219,12 +235,23 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
         parkedIn: toRetry ? 'retry' : 'dead-letter',
       });
     }
+    for (const [target, records] of held)
+      logger.info('records held until their target is available', {
+        destination: destination.kind,
+        target,
+        records,
+      });
     const topicMessages = [
       ...(retries.length > 0 ? [{ topic: topics.retry, messages: retries }] : []),
       ...(deadLetters.length > 0 ? [{ topic: topics.deadLetter, messages: deadLetters }] : []),
     ];
     if (topicMessages.length > 0) await producer.sendBatch({ topicMessages, acks: -1 });
-    metrics?.parked(destination.kind, retries.length, deadLetterReasons);
+    metrics?.parked(
+      destination.kind,
+      retries.length,
+      deadLetterReasons,
+      [...held.values()].reduce((sum, n) => sum + n, 0),
+    );
   };
 
   /**

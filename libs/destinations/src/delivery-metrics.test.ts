@@ -9,6 +9,7 @@ import { createLogger } from '@pipeline/logger';
 import type { TenantRecord } from '@pipeline/tenancy';
 import { runConsumer, type RunningConsumer } from './consumer-runner';
 import { DeliveryMetrics } from './delivery-metrics';
+import type { WarehouseHealth } from './destination';
 import { vendorClientOptions } from './forwarding/forwarder';
 import { ForwardingDestination } from './forwarding/forwarding-destination';
 import {
@@ -228,4 +229,42 @@ describe('delivery metrics (real Kafka, webhook look-alike)', () => {
     expect(sampleSum(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(sampleSum(samples, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
   }, 90_000);
+});
+
+describe('warehouse metrics', () => {
+  it("reports each warehouse's breaker and status at each scrape, and counts held records", async () => {
+    const metrics = new DeliveryMetrics();
+    let health: WarehouseHealth[] = [
+      { warehouseId: 'wh-1', breaker: 'closed', status: 'active' },
+      { warehouseId: 'wh-2', breaker: 'open', status: 'misconfigured' },
+      { warehouseId: 'wh-3', breaker: 'half-open', status: 'unavailable' },
+    ];
+    metrics.watchWarehouses(() => health);
+    metrics.parked('warehouse', 5, [], 3);
+    let samples = parsePrometheusText(await metrics.text());
+    const open = (warehouse: string) =>
+      sampleSum(samples, 'pipeline_delivery_warehouse_breaker_open', { warehouse });
+    const status = (warehouse: string, value: string) =>
+      sampleSum(samples, 'pipeline_delivery_warehouse_status', { warehouse, status: value });
+    expect([open('wh-1'), open('wh-2'), open('wh-3')]).toEqual([0, 1, 1]);
+    expect([
+      status('wh-1', 'active'),
+      status('wh-2', 'misconfigured'),
+      status('wh-3', 'unavailable'),
+    ]).toEqual([1, 1, 1]);
+    expect(sampleSum(samples, 'pipeline_delivery_warehouse_status', { warehouse: 'wh-2' })).toBe(1);
+    expect(sampleSum(samples, 'pipeline_delivery_records_held_total', { destination: 'warehouse' })).toBe(3);
+    expect(sampleSum(samples, 'pipeline_delivery_records_retried_total', { destination: 'warehouse' })).toBe(
+      5,
+    );
+
+    // A scrape shows the state now: a status it left is gone, not stuck at 1.
+    health = [{ warehouseId: 'wh-2', breaker: 'closed', status: 'active' }];
+    samples = parsePrometheusText(await metrics.text());
+    expect(open('wh-2')).toBe(0);
+    expect(status('wh-2', 'misconfigured')).toBe(0);
+    expect(status('wh-2', 'active')).toBe(1);
+    expect(open('wh-1')).toBe(0);
+    expect(sampleSum(samples, 'pipeline_delivery_warehouse_status', { warehouse: 'wh-1' })).toBe(0);
+  });
 });

@@ -1,6 +1,7 @@
 import type { Admin } from 'kafkajs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { consumerGroupLag } from '@pipeline/kafka';
+import type { WarehouseHealth } from './destination';
 
 export interface LagSource {
   admin: Admin;
@@ -22,6 +23,8 @@ export class DeliveryMetrics {
   private readonly vendorResponses: Counter<'destination' | 'status_class'>;
   /** Destination -> how many of its integrations' circuits are open now. */
   private readonly circuits = new Map<string, () => number>();
+  private readonly held: Counter<'destination'>;
+  private warehouses: (() => readonly WarehouseHealth[]) | undefined;
 
   constructor(lag?: LagSource) {
     const registers = [this.registry];
@@ -63,6 +66,34 @@ export class DeliveryMetrics {
       labelNames: ['destination', 'status_class'],
       registers,
     });
+    this.held = new Counter({
+      name: 'pipeline_delivery_records_held_total',
+      help: 'Records parked in the retry topic because their target (a warehouse) cannot take anything now: never dead-lettered, included in records_retried_total.',
+      labelNames: ['destination'],
+      registers,
+    });
+    const warehouses = () => this.warehouses?.() ?? [];
+    new Gauge({
+      name: 'pipeline_delivery_warehouse_breaker_open',
+      help: "1 while a warehouse's breaker is open or probing: its records are held in the retry topic; 0 once it loads again.",
+      labelNames: ['warehouse'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { warehouseId, breaker } of warehouses())
+          this.set({ warehouse: warehouseId }, breaker === 'closed' ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: 'pipeline_delivery_warehouse_status',
+      help: "1 for a warehouse's status as this consumer sees it: active, unavailable (down) or misconfigured (it refuses us).",
+      labelNames: ['warehouse', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { warehouseId, status } of warehouses()) this.set({ warehouse: warehouseId, status }, 1);
+      },
+    });
     const circuits = this.circuits;
     new Gauge({
       name: 'pipeline_delivery_circuits_open',
@@ -97,9 +128,13 @@ export class DeliveryMetrics {
     if (consentSkipped > 0) this.consentSkipped.inc({ destination }, consentSkipped);
   }
 
-  /** `deadLetterReasons`: the reason category of each dead-lettered record (see reasonCategory). */
-  parked(destination: string, retried: number, deadLetterReasons: readonly string[]): void {
+  /**
+   * `deadLetterReasons`: the reason category of each dead-lettered record (see reasonCategory);
+   * `held`: how many of the retried ones were held for their target's outage.
+   */
+  parked(destination: string, retried: number, deadLetterReasons: readonly string[], held = 0): void {
     if (retried > 0) this.retried.inc({ destination }, retried);
+    if (held > 0) this.held.inc({ destination }, held);
     for (const reason of deadLetterReasons) this.deadLettered.inc({ destination, reason });
   }
 
@@ -115,6 +150,11 @@ export class DeliveryMetrics {
   /** Reports `openCircuits()` of the destination at each scrape. */
   watchCircuits(destination: string, openCircuits: () => number): void {
     this.circuits.set(destination, openCircuits);
+  }
+
+  /** Reports each warehouse's breaker and status at each scrape. */
+  watchWarehouses(health: () => readonly WarehouseHealth[]): void {
+    this.warehouses = health;
   }
 
   /** The Prometheus text exposition. */

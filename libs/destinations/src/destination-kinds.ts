@@ -6,14 +6,38 @@ import type { Forwarder } from './forwarding/forwarder';
 import { ForwardingDestination, type ForwardingLimits } from './forwarding/forwarding-destination';
 import { LogDestination } from './log-destination';
 import type { TenantDirectory } from './tenant-directory';
-import { WarehouseDestination } from './warehouse/warehouse-destination';
-import type { WarehouseTimeouts } from './warehouse/warehouse-pool';
-import { WarehouseWriter } from './warehouse/warehouse-writer';
+import type { BreakerTimings } from './warehouse/warehouse-breaker';
+import {
+  WarehouseDestination,
+  type ReportWarehouseStatus,
+  type WarehouseEngineSource,
+} from './warehouse/warehouse-destination';
+import {
+  StaticWarehouseDirectory,
+  warehouseConnectionFromUrl,
+  type WarehouseDirectory,
+} from './warehouse/warehouse-directory';
+import { WarehouseEngines } from './warehouse/warehouse-engines';
+import {
+  defaultWarehouseTimeouts,
+  type WarehousePoolLimits,
+  type WarehouseTimeouts,
+} from './warehouse/warehouse-pool';
 
 export interface DestinationDependencies {
   logger: Logger;
-  /** The PostgreSQL warehouse (WAREHOUSE_URL). */
+  /** The PostgreSQL warehouse (WAREHOUSE_URL): every account's, unless `warehouseDirectory` says otherwise. */
   warehouseUrl: string;
+  /** Where each account's rows go (the control plane's placements); unset: all to `warehouseUrl`. */
+  warehouseDirectory?: WarehouseDirectory;
+  /** Each warehouse's engine; unset: a PostgresEngine per warehouse (WarehouseEngines). */
+  warehouseEngines?: WarehouseEngineSource;
+  /** The connections of all warehouse pools together, and when an idle one closes. */
+  warehousePoolLimits?: WarehousePoolLimits;
+  /** Tells the control plane a warehouse refuses the consumer, and when it works again. */
+  reportWarehouseStatus?: ReportWarehouseStatus;
+  /** Cooldowns of the per-warehouse breakers. */
+  warehouseBreaker?: Partial<BreakerTimings>;
   /** Where forwarding kinds find each record's destinations (the control plane, cached). */
   tenants?: TenantDirectory;
   /** Time budgets, concurrency and circuit breakers of the forwarding kinds. */
@@ -24,6 +48,9 @@ export interface DestinationDependencies {
   /** Told where each event went (the live debugger); unset: nothing recorded. */
   outcomes?: OutcomeRecorder;
 }
+
+// WAREHOUSE_PROCESS_MAX_CONNECTIONS and WAREHOUSE_POOL_IDLE_MS's defaults.
+const defaultWarehousePoolLimits: WarehousePoolLimits = { processMaxConnections: 20, idleMs: 60_000 };
 
 /**
  * What `delivery --destination <kind>` runs: the log, the warehouse, or a forwarding app type
@@ -44,14 +71,21 @@ export function createDestination(
 ): Destination {
   if (kind === 'log') return new LogDestination(deps.logger);
   if (kind === 'warehouse')
-    return new WarehouseDestination(
-      new WarehouseWriter(deps.warehouseUrl, {
-        ...(deps.warehouseTimeouts ? { timeouts: deps.warehouseTimeouts } : {}),
-        ...(deps.warehouseRowsPerCopy ? { rowsPerCopy: deps.warehouseRowsPerCopy } : {}),
-      }),
-      deps.logger,
-      deps.outcomes,
-    );
+    return new WarehouseDestination({
+      directory:
+        deps.warehouseDirectory ??
+        new StaticWarehouseDirectory(warehouseConnectionFromUrl(deps.warehouseUrl)),
+      engines:
+        deps.warehouseEngines ??
+        WarehouseEngines.postgres(deps.warehousePoolLimits ?? defaultWarehousePoolLimits, {
+          timeouts: deps.warehouseTimeouts ?? defaultWarehouseTimeouts,
+          ...(deps.warehouseRowsPerCopy ? { rowsPerCopy: deps.warehouseRowsPerCopy } : {}),
+        }),
+      logger: deps.logger,
+      ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
+      ...(deps.reportWarehouseStatus ? { reportStatus: deps.reportWarehouseStatus } : {}),
+      ...(deps.warehouseBreaker ? { breaker: deps.warehouseBreaker } : {}),
+    });
   const forwarder = deps.forwarder;
   if (!forwarder || forwarder.appType !== kind || !deps.tenants)
     throw new Error(`destination ${kind} needs a forwarder and a tenant directory`);

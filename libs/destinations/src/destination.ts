@@ -23,6 +23,20 @@ export interface FailedDelivery {
   retryable: boolean;
   /** The vendor's Retry-After, a lower bound for the next attempt. */
   retryAfterMs?: number;
+  /**
+   * The target cannot take anything now (a warehouse down or refusing us), through no fault of
+   * the record: it is parked in the retry topic, due after `retryAfterMs`, however many times
+   * that happened, and never dead-lettered (an outage is not bad data). Such a try is not
+   * counted as an attempt.
+   */
+  holdUntilAvailable?: boolean;
+}
+
+/** One warehouse's health as a consumer sees it: its breaker, and what opened it. */
+export interface WarehouseHealth {
+  warehouseId: string;
+  breaker: 'closed' | 'open' | 'half-open';
+  status: 'active' | 'unavailable' | 'misconfigured';
 }
 
 export interface DeliveryReport {
@@ -54,6 +68,8 @@ export interface Destination {
   close?(): Promise<void>;
   /** Integrations whose circuit breaker is open now (forwarding destinations), for metrics. */
   openCircuits?(): number;
+  /** Each warehouse the destination writes to, for metrics (the warehouse destination). */
+  warehouseHealth?(): WarehouseHealth[];
 }
 
 /** Headers of a parked record (retry and dead-letter topics). */
@@ -66,6 +82,8 @@ export const deliveryHeaders = {
   permanent: 'x-delivery-permanent',
   deadLetteredAt: 'x-delivery-dead-lettered-at',
   origin: 'x-delivery-origin',
+  /** `true` on a record held until its target is available again (FailedDelivery.holdUntilAvailable). */
+  held: 'x-delivery-held',
 } as const;
 
 export function headerText(headers: IHeaders, name: string): string | undefined {

@@ -18,6 +18,7 @@ export {
   type DeliveryReport,
   type Destination,
   type FailedDelivery,
+  type WarehouseHealth,
 } from './destination';
 export {
   consumerGroupFor,
@@ -99,7 +100,29 @@ export {
 } from './warehouse/warehouse-engines';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export { warehouseErrorClass } from './warehouse/warehouse-error-class';
-export { WarehouseDestination } from './warehouse/warehouse-destination';
+export {
+  WarehouseDestination,
+  type ReportWarehouseStatus,
+  type WarehouseDestinationOptions,
+  type WarehouseEngineSource,
+  type WarehouseLoader,
+} from './warehouse/warehouse-destination';
+export {
+  ResolvingWarehouseDirectory,
+  StaticWarehouseDirectory,
+  warehouseConnectionFromUrl,
+  type ResolveWarehouse,
+  type ResolvingDirectoryOptions,
+  type WarehouseDirectory,
+} from './warehouse/warehouse-directory';
+export { controlPlaneWarehouseCalls } from './warehouse/control-plane-warehouses';
+export {
+  defaultBreakerTimings,
+  WarehouseBreaker,
+  type BreakerCause,
+  type BreakerState,
+  type BreakerTimings,
+} from './warehouse/warehouse-breaker';
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
@@ -109,7 +132,7 @@ export {
   type WarehousePoolLimits,
   type WarehouseTimeouts,
 } from './warehouse/warehouse-pool';
-export { warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';
+export { redactSecrets, warehouseErrorKind, type WarehouseErrorKind } from './warehouse/warehouse-errors';
 export {
   recordOutcome,
   type DeliveryOutcomeEntry,

@@ -9,12 +9,7 @@ import { type Browser, type Page, type Request } from 'playwright-core';
 import { launchChromium } from '@pipeline/control-plane/testing/chromium';
 import { createApp as createControlPlaneApp } from '@pipeline/control-plane/composition';
 import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS } from '@pipeline/control-plane/testing/harness';
-import {
-  runConsumer,
-  WarehouseDestination,
-  WarehouseWriter,
-  type RunningConsumer,
-} from '@pipeline/destinations';
+import { runConsumer, createDestination, type RunningConsumer } from '@pipeline/destinations';
 import { ensureTopics } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
@@ -155,7 +150,7 @@ beforeAll(async () => {
   consumer = await runConsumer({
     kafka: hosted.kafka,
     outcomes,
-    destination: new WarehouseDestination(new WarehouseWriter(db.url), logger, outcomes),
+    destination: createDestination('warehouse', { logger, warehouseUrl: db.url, outcomes }),
     topics,
     groupId: `console-debugger-warehouse-${randomUUID()}`,
     logger,

@@ -8,12 +8,7 @@ import { Analytics } from '@segment/analytics-node';
 import { Client } from 'pg';
 import { type Browser } from 'playwright-core';
 import { launchChromium } from '@pipeline/control-plane/testing/chromium';
-import {
-  runConsumer,
-  WarehouseDestination,
-  WarehouseWriter,
-  type RunningConsumer,
-} from '@pipeline/destinations';
+import { runConsumer, createDestination, type RunningConsumer } from '@pipeline/destinations';
 import { ensureTopics } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
@@ -73,7 +68,7 @@ describe('Segment libraries send to us unchanged (real Kafka, Redis, PostgreSQL,
     );
     consumer = await runConsumer({
       kafka: h.kafka,
-      destination: new WarehouseDestination(new WarehouseWriter(db.url), logger),
+      destination: createDestination('warehouse', { logger, warehouseUrl: db.url }),
       topics,
       groupId: `segment-libraries-${randomUUID()}`,
       logger,

@@ -11,8 +11,7 @@ import {
   runConsumer,
   TenantDirectory,
   vendorClientOptions,
-  WarehouseDestination,
-  WarehouseWriter,
+  createDestination,
   type RunningConsumer,
 } from '@pipeline/destinations';
 import {
@@ -99,7 +98,7 @@ describe('one trace from POST /collect to the warehouse insert and the vendor ca
     consumers.push(
       await runConsumer({
         kafka: h.kafka,
-        destination: new WarehouseDestination(new WarehouseWriter(db.url), logger),
+        destination: createDestination('warehouse', { logger, warehouseUrl: db.url }),
         topics: topicsOf('warehouse'),
         groupId: `tracing-warehouse-${run}`,
         logger,

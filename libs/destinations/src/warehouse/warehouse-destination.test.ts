@@ -9,8 +9,7 @@ import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } fro
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { runConsumer } from '../consumer-runner';
 import { topicRecords } from '../testing/topic-records';
-import { WarehouseDestination } from './warehouse-destination';
-import { WarehouseWriter } from './warehouse-writer';
+import { createDestination } from '../destination-kinds';
 
 const logger = createLogger({ service: 'warehouse-destination-test', stream: new PassThrough() });
 const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'warehouse-test', logger });
@@ -88,7 +87,7 @@ describe('delivery --destination warehouse (real Kafka and PostgreSQL)', () => {
   });
 
   async function consumeAll(groupId: string): Promise<void> {
-    const destination = new WarehouseDestination(new WarehouseWriter(db.url), logger);
+    const destination = createDestination('warehouse', { logger, warehouseUrl: db.url });
     const running = await runConsumer({ kafka, destination, topics, groupId, logger, maxWaitTimeInMs: 100 });
     const started = Date.now();
     for (;;) {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import {
   normalizeEvent,
   parseOutboxEnvelope,
@@ -7,20 +8,59 @@ import {
   type WarehouseRow,
 } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
-import { warehouseSchemaFor } from '@pipeline/tenancy';
+import type { ReportedWarehouseStatus, ResolvedWarehouse, WarehouseConnection } from '@pipeline/tenancy';
 import {
-  DestinationUnavailable,
   notAnEnvelope,
   type DeliveryMessage,
   type DeliveryReport,
   type Destination,
   type FailedDelivery,
+  type WarehouseHealth,
 } from '../destination';
 import { recordOutcome, type OutcomeRecorder } from '../outcome-recorder';
-import { describeWarehouseError, warehouseErrorKind } from './warehouse-errors';
-import type { WarehouseWriter } from './warehouse-writer';
+import {
+  defaultBreakerTimings,
+  WarehouseBreaker,
+  type BreakerCause,
+  type BreakerTimings,
+} from './warehouse-breaker';
+import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
+import type { WarehouseDirectory } from './warehouse-directory';
+import type { AccountLocation, WarehouseEngine } from './warehouse-engine';
+import { describeWarehouseError, redactSecrets, type WarehouseErrorKind } from './warehouse-errors';
 
-/** One event of a record, normalized. */
+/** What the warehouse consumer asks of a warehouse's engine. */
+export type WarehouseLoader = Pick<
+  WarehouseEngine,
+  'ensureAccount' | 'writeRows' | 'probe' | 'classifyError'
+>;
+
+/** Where the consumer gets a warehouse's engine, one per warehouse: WarehouseEngines. */
+export interface WarehouseEngineSource {
+  for(connection: WarehouseConnection): WarehouseLoader;
+  close?(): Promise<void>;
+}
+
+/** Tells the control plane a warehouse's status; `detail` says why, never a secret. */
+export type ReportWarehouseStatus = (
+  warehouseId: string,
+  status: ReportedWarehouseStatus,
+  detail: string | null,
+) => Promise<void>;
+
+export interface WarehouseDestinationOptions {
+  /** Which warehouse each account's rows go to. */
+  directory: WarehouseDirectory;
+  /** The engine of a warehouse, by its connection. */
+  engines: WarehouseEngineSource;
+  logger: Logger;
+  outcomes?: OutcomeRecorder;
+  reportStatus?: ReportWarehouseStatus;
+  breaker?: Partial<BreakerTimings>;
+  now?: () => number;
+}
+
+/** One event of a record, normalized, with its account. */
 interface Item {
   message: DeliveryMessage;
   envelope: OutboxEnvelope;
@@ -36,38 +76,97 @@ interface Unstorable {
   reason: string;
 }
 
+/** Why an item waits: its warehouse's breaker is open. */
+interface Hold {
+  warehouseId: string;
+  reason: string;
+  retryAfterMs: number;
+}
+
+/** One account's items bound for one warehouse. */
+interface AccountWrite {
+  accountId: string;
+  location: AccountLocation;
+  /** The epoch of the account's placement this write was routed by. */
+  epoch: number;
+  items: Item[];
+}
+
+interface WarehouseWork {
+  connection: WarehouseConnection;
+  accounts: AccountWrite[];
+}
+
+/** What became of the items of one round of writes. */
+interface RoundOutcome {
+  dataErrors: Map<Item, string>;
+  holds: Map<Item, Hold>;
+  /** Accounts cut over to another placement since they were routed: resolved again. */
+  moved: Set<string>;
+}
+
+// A cut-over while a batch is written sends its accounts round again; past this many they wait.
+const maxRounds = 3;
+
 /**
  * `delivery --destination warehouse`: normalizes each outbox record's events and loads them
- * into the account's schema. Loading is idempotent, so a batch read again after a crash or a
- * failed commit adds nothing.
+ * into the account's warehouse (WarehouseDirectory), each warehouse through its own engine.
+ * Loading is idempotent, so a batch read again after a crash, or written twice during a move
+ * (`alsoWriteTo`), adds nothing.
  *
- * Data never stalls the batch: an event that cannot be normalized, or whose rows PostgreSQL
- * refuses as data (warehouse-errors.ts), is isolated by splitting the write in halves, and
- * dead-lettered on its own, while every other event of the batch is stored. Only an
- * unavailable warehouse holds the batch back (DestinationUnavailable).
+ * Data never stalls the batch: an event that cannot be normalized, or whose rows the warehouse
+ * refuses as data, is isolated by splitting the write in halves and dead-lettered on its own.
+ *
+ * A warehouse never stalls the others: each has a breaker (WarehouseBreaker). An unavailable or
+ * misconfigured warehouse opens it, and its records come back as failures to hold
+ * (`holdUntilAvailable`, target `warehouse:<id>`): parked in the retry topic, never
+ * dead-lettered, tried again once the breaker lets a probe through, while every other account
+ * of the batch loads. A misconfigured one is reported to the control plane and logged (never
+ * its credentials); the process never exits for it. On a customer-owned warehouse every
+ * unexpected error counts as a misconfiguration: the customer can do anything to their server.
+ * Only an unexpected error on a platform warehouse (a bug) is thrown.
  */
 export class WarehouseDestination implements Destination {
   readonly kind = 'warehouse';
+  private readonly breakers = new LRUCache<string, WarehouseBreaker>({ max: 10_000 });
+  /** The status last reported per warehouse: a report is sent on a change only. */
+  private readonly reported = new Map<string, ReportedWarehouseStatus>();
+  private readonly timings: BreakerTimings;
+  private readonly logger: Logger;
 
-  constructor(
-    private readonly writer: WarehouseWriter,
-    private readonly logger: Logger,
-    private readonly outcomes?: OutcomeRecorder,
-  ) {}
+  constructor(private readonly options: WarehouseDestinationOptions) {
+    this.logger = options.logger;
+    this.timings = { ...defaultBreakerTimings, ...options.breaker };
+  }
+
+  /** Warehouses whose breaker is open now (pipeline_delivery_circuits_open). */
+  openCircuits(): number {
+    let open = 0;
+    for (const breaker of this.breakers.values()) if (breaker.state !== 'closed') open += 1;
+    return open;
+  }
+
+  /** Every warehouse written to or tried, with its breaker and status. */
+  warehouseHealth(): WarehouseHealth[] {
+    return [...this.breakers.entries()].map(([warehouseId, breaker]) => ({
+      warehouseId,
+      breaker: breaker.state,
+      status: breaker.cause?.kind ?? 'active',
+    }));
+  }
 
   async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
-    const bySchema = new Map<string, Item[]>();
     const failed: FailedDelivery[] = [];
     const unstorable: Unstorable[] = [];
+    let pending = new Map<string, Item[]>();
     for (const message of messages) {
       const envelope = parseOutboxEnvelope(message.value);
       if (!envelope) {
         failed.push(notAnEnvelope(message, this.kind));
         continue;
       }
-      const schema = warehouseSchemaFor(envelope.accountId);
       const receipt = receiptContextOf(envelope);
-      const items = bySchema.get(schema) ?? [];
+      const items = pending.get(envelope.accountId) ?? [];
       for (const event of envelope.events) {
         try {
           items.push({ message, envelope, event, row: normalizeEvent(event, receipt) });
@@ -80,18 +179,271 @@ export class WarehouseDestination implements Destination {
           });
         }
       }
-      bySchema.set(schema, items);
+      if (items.length > 0) pending.set(envelope.accountId, items);
     }
-    let delivered = 0;
-    for (const [schema, items] of bySchema) {
-      if (items.length > 0) delivered += await this.store(schema, items, unstorable);
+
+    const stored: Item[] = [];
+    const holds = new Map<Item, Hold>();
+    /** Each account's warehouse as last resolved. */
+    const placedOn = new Map<string, string>();
+    for (let round = 1; pending.size > 0; round += 1) {
+      if (round > maxRounds) {
+        for (const [accountId, items] of pending)
+          for (const item of items)
+            holds.set(item, {
+              warehouseId: placedOn.get(accountId) ?? 'unknown',
+              reason: 'warehouse_moving: the placement changed while the batch was written',
+              retryAfterMs: this.timings.probeWaitMs,
+            });
+        break;
+      }
+      const { work, homeless } = await this.route(pending, placedOn);
+      for (const item of homeless)
+        unstorable.push({
+          message: item.message,
+          envelope: item.envelope,
+          events: [item.event],
+          reason: 'no_warehouse: the account has no warehouse placement',
+        });
+      const outcome: RoundOutcome = { dataErrors: new Map(), holds: new Map(), moved: new Set() };
+      await Promise.all([...work.values()].map((warehouse) => this.writeWarehouse(warehouse, outcome)));
+      const next = new Map<string, Item[]>();
+      for (const [accountId, items] of pending) {
+        if (outcome.moved.has(accountId)) {
+          next.set(accountId, items);
+          continue;
+        }
+        for (const item of items) {
+          const reason = outcome.dataErrors.get(item);
+          const hold = outcome.holds.get(item);
+          if (reason !== undefined)
+            unstorable.push({ message: item.message, envelope: item.envelope, events: [item.event], reason });
+          else if (hold) holds.set(item, hold);
+          else if (!homeless.has(item)) stored.push(item);
+        }
+      }
+      pending = next;
     }
-    failed.push(...groupByRecord(unstorable, this.kind));
-    return { delivered, consentSkipped: 0, failed };
+
+    if (this.options.outcomes) this.recordStored(stored);
+    failed.push(...groupByRecord(unstorable, this.kind), ...this.heldDeliveries(holds));
+    return { delivered: stored.length, consentSkipped: 0, failed };
   }
 
-  close(): Promise<void> {
-    return this.writer.close();
+  async close(): Promise<void> {
+    await this.options.engines.close?.();
+  }
+
+  /** Each account's warehouses (its placement, and a move's target), as work per warehouse. */
+  private async route(
+    pending: Map<string, Item[]>,
+    placedOn: Map<string, string>,
+  ): Promise<{ work: Map<string, WarehouseWork>; homeless: Set<Item> }> {
+    const work = new Map<string, WarehouseWork>();
+    const homeless = new Set<Item>();
+    // Asked side by side: a batch of many accounts new to the cache waits for one answer, not
+    // for each in turn. DestinationUnavailable (the control plane cannot be asked) holds the
+    // whole batch.
+    const answers = await Promise.all(
+      [...pending.keys()].map((accountId) => this.options.directory.resolve(accountId)),
+    );
+    let index = 0;
+    for (const [accountId, items] of pending) {
+      const resolved: ResolvedWarehouse | null | undefined = answers[index++];
+      if (!resolved) {
+        for (const item of items) homeless.add(item);
+        continue;
+      }
+      placedOn.set(accountId, resolved.placement.warehouseId);
+      const targets = [resolved, ...(resolved.alsoWriteTo ? [resolved.alsoWriteTo] : [])];
+      for (const { placement, connection } of targets) {
+        const warehouse = work.get(placement.warehouseId) ?? { connection, accounts: [] };
+        warehouse.accounts.push({
+          accountId,
+          location: { accountId, schema: placement.schema },
+          epoch: resolved.placement.epoch,
+          items,
+        });
+        work.set(placement.warehouseId, warehouse);
+      }
+    }
+    return { work, homeless };
+  }
+
+  private breakerFor(warehouseId: string): WarehouseBreaker {
+    let breaker = this.breakers.get(warehouseId);
+    if (!breaker) {
+      breaker = new WarehouseBreaker(this.timings, this.options.now);
+      this.breakers.set(warehouseId, breaker);
+    }
+    return breaker;
+  }
+
+  /** Writes one warehouse's accounts in turn; what it cannot write now is held. */
+  private async writeWarehouse(warehouse: WarehouseWork, outcome: RoundOutcome): Promise<void> {
+    const { connection } = warehouse;
+    const breaker = this.breakerFor(connection.warehouseId);
+    const hold = (items: readonly Item[], reason: string, retryAfterMs: number) => {
+      for (const item of items)
+        if (!outcome.dataErrors.has(item))
+          outcome.holds.set(item, { warehouseId: connection.warehouseId, reason, retryAfterMs });
+    };
+    const reasonOf = (cause: BreakerCause) => `warehouse_${cause.kind}: ${cause.detail}`;
+    for (const account of warehouse.accounts) {
+      if (account.epoch < this.options.directory.currentEpoch(account.accountId)) {
+        outcome.moved.add(account.accountId);
+        continue;
+      }
+      const admission = breaker.admit();
+      if (!admission.go) {
+        const cause = breaker.cause ?? { kind: 'unavailable', detail: 'probe under way' };
+        hold(account.items, reasonOf(cause), admission.retryAfterMs);
+        continue;
+      }
+      const engine = this.options.engines.for(connection);
+      try {
+        await engine.ensureAccount(account.location);
+        await this.store(engine, connection, account, account.items, outcome.dataErrors);
+        if (breaker.succeeded()) this.recovered(connection);
+      } catch (error) {
+        if (error instanceof WarehouseConnectionBudgetExhausted) {
+          // This process is out of connections, not the warehouse out of service: held
+          // briefly, without a verdict on the warehouse.
+          if (admission.probe) breaker.abandonProbe();
+          hold(account.items, `warehouse_busy: ${error.message}`, this.timings.probeWaitMs);
+          continue;
+        }
+        let verdict = this.verdictOf(engine, connection, error);
+        // Data errors of the rows were split off by store(): this one is ensureAccount's.
+        if (verdict === 'data') verdict = connection.owner === 'customer' ? 'misconfigured' : 'unexpected';
+        if (verdict === 'unexpected') throw error;
+        const cause: BreakerCause = { kind: verdict, detail: this.describe(connection, error) };
+        const opened = breaker.failed(cause);
+        this.broken(connection, cause, opened, admission.probe);
+        hold(account.items, reasonOf(cause), breaker.retryAfterMs());
+      }
+    }
+  }
+
+  /**
+   * Writes the items, splitting around the ones the warehouse refuses as data (recorded in
+   * `dataErrors`); throws anything else.
+   */
+  private async store(
+    engine: WarehouseLoader,
+    connection: WarehouseConnection,
+    account: AccountWrite,
+    items: Item[],
+    dataErrors: Map<Item, string>,
+  ): Promise<void> {
+    try {
+      const result = await engine.writeRows(
+        account.location,
+        items.map((item) => item.row),
+      );
+      this.logger.debug('warehouse batch loaded', {
+        warehouseId: connection.warehouseId,
+        schema: account.location.schema,
+        ...result,
+      });
+    } catch (error) {
+      if (this.verdictOf(engine, connection, error) !== 'data') throw error;
+      const [only] = items;
+      if (items.length === 1 && only) {
+        const detail = this.describe(connection, error);
+        this.logger.warn('warehouse refused an event', {
+          warehouseId: connection.warehouseId,
+          schema: account.location.schema,
+          messageId: String(only.event.messageId),
+          error: detail,
+        });
+        // A move writes the event twice; one dead letter says it, whichever refused it first.
+        if (!dataErrors.has(only)) dataErrors.set(only, `data_error: ${detail}`);
+        return;
+      }
+      // Halves are written in order, so for users and groups the latest values still win.
+      const half = Math.ceil(items.length / 2);
+      await this.store(engine, connection, account, items.slice(0, half), dataErrors);
+      await this.store(engine, connection, account, items.slice(half), dataErrors);
+    }
+  }
+
+  private verdictOf(
+    engine: WarehouseLoader,
+    connection: WarehouseConnection,
+    error: unknown,
+  ): WarehouseErrorKind {
+    const kind = engine.classifyError(error);
+    return kind === 'unexpected' && connection.owner === 'customer' ? 'misconfigured' : kind;
+  }
+
+  private describe(connection: WarehouseConnection, error: unknown): string {
+    return redactSecrets(describeWarehouseError(error), [connection.password]);
+  }
+
+  /** Logs and reports a failure: once when the breaker opens or the cause changes class. */
+  private broken(
+    connection: WarehouseConnection,
+    cause: BreakerCause,
+    opened: boolean,
+    probe: boolean,
+  ): void {
+    const { warehouseId } = connection;
+    const fields = {
+      warehouseId,
+      owner: connection.owner,
+      host: connection.host,
+      kind: cause.kind,
+      error: cause.detail,
+    };
+    const changed = this.reported.get(warehouseId) !== cause.kind;
+    if (opened) this.logger.warn('warehouse breaker opened: its records are held in the retry topic', fields);
+    else if (changed && cause.kind === 'misconfigured')
+      this.logger.warn('warehouse misconfigured: it refuses the consumer', fields);
+    else if (probe) this.logger.info('warehouse probe failed: its records stay held', fields);
+    if (changed) this.report(warehouseId, cause.kind, cause.detail);
+  }
+
+  private recovered(connection: WarehouseConnection): void {
+    const { warehouseId } = connection;
+    this.logger.info('warehouse breaker closed: its held records load again', { warehouseId });
+    this.report(warehouseId, 'active', null);
+  }
+
+  /** Never awaited: the control plane being away must not hold the warehouse's records. */
+  private report(warehouseId: string, status: ReportedWarehouseStatus, detail: string | null): void {
+    this.reported.set(warehouseId, status);
+    const reportStatus = this.options.reportStatus;
+    if (!reportStatus) return;
+    reportStatus(warehouseId, status, detail).catch((error: unknown) => {
+      // Told again at the next change; until then the status the control plane shows is late.
+      if (this.reported.get(warehouseId) === status) this.reported.delete(warehouseId);
+      this.logger.warn('warehouse status not reported', {
+        warehouseId,
+        status,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
+  }
+
+  /** One failure to hold per record and warehouse, holding only that record's held events. */
+  private heldDeliveries(holds: Map<Item, Hold>): FailedDelivery[] {
+    const groups = new Map<string, { first: Item; hold: Hold; events: TrackingEvent[] }>();
+    for (const [item, hold] of holds) {
+      const key = `${item.message.partition}/${item.message.offset}/${hold.warehouseId}`;
+      const group = groups.get(key) ?? { first: item, hold, events: [] };
+      group.events.push(item.event);
+      groups.set(key, group);
+    }
+    return [...groups.values()].map(({ first, hold, events }) => ({
+      message: first.message,
+      value: partValue(first.message, { ...first.envelope, events }),
+      target: `warehouse:${hold.warehouseId}`,
+      reason: hold.reason,
+      retryable: true,
+      holdUntilAvailable: true,
+      retryAfterMs: hold.retryAfterMs,
+    }));
   }
 
   private recordStored(items: readonly Item[]): void {
@@ -102,54 +454,12 @@ export class WarehouseDestination implements Destination {
       byWriteKey.set(envelope.writeKeyId, ids);
     }
     for (const [writeKeyId, messageIds] of byWriteKey) {
-      recordOutcome(this.outcomes, writeKeyId, messageIds, {
+      recordOutcome(this.options.outcomes, writeKeyId, messageIds, {
         destination: this.kind,
         integrationId: null,
         outcome: 'stored',
         reason: null,
       });
-    }
-  }
-
-  /** Writes the items, splitting around the ones PostgreSQL refuses as data; returns how many were stored. */
-  private async store(schema: string, items: Item[], unstorable: Unstorable[]): Promise<number> {
-    try {
-      const result = await this.writer.write(
-        schema,
-        items.map((item) => item.row),
-      );
-      this.logger.debug('warehouse batch loaded', { schema, ...result });
-      if (this.outcomes) this.recordStored(items);
-      return items.length;
-    } catch (error) {
-      const kind = warehouseErrorKind(error);
-      if (kind === 'unavailable') {
-        throw new DestinationUnavailable(`warehouse unavailable: ${describeWarehouseError(error)}`, {
-          cause: error,
-        });
-      }
-      if (kind === 'unexpected') throw error;
-      const [only] = items;
-      if (items.length === 1 && only) {
-        this.logger.warn('warehouse refused an event', {
-          schema,
-          messageId: String(only.event.messageId),
-          error: describeWarehouseError(error),
-        });
-        unstorable.push({
-          message: only.message,
-          envelope: only.envelope,
-          events: [only.event],
-          reason: `data_error: ${describeWarehouseError(error)}`,
-        });
-        return 0;
-      }
-      // Halves are written in order, so for users and groups the latest values still win.
-      const half = Math.ceil(items.length / 2);
-      return (
-        (await this.store(schema, items.slice(0, half), unstorable)) +
-        (await this.store(schema, items.slice(half), unstorable))
-      );
     }
   }
 }
@@ -165,15 +475,15 @@ function groupByRecord(unstorable: readonly Unstorable[], target: string): Faile
   }
   return [...groups.values()].map(({ message, envelope, events, reason }) => ({
     message,
-    value: deadLetterValue(message, { ...envelope, events }),
+    value: partValue(message, { ...envelope, events }),
     target,
     reason,
     retryable: false,
   }));
 }
 
-/** An envelope of the bad events, or the whole record when they cannot even be serialized again. */
-function deadLetterValue(message: DeliveryMessage, envelope: OutboxEnvelope): Buffer {
+/** An envelope of some of a record's events, or the whole record when they cannot even be serialized again. */
+function partValue(message: DeliveryMessage, envelope: OutboxEnvelope): Buffer {
   try {
     return Buffer.from(JSON.stringify(envelope));
   } catch {

@@ -1,4 +1,5 @@
-import { describeWarehouseError, warehouseErrorKind } from './warehouse-errors';
+import fc from 'fast-check';
+import { describeWarehouseError, redactSecrets, warehouseErrorKind } from './warehouse-errors';
 
 const kinds = (errors: unknown[]) => errors.map(warehouseErrorKind);
 
@@ -38,6 +39,29 @@ describe('warehouseErrorKind', () => {
     expect(kinds(messages.map((message) => new Error(message)))).toEqual(messages.map(() => 'unavailable'));
   });
 
+  it('misconfigured: login refused, database or schema missing, permission denied, TLS not as asked', () => {
+    const codes = ['28000', '28P01', '3D000', '3F000', '42501'];
+    expect(kinds(codes.map((code) => ({ code })))).toEqual(codes.map(() => 'misconfigured'));
+    const tls = [
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'CERT_HAS_EXPIRED',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+    ];
+    expect(kinds(tls.map((code) => ({ code })))).toEqual(tls.map(() => 'misconfigured'));
+    expect(warehouseErrorKind(new Error('The server does not support SSL connections'))).toBe(
+      'misconfigured',
+    );
+    // Neighbours of the misconfigured states stay what their class says.
+    expect(kinds(['28001', '3D001', '42502', '42P01', '3F001'].map((code) => ({ code })))).toEqual([
+      'unexpected',
+      'unexpected',
+      'unexpected',
+      'unexpected',
+      'unexpected',
+    ]);
+  });
+
   it('unexpected: other SQLSTATEs (a missing table, a syntax error), other codes and anything else', () => {
     expect(
       kinds([
@@ -62,6 +86,26 @@ describe('warehouseErrorKind', () => {
   it('a SQLSTATE-shaped code is never read as a message', () => {
     expect(warehouseErrorKind({ code: '42P01', message: 'Connection terminated' })).toBe('unexpected');
     expect(warehouseErrorKind({ code: 'EACCES', message: 'Connection terminated' })).toBe('unavailable');
+  });
+});
+
+describe('redactSecrets', () => {
+  it('cuts every occurrence of each secret, also URL-encoded, and leaves the rest', () => {
+    expect(redactSecrets('password "s3cr/t" for s3cr/t at s3cr%2Ft', ['s3cr/t'])).toBe(
+      'password "[redacted]" for [redacted] at [redacted]',
+    );
+    expect(redactSecrets('nothing here', ['', 'absent'])).toBe('nothing here');
+  });
+
+  it('no secret survives, whatever text surrounds it', () => {
+    // A secret sharing no character with the marker cannot be re-formed across a cut.
+    const secrets = fc.string({ minLength: 1 }).filter((s) => !/[[\]redact]/.test(s));
+    fc.assert(
+      fc.property(fc.string(), secrets, fc.string(), (before, secret, after) => {
+        const text = redactSecrets(`${before}${secret}${after}${encodeURIComponent(secret)}`, [secret]);
+        expect(text.includes(secret)).toBe(false);
+      }),
+    );
   });
 });
 

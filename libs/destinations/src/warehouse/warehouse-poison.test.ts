@@ -10,8 +10,7 @@ import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { runConsumer, type RunningConsumer } from '../consumer-runner';
 import { DeliveryMetrics } from '../delivery-metrics';
 import { topicRecords, waitFor } from '../testing/topic-records';
-import { WarehouseDestination } from './warehouse-destination';
-import { WarehouseWriter } from './warehouse-writer';
+import { createDestination } from '../destination-kinds';
 
 // Records written straight into the outbox, past the door: good events of two accounts mixed
 // with every kind of poison that used to stall a partition (or the whole consumer). The good
@@ -182,7 +181,7 @@ describe('poison records in the outbox (real Kafka and PostgreSQL)', () => {
       ],
     });
     await producer.disconnect();
-    const destination = new WarehouseDestination(new WarehouseWriter(db.url), logger);
+    const destination = createDestination('warehouse', { logger, warehouseUrl: db.url });
     running = await runConsumer({
       kafka,
       destination,

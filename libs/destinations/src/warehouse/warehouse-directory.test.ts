@@ -1,0 +1,236 @@
+import { PassThrough } from 'node:stream';
+import { createLogger } from '@pipeline/logger';
+import type { ResolvedWarehouse, WarehouseConnection } from '@pipeline/tenancy';
+import { DestinationUnavailable } from '../destination';
+import {
+  ResolvingWarehouseDirectory,
+  StaticWarehouseDirectory,
+  warehouseConnectionFromUrl,
+  type ResolveWarehouse,
+} from './warehouse-directory';
+
+const logger = createLogger({ service: 'warehouse-directory-test', stream: new PassThrough() });
+const accountId = '0b0e5c3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b';
+
+const connection = (warehouseId: string): WarehouseConnection => ({
+  warehouseId,
+  engine: 'postgres',
+  host: `${warehouseId}.internal`,
+  port: 5432,
+  database: 'warehouse',
+  user: 'loader',
+  password: 'pw',
+  tlsMode: 'require',
+  owner: 'platform',
+  maxConnections: 4,
+});
+const placed = (warehouseId: string, epoch: number): ResolvedWarehouse => ({
+  placement: { warehouseId, engine: 'postgres', schema: 'account_x', epoch },
+  connection: connection(warehouseId),
+});
+
+describe('warehouseConnectionFromUrl', () => {
+  it('reads every part, decoding the user and password', () => {
+    expect(
+      warehouseConnectionFromUrl('postgres://load%40er:p%2Fw%3Ad@db.example:6543/wh?sslmode=verify-full'),
+    ).toEqual({
+      warehouseId: 'default',
+      engine: 'postgres',
+      host: 'db.example',
+      port: 6543,
+      database: 'wh',
+      user: 'load@er',
+      password: 'p/w:d',
+      tlsMode: 'verify-full',
+      owner: 'platform',
+      maxConnections: 5,
+    });
+  });
+
+  it('defaults: port 5432, user postgres, database the user, no TLS; IPv6 hosts without brackets', () => {
+    expect(
+      warehouseConnectionFromUrl('postgresql://[::1]', { warehouseId: 'wh-1', maxConnections: 9 }),
+    ).toMatchObject({
+      warehouseId: 'wh-1',
+      host: '::1',
+      port: 5432,
+      user: 'postgres',
+      database: 'postgres',
+      password: '',
+      tlsMode: 'disable',
+      maxConnections: 9,
+    });
+    const modes = ['disable', 'prefer', 'require', 'no-verify', 'verify-ca', 'verify-full'].map(
+      (mode) => warehouseConnectionFromUrl(`postgres://h/d?sslmode=${mode}`).tlsMode,
+    );
+    expect(modes).toEqual(['disable', 'require', 'require', 'require', 'verify-full', 'verify-full']);
+  });
+
+  it('refuses what a connection cannot carry, without quoting the URL', () => {
+    expect(() => warehouseConnectionFromUrl('not a url with secret')).toThrow('WAREHOUSE_URL is not a URL');
+    expect(() => warehouseConnectionFromUrl('mysql://u:secret@h/d')).toThrow(
+      'WAREHOUSE_URL must be a postgres:// URL, not mysql:',
+    );
+    expect(() => warehouseConnectionFromUrl('postgres://u:secret@h/d?host=/tmp&sslcert=/x')).toThrow(
+      'WAREHOUSE_URL parameters not supported: host, sslcert',
+    );
+    expect(() => warehouseConnectionFromUrl('postgres://h/d?sslmode=allow')).toThrow(
+      'WAREHOUSE_URL sslmode not supported: allow',
+    );
+  });
+});
+
+describe('StaticWarehouseDirectory', () => {
+  it("puts every account on the one warehouse, in the account's schema, at epoch 0", async () => {
+    const directory = new StaticWarehouseDirectory(connection('default'));
+    await expect(directory.resolve(accountId)).resolves.toEqual({
+      placement: {
+        warehouseId: 'default',
+        engine: 'postgres',
+        schema: 'account_0b0e5c3c1c2d4e5f8a9b0c1d2e3f4a5b',
+        epoch: 0,
+      },
+      connection: connection('default'),
+    });
+    expect(directory.currentEpoch()).toBe(0);
+  });
+});
+
+/** A control plane answering from `answers` in turn (the last one repeated), counting its calls. */
+function controlPlane(answers: (ResolvedWarehouse | null | Error)[]) {
+  const calls: string[] = [];
+  const resolve: ResolveWarehouse = (id) => {
+    calls.push(id);
+    const answer = answers.length > 1 ? answers.shift() : answers[0];
+    return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer ?? null);
+  };
+  return { calls, resolve };
+}
+
+describe('ResolvingWarehouseDirectory', () => {
+  let now = 1_000_000;
+  const clock = () => now;
+  beforeEach(() => (now = 1_000_000));
+
+  it('asks once per TTL, and concurrent resolves share one request', async () => {
+    const cp = controlPlane([placed('wh-a', 1)]);
+    const directory = new ResolvingWarehouseDirectory(cp.resolve, { ttlMs: 1000, now: clock }, logger);
+    const [first, second] = await Promise.all([directory.resolve(accountId), directory.resolve(accountId)]);
+    expect(first?.placement.warehouseId).toBe('wh-a');
+    expect(second).toBe(first);
+    now += 999;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(1);
+    now += 1;
+    await directory.resolve(accountId);
+    expect(cp.calls).toEqual([accountId, accountId]);
+  });
+
+  it('while tenant changes are not heard, an answer is used 10 s at most', async () => {
+    const cp = controlPlane([placed('wh-a', 1)]);
+    let hears = false;
+    const directory = new ResolvingWarehouseDirectory(
+      cp.resolve,
+      { ttlMs: 60_000, now: clock, hearsChanges: () => hears },
+      logger,
+    );
+    await directory.resolve(accountId);
+    now += 9_999;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(1);
+    now += 1;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(2);
+    hears = true;
+    now += 50_000;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(2);
+  });
+
+  it("a tenant change drops the account's entry, a resync every entry", async () => {
+    const cp = controlPlane([placed('wh-a', 1), placed('wh-b', 2), placed('wh-c', 3)]);
+    const directory = new ResolvingWarehouseDirectory(cp.resolve, { ttlMs: 60_000, now: clock }, logger);
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-a');
+    directory.invalidate({ kind: 'tenant_changed', accountId: 'someone-else' });
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-a');
+    directory.invalidate({ kind: 'tenant_changed', accountId });
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-b');
+    directory.invalidate({ kind: 'resync' });
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-c');
+    expect(cp.calls).toHaveLength(3);
+  });
+
+  it('an answer to a request under way when a change was heard is handed out, not kept', async () => {
+    let answer: (value: ResolvedWarehouse) => void = () => undefined;
+    let calls = 0;
+    const directory = new ResolvingWarehouseDirectory(
+      () => {
+        calls += 1;
+        return calls === 1
+          ? new Promise<ResolvedWarehouse>((resolve) => (answer = resolve))
+          : Promise.resolve(placed('wh-new', 2));
+      },
+      { ttlMs: 60_000, now: clock },
+      logger,
+    );
+    const pending = directory.resolve(accountId);
+    directory.invalidate({ kind: 'tenant_changed', accountId });
+    answer(placed('wh-old', 1));
+    expect((await pending)?.placement.warehouseId).toBe('wh-old');
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-new');
+    expect(calls).toBe(2);
+  });
+
+  it('never uses a placement older than the newest epoch it saw: a lagging answer is asked again', async () => {
+    const cp = controlPlane([placed('wh-b', 5), placed('wh-a', 4), placed('wh-b', 5)]);
+    const directory = new ResolvingWarehouseDirectory(cp.resolve, { ttlMs: 60_000, now: clock }, logger);
+    expect(directory.currentEpoch(accountId)).toBe(0);
+    await directory.resolve(accountId);
+    expect(directory.currentEpoch(accountId)).toBe(5);
+    directory.invalidate({ kind: 'tenant_changed', accountId });
+    expect((await directory.resolve(accountId))?.placement).toMatchObject({ warehouseId: 'wh-b', epoch: 5 });
+    expect(cp.calls).toHaveLength(3);
+
+    const stuck = controlPlane([placed('wh-b', 5), placed('wh-a', 4)]);
+    const lagging = new ResolvingWarehouseDirectory(stuck.resolve, { ttlMs: 60_000, now: clock }, logger);
+    await lagging.resolve(accountId);
+    lagging.invalidate({ kind: 'tenant_changed', accountId });
+    await expect(lagging.resolve(accountId)).rejects.toThrow(
+      new DestinationUnavailable(`warehouse placement of ${accountId} is older than epoch 5`),
+    );
+  });
+
+  it('control plane down: a stale answer within staleIfErrorMs, else DestinationUnavailable', async () => {
+    const cp = controlPlane([placed('wh-a', 1), new Error('connect ECONNREFUSED 10.0.0.1:3000')]);
+    const directory = new ResolvingWarehouseDirectory(
+      cp.resolve,
+      { ttlMs: 1000, staleIfErrorMs: 5000, now: clock },
+      logger,
+    );
+    await directory.resolve(accountId);
+    now += 1000 + 4999;
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-a');
+    now += 1;
+    const error = await directory.resolve(accountId).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DestinationUnavailable);
+    expect((error as Error).message).toBe('warehouse placement unknown: connect ECONNREFUSED 10.0.0.1:3000');
+
+    const never = new ResolvingWarehouseDirectory(
+      controlPlane([new Error('503')]).resolve,
+      { ttlMs: 1000, now: clock },
+      logger,
+    );
+    await expect(never.resolve(accountId)).rejects.toBeInstanceOf(DestinationUnavailable);
+  });
+
+  it('an account without a warehouse is remembered for the unknown TTL only', async () => {
+    const cp = controlPlane([null, placed('wh-a', 1)]);
+    const directory = new ResolvingWarehouseDirectory(cp.resolve, { ttlMs: 60_000, now: clock }, logger);
+    expect(await directory.resolve(accountId)).toBeNull();
+    now += 9999;
+    expect(await directory.resolve(accountId)).toBeNull();
+    now += 1;
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-a');
+    expect(cp.calls).toHaveLength(2);
+  });
+});
