@@ -1,10 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
-import { defaultWarehouseTimeouts, WarehouseEngines, type WarehouseEngine } from '@pipeline/destinations';
-import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
+import {
+  controlPlaneWarehouseCalls,
+  defaultWarehouseTimeouts,
+  ResolvingWarehouseDirectory,
+  WarehouseDestination,
+  WarehouseEngines,
+  type DeliveryMessage,
+  type WarehouseEngine,
+} from '@pipeline/destinations';
+import { normalizeEvent, validateEvent, type OutboxEnvelope, type WarehouseRow } from '@pipeline/events';
 import { createLogger } from '@pipeline/logger';
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
-import type { ResolvedWarehouse } from '@pipeline/tenancy';
+import { ControlPlaneClient } from '@pipeline/tenancy';
 import {
   lookAlikeCredentials,
   startLookAlikeVendor,
@@ -13,7 +24,13 @@ import {
 import { CredentialCipher } from '../apps/credential-cipher';
 import { IntegrationRunExecutor } from '../integrations/integration-run-executor';
 import { JobRunner } from '../jobs/job-runner';
-import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '../testing/harness';
+import {
+  startHarness,
+  TEST_CREDENTIAL_KEYS,
+  TEST_WAREHOUSE_TOKEN,
+  type Harness,
+  type Tenant,
+} from '../testing/harness';
 import { userRow } from '../testing/warehouse';
 import { PlacedWarehouses } from '../warehouse/account-warehouses';
 import { waitUntil } from '../testing/wait';
@@ -30,6 +47,38 @@ const clusters = useTestClusters();
 /** The writers' cache of a placement below: the consumers' TENANT_CACHE_TTL_SECONDS, shortened. */
 const CACHE_MS = 150;
 
+let offset = 0;
+/** An outbox record of `count` events of the account, as ingestion writes it. */
+function outboxRecord(accountId: string, ids: string[]): DeliveryMessage {
+  const now = new Date().toISOString();
+  const envelope: OutboxEnvelope = {
+    v: 2,
+    accountId,
+    writeKeyId: `wk-${accountId}`,
+    batchId: randomUUID(),
+    receivedAt: now,
+    ip: null,
+    userAgent: null,
+    events: ids.map((messageId) => ({
+      type: 'track',
+      event: 'Tick',
+      messageId,
+      anonymousId: 'anon',
+      timestamp: now,
+    })),
+  };
+  offset += 1;
+  return {
+    topic: 'outbox',
+    partition: 0,
+    offset: String(offset),
+    key: accountId,
+    value: Buffer.from(JSON.stringify(envelope)),
+    headers: {},
+    timestamp: String(Date.now()),
+  };
+}
+
 function row(event: object, receivedAt: Date): WarehouseRow {
   const result = validateEvent({ anonymousId: 'anon-1', timestamp: receivedAt.toISOString(), ...event });
   if (!result.valid) throw new Error(JSON.stringify(result.errors));
@@ -45,6 +94,8 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
   let runner: JobRunner;
   let braze: LookAlikeServer;
   let amplitude: LookAlikeServer;
+  let server: Server;
+  let controlPlaneUrl: string;
   // Shared with the executor: a test lengthens a wait to stop a move inside it.
   const timings: WarehouseMoveTimings = {
     consumerWaitMs: CACHE_MS * 3,
@@ -150,6 +201,9 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
         tlsMode: 'disable',
       });
     await stopped.stop();
+    server = createServer(h.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    controlPlaneUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     braze = await startLookAlikeVendor('braze');
     amplitude = await startLookAlikeVendor('amplitude');
     runner = startRunner();
@@ -158,6 +212,7 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
     await runner?.stop();
     await braze?.close();
     await amplitude?.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     await h?.close();
     await engines?.close();
   });
@@ -265,34 +320,36 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
     expect(listed.body.data.map((m: WarehouseMoveView) => m.id)).toContain(move.id);
   });
 
-  it('loses and duplicates no row written while the move runs', async () => {
+  it('loses and duplicates no row the warehouse consumer writes while the move runs', async () => {
     const t = await h.tenant();
-    const account = { accountId: t.accountId, schema: (await engineOf(t.accountId)).schema };
-    // A writer as the warehouse consumer is one: its placement cached for CACHE_MS, rows
-    // written to the placement and to alsoWriteTo while a move copies, a newer epoch resolved
-    // again before a write.
-    let cached: { resolved: ResolvedWarehouse; until: number } | undefined;
-    let newestEpoch = 0;
-    const placement = async () => {
-      if (!cached || cached.until < Date.now() || cached.resolved.placement.epoch < newestEpoch) {
-        const resolved = await h.services.placements.resolve(account.accountId);
-        newestEpoch = Math.max(newestEpoch, resolved.placement.epoch);
-        cached = { resolved, until: Date.now() + CACHE_MS };
-      }
-      return cached.resolved;
-    };
+    const { schema } = await engineOf(t.accountId);
+    // The warehouse consumer's destination and directory, asking the control plane over HTTP
+    // with its own token, its answers cached for CACHE_MS (TENANT_CACHE_TTL_SECONDS, shortened).
+    const calls = controlPlaneWarehouseCalls(
+      new ControlPlaneClient(controlPlaneUrl, TEST_WAREHOUSE_TOKEN, quiet),
+    );
+    const directory = new ResolvingWarehouseDirectory(calls.resolve, { ttlMs: CACHE_MS }, quiet);
+    const destination = new WarehouseDestination({
+      directory,
+      engines,
+      logger: quiet,
+      reportStatus: calls.reportStatus,
+      breaker: { baseMs: 50, maxMs: 50, probeWaitMs: 10 },
+    });
     let written = 0;
     let stop = false;
     const writer = (async () => {
       while (!stop) {
-        const resolved = await placement();
-        const batch = Array.from({ length: 5 }, (_, i) =>
-          row({ type: 'track', messageId: `load-${written + i}`, event: 'Tick' }, new Date()),
-        );
-        await engines.for(resolved.connection).writeRows(account, batch);
-        if (resolved.alsoWriteTo)
-          await engines.for(resolved.alsoWriteTo.connection).writeRows(account, batch);
-        written += batch.length;
+        const ids = Array.from({ length: 5 }, (_, i) => `load-${written + i}`);
+        let pending: DeliveryMessage[] = [outboxRecord(t.accountId, ids)];
+        // As the consumer runner does: what is held comes back until it is delivered.
+        for (let attempt = 0; pending.length > 0; attempt += 1) {
+          if (attempt > 100) throw new Error(`records held too long: ${ids.join(', ')}`);
+          const report = await destination.deliver(pending);
+          pending = report.failed.map((f) => ({ ...f.message, value: f.value }));
+          if (pending.length > 0) await new Promise((r) => setTimeout(r, 20));
+        }
+        written += ids.length;
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
@@ -301,7 +358,7 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       .post('/api/v1/operator/warehouse-moves')
       .send({ accountId: t.accountId, toWarehouse: 'second' });
     expect(started.status).toBe(202);
-    const during = await waitUntil('the move under way', async () => {
+    const duringCopy = await waitUntil('rows written during the copy stage', async () => {
       const [move] = (await h.db.dataSource.query('SELECT stage FROM warehouse_moves WHERE id = $1', [
         started.body.data.id,
       ])) as { stage: string }[];
@@ -314,14 +371,12 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
     await writer;
 
     expect(move).toMatchObject({ stage: 'done', error: null });
-    expect(during).toBeGreaterThan(0);
-    const ids = (await tableRows(target, account.schema, 'events', 'message_id')).map(
-      (r) => r.message_id as string,
-    );
-    const expected = Array.from({ length: written }, (_, i) => `load-${i}`).sort();
+    expect(duringCopy).toBeGreaterThan(0);
+    const ids = (await tableRows(target, schema, 'events', 'message_id')).map((r) => r.message_id as string);
     expect(ids.length).toBe(written);
-    expect([...ids].sort()).toEqual(expected);
-    expect(await schemaExists(source, account.schema)).toBe(false);
+    expect([...ids].sort()).toEqual(Array.from({ length: written }, (_, i) => `load-${i}`).sort());
+    expect(await schemaExists(source, schema)).toBe(false);
+    expect(directory.currentEpoch(t.accountId)).toBe(2);
   });
 
   it('refuses a second move of the account, unknown accounts and warehouses, and bad bodies', async () => {
