@@ -586,4 +586,45 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       );
     }
   });
+
+  it('fails the verify stage after a second copy when rows keep landing on the source alone', async () => {
+    const t = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    const account = { accountId: t.accountId, schema };
+    const before = await placementRow(t.accountId);
+    // A writer that never heard of the move: its rows go to the source only, after each copy.
+    let stop = false;
+    let n = 0;
+    const stale = (async () => {
+      while (!stop) {
+        await engine.writeRows(account, [
+          row({ type: 'track', messageId: `stale-${n}`, event: 'E' }, new Date()),
+        ]);
+        n += 1;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    try {
+      const started = await operator
+        .post('/api/v1/operator/warehouse-moves')
+        .send({ accountId: t.accountId, toWarehouse: 'second' });
+      const move = await finished(started.body.data.id);
+      const today = new Date().toISOString().slice(0, 10);
+
+      expect(move).toMatchObject({
+        stage: 'failed',
+        copyAttempts: 2,
+        error: { code: 'warehouse_move_verify_failed' },
+        verification: { stage: 'verify', ok: false, tables: { events: { missingDays: [today] } } },
+      });
+      expect(move.error?.message).toContain(`events: ${today}`);
+      expect(await placementRow(t.accountId)).toEqual(before);
+      expect((await h.services.placements.resolve(t.accountId)).alsoWriteTo).toBeUndefined();
+    } finally {
+      stop = true;
+      await stale;
+    }
+    expect(await schemaExists(source, schema)).toBe(true);
+    expect((await tableRows(source, schema, 'events', 'message_id')).length).toBe(n);
+  });
 });
