@@ -230,6 +230,47 @@ describe('copying an account between PostgreSQL warehouses (real PostgreSQL)', (
     );
   });
 
+  it('gives the same day digests for the same keys in any order and split, another for other keys (generative)', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(
+          fc.string({ minLength: 1, maxLength: 10 }).filter((k) => !k.includes('\u0000')),
+          {
+            minLength: 2,
+            maxLength: 12,
+          },
+        ),
+        fc.integer({ min: 1, max: 5 }),
+        async (keys, split) => {
+          run += 1;
+          const place = { accountId: `acc-days-${run}`, schema: `account_days_${run}` };
+          const records = keys.map((id) => ({ id }));
+          // The same keys: in order on the source, reversed and in `split` calls on the target.
+          await from.writeStream(place, 'things', 'id', records);
+          const reversed = [...records].reverse();
+          for (let i = 0; i < reversed.length; i += split)
+            await to.writeStream(place, 'things', 'id', reversed.slice(i, i + split));
+          const days = await from.tableDays(place, 'things');
+          expect(days).toHaveLength(1);
+          expect(days[0]?.rows).toBe(keys.length);
+          expect(await to.tableDays(place, 'things')).toEqual(days);
+          // One key fewer on the target: its count and its hash differ.
+          await targetClient.query(`DELETE FROM ${place.schema}.things WHERE id = $1`, [keys[0]]);
+          const fewer = await to.tableDays(place, 'things');
+          expect(fewer[0]?.rows).toBe(keys.length - 1);
+          expect(fewer[0]?.hash).not.toBe(days[0]?.hash);
+          expect(new Set(await to.tableKeysOn(place, 'things', days[0]?.day ?? ''))).toEqual(
+            new Set(keys.slice(1)),
+          );
+          await from.dropAccount(place);
+          await to.dropAccount(place);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+
   it('drops an account schema, and a later write creates it again', async () => {
     const gone = { accountId: 'acc-gone', schema: 'account_gone' };
     await from.writeRows(gone, [row({ type: 'track', messageId: 'x1', event: 'E' }, new Date())]);
