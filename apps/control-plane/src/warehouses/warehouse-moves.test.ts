@@ -315,6 +315,9 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       move.jobId,
     ])) as Record<string, unknown>[];
     expect(job).toEqual({ kind: 'warehouse_move', status: 'succeeded', rows_written: '0' });
+    // The operator's job: the account's API does not show it.
+    const asTenant = await h.as(t.key).get(`/api/v1/jobs/${move.jobId}`);
+    expect([asTenant.status, asTenant.body.code]).toEqual([404, 'not_found']);
 
     const listed = await operator.get('/api/v1/operator/warehouse-moves');
     expect(listed.body.data.map((m: WarehouseMoveView) => m.id)).toContain(move.id);
