@@ -13,6 +13,8 @@ import { OPERATOR_TOKEN } from './auth/authentication';
 import { OperatorToken } from './auth/operator-token';
 import { WarehouseResolutionController } from './internal/warehouse-resolution.controller';
 import { OperatorWarehousesController } from './warehouses/operator-warehouses.controller';
+import { OperatorWarehouseMovesController } from './warehouses/operator-warehouse-moves.controller';
+import type { WarehouseMoves } from './warehouses/warehouse-moves';
 import type { WarehousePlacements } from './warehouses/warehouse-placements';
 import type { WarehouseRegistry } from './warehouses/warehouse-registry';
 import { HealthController } from './health/health.controller';
@@ -59,6 +61,7 @@ export interface ApiServices {
   debugger: DebuggerService;
   warehouses: WarehouseRegistry;
   placements: WarehousePlacements;
+  warehouseMoves: WarehouseMoves;
 }
 
 /** What the Express app needs besides the services. */
@@ -119,6 +122,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [UsageController, new UsageController(services.usage)],
     [DebuggerController, new DebuggerController(services.debugger)],
     [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],
+    [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
     [
       WarehouseResolutionController,
       new WarehouseResolutionController(services.placements, services.warehouses),
