@@ -66,7 +66,7 @@ describe('the warehouse writer’s SQL', () => {
       "_trait_orders = COALESCE(stored._trait_orders, CASE WHEN jsonb_typeof(stored.traits) = 'object'",
     );
     expect(sql).toMatch(
-      / WHERE \(EXCLUDED._event_order > COALESCE\(stored._event_order, .*\)\) OR EXISTS \(SELECT 1 FROM jsonb_each\(COALESCE\(EXCLUDED.traits, '\{\}'::jsonb\)\) n WHERE COALESCE\(.*, true\)\)$/,
+      / WHERE NOT stored.message_id IS NOT DISTINCT FROM EXCLUDED.message_id AND \(\(EXCLUDED._event_order > COALESCE\(stored._event_order, .*\)\) OR EXISTS \(SELECT 1 FROM jsonb_each\(COALESCE\(EXCLUDED.traits, '\{\}'::jsonb\)\) n WHERE COALESCE\(.*, true\)\)\)$/,
     );
     expect(sql).not.toContain('"user_id" = ');
   });

@@ -42,7 +42,8 @@ export function upsertFromJson(
  * `_event_order` and `_trait_orders` keep the winners' orders. Taking the newest per column and
  * per key is commutative, so any order and split of the same events gives the same row. A row
  * stored before orders were kept counts as its own event's order, for each of its traits too.
- * Nothing newer (the same events again, or only older ones): no update, the row is a duplicate.
+ * Nothing newer (the same events again, or only older ones), or the row's own event again: no
+ * update, the row is a duplicate.
  */
 export function orderedMerge(
   /** The alias of the stored row. */
@@ -69,5 +70,8 @@ export function orderedMerge(
       return `${quoteIdent(c)} = CASE WHEN ${newer} THEN EXCLUDED.${quoteIdent(c)} ELSE ${target}.${quoteIdent(c)} END`;
     });
   const anyKeyWins = `EXISTS (SELECT 1 FROM jsonb_each(COALESCE(EXCLUDED.traits, '{}'::jsonb)) n WHERE ${keyWins})`;
-  return `DO UPDATE SET ${assignments.join(', ')} WHERE ${newer} OR ${anyKeyWins}`;
+  // The row's own event sent again (a client's retry reaches ingestion with a later received_at)
+  // changes nothing, as the same message id in events does.
+  const sameEvent = `${target}.message_id IS NOT DISTINCT FROM EXCLUDED.message_id`;
+  return `DO UPDATE SET ${assignments.join(', ')} WHERE NOT ${sameEvent} AND (${newer} OR ${anyKeyWins})`;
 }
