@@ -38,13 +38,17 @@ describe('the control plane process: task runs survive a crash (real PostgreSQL)
   let key: string;
   let accountId: string;
   const processes: ChildProcess[] = [];
+  // The same keys for every start, as a deployment keeps them: the restarted process opens the
+  // warehouse password the first one sealed.
+  const credentialKeys = `k1:${randomBytes(32).toString('base64')}`;
+  const ingestionToken = randomBytes(24).toString('hex');
 
   const env = (port: number) => ({
     ...process.env,
     DATABASE_URL: db.url,
     WAREHOUSE_URL: warehouse.url,
-    CREDENTIALS_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-    INTERNAL_TOKEN_INGESTION: randomBytes(24).toString('hex'),
+    CREDENTIALS_ENCRYPTION_KEYS: credentialKeys,
+    INTERNAL_TOKEN_INGESTION: ingestionToken,
     HOST: '127.0.0.1',
     PORT: String(port),
     LOG_LEVEL: 'warn',

@@ -55,6 +55,13 @@ describe('compareEventOrders', () => {
     expect(compareEventOrders('\u{10000}', '\uFFFF')).toBeGreaterThan(0);
     expect(compareEventOrders('\uE000', '\uD7FF')).toBeGreaterThan(0);
     expect(compareEventOrders('\uD7FF', '\u{10000}')).toBeLessThan(0);
+    // The first and last units of each range: U+E000 is below every supplementary character,
+    // U+D7FF below U+E000, and the low surrogates keep their order.
+    expect(compareEventOrders('\uE000', '\u{10000}')).toBeLessThan(0);
+    expect(compareEventOrders('\uD7FF', '\uE000')).toBeLessThan(0);
+    expect(compareEventOrders('\uE000', '\uE001')).toBeLessThan(0);
+    expect(compareEventOrders('\u{10000}', '\uE800')).toBeGreaterThan(0);
+    expect(compareEventOrders('\u{103FF}', '\u{103FE}')).toBeGreaterThan(0);
     expect(compareEventOrders('ab', 'ab')).toBe(0);
     expect(compareEventOrders('a', 'ab')).toBeLessThan(0);
     expect(compareEventOrders('b', 'ab')).toBeGreaterThan(0);

@@ -48,7 +48,7 @@ export function compareEventOrders(a: string, b: string): number {
 }
 
 const codePointRank = (unit: number): number =>
-  unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit;
+  unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit;
 
 /**
  * The SQL of `eventOrderOf` for a row already stored (`alias` is the table's alias): for rows

@@ -14,6 +14,7 @@ describe('WarehouseBreaker', () => {
     expect(breaker.admit()).toEqual({ go: true, probe: false });
     expect(breaker.admit()).toEqual({ go: true, probe: false });
     expect(breaker.cause).toBeUndefined();
+    expect(breaker.retryAfterMs()).toBe(0);
     expect(breaker.succeeded()).toBe(false);
   });
 
@@ -34,6 +35,8 @@ describe('WarehouseBreaker', () => {
     expect(breaker.succeeded()).toBe(true);
     expect(breaker.state).toBe('closed');
     expect(breaker.cause).toBeUndefined();
+    // The probe that closed it holds nobody back any more.
+    expect(breaker.retryAfterMs()).toBe(0);
     expect(breaker.admit()).toEqual({ go: true, probe: false });
   });
 
@@ -64,5 +67,18 @@ describe('WarehouseBreaker', () => {
     breaker.succeeded();
     breaker.failed(unavailable);
     expect(breaker.retryAfterMs()).toBe(1000);
+  });
+
+  it('by default waits 2 s after the first failure, doubling to 60 s, and 1 s behind a probe', () => {
+    const breaker = new WarehouseBreaker(undefined, clock);
+    const cooldowns: number[] = [];
+    for (let i = 0; i < 7; i += 1) {
+      breaker.failed(unavailable);
+      cooldowns.push(breaker.retryAfterMs());
+      now += breaker.retryAfterMs();
+      expect(breaker.admit()).toEqual({ go: true, probe: true });
+    }
+    expect(cooldowns).toEqual([2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000]);
+    expect(breaker.admit()).toEqual({ go: false, retryAfterMs: 1000 });
   });
 });

@@ -44,7 +44,7 @@ export class WarehouseBreaker {
 
   /** What opened the breaker, while it is not closed. */
   get cause(): BreakerCause | undefined {
-    return this.failures === 0 ? undefined : this.lastCause;
+    return this.lastCause;
   }
 
   admit(): Admission {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { poolCap } from './warehouse-connection-budget';
+import { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
+import { warehouseErrorKind } from './warehouse-errors';
 
 describe('poolCap', () => {
   it('takes at most the warehouse limit and half of what is free, rounded up', () => {
@@ -36,5 +37,19 @@ describe('poolCap', () => {
         },
       ),
     );
+  });
+});
+
+describe('WarehouseConnectionBudgetExhausted', () => {
+  it('is too_many_connections (53300), so the rows wait for a free connection', () => {
+    const error = new WarehouseConnectionBudgetExhausted('wh-a', 20);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.code).toBe('53300');
+    expect(error.name).toBe('WarehouseConnectionBudgetExhausted');
+    expect(error.warehouseId).toBe('wh-a');
+    expect(error.message).toBe(
+      "warehouse wh-a: the process's 20 warehouse connections are all held by busy pools",
+    );
+    expect(warehouseErrorKind(error)).toBe('unavailable');
   });
 });

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { createLogger } from '@pipeline/logger';
+import { createLogger, type Logger } from '@pipeline/logger';
 import type { ResolvedWarehouse, WarehouseConnection } from '@pipeline/tenancy';
 import { DestinationUnavailable } from '../destination';
 import {
@@ -77,6 +77,17 @@ describe('warehouseConnectionFromUrl', () => {
     expect(() => warehouseConnectionFromUrl('postgres://h/d?sslmode=allow')).toThrow(
       'WAREHOUSE_URL sslmode not supported: allow',
     );
+    expect(() => warehouseConnectionFromUrl('postgres://u:secret@/d')).toThrow('WAREHOUSE_URL is not a URL');
+    expect(() => warehouseConnectionFromUrl('postgres:///d')).toThrow('WAREHOUSE_URL names no host');
+  });
+
+  it('keeps the rest of the path as the database, and a percent-encoded host as written', () => {
+    expect(warehouseConnectionFromUrl('postgres://u@db.example/wh/x')).toMatchObject({
+      host: 'db.example',
+      database: 'wh/x',
+    });
+    expect(warehouseConnectionFromUrl('postgres://u@db.example/')).toMatchObject({ database: 'u' });
+    expect(warehouseConnectionFromUrl('postgres://a%5Bb%5D/d').host).toBe('a%5Bb%5D');
   });
 });
 
@@ -221,6 +232,101 @@ describe('ResolvingWarehouseDirectory', () => {
       logger,
     );
     await expect(never.resolve(accountId)).rejects.toBeInstanceOf(DestinationUnavailable);
+  });
+
+  it('by default tenant changes are heard and a stale answer serves 15 minutes past its TTL', async () => {
+    const cp = controlPlane([placed('wh-a', 1), new Error('connect ECONNREFUSED 10.0.0.1:3000')]);
+    const directory = new ResolvingWarehouseDirectory(cp.resolve, { ttlMs: 60_000, now: clock }, logger);
+    await directory.resolve(accountId);
+    // Past the 10 s bound of a consumer that does not hear changes: still the cached answer.
+    now += 59_999;
+    await directory.resolve(accountId);
+    expect(cp.calls).toHaveLength(1);
+    now += 1 + 15 * 60_000 - 1;
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-a');
+    now += 1;
+    await expect(directory.resolve(accountId)).rejects.toBeInstanceOf(DestinationUnavailable);
+    expect(cp.calls).toHaveLength(3);
+  });
+
+  it('says when it serves a stale answer, and keeps the control plane error as the cause', async () => {
+    const lines: string[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+    const watched: Logger = createLogger({ service: 'warehouse-directory-test', format: 'json', stream });
+    const down = new Error('connect ECONNREFUSED 10.0.0.1:3000');
+    const cp = controlPlane([placed('wh-a', 1), down]);
+    const directory = new ResolvingWarehouseDirectory(
+      cp.resolve,
+      { ttlMs: 1000, staleIfErrorMs: 5000, now: clock },
+      watched,
+    );
+    await directory.resolve(accountId);
+    now += 1000;
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-a');
+    for (let waited = 0; lines.length === 0 && waited < 2000; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'warn',
+      message: 'warehouse placement served stale: the control plane cannot be asked',
+      accountId,
+      error: 'connect ECONNREFUSED 10.0.0.1:3000',
+    });
+    now += 5000;
+    const error = await directory.resolve(accountId).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DestinationUnavailable);
+    expect((error as Error).cause).toBe(down);
+  });
+
+  it('an answer to a request under way when a resync was heard is handed out, not kept', async () => {
+    let answer: (value: ResolvedWarehouse) => void = () => undefined;
+    let calls = 0;
+    const directory = new ResolvingWarehouseDirectory(
+      () => {
+        calls += 1;
+        return calls === 1
+          ? new Promise<ResolvedWarehouse>((resolve) => (answer = resolve))
+          : Promise.resolve(placed('wh-new', 2));
+      },
+      { ttlMs: 60_000, now: clock },
+      logger,
+    );
+    const pending = directory.resolve(accountId);
+    directory.invalidate({ kind: 'resync' });
+    answer(placed('wh-old', 1));
+    expect((await pending)?.placement.warehouseId).toBe('wh-old');
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-new');
+    expect((await directory.resolve(accountId))?.placement.warehouseId).toBe('wh-new');
+    expect(calls).toBe(2);
+  });
+
+  it('remembers the changes of at most maxEntries accounts while requests are under way', async () => {
+    /** Resolves the account with a request a change of `changed` accounts is heard during; the calls made. */
+    const callsAfterChanges = async (changed: string[]) => {
+      let answer: (value: ResolvedWarehouse) => void = () => undefined;
+      let calls = 0;
+      const directory = new ResolvingWarehouseDirectory(
+        () => {
+          calls += 1;
+          return calls === 1
+            ? new Promise<ResolvedWarehouse>((resolve) => (answer = resolve))
+            : Promise.resolve(placed('wh-a', 1));
+        },
+        { ttlMs: 60_000, maxEntries: 2, now: clock },
+        logger,
+      );
+      const pending = directory.resolve(accountId);
+      for (const id of changed) directory.invalidate({ kind: 'tenant_changed', accountId: id });
+      answer(placed('wh-a', 1));
+      await pending;
+      await directory.resolve(accountId);
+      return calls;
+    };
+    // Two changed accounts fit: the account's change is remembered, its answer not kept.
+    expect(await callsAfterChanges([accountId, 'other-1'])).toBe(2);
+    // A third one clears the memory: the answer is kept as if no change had been heard.
+    expect(await callsAfterChanges([accountId, 'other-1', 'other-2'])).toBe(1);
   });
 
   it('an account without a warehouse is remembered for the unknown TTL only', async () => {

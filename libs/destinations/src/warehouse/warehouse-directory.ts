@@ -62,7 +62,8 @@ export function warehouseConnectionFromUrl(
   const sslmode = parsed.searchParams.get('sslmode') ?? 'disable';
   const tlsMode = urlTlsModes[sslmode];
   if (!tlsMode) throw new Error(`WAREHOUSE_URL sslmode not supported: ${sslmode}`);
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  // An IPv6 host comes in brackets, the only place a hostname can hold one.
+  const host = parsed.hostname.replace(/[[\]]/g, '');
   if (!host) throw new Error('WAREHOUSE_URL names no host');
   const user = decodeURIComponent(parsed.username) || 'postgres';
   return {
@@ -70,7 +71,7 @@ export function warehouseConnectionFromUrl(
     engine: 'postgres',
     host,
     port: parsed.port ? Number(parsed.port) : 5432,
-    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || user,
+    database: decodeURIComponent(parsed.pathname.slice(1)) || user,
     user,
     password: decodeURIComponent(parsed.password),
     tlsMode,

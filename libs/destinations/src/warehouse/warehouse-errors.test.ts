@@ -45,6 +45,8 @@ describe('warehouseErrorKind', () => {
     const tls = [
       'SELF_SIGNED_CERT_IN_CHAIN',
       'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
       'CERT_HAS_EXPIRED',
       'ERR_TLS_CERT_ALTNAME_INVALID',
     ];

@@ -100,8 +100,11 @@ describe('mergeById', () => {
     };
     expect(mergeById([bigger, later, first], 'user_id')[0]?.traits).toEqual({ k: 3 });
     expect(mergeById([later, first], 'user_id')[0]?.traits).toEqual({ k: 2 });
-    const again = { ...first, traits: { k: 9 } };
-    expect(mergeById([first, again], 'user_id')[0]?.traits).toEqual({ k: 1 });
+    const again = { ...first, email: 'again@example.com', traits: { k: 9 } };
+    expect(mergeById([{ ...first, email: 'first@example.com' }, again], 'user_id')[0]).toMatchObject({
+      email: 'first@example.com',
+      traits: { k: 1 },
+    });
   });
 
   it('gives a row without traits empty ones, keeps a trait named __proto__ as a trait', () => {

@@ -65,6 +65,11 @@ describe('the warehouse writer’s SQL', () => {
     expect(sql).toContain(
       "_trait_orders = COALESCE(stored._trait_orders, CASE WHEN jsonb_typeof(stored.traits) = 'object'",
     );
+    // Each winning key's order is stored as a JSON string beside the stored orders.
+    expect(sql).toContain(
+      "END, '{}'::jsonb) || COALESCE((SELECT jsonb_object_agg(n.key, to_jsonb(COALESCE(EXCLUDED._trait_orders ->> n.key, EXCLUDED._event_order))) FROM jsonb_each(",
+    );
+    expect(sql).toContain('ELSE stored."email" END, traits = COALESCE(stored.traits, ');
     expect(sql).toMatch(
       / WHERE NOT stored.message_id IS NOT DISTINCT FROM EXCLUDED.message_id AND \(\(EXCLUDED._event_order > COALESCE\(stored._event_order, .*\)\) OR EXISTS \(SELECT 1 FROM jsonb_each\(COALESCE\(EXCLUDED.traits, '\{\}'::jsonb\)\) n WHERE COALESCE\(.*, true\)\)\)$/,
     );
