@@ -13,6 +13,7 @@ import { OPERATOR_TOKEN } from './auth/authentication';
 import { OperatorToken } from './auth/operator-token';
 import { WarehouseResolutionController } from './internal/warehouse-resolution.controller';
 import { OperatorWarehousesController } from './warehouses/operator-warehouses.controller';
+import { AccountWarehouseController } from './account-warehouse/account-warehouse.controller';
 import type { WarehousePlacements } from './warehouses/warehouse-placements';
 import type { WarehouseRegistry } from './warehouses/warehouse-registry';
 import { HealthController } from './health/health.controller';
@@ -119,6 +120,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [UsageController, new UsageController(services.usage)],
     [DebuggerController, new DebuggerController(services.debugger)],
     [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],
+    [AccountWarehouseController, new AccountWarehouseController(services.placements)],
     [
       WarehouseResolutionController,
       new WarehouseResolutionController(services.placements, services.warehouses),

@@ -22,6 +22,7 @@ const LAYERS = [
   'integrations',
   'tasks',
   'usage',
+  'account-warehouse',
   'debugger',
   'internal',
   'app-types',

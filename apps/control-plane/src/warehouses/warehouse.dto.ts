@@ -9,7 +9,12 @@ export interface WarehouseView {
   name: string;
   engine: 'postgres';
   owner: 'platform' | 'customer';
+  /** The account owning a customer's warehouse: the only account it may hold; null for the platform's. */
   accountId: string | null;
+  /** The account's postgres_warehouse app a customer's warehouse is; null for the platform's. */
+  appId: string | null;
+  /** The schema an account placed on a customer's warehouse loads into; null: `account_<id>`. */
+  schema: string | null;
   host: string;
   port: number;
   database: string;
