@@ -347,7 +347,9 @@ export class AppService {
         return alongside(manager);
       });
     } catch (error) {
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+      // Only the name's index: the warehouse row saved alongside has unique keys of its own.
+      const { code, constraint } = error as { code?: string; constraint?: string };
+      if (code === UNIQUE_VIOLATION && constraint === 'apps_account_name_live') {
         throw conflict('app_name_taken', `An app named "${app.displayName}" already exists`);
       }
       throw error;

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
+import fc from 'fast-check';
 import { defaultWarehouseTimeouts, guardedWarehousePools, WarehouseEngines } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
@@ -251,6 +252,39 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     ]);
   });
 
+  it('checks the customer’s host at every connect: a name that moves inside is refused', async () => {
+    const tenant = await h.tenant();
+    const appId = await createApp(tenant.key);
+    const { id } = (await rowOf(appId)) as { id: string };
+    await h.services.placements.place(tenant.accountId, id);
+    // Fresh engines: no pooled connection from an earlier test answers for the guard.
+    const fresh = WarehouseEngines.postgres(
+      { processMaxConnections: 2, idleMs: 1000 },
+      { timeouts: defaultWarehouseTimeouts, connect: guardedWarehousePools(egress) },
+    );
+    const { connection } = await h.services.placements.resolve(tenant.accountId);
+    try {
+      await expect(fresh.for(connection).probe()).resolves.toBeUndefined();
+      dns['moved.example.com'] = ['169.254.169.254'];
+      const moved = {
+        ...connection,
+        warehouseId: `${connection.warehouseId}-moved`,
+        host: 'moved.example.com',
+      };
+      const refused = await fresh
+        .for(moved)
+        .probe()
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(refused).toMatchObject({ name: 'EgressRefused' });
+    } finally {
+      delete dns['moved.example.com'];
+      await fresh.close();
+    }
+  });
+
   it('rotates the password with the app and tells the caches; a new schema waits for a move', async () => {
     const tenant = await h.tenant();
     const appId = await createApp(tenant.key);
@@ -324,6 +358,48 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     const removed = await h.as(tenant.key).delete(`/api/v1/apps/${appId}`);
     expect([removed.status, removed.body.data.state]).toEqual([200, 'deleted']);
     expect(await rowOf(appId)).toBeUndefined();
+  });
+
+  it('keeps every valid connection field and password as entered, through SQL and the cipher', async () => {
+    const tenant = await h.tenant();
+    const appId = await createApp(tenant.key);
+    const pgName = fc
+      .string({ minLength: 1, maxLength: 20, unit: 'grapheme' })
+      // eslint-disable-next-line no-control-regex -- the app type refuses control characters
+      .filter((name) => !/[\u0000-\u001f\u007f]/.test(name) && Buffer.byteLength(name) <= 63);
+    const fields = fc.record({
+      host: fc.domain(),
+      port: fc.integer({ min: 1, max: 65535 }),
+      database: pgName,
+      user: pgName,
+      password: fc.string({ maxLength: 200, unit: 'binary' }).filter((p) => !p.includes('\u0000')),
+      tlsMode: fc.constantFrom('disable' as const, 'require' as const, 'verify-full' as const),
+      schema: fc.stringMatching(/^[a-z_][a-z0-9_]{0,62}$/),
+    });
+    await fc.assert(
+      fc.asyncProperty(fields, async (entered) => {
+        await h.db.dataSource.transaction((manager) =>
+          h.services.warehouses.saveCustomer(manager, { ...entered, appId, accountId: tenant.accountId }),
+        );
+        const entity = await h.services.warehouses.ofApp(appId);
+        expect(entity).not.toBeNull();
+        expect(entity!.schema).toBe(entered.schema);
+        const { host, port, database, user, password, tlsMode, owner } = h.services.warehouses.connectionOf(
+          entity!,
+        );
+        expect({ host, port, database, user, password, tlsMode, owner }).toEqual({
+          host: entered.host,
+          port: entered.port,
+          database: entered.database,
+          user: entered.user,
+          password: entered.password,
+          tlsMode: entered.tlsMode,
+          owner: 'customer',
+        });
+        if (entered.password.length >= 8) expect(entity!.passwordCiphertext).not.toContain(entered.password);
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('registers apps saved before the registry knew them, once', async () => {
