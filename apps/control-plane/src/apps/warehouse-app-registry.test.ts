@@ -402,6 +402,33 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     );
   });
 
+  it('answers a name longer than PostgreSQL keeps as the app’s own setting', async () => {
+    const tenant = await h.tenant();
+    const appId = await createApp(tenant.key);
+    const refused = h.db.dataSource.transaction((manager) =>
+      h.services.warehouses.saveCustomer(manager, {
+        appId,
+        accountId: tenant.accountId,
+        host: 'wh.example.com',
+        port: cluster.port,
+        // 32 characters, 64 bytes: PostgreSQL would cut it and reach another database.
+        database: 'é'.repeat(32),
+        user: 'loader',
+        password: PASSWORD,
+        tlsMode: 'disable',
+        schema: 'pipeline_data',
+      }),
+    );
+    await expect(refused).rejects.toMatchObject({
+      status: 422,
+      code: 'invalid_app_settings',
+      details: {
+        errors: [{ path: 'body.config.database', message: '1 to 63 bytes, no control characters' }],
+      },
+    });
+    expect(await rowOf(appId)).toMatchObject({ database: 'analytics' });
+  });
+
   it('registers apps saved before the registry knew them, once', async () => {
     const appId = await createApp();
     await h.db.dataSource.query('DELETE FROM warehouses WHERE app_id = $1', [appId]);

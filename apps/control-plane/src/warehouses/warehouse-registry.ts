@@ -9,7 +9,7 @@ import {
   type WarehouseConnection,
   type WarehouseTlsMode,
 } from '@pipeline/tenancy';
-import { badRequest, conflict, invalidField } from '../http/api-errors';
+import { badRequest, conflict, invalidField, unprocessable } from '../http/api-errors';
 import { isUuid } from '../http/ids';
 import {
   AccountWarehouseEntity,
@@ -391,7 +391,18 @@ export class WarehouseRegistry {
    */
   async saveCustomer(manager: EntityManager, app: CustomerWarehouseApp): Promise<string[]> {
     const problems = fieldProblems({ ...app, name: customerWarehouseName(app.appId) });
-    if (problems.length > 0) throw badRequest('validation_failed', 'The warehouse is not valid', problems);
+    // Reached only where the registry is stricter than the app type (names counted in bytes):
+    // answered as the app's own settings, at the app's field.
+    if (problems.length > 0)
+      throw unprocessable(
+        'invalid_app_settings',
+        'The app cannot be a warehouse',
+        problems.map(({ path, message }) => ({
+          path:
+            path === 'body.password' ? 'body.credentials.password' : path.replace(/^body\./, 'body.config.'),
+          message,
+        })),
+      );
     const repository = manager.getRepository(WarehouseEntity);
     const existing = await repository
       .createQueryBuilder('w')
