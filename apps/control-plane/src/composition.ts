@@ -293,7 +293,13 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   // upgrade needs no manual step (several processes starting at once create one default);
   // customers' warehouse apps saved before the registry knew them become its warehouses.
   await services.warehouses.bootstrap(config.WAREHOUSE_URL);
-  await services.apps.registerWarehouseApps();
+  const warehouseApps = await services.apps.registerWarehouseApps();
+  if (warehouseApps.registered > 0)
+    logger.info('warehouse apps registered', { registered: warehouseApps.registered });
+  if (warehouseApps.refused.length > 0)
+    logger.warn('warehouse apps not registered: their owners must correct them', {
+      refused: warehouseApps.refused,
+    });
   const warehouse = services.accountWarehouses;
 
   // The order main registers them in; hooks run in reverse, so the workers stop before the

@@ -1,4 +1,5 @@
 import { appTypeDefinition, appTypes, rolesOfAppType } from '@pipeline/catalog';
+import { isAppError } from '@pipeline/errors';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -318,11 +319,14 @@ export class AppService {
 
   /**
    * Creates the warehouse rows of postgres_warehouse apps saved before the registry knew them
-   * (at start, after the registry's bootstrap). Idempotent; returns how many it created.
+   * (at start, after the registry's bootstrap). Idempotent. An app the registry refuses (a
+   * name PostgreSQL would cut) is left as it is and reported, never a failed start: it becomes
+   * a warehouse when its owner corrects it.
    */
-  async registerWarehouseApps(): Promise<number> {
+  async registerWarehouseApps(): Promise<{ registered: number; refused: { appId: string; code: string }[] }> {
     const registry = this.registry;
-    if (!registry) return 0;
+    const refused: { appId: string; code: string }[] = [];
+    if (!registry) return { registered: 0, refused };
     const apps = await this.repository
       .createQueryBuilder('app')
       .where("app.appType = 'postgres_warehouse'")
@@ -330,11 +334,17 @@ export class AppService {
       .andWhere('app.credentialsCiphertext IS NOT NULL')
       .andWhere('NOT EXISTS (SELECT 1 FROM warehouses w WHERE w.app_id = app.id)')
       .getMany();
-    for (const app of apps)
-      await this.dataSource.transaction((manager) =>
-        this.syncWarehouse(manager, app, this.openCredentials(app)),
-      );
-    return apps.length;
+    for (const app of apps) {
+      try {
+        await this.dataSource.transaction((manager) =>
+          this.syncWarehouse(manager, app, this.openCredentials(app)),
+        );
+      } catch (error) {
+        if (!isAppError(error)) throw error;
+        refused.push({ appId: app.id, code: error.code });
+      }
+    }
+    return { registered: apps.length - refused.length, refused };
   }
 
   private async saveUnique(

@@ -429,16 +429,30 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     expect(await rowOf(appId)).toMatchObject({ database: 'analytics' });
   });
 
-  it('registers apps saved before the registry knew them, once', async () => {
+  it('registers apps saved before the registry knew them, once, and reports those it refuses', async () => {
     const appId = await createApp();
     await h.db.dataSource.query('DELETE FROM warehouses WHERE app_id = $1', [appId]);
-    expect(await h.services.apps.registerWarehouseApps()).toBe(1);
+    // Saved before the registry counted a name in bytes: 32 characters, 64 bytes.
+    const tooLong = await createApp();
+    await h.db.dataSource.query('DELETE FROM warehouses WHERE app_id = $1', [tooLong]);
+    await h.db.dataSource.query(
+      `UPDATE apps SET config = jsonb_set(config, '{database}', to_jsonb(repeat('é', 32))) WHERE id = $1`,
+      [tooLong],
+    );
+    expect(await h.services.apps.registerWarehouseApps()).toEqual({
+      registered: 1,
+      refused: [{ appId: tooLong, code: 'invalid_app_settings' }],
+    });
     expect(await rowOf(appId)).toMatchObject({
       owner: 'customer',
       account_id: t.accountId,
       schema: 'pipeline_data',
     });
-    expect(await h.services.apps.registerWarehouseApps()).toBe(0);
+    expect(await rowOf(tooLong)).toBeUndefined();
+    expect(await h.services.apps.registerWarehouseApps()).toEqual({
+      registered: 0,
+      refused: [{ appId: tooLong, code: 'invalid_app_settings' }],
+    });
     const row = (await rowOf(appId)) as { id: string };
     expect(h.services.warehouses.connectionOf(await h.services.warehouses.find(row.id)).password).toBe(
       PASSWORD,
