@@ -30,6 +30,9 @@ const { deliveryKinds: destinationKinds, forwardingAppTypes } = require(
   path.join(repo, 'libs/catalog/dist/index.js'),
 );
 const forwardingKinds = new Set(forwardingAppTypes);
+// The kinds that call the control plane, each with its own token: the forwarding consumers (tenant
+// lookups) and the warehouse consumer (where each account's warehouse is). The log consumer never does.
+const controlPlaneCallers = new Set([...forwardingAppTypes, 'warehouse']);
 const listenPort = { 'control-plane': 'PORT', ingestion: 'PORT', delivery: 'DELIVERY_HTTP_PORT' };
 
 function render(dir) {
@@ -161,7 +164,7 @@ function contractProblems(objects, secrets) {
           // Each caller presents its own token: the control plane scopes it to that kind's credentials.
           const tokenKey = (container.env ?? []).find((e) => e.name === 'INTERNAL_SERVICE_TOKEN')?.valueFrom
             ?.secretKeyRef?.key;
-          const ownKey = forwardingKinds.has(kind)
+          const ownKey = controlPlaneCallers.has(kind)
             ? `INTERNAL_TOKEN_DELIVERY_${kind.toUpperCase()}`
             : undefined;
           if (tokenKey !== ownKey)
@@ -169,9 +172,9 @@ function contractProblems(objects, secrets) {
               `${cid}: INTERNAL_SERVICE_TOKEN must be ${ownKey ? `Secret key ${ownKey}` : 'empty'}, not ${tokenKey}`,
             );
           const label = workload.spec.template.metadata.labels?.['pipeline.internal-api-client'] === 'true';
-          if (label !== forwardingKinds.has(kind)) {
+          if (label !== controlPlaneCallers.has(kind)) {
             fail(
-              `${cid}: pipeline.internal-api-client must be ${forwardingKinds.has(kind)} for kind ${kind}`,
+              `${cid}: pipeline.internal-api-client must be ${controlPlaneCallers.has(kind)} for kind ${kind}`,
             );
           }
         }
@@ -289,7 +292,7 @@ function contractProblems(objects, secrets) {
     }
     const expected = new Set([
       'ingestion',
-      ...[...deliveryKinds].filter(([k]) => forwardingKinds.has(k)).map(([, w]) => w.metadata.name),
+      ...[...deliveryKinds].filter(([k]) => controlPlaneCallers.has(k)).map(([, w]) => w.metadata.name),
     ]);
     const show = (set) => [...set].sort().join(', ');
     if (show(allowed) !== show(expected))
@@ -440,9 +443,9 @@ const breaks = [
     },
   ],
   [
-    'the warehouse consumer allowed to the control plane',
+    'the log consumer allowed to the control plane',
     (o) => {
-      tpl(o, 'delivery-warehouse').metadata.labels['pipeline.internal-api-client'] = 'true';
+      tpl(o, 'delivery-log').metadata.labels['pipeline.internal-api-client'] = 'true';
     },
   ],
   [

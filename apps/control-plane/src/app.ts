@@ -14,6 +14,8 @@ import { OperatorToken } from './auth/operator-token';
 import { WarehouseResolutionController } from './internal/warehouse-resolution.controller';
 import { OperatorWarehousesController } from './warehouses/operator-warehouses.controller';
 import { AccountWarehouseController } from './account-warehouse/account-warehouse.controller';
+import { OperatorWarehouseMovesController } from './warehouses/operator-warehouse-moves.controller';
+import type { WarehouseMoves } from './warehouses/warehouse-moves';
 import type { WarehousePlacements } from './warehouses/warehouse-placements';
 import type { WarehouseRegistry } from './warehouses/warehouse-registry';
 import { HealthController } from './health/health.controller';
@@ -60,6 +62,7 @@ export interface ApiServices {
   debugger: DebuggerService;
   warehouses: WarehouseRegistry;
   placements: WarehousePlacements;
+  warehouseMoves: WarehouseMoves;
 }
 
 /** What the Express app needs besides the services. */
@@ -121,6 +124,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [DebuggerController, new DebuggerController(services.debugger)],
     [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],
     [AccountWarehouseController, new AccountWarehouseController(services.placements)],
+    [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
     [
       WarehouseResolutionController,
       new WarehouseResolutionController(services.placements, services.warehouses),

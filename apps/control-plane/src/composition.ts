@@ -53,6 +53,8 @@ import { UsageService } from './usage/usage.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { WriteKeyService } from './write-keys/write-key.service';
 import { WarehousePlacements } from './warehouses/warehouse-placements';
+import { WarehouseMoves } from './warehouses/warehouse-moves';
+import { WarehouseMoveExecutor } from './warehouses/warehouse-move-executor';
 import { WarehouseRegistry, type EngineFor } from './warehouses/warehouse-registry';
 import { OperatorToken } from './auth/operator-token';
 
@@ -124,6 +126,7 @@ export function composeServices(deps: ServiceDependencies) {
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
   const placements = new WarehousePlacements(dataSource, warehouses, tenantChanges);
+  const warehouseMoves = new WarehouseMoves(dataSource, warehouses, placements, deps.onJobQueued);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements);
   // Each account's own warehouse, through the process's engines; without them (a test graph
   // that reads nothing), WAREHOUSE_URL's default database.
@@ -147,6 +150,7 @@ export function composeServices(deps: ServiceDependencies) {
   return {
     warehouses,
     placements,
+    warehouseMoves,
     accountWarehouses: reader,
     cipher,
     limiter,
@@ -251,6 +255,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const redis = await connectRedis(config, logger);
   const debuggerRedis = await connectDebuggerRedis(config, logger);
 
+  const tenantChanges = new TenantChangePublisher(redis, logger);
   // Built below the services that wake them; the callbacks read them once the graph is complete.
   let worker: TaskWorker | undefined;
   let jobs: JobRunner | undefined;
@@ -281,7 +286,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       redis,
       clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
     },
-    tenantChanges: new TenantChangePublisher(redis, logger),
+    tenantChanges,
     egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
     metrics,
     ...(debuggerRedis && config.REDIS_URL
@@ -369,6 +374,20 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
           dependencyRetryMs: config.INTEGRATION_DEPENDENCY_RETRY_MS,
           baseUrls,
           allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+        }),
+      )
+      .register(
+        new WarehouseMoveExecutor({
+          dataSource,
+          registry: services.warehouses,
+          engineFor: (connection) => engines.for(connection),
+          tenantChanges,
+          logger,
+          timings: {
+            consumerWaitMs: config.WAREHOUSE_MOVE_CONSUMER_WAIT_MS,
+            drainMs: config.WAREHOUSE_MOVE_DRAIN_MS,
+            batchRows: config.WAREHOUSE_MOVE_BATCH_ROWS,
+          },
         }),
       );
     jobs = running;

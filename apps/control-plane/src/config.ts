@@ -112,6 +112,15 @@ export const controlPlaneConfigSchema = z
       'How often the scheduler looks for due sources and integrations.',
     ),
     ...vendorBaseUrlFields(vendorAppTypes),
+    WAREHOUSE_MOVE_CONSUMER_WAIT_MS: envInt({ default: 90_000, min: 0, max: 3_600_000 }).describe(
+      "A warehouse move: how long after the target is announced the backfill starts, so that every warehouse consumer writes to both warehouses first. At least the consumers' `TENANT_CACHE_TTL_SECONDS` (60 s by default) plus a margin.",
+    ),
+    WAREHOUSE_MOVE_DRAIN_MS: envInt({ default: 180_000, min: 0, max: 3_600_000 }).describe(
+      "A warehouse move: how long after the cut-over the source is copied and compared once more before it is dropped, so that writers holding the old placement are done. At least the consumers' `TENANT_CACHE_TTL_SECONDS` plus a batch's longest write (`WAREHOUSE_STATEMENT_TIMEOUT_MS`).",
+    ),
+    WAREHOUSE_MOVE_BATCH_ROWS: envInt({ default: 10_000, min: 1, max: 1_000_000 }).describe(
+      'A warehouse move: rows copied per batch (one transaction on the target); progress is saved after each.',
+    ),
     INTEGRATION_DEPENDENCY_RETRY_MS: envInt({ default: 300_000, min: 10, max: 86_400_000 }).describe(
       'How long an integration run waits for the source import it needs before looking again.',
     ),

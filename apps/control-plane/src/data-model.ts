@@ -10,6 +10,7 @@ import { TaskEntity } from './tasks/task.entity';
 import { TaskRunEntity } from './tasks/task-run.entity';
 import { WriteKeyEntity } from './write-keys/write-key.entity';
 import { AccountWarehouseEntity, WarehouseEntity } from './warehouses/warehouse.entity';
+import { WarehouseMoveEntity } from './warehouses/warehouse-move.entity';
 import { CreateAccounts1795316766691 } from './database/migrations/1795316766691-create-accounts';
 import { WriteKeyRateLimits1795320137749 } from './database/migrations/1795320137749-write-key-rate-limits';
 import { CreateManagementResources1795317946270 } from './database/migrations/1795317946270-create-management-resources';
@@ -21,6 +22,7 @@ import { UsageMeteringState1795510000000 } from './database/migrations/179551000
 import { FairQueue1795610000000 } from './database/migrations/1795610000000-fair-queue';
 import { CreateWarehouses1795700000000 } from './database/migrations/1795700000000-create-warehouses';
 import { CustomerWarehouses1795720000000 } from './database/migrations/1795720000000-customer-warehouses';
+import { WarehouseMoves1795800000000 } from './database/migrations/1795800000000-warehouse-moves';
 import { dataSourceFor } from './database/data-source';
 
 // The one place that names every feature's entity and every migration. TypeORM needs the whole
@@ -39,6 +41,7 @@ export const entities = [
   TaskRunEntity,
   WarehouseEntity,
   AccountWarehouseEntity,
+  WarehouseMoveEntity,
 ];
 export const migrations = [
   CreateAccounts1795316766691,
@@ -52,6 +55,7 @@ export const migrations = [
   FairQueue1795610000000,
   CreateWarehouses1795700000000,
   CustomerWarehouses1795720000000,
+  WarehouseMoves1795800000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

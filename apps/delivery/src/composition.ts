@@ -130,6 +130,7 @@ export async function composeDelivery(
       warehouseTimeouts: warehouseTimeoutsOf(config),
       warehousePoolLimits: warehousePoolLimitsOf(config),
       warehouseRowsPerCopy: config.WAREHOUSE_ROWS_PER_COPY,
+      egressAllowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
       ...warehouse,
       ...(outcomes ? { outcomes } : {}),
     }),

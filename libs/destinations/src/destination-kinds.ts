@@ -18,6 +18,7 @@ import {
   type WarehouseDirectory,
 } from './warehouse/warehouse-directory';
 import { WarehouseEngines } from './warehouse/warehouse-engines';
+import { guardedWarehousePools } from './warehouse/postgres-engine';
 import {
   defaultWarehouseTimeouts,
   type WarehousePoolLimits,
@@ -45,6 +46,11 @@ export interface DestinationDependencies {
   warehouseTimeouts?: WarehouseTimeouts;
   /** Rows of one account and table per COPY (WAREHOUSE_ROWS_PER_COPY). */
   warehouseRowsPerCopy?: number;
+  /**
+   * Private ranges a customer-owned warehouse may resolve to (EGRESS_ALLOW_PRIVATE_RANGES);
+   * every connect to one is checked against the egress policy, these excepted.
+   */
+  egressAllowPrivateRanges?: readonly string[];
   /** Told where each event went (the live debugger); unset: nothing recorded. */
   outcomes?: OutcomeRecorder;
 }
@@ -79,6 +85,7 @@ export function createDestination(
         deps.warehouseEngines ??
         WarehouseEngines.postgres(deps.warehousePoolLimits ?? defaultWarehousePoolLimits, {
           timeouts: deps.warehouseTimeouts ?? defaultWarehouseTimeouts,
+          connect: guardedWarehousePools({ allowPrivateRanges: deps.egressAllowPrivateRanges ?? [] }),
           ...(deps.warehouseRowsPerCopy ? { rowsPerCopy: deps.warehouseRowsPerCopy } : {}),
         }),
       logger: deps.logger,

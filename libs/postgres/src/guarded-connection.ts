@@ -202,6 +202,20 @@ export function warehouseClient(
  * the host and checks each address, since a name's addresses may change while the pool lives.
  * The platform's: connected as the operator configured it.
  */
+/**
+ * A lost connection must not end the process. node-postgres emits 'error' on the client as well
+ * as failing its query, and pg-pool listens only while a client is idle: a server restarted
+ * under a checked-out client (a COPY running, a transaction between statements) would throw
+ * from an 'error' event nobody hears. The failed query carries the error to its caller, and
+ * the client, no longer queryable, is not given back to the pool.
+ */
+export function quietOnLostConnections(pool: Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
+}
+
 export function warehouseConnectionPool(
   connection: WarehouseConnection,
   options: WarehousePoolOptions & GuardOptions = {},
@@ -216,7 +230,6 @@ export function warehouseConnectionPool(
     ...(connection.owner === 'customer' ? { stream: guardedSocketFactory(options) } : {}),
   };
   const pool = new Pool(config);
-  // An idle client's error (a server restart) must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  quietOnLostConnections(pool);
   return pool;
 }

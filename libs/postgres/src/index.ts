@@ -11,6 +11,7 @@ export {
   guardedSocketFactory,
   InvalidWarehouseConnection,
   warehouseClient,
+  quietOnLostConnections,
   warehouseConnectionPool,
   type GuardOptions,
   type WarehousePoolOptions,

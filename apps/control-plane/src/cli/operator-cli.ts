@@ -7,7 +7,9 @@ import { scopes as allScopes } from '../auth/scopes';
 import { WriteKeyService } from '../write-keys/write-key.service';
 import { CredentialCipher } from '../apps/credential-cipher';
 import { WarehouseRegistry, type EngineFor } from '../warehouses/warehouse-registry';
-import type { WarehouseSummary } from '../warehouses/warehouse.dto';
+import type { WarehouseMoveView, WarehouseSummary } from '../warehouses/warehouse.dto';
+import { WarehouseMoves } from '../warehouses/warehouse-moves';
+import { WarehousePlacements } from '../warehouses/warehouse-placements';
 
 export interface CliIo {
   out(text: string): void;
@@ -37,6 +39,14 @@ function humanWarehouse(w: WarehouseSummary): string {
   // A customer's server holds its own account only: the operator sees whose it is.
   const owner = w.owner === 'customer' ? ` [customer: account ${w.accountId}, app ${w.appId}]` : '';
   return `${w.id}  ${w.name}${w.isDefault ? ' [default]' : ''}${owner}  ${w.user}@${w.host}:${w.port}/${w.database}  ${w.accounts} accounts  ${size}  ${w.status}${detail}`;
+}
+
+function humanMove(m: WarehouseMoveView): string {
+  const copied = Object.entries({ ...m.progress.copy, ...m.progress.drain })
+    .map(([table, rows]) => `${table} ${rows}`)
+    .join(', ');
+  const error = m.error ? `  ${m.error.code}: ${m.error.message}` : '';
+  return `${m.id}  account ${m.accountId}  ${m.fromWarehouseId} -> ${m.toWarehouseId}  ${m.stage}${copied ? `  copied ${copied}` : ''}${error}`;
 }
 
 const list = (value: string) =>
@@ -338,6 +348,33 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
         placed.map((a) => `${a.accountId}  ${a.accountName}  ${a.schema}  epoch ${a.epoch}`).join('\n') ||
           'no accounts',
       );
+    });
+  const moves = () => {
+    const warehouseRegistry = registry();
+    return new WarehouseMoves(
+      dataSource,
+      warehouseRegistry,
+      new WarehousePlacements(dataSource, warehouseRegistry),
+    );
+  };
+  warehouses
+    .command('move <account-id>')
+    .description(
+      "Move an account's warehouse data to another platform warehouse, online; the control plane's job runner runs it",
+    )
+    .requiredOption('--to <warehouse>', 'the target warehouse (id or name)')
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, o: { to: string; json?: boolean }) => {
+      const started = await moves().start({ accountId, toWarehouse: o.to });
+      print(o.json, started, `move ${started.id} of account ${started.accountId} queued`);
+    });
+  warehouses
+    .command('moves')
+    .description('List warehouse moves, newest first, with their stage and rows copied per table')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const all = await moves().list();
+      print(o.json, all, all.map(humanMove).join('\n') || 'no moves');
     });
   return program;
 }

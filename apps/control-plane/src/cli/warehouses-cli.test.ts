@@ -275,4 +275,50 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
       await h.db.dataSource.query("SELECT count(*)::int AS n FROM warehouses WHERE name = 'third'"),
     ).toEqual([{ n: 0 }]);
   });
+
+  it('queues a move of an account and lists moves with their stage', async () => {
+    const t = await h.tenant();
+    const target = await h.services.warehouses.add({
+      name: 'move-target',
+      host: '127.0.0.1',
+      port: 5432,
+      database: 'wh_two',
+      user: 'loader',
+      password: 'pw',
+      tlsMode: 'disable',
+    });
+    const moved = await cli(['warehouses', 'move', t.accountId, '--to', 'move-target', '--json']);
+    expect(moved.code).toBe(0);
+    const move = moved.json();
+    expect(move).toMatchObject({
+      accountId: t.accountId,
+      toWarehouseId: target.id,
+      stage: 'queued',
+      error: null,
+    });
+    const [job] = (await h.db.dataSource.query('SELECT kind, status, account_id FROM jobs WHERE id = $1', [
+      move.jobId,
+    ])) as Record<string, unknown>[];
+    expect(job).toEqual({ kind: 'warehouse_move', status: 'queued', account_id: t.accountId });
+
+    const listed = await cli(['warehouses', 'moves', '--json']);
+    expect(listed.json().map((m: { id: string }) => m.id)).toContain(move.id);
+    const human = await cli(['warehouses', 'moves']);
+    expect(human.out).toContain(
+      `${move.id}  account ${t.accountId}  ${move.fromWarehouseId} -> ${target.id}  queued`,
+    );
+
+    const again = await cli(['warehouses', 'move', t.accountId, '--to', 'move-target']);
+    expect([again.code, again.err]).toEqual([
+      1,
+      'error: The account is moving already: one move at a time (warehouse_move_in_progress)\n',
+    ]);
+    const nowhere = await cli(['warehouses', 'move', t.accountId, '--to', 'nowhere']);
+    expect([nowhere.code, nowhere.err]).toEqual([1, 'error: No warehouse nowhere (warehouse_not_found)\n']);
+    const missing = await cli(['warehouses', 'move', t.accountId]);
+    expect([missing.code, missing.err]).toEqual([
+      1,
+      "error: required option '--to <warehouse>' not specified\n",
+    ]);
+  });
 });

@@ -1,12 +1,13 @@
 import { iso, isoOrNull } from '../http/list-query';
 import type { JobView } from './job.dto';
-import type { JobEntity } from './job.entity';
+import type { AccountJobKind, JobEntity } from './job.entity';
 import { shownError } from '../work-queue/tenant-error';
 
 export function toJobView(job: JobEntity): JobView {
   return {
     id: job.id,
-    kind: job.kind,
+    // Only a source's or an integration's jobs are shown (JobService.get filters the kinds).
+    kind: job.kind as AccountJobKind,
     status: job.status,
     trigger: job.trigger,
     sourceId: job.sourceId,

@@ -1,10 +1,10 @@
-import type { JobKind, JobStatus, JobTrigger } from './job.entity';
+import type { AccountJobKind, JobStatus, JobTrigger } from './job.entity';
 
 /** A dispatched unit of sync work, as `POST /sources/{id}/sync` returns it. */
 export interface JobView {
   /** @format uuid */
   id: string;
-  kind: JobKind;
+  kind: AccountJobKind;
   /** `queued` -> `running` -> `succeeded` / `failed` / `cancelled`. */
   status: JobStatus;
   trigger: JobTrigger;

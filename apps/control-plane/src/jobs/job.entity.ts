@@ -1,6 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, type ValueTransformer } from 'typeorm';
 
-export type JobKind = 'source_sync' | 'integration_run';
+export type JobKind = 'source_sync' | 'integration_run' | 'warehouse_move';
+/** The jobs an account's API shows: a warehouse move is the operator's. */
+export const accountJobKinds = ['source_sync', 'integration_run'] as const;
+export type AccountJobKind = (typeof accountJobKinds)[number];
 export type JobTrigger = 'manual' | 'schedule' | 'one_off' | 'onboarding';
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 

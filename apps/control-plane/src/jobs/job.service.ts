@@ -1,11 +1,11 @@
 import { AccountLimiter } from '../accounts/account-limits';
-import type { DataSource, EntityManager } from 'typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import { notFound } from '../http/api-errors';
 import { requireId } from '../http/ids';
 import { pageOf } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { JobView } from './job.dto';
-import { JobEntity, type JobStatus, type JobTrigger } from './job.entity';
+import { accountJobKinds, JobEntity, type JobStatus, type JobTrigger } from './job.entity';
 import { toJobView } from './job-view';
 import { returnedRows } from '../database/returned-rows';
 
@@ -69,10 +69,15 @@ export class JobService {
     return pageOf(qb, 'createdAt', filter.order, page, toJobView);
   }
 
-  /** One job of the account; another account's job is a 404 like an unknown one. */
+  /**
+   * One job of the account; another account's job is a 404 like an unknown one, and so is a
+   * warehouse move's: the operator's, answered by the operator API.
+   */
   async get(accountId: string, jobId: string): Promise<JobView> {
     const id = requireId('job', jobId);
-    const job = await this.dataSource.getRepository(JobEntity).findOneBy({ id, accountId });
+    const job = await this.dataSource
+      .getRepository(JobEntity)
+      .findOneBy({ id, accountId, kind: In(accountJobKinds) });
     if (!job) throw notFound('job', jobId);
     return toJobView(job);
   }

@@ -127,11 +127,12 @@ export class UsageMetering {
     // Day bounds in UTC whatever the session's TimeZone.
     const window = `finished_at >= $2::date::timestamp AT TIME ZONE 'UTC'
       AND finished_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC'`;
-    // A job's compute_ms adds up every attempt (retries, deferrals, shutdowns included).
+    // A job's compute_ms adds up every attempt (retries, deferrals, shutdowns included). A
+    // warehouse move is the operator's doing: the account is not charged for it.
     const [jobs] = returnedRows<{ ms: string | null; sync_rows: string | null }>(
       await this.dataSource.query(
         `SELECT sum(compute_ms) AS ms, sum(rows_written) FILTER (WHERE kind = 'source_sync') AS sync_rows
-           FROM jobs WHERE account_id = $1 AND ${window}`,
+           FROM jobs WHERE account_id = $1 AND kind <> 'warehouse_move' AND ${window}`,
         [accountId, day],
       ),
     );

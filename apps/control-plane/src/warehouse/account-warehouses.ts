@@ -5,7 +5,11 @@ import type {
   ReadOnlyQueries,
   ReadOnlyQueryName,
   ReadOptions,
+  RowBatch,
   StreamWriteResult,
+  TableDay,
+  TableExport,
+  TableShape,
   WarehouseEngine,
   WarehouseEngines,
   WarehouseErrorClass,
@@ -62,9 +66,12 @@ export class PlacedWarehouses implements AccountWarehouses {
   ) {}
 
   async locate(accountId: string): Promise<LocatedWarehouse> {
-    const { placement, connection } = await this.resolve(accountId);
+    const { placement, connection, alsoWriteTo } = await this.resolve(accountId);
+    const engine = new UnavailableAs503(this.engines.for(connection));
     return {
-      engine: new UnavailableAs503(this.engines.for(connection)),
+      engine: alsoWriteTo
+        ? new AlsoWritingTo(engine, new UnavailableAs503(this.engines.for(alsoWriteTo.connection)))
+        : engine,
       account: { accountId, schema: placement.schema },
     };
   }
@@ -156,7 +163,88 @@ export class UnavailableAs503 implements WarehouseEngine {
     return this.inner.classifyError(isWarehouseUnavailable(error) ? error.cause : error);
   }
 
+  accountTables(account: AccountLocation): Promise<string[]> {
+    return translated(() => this.inner.accountTables(account));
+  }
+
+  async exportTable(
+    account: AccountLocation,
+    table: string,
+    options: { batchRows: number },
+  ): Promise<TableExport | null> {
+    const exported = await translated(() => this.inner.exportTable(account, table, options));
+    if (!exported) return null;
+    return {
+      shape: exported.shape,
+      batches: {
+        [Symbol.asyncIterator]: () => {
+          const iterator = exported.batches[Symbol.asyncIterator]();
+          return {
+            next: () => translated(() => iterator.next()),
+            return: async (value?: unknown) =>
+              (await translated(async () => iterator.return?.(value))) ?? {
+                done: true as const,
+                value: undefined,
+              },
+          };
+        },
+      },
+    };
+  }
+
+  importRows(account: AccountLocation, shape: TableShape, batch: RowBatch): Promise<number> {
+    return translated(() => this.inner.importRows(account, shape, batch));
+  }
+
+  tableDays(account: AccountLocation, table: string): Promise<TableDay[]> {
+    return translated(() => this.inner.tableDays(account, table));
+  }
+
+  tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
+    return translated(() => this.inner.tableKeysOn(account, table, day));
+  }
+
+  dropAccount(account: AccountLocation): Promise<void> {
+    return translated(() => this.inner.dropAccount(account));
+  }
+
   close(): Promise<void> {
     return this.inner.close();
+  }
+}
+
+/**
+ * The engine of an account that is moving: what a source sync writes goes to the target as
+ * well (the same schema there), after the source took it, so the move's comparison finds it on
+ * both. Everything else (reads, sizes) is the source's until the cut-over.
+ */
+export class AlsoWritingTo extends UnavailableAs503 {
+  constructor(
+    inner: WarehouseEngine,
+    private readonly also: WarehouseEngine,
+  ) {
+    super(inner);
+  }
+
+  override async ensureAccount(account: AccountLocation): Promise<void> {
+    await super.ensureAccount(account);
+    await this.also.ensureAccount(account);
+  }
+
+  override async writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
+    const result = await super.writeRows(account, rows);
+    await this.also.writeRows(account, rows);
+    return result;
+  }
+
+  override async writeStream(
+    account: AccountLocation,
+    table: string,
+    primaryKey: string,
+    records: readonly Record<string, unknown>[],
+  ): Promise<StreamWriteResult> {
+    const result = await super.writeStream(account, table, primaryKey, records);
+    await this.also.writeStream(account, table, primaryKey, records);
+    return result;
   }
 }

@@ -51,12 +51,26 @@ export class WarehousePlacements {
   }
 
   /** The placement and the connection with its password opened; 404 account_not_found. */
+  /**
+   * While a move copies the account, `alsoWriteTo` names its target: the same schema and epoch
+   * on the other warehouse, which writers fill as well.
+   */
   async resolve(accountId: string): Promise<ResolvedWarehouse> {
     const { placement, warehouse } = await this.placed(accountId);
-    return {
+    const resolved: ResolvedWarehouse = {
       placement: placementView(placement, warehouse),
       connection: this.registry.connectionOf(warehouse),
     };
+    if (placement.moveToWarehouseId) {
+      const target = await this.dataSource
+        .getRepository(WarehouseEntity)
+        .findOneByOrFail({ id: placement.moveToWarehouseId });
+      resolved.alsoWriteTo = {
+        placement: placementView({ ...placement, warehouseId: target.id }, target),
+        connection: this.registry.connectionOf(target),
+      };
+    }
+    return resolved;
   }
 
   /**

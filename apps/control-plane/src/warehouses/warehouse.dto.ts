@@ -145,3 +145,62 @@ export interface UpdateWarehouseBody {
    */
   maxConnections?: number;
 }
+
+/** Moves an account to another platform warehouse. */
+export interface StartWarehouseMoveBody {
+  /**
+   * @minLength 1
+   * @maxLength 64
+   */
+  accountId: string;
+  /**
+   * The target warehouse's id or name.
+   * @minLength 1
+   * @maxLength 63
+   */
+  toWarehouse: string;
+}
+
+/** One table's comparison of the two warehouses. */
+export interface WarehouseMoveTableCheck {
+  /** @isInt */
+  sourceRows: number;
+  /** @isInt */
+  targetRows: number;
+  /** UTC days (YYYY-MM-DD, `none` for undated rows) with rows of the source missing on the target. */
+  missingDays: string[];
+}
+
+/** The last comparison: `verify` before the cut-over, `drain` after it. */
+export interface WarehouseMoveVerification {
+  stage: 'verify' | 'drain';
+  at: string;
+  ok: boolean;
+  tables: { [table: string]: WarehouseMoveTableCheck };
+}
+
+/** A move of an account between warehouses, as operators see it. */
+export interface WarehouseMoveView {
+  id: string;
+  accountId: string;
+  fromWarehouseId: string;
+  toWarehouseId: string;
+  schema: string;
+  /** queued, copy, verify, cut_over, drain, retire, then done or failed. */
+  stage: 'queued' | 'copy' | 'verify' | 'cut_over' | 'drain' | 'retire' | 'done' | 'failed';
+  /** The job that runs it (GET /api/v1/... jobs are the account's; this one is the operator's). */
+  jobId: string | null;
+  /** Rows copied per table by the copy stage and by the drain's copy. */
+  progress: {
+    copy?: { [table: string]: number };
+    drain?: { [table: string]: number };
+  };
+  verification: WarehouseMoveVerification | null;
+  /** @isInt */
+  copyAttempts: number;
+  error: { code: string; message: string } | null;
+  createdAt: string;
+  updatedAt: string;
+  cutOverAt: string | null;
+  finishedAt: string | null;
+}

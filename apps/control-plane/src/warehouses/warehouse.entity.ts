@@ -96,6 +96,10 @@ export class AccountWarehouseEntity {
   @Column({ type: 'integer' })
   epoch!: number;
 
+  /** While a move copies the account: the warehouse rows are written to as well. */
+  @Column({ name: 'move_to_warehouse_id', type: 'uuid', nullable: true })
+  moveToWarehouseId!: string | null;
+
   @Column({ name: 'placed_at', type: 'timestamptz' })
   placedAt!: Date;
 }

@@ -1,4 +1,8 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { warehouseConnectionPool, type GuardOptions } from '@pipeline/postgres';
 import type { WarehouseRow } from '@pipeline/events';
 import type { WarehouseConnection } from '@pipeline/tenancy';
@@ -11,14 +15,35 @@ import type {
   ReadOnlyQueryName,
   ReadOptions,
   ReadPurpose,
+  RowBatch,
   StreamWriteResult,
+  TableDay,
+  TableExport,
+  TableShape,
   WarehouseEngine,
   WarehouseErrorClass,
   WarehouseTableName,
   WriteResult,
 } from './warehouse-engine';
 import { warehouseErrorClass } from './warehouse-error-class';
-import { beginStatement, type WarehouseTimeouts } from './warehouse-pool';
+import {
+  beginStatement,
+  inWarehouseTransaction,
+  withTransactionLock,
+  type WarehouseTimeouts,
+} from './warehouse-pool';
+import {
+  checkedShape,
+  copyLines,
+  createStreamTableStatements,
+  daysStatement,
+  exportStatement,
+  keysOnStatement,
+  mergeStatement,
+  stageCopyStatement,
+  stageStatement,
+  warehouseTableNames,
+} from './table-copy';
 import { defaultRowsPerCopy, WarehouseWriter } from './warehouse-writer';
 import { StreamTableWriter } from './stream-table-writer';
 import { isPlainIdentifier } from './stream-table-columns';
@@ -148,6 +173,9 @@ export class PostgresEngine implements WarehouseEngine {
   private readonly meter: WarehouseQueryMeter | undefined;
   /** Opens a read: read-only, with the warehouse's time limits for this transaction alone. */
   private readonly readOnlyBegin: string;
+  private readonly timeouts: WarehouseTimeouts;
+  /** Tables an import created or found, per `schema.table`: checked once per process. */
+  private readonly prepared = new Map<string, Promise<void>>();
 
   // The connection (its password) is not kept: only the pool holds it.
   constructor(connection: WarehouseConnection, options: PostgresEngineOptions) {
@@ -166,6 +194,7 @@ export class PostgresEngine implements WarehouseEngine {
     this.streams = new StreamTableWriter(this.pool, { timeouts: options.timeouts });
     this.meter = options.meter;
     this.readOnlyBegin = `${beginStatement(options.timeouts)}; SET TRANSACTION READ ONLY`;
+    this.timeouts = options.timeouts;
   }
 
   async ensureAccount(account: AccountLocation): Promise<void> {
@@ -223,6 +252,84 @@ export class PostgresEngine implements WarehouseEngine {
 
   classifyError(error: unknown): WarehouseErrorClass {
     return warehouseErrorClass(error);
+  }
+
+  async accountTables(account: AccountLocation): Promise<string[]> {
+    checkSchema(account);
+    const { rows } = await this.pool.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname <> '_migrations'
+        ORDER BY 1`,
+      [account.schema],
+    );
+    // The warehouse tables first: a stream table created on the target migrates the schema anyway.
+    const names = rows.map((r) => r.name).filter(isPlainIdentifier);
+    const warehouse = warehouseTableNames.filter((t) => names.includes(t));
+    return [...warehouse, ...names.filter((n) => !(warehouseTableNames as readonly string[]).includes(n))];
+  }
+
+  async exportTable(
+    account: AccountLocation,
+    table: string,
+    options: { batchRows: number },
+  ): Promise<TableExport | null> {
+    const shape = await this.shapeOf(account, table);
+    if (!shape) return null;
+    return { shape, batches: this.exported(account, shape, Math.max(1, Math.floor(options.batchRows))) };
+  }
+
+  async importRows(account: AccountLocation, shape: TableShape, batch: RowBatch): Promise<number> {
+    checkSchema(account);
+    checkedShape(shape);
+    await this.prepareTable(account, shape);
+    if (batch.rows === 0) return 0;
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await inWarehouseTransaction(client, this.timeouts, async () => {
+        await client.query(stageStatement(account.schema, shape));
+        const copy = copyFrom(stageCopyStatement(shape));
+        // As the row writer's COPY: a callback of its own, so tracing ends the COPY's span.
+        const own = copy as typeof copy & { callback: () => void };
+        own.callback = own.callback.bind(copy);
+        await pipeline(Readable.from([batch.text]), client.query(copy));
+        const merged = await client.query(mergeStatement(account.schema, shape));
+        return merged.rowCount ?? 0;
+      });
+    } catch (error) {
+      if (this.classifyError(error) === 'unavailable') broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async tableDays(account: AccountLocation, table: string): Promise<TableDay[]> {
+    const shape = await this.shapeOf(account, table);
+    if (!shape) return [];
+    const { rows } = await this.pool.query<{ day: string; rows: string; hash: string }>(
+      daysStatement(account.schema, shape),
+    );
+    return rows.map((r) => ({ day: r.day, rows: Number(r.rows), hash: r.hash }));
+  }
+
+  async tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
+    if (!/^(\d{4}-\d{2}-\d{2}|none)$/.test(day)) throw new Error(`invalid UTC day ${day}`);
+    const shape = await this.shapeOf(account, table);
+    if (!shape) return [];
+    const { rows } = await this.pool.query<{ key: string }>(keysOnStatement(account.schema, shape), [day]);
+    return rows.map((r) => r.key);
+  }
+
+  async dropAccount(account: AccountLocation): Promise<void> {
+    const schema = checkSchema(account);
+    await withTransactionLock(this.pool, this.timeouts, `warehouse:${account.schema}`, async (client) => {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    });
+    this.rows.forget(account.schema);
+    this.streams.forget(account.schema);
+    for (const key of [...this.prepared.keys()])
+      if (key.startsWith(`${account.schema}.`)) this.prepared.delete(key);
   }
 
   async close(): Promise<void> {
@@ -347,6 +454,91 @@ export class PostgresEngine implements WarehouseEngine {
         );
         return [{ rows: Number(row?.rows ?? 0) }];
       }
+    }
+  }
+
+  /** A table's columns (as format_type writes their types) and primary key; null when missing. */
+  private async shapeOf(account: AccountLocation, table: string): Promise<TableShape | null> {
+    const schema = checkSchema(account);
+    if (!isPlainIdentifier(table)) throw new Error(`invalid table name ${table}`);
+    const relation = `${schema}.${quoteIdent(table)}`;
+    const { rows: columns } = await this.pool.query<{ name: string; type: string }>(
+      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+         FROM pg_attribute a
+        WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
+        ORDER BY a.attnum`,
+      [relation],
+    );
+    if (columns.length === 0) return null;
+    const { rows: keys } = await this.pool.query<{ name: string }>(
+      `SELECT a.attname AS name
+         FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey::int2[])
+        WHERE i.indrelid = to_regclass($1) AND i.indisprimary
+        ORDER BY array_position(i.indkey::int2[], a.attnum)`,
+      [relation],
+    );
+    const kind = (warehouseTableNames as readonly string[]).includes(table)
+      ? (table as WarehouseTableName)
+      : 'stream';
+    return checkedShape({ table, kind, columns, key: keys.map((k) => k.name) });
+  }
+
+  /** Creates the table an import writes into when missing (a stream table as the source had it). */
+  private prepareTable(account: AccountLocation, shape: TableShape): Promise<void> {
+    const name = `${account.schema}.${shape.table}`;
+    let pending = this.prepared.get(name);
+    if (!pending) {
+      pending = (async () => {
+        await this.rows.ensureSchema(account.schema);
+        if (shape.kind !== 'stream') return;
+        await withTransactionLock(this.pool, this.timeouts, `warehouse:${account.schema}`, async (client) => {
+          for (const statement of createStreamTableStatements(account.schema, shape))
+            await client.query(statement);
+        });
+      })().catch((error: unknown) => {
+        this.prepared.delete(name);
+        throw error;
+      });
+      this.prepared.set(name, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * The table's COPY text cut into batches of whole rows, in one read-only transaction without
+   * a statement time limit: the export lasts as long as the importer takes with its batches.
+   * A connection broken off mid-COPY is not given back to the pool.
+   */
+  private async *exported(
+    account: AccountLocation,
+    shape: TableShape,
+    batchRows: number,
+  ): AsyncGenerator<RowBatch> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined = new Error('export broken off');
+    try {
+      await client.query('BEGIN READ ONLY; SET LOCAL statement_timeout = 0');
+      const stream = client.query(copyTo(exportStatement(account.schema, shape)));
+      const decoder = new StringDecoder('utf8');
+      let pending: string[] = [];
+      let partial = '';
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        const lines = (partial + decoder.write(chunk)).split('\n');
+        partial = lines.pop() ?? '';
+        pending.push(...lines);
+        while (pending.length >= batchRows) {
+          const rows = pending.slice(0, batchRows);
+          pending = pending.slice(batchRows);
+          yield { rows: rows.length, text: `${rows.join('\n')}\n` };
+        }
+      }
+      const rest = copyLines(partial + decoder.end());
+      pending.push(...rest);
+      if (pending.length > 0) yield { rows: pending.length, text: `${pending.join('\n')}\n` };
+      await client.query('COMMIT');
+      broken = undefined;
+    } finally {
+      client.release(broken);
     }
   }
 

@@ -81,6 +81,11 @@ export class StreamTableWriter {
     }
   }
 
+  /** Forgets the schema's tables (it was dropped): the next write creates them again. */
+  forget(schema: string): void {
+    for (const name of [...this.columns.keys()]) if (name.startsWith(`${schema}.`)) this.columns.delete(name);
+  }
+
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
   }

@@ -94,6 +94,46 @@ export interface ReadOnlyQueries {
 export type ReadOnlyQueryName = keyof ReadOnlyQueries;
 
 /**
+ * An account's table as a move between warehouses copies it: enough to create it on another
+ * warehouse and to merge rows into it by the table's own rules.
+ */
+export interface TableShape {
+  table: string;
+  /**
+   * How copied rows merge with rows already there: events and aliases once per message id,
+   * users and groups keep the newest values (their hidden ordering columns included), a
+   * source stream's table upserts on its key keeping the newest sync.
+   */
+  kind: WarehouseTableName | 'stream';
+  columns: { name: string; type: string }[];
+  /** The primary key's columns. */
+  key: string[];
+}
+
+/** `rows` rows of a table in the engine's own exchange text (PostgreSQL: COPY text). */
+export interface RowBatch {
+  rows: number;
+  text: string;
+}
+
+/** A table being exported: its shape, and its rows in batches (a cursor held until they end). */
+export interface TableExport {
+  shape: TableShape;
+  batches: AsyncIterable<RowBatch>;
+}
+
+/**
+ * A table's rows of one UTC day (by received_at, a stream table's by _synced_at; `none` for
+ * rows without one): how many, and an order-independent hash of their keys, so two warehouses
+ * compare without moving the keys.
+ */
+export interface TableDay {
+  day: string;
+  rows: number;
+  hash: string;
+}
+
+/**
  * One warehouse engine (PostgreSQL today): everything the pipeline does to a warehouse goes
  * through here, so that no other module writes its SQL. One instance per warehouse, holding
  * that warehouse's connections.
@@ -135,6 +175,25 @@ export interface WarehouseEngine {
   /** Connects and runs a trivial statement; throws what it met (see classifyError). */
   probe(): Promise<void>;
   classifyError(error: unknown): WarehouseErrorClass;
+  /** The account's tables that exist: its warehouse tables and its source stream tables. */
+  accountTables(account: AccountLocation): Promise<string[]>;
+  /** The table's shape and rows in batches of at most `batchRows`; null when it does not exist. */
+  exportTable(
+    account: AccountLocation,
+    table: string,
+    options: { batchRows: number },
+  ): Promise<TableExport | null>;
+  /**
+   * Merges exported rows into the account's table of that shape (created when missing) by the
+   * table's idempotent rules, in one transaction; returns the rows that were new or changed.
+   */
+  importRows(account: AccountLocation, shape: TableShape, batch: RowBatch): Promise<number>;
+  /** The table's rows per UTC day with a hash of their keys; empty when it does not exist. */
+  tableDays(account: AccountLocation, table: string): Promise<TableDay[]>;
+  /** The keys of the table's rows of one UTC day (as tableDays counts them). */
+  tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]>;
+  /** Drops the account's schema and everything in it; nothing when it does not exist. */
+  dropAccount(account: AccountLocation): Promise<void>;
   /** Closes every connection; the engine is not used afterwards. */
   close(): Promise<void>;
 }

@@ -10,7 +10,11 @@ import type {
   ReadOnlyQueries,
   ReadOnlyQueryName,
   ReadOptions,
+  RowBatch,
   StreamWriteResult,
+  TableDay,
+  TableExport,
+  TableShape,
   WarehouseEngine,
   WarehouseErrorClass,
   WriteResult,
@@ -315,6 +319,47 @@ class WarehouseEngineHandle implements WarehouseEngine {
 
   classifyError(error: unknown): WarehouseErrorClass {
     return this.#engines.classifyError(error);
+  }
+
+  accountTables(account: AccountLocation): Promise<string[]> {
+    return this.#engines.use(this.#connection, (e) => e.accountTables(account));
+  }
+
+  /** Pins the engine like readChanges: the export holds a connection until its batches end. */
+  async exportTable(
+    account: AccountLocation,
+    table: string,
+    options: { batchRows: number },
+  ): Promise<TableExport | null> {
+    const pinned = this.#engines.pin(this.#connection);
+    let exported: TableExport | null;
+    try {
+      exported = await pinned.engine.exportTable(account, table, options);
+    } catch (error) {
+      pinned.release();
+      throw error;
+    }
+    if (!exported) {
+      pinned.release();
+      return null;
+    }
+    return { shape: exported.shape, batches: releasedAtEnd(exported.batches, pinned.release) };
+  }
+
+  importRows(account: AccountLocation, shape: TableShape, batch: RowBatch): Promise<number> {
+    return this.#engines.use(this.#connection, (e) => e.importRows(account, shape, batch));
+  }
+
+  tableDays(account: AccountLocation, table: string): Promise<TableDay[]> {
+    return this.#engines.use(this.#connection, (e) => e.tableDays(account, table));
+  }
+
+  tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
+    return this.#engines.use(this.#connection, (e) => e.tableKeysOn(account, table, day));
+  }
+
+  dropAccount(account: AccountLocation): Promise<void> {
+    return this.#engines.use(this.#connection, (e) => e.dropAccount(account));
   }
 
   /** The pool is the registry's: it closes when idle or with the registry. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envInt } from '@pipeline/config';
+import { quietOnLostConnections } from '@pipeline/postgres';
 import { Pool, type PoolClient } from 'pg';
 import { warehouseErrorKind } from './warehouse-errors';
 
@@ -58,8 +59,7 @@ export const warehouseTimeoutsOf = (config: z.infer<typeof warehouseConfigSchema
  */
 export function warehousePool(url: string, max: number): Pool {
   const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
-  // An idle client's error (server restart) must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  quietOnLostConnections(pool);
   return pool;
 }
 

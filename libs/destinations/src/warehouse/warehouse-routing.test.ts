@@ -15,6 +15,7 @@ import { WarehouseDestination, type WarehouseEngineSource } from './warehouse-de
 import { ResolvingWarehouseDirectory, warehouseConnectionFromUrl } from './warehouse-directory';
 import { WarehouseEngines } from './warehouse-engines';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
+import { guardedWarehousePools } from './postgres-engine';
 
 // Routing by placement (real PostgreSQL, one database per warehouse). An account moving
 // between warehouses: during the copy stage its rows go to both; a target that refuses them
@@ -96,7 +97,12 @@ describe('an account moving between warehouses (real PostgreSQL)', () => {
     await gone.drop();
     engines = WarehouseEngines.postgres(
       { processMaxConnections: 12, idleMs: 60_000 },
-      { timeouts: defaultWarehouseTimeouts },
+      // The test's customer-owned warehouses are on this machine: loopback allowed, as an
+      // operator allows a private range with EGRESS_ALLOW_PRIVATE_RANGES.
+      {
+        timeouts: defaultWarehouseTimeouts,
+        connect: guardedWarehousePools({ allowPrivateRanges: ['127.0.0.0/8'] }),
+      },
     );
   });
   afterAll(async () => {

@@ -44,7 +44,7 @@ export function upsertFromJson(
  * stored before orders were kept counts as its own event's order, for each of its traits too.
  * Nothing newer (the same events again, or only older ones): no update, the row is a duplicate.
  */
-function orderedMerge(
+export function orderedMerge(
   /** The alias of the stored row. */
   target: string,
   columns: readonly string[],

@@ -114,6 +114,11 @@ export class WarehouseWriter {
     return pending;
   }
 
+  /** Forgets that the schema was migrated (it was dropped): the next write creates it again. */
+  forget(schema: string): void {
+    this.ready.delete(schema);
+  }
+
   async write(schema: string, rows: readonly WarehouseRow[]): Promise<WriteResult> {
     await this.ensureSchema(schema);
     const result: WriteResult = { written: 0, duplicates: 0 };

@@ -1,0 +1,117 @@
+import type { DataSource } from 'typeorm';
+import { AppError } from '@pipeline/errors';
+import { badRequest, conflict } from '../http/api-errors';
+import { isUuid } from '../http/ids';
+import { returnedRows } from '../database/returned-rows';
+import type { WarehouseMoveView } from './warehouse.dto';
+import { WarehouseMoveEntity } from './warehouse-move.entity';
+import type { WarehousePlacements } from './warehouse-placements';
+import type { WarehouseRegistry } from './warehouse-registry';
+
+export const moveNotFound = (id: string) =>
+  new AppError(404, 'warehouse_move_not_found', `No warehouse move ${id}`);
+
+const UNIQUE_VIOLATION = '23505';
+
+export function moveViewOf(move: WarehouseMoveEntity): WarehouseMoveView {
+  return {
+    id: move.id,
+    accountId: move.accountId,
+    fromWarehouseId: move.fromWarehouseId,
+    toWarehouseId: move.toWarehouseId,
+    schema: move.schema,
+    stage: move.stage,
+    jobId: move.jobId,
+    progress: move.progress,
+    verification: move.verification,
+    copyAttempts: move.copyAttempts,
+    error: move.error,
+    createdAt: move.createdAt.toISOString(),
+    updatedAt: move.updatedAt.toISOString(),
+    cutOverAt: move.cutOverAt?.toISOString() ?? null,
+    finishedAt: move.finishedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Starts and shows moves of accounts between platform warehouses. A move is a job of the job
+ * runner (kind `warehouse_move`, WarehouseMoveExecutor), so a control plane that restarts
+ * resumes it at its stage.
+ */
+export class WarehouseMoves {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly registry: WarehouseRegistry,
+    private readonly placements: WarehousePlacements,
+    private readonly onJobQueued?: () => void,
+  ) {}
+
+  /**
+   * 400 validation_failed, 404 account_not_found / warehouse_not_found, 409
+   * warehouse_not_platform (either side is a customer's), already_on_warehouse,
+   * warehouse_move_in_progress (one active move per account).
+   */
+  async start(input: { accountId: unknown; toWarehouse: unknown }): Promise<WarehouseMoveView> {
+    const problems: { path: string; message: string }[] = [];
+    if (typeof input.accountId !== 'string' || !isUuid(input.accountId))
+      problems.push({ path: 'body.accountId', message: "an account's id (a UUID)" });
+    if (typeof input.toWarehouse !== 'string' || input.toWarehouse.length === 0)
+      problems.push({ path: 'body.toWarehouse', message: "the target warehouse's id or name" });
+    if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
+    const accountId = (input.accountId as string).toLowerCase();
+    const placement = await this.placements.placementOf(accountId);
+    const target = await this.registry.find(input.toWarehouse as string);
+    const source = await this.registry.find(placement.warehouseId);
+    if (target.owner !== 'platform' || source.owner !== 'platform')
+      throw conflict(
+        'warehouse_not_platform',
+        "Only accounts on a platform warehouse move, and only to one: a customer's warehouse is theirs",
+      );
+    if (target.id === source.id)
+      throw conflict('already_on_warehouse', `The account is on warehouse ${target.name} already`);
+    let id: string;
+    try {
+      id = await this.dataSource.transaction(async (tx) => {
+        const [job] = returnedRows<{ id: string }>(
+          await tx.query(
+            `INSERT INTO jobs (account_id, kind, trigger, status) VALUES ($1, 'warehouse_move', 'manual', 'queued')
+           RETURNING id`,
+            [accountId],
+          ),
+        );
+        if (!job) throw new Error('the move job was not inserted');
+        const [move] = returnedRows<{ id: string }>(
+          await tx.query(
+            `INSERT INTO warehouse_moves (account_id, from_warehouse_id, to_warehouse_id, schema, job_id, stage)
+           VALUES ($1, $2, $3, $4, $5, 'queued') RETURNING id`,
+            [accountId, source.id, target.id, placement.schema, job.id],
+          ),
+        );
+        if (!move) throw new Error('the move was not inserted');
+        return move.id;
+      });
+    } catch (error) {
+      const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
+      if (driver?.code === UNIQUE_VIOLATION && driver.constraint === 'warehouse_moves_one_active')
+        throw conflict('warehouse_move_in_progress', 'The account is moving already: one move at a time');
+      throw error;
+    }
+    this.onJobQueued?.();
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<WarehouseMoveView> {
+    if (!isUuid(id)) throw moveNotFound(id);
+    const move = await this.dataSource.getRepository(WarehouseMoveEntity).findOneBy({ id: id.toLowerCase() });
+    if (!move) throw moveNotFound(id);
+    return moveViewOf(move);
+  }
+
+  /** The newest moves first (at most `limit`). */
+  async list(limit = 100): Promise<WarehouseMoveView[]> {
+    const moves = await this.dataSource
+      .getRepository(WarehouseMoveEntity)
+      .find({ order: { createdAt: 'DESC', id: 'ASC' }, take: limit });
+    return moves.map(moveViewOf);
+  }
+}
