@@ -360,6 +360,38 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     expect(await rowOf(appId)).toBeUndefined();
   });
 
+  it('keeps the app while a move names its warehouse, and leaves a moving account where it is', async () => {
+    const tenant = await h.tenant();
+    const appId = await createApp(tenant.key);
+    const { id } = (await rowOf(appId)) as { id: string };
+    const defaultId = (await h.services.warehouses.find('default')).id;
+    // A finished move's record names the warehouse (as one onto the customer's server would).
+    await h.db.dataSource.query(
+      `INSERT INTO warehouse_moves (account_id, from_warehouse_id, to_warehouse_id, schema, stage)
+       VALUES ($1, $2, $3, 'pipeline_data', 'done')`,
+      [tenant.accountId, defaultId, id],
+    );
+    const deleted = await h.as(tenant.key).delete(`/api/v1/apps/${appId}`);
+    expect([deleted.status, deleted.body.code]).toEqual([409, 'warehouse_app_in_use']);
+    expect((await h.as(tenant.key).get(`/api/v1/apps/${appId}`)).body.data.state).toBe('active');
+
+    // While a move copies the account onto the customer's server, nothing else places it.
+    await h.db.dataSource.query(
+      'UPDATE account_warehouses SET move_to_warehouse_id = $2 WHERE account_id = $1',
+      [tenant.accountId, id],
+    );
+    await expect(h.services.placements.place(tenant.accountId, id)).rejects.toMatchObject({
+      status: 409,
+      code: 'warehouse_move_in_progress',
+    });
+    expect(await h.services.placements.placementOf(tenant.accountId)).toMatchObject({
+      warehouseId: defaultId,
+      epoch: 1,
+    });
+    const deactivated = await h.as(tenant.key).patch(`/api/v1/apps/${appId}`).send({ credentials: null });
+    expect([deactivated.status, deactivated.body.code]).toEqual([409, 'warehouse_app_in_use']);
+  });
+
   it('keeps every valid connection field and password as entered, through SQL and the cipher', async () => {
     const tenant = await h.tenant();
     const appId = await createApp(tenant.key);

@@ -96,16 +96,20 @@ export class WarehousePlacements {
       const [account] = (await manager.query('SELECT 1 FROM accounts WHERE id = $1', [id])) as unknown[];
       if (!account) throw accountNotFound(accountId);
       const schema = placementSchemaFor({ schema: warehouse.schema }, id);
-      const [{ epoch }] = (await manager.query(
+      // A move in progress owns the placement: its cut-over is the one that changes it.
+      const [placed] = (await manager.query(
         `INSERT INTO account_warehouses (account_id, warehouse_id, schema)
          VALUES ($1, $2, $3)
          ON CONFLICT (account_id) DO UPDATE
            SET warehouse_id = EXCLUDED.warehouse_id, schema = EXCLUDED.schema,
                epoch = account_warehouses.epoch + 1, placed_at = now()
+           WHERE account_warehouses.move_to_warehouse_id IS NULL
          RETURNING epoch`,
         [id, warehouse.id, schema],
-      )) as [{ epoch: number }];
-      return { warehouseId: warehouse.id, engine: target.engine, schema, epoch };
+      )) as { epoch: number }[];
+      if (!placed)
+        throw conflict('warehouse_move_in_progress', 'The account is moving: one placement change at a time');
+      return { warehouseId: warehouse.id, engine: target.engine, schema, epoch: placed.epoch };
     });
     await this.tenantChanges?.publish({ kind: 'tenant_changed', accountId: id });
     return placement;

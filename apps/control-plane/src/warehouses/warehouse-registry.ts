@@ -87,6 +87,7 @@ export const noDefaultWarehouse = () =>
 const associatedDataOf = (warehouseId: string) => `warehouse:${warehouseId}`;
 
 const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
 const isUniqueViolation = (error: unknown, constraint: string) => {
   const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
   return driver?.code === UNIQUE_VIOLATION && driver.constraint === constraint;
@@ -459,7 +460,15 @@ export class WarehouseRegistry {
     if (!existing) return;
     if ((await this.placedOn(manager, existing.id)).length > 0)
       throw warehouseAppInUse(appId, 'the account is placed on it; move the account off it first');
-    await manager.query('DELETE FROM warehouses WHERE id = $1', [existing.id]);
+    try {
+      await manager.query('DELETE FROM warehouses WHERE id = $1', [existing.id]);
+    } catch (error) {
+      // A move's record (or a placement made meanwhile) still names it.
+      const driver = (error as { driverError?: { code?: string } }).driverError;
+      if (driver?.code === FOREIGN_KEY_VIOLATION)
+        throw warehouseAppInUse(appId, 'a placement or a move still names it');
+      throw error;
+    }
   }
 
   /** Tells the consumers' caches that these accounts' connection changed. */
@@ -476,7 +485,9 @@ export class WarehouseRegistry {
 
   private async placedOn(manager: EntityManager, warehouseId: string): Promise<string[]> {
     const rows = (await manager.query(
-      'SELECT account_id FROM account_warehouses WHERE warehouse_id = $1 ORDER BY account_id',
+      // An account a move is copying onto it counts: its writers fill it already.
+      `SELECT account_id FROM account_warehouses
+        WHERE warehouse_id = $1 OR move_to_warehouse_id = $1 ORDER BY account_id`,
       [warehouseId],
     )) as { account_id: string }[];
     return rows.map((row) => row.account_id);
