@@ -14,7 +14,9 @@ import {
 import { startHarness, TEST_WAREHOUSE_TOKEN, type Harness, type Tenant } from '../testing/harness';
 import { trackRow } from '../testing/warehouse';
 import { waitUntil } from '../testing/wait';
+import { JobRunner } from '../jobs/job-runner';
 import { PlacedWarehouses } from '../warehouse/account-warehouses';
+import { WarehouseMoveExecutor } from '../warehouses/warehouse-move-executor';
 
 // A customer's postgres_warehouse app is a warehouse of the registry: created, rotated and
 // removed with the app, only ever its own account's, never the default, and once the account is
@@ -391,6 +393,81 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     const deactivated = await h.as(tenant.key).patch(`/api/v1/apps/${appId}`).send({ credentials: null });
     expect([deactivated.status, deactivated.body.code]).toEqual([409, 'warehouse_app_in_use']);
   });
+
+  it('moves an account online onto its own server, into the app’s schema', async () => {
+    const tenant = await h.tenant();
+    const other = await h.tenant();
+    const appId = await createApp(tenant.key, { schema: 'moved_in' });
+    const { id } = (await rowOf(appId)) as { id: string };
+    const placed = new PlacedWarehouses((accountId) => h.services.placements.resolve(accountId), engines);
+    const before = await placed.locate(tenant.accountId);
+    expect(before.account.schema).toBe(warehouseSchemaFor(tenant.accountId));
+    await before.engine.ensureAccount(before.account);
+    const at = new Date('2026-11-24T08:00:00.000Z');
+    await before.engine.writeRows(before.account, [
+      trackRow({ name: 'Before Move', at }),
+      trackRow({ name: 'Also Before', at }),
+    ]);
+
+    await expect(
+      h.services.warehouseMoves.start({ accountId: other.accountId, toWarehouse: id }),
+    ).rejects.toMatchObject({ status: 409, code: 'warehouse_of_another_account' });
+
+    const runner = new JobRunner({
+      dataSource: h.db.dataSource,
+      logger: quiet,
+      concurrency: 1,
+      pollIntervalMs: 25,
+      heartbeatIntervalMs: 100,
+      staleAfterMs: 10_000,
+      maxAttempts: 2,
+      retryBaseMs: 50,
+      retryMaxMs: 200,
+    }).register(
+      new WarehouseMoveExecutor({
+        dataSource: h.db.dataSource,
+        registry: h.services.warehouses,
+        engineFor: (connection) => engines.for(connection),
+        logger: quiet,
+        timings: { consumerWaitMs: 50, drainMs: 50, batchRows: 100, verifyRetryMs: 50 },
+      }),
+    );
+    runner.start();
+    try {
+      const move = await h.services.warehouseMoves.start({ accountId: tenant.accountId, toWarehouse: id });
+      const done = await waitUntil(
+        'the move onto the customer’s server finished',
+        async () => {
+          const now = await h.services.warehouseMoves.get(move.id);
+          return now.stage === 'done' || now.stage === 'failed' ? now : undefined;
+        },
+        60_000,
+      );
+      expect([done.stage, done.error]).toEqual(['done', null]);
+    } finally {
+      await runner.stop();
+    }
+    expect(await h.services.placements.placementOf(tenant.accountId)).toMatchObject({
+      warehouseId: id,
+      schema: 'moved_in',
+      epoch: 2,
+    });
+    const landed = await cluster.query<{ event: string }>(
+      'SELECT event FROM moved_in.events ORDER BY event',
+      [],
+      'analytics',
+    );
+    expect(landed).toEqual([{ event: 'Also Before' }, { event: 'Before Move' }]);
+    const after = await h.as(tenant.key).get('/api/v1/warehouse');
+    expect(after.body.data).toMatchObject({ owner: 'customer', schema: 'moved_in', appId });
+    // Off the customer's server it does not move: retiring there would drop the customer's schema.
+    await expect(
+      h.services.warehouseMoves.start({ accountId: tenant.accountId, toWarehouse: 'default' }),
+    ).rejects.toMatchObject({ status: 409, code: 'warehouse_not_platform' });
+    // The account is on its server: the app stays while it is.
+    const deleted = await h.as(tenant.key).delete(`/api/v1/apps/${appId}`);
+    expect([deleted.status, deleted.body.code]).toEqual([409, 'warehouse_app_in_use']);
+  }, 90_000);
 
   it('keeps every valid connection field and password as entered, through SQL and the cipher', async () => {
     const tenant = await h.tenant();

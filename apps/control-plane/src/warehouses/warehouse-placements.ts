@@ -66,7 +66,11 @@ export class WarehousePlacements {
         .getRepository(WarehouseEntity)
         .findOneByOrFail({ id: placement.moveToWarehouseId });
       resolved.alsoWriteTo = {
-        placement: placementView({ ...placement, warehouseId: target.id }, target),
+        placement: placementView(
+          // On the account's own server the app's schema; elsewhere the same name.
+          { ...placement, warehouseId: target.id, schema: target.schema ?? placement.schema },
+          target,
+        ),
         connection: this.registry.connectionOf(target),
       };
     }
