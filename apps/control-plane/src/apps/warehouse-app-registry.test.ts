@@ -443,7 +443,12 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
         },
         60_000,
       );
-      expect([done.stage, done.error]).toEqual(['done', null]);
+      expect([done.stage, done.error, done.schema, done.toSchema]).toEqual([
+        'done',
+        null,
+        warehouseSchemaFor(tenant.accountId),
+        'moved_in',
+      ]);
     } finally {
       await runner.stop();
     }

@@ -24,6 +24,7 @@ export function moveViewOf(move: WarehouseMoveEntity): WarehouseMoveView {
     fromWarehouseId: move.fromWarehouseId,
     toWarehouseId: move.toWarehouseId,
     schema: move.schema,
+    toSchema: move.toSchema,
     stage: move.stage,
     jobId: move.jobId,
     progress: move.progress,

@@ -185,7 +185,10 @@ export interface WarehouseMoveView {
   accountId: string;
   fromWarehouseId: string;
   toWarehouseId: string;
+  /** The account's schema on the source, and on the target unless `toSchema` names another. */
   schema: string;
+  /** The schema on the target when it differs: the app's, on the account's own server. */
+  toSchema: string | null;
   /** queued, copy, verify, cut_over, drain, retire, then done or failed. */
   stage: 'queued' | 'copy' | 'verify' | 'cut_over' | 'drain' | 'retire' | 'done' | 'failed';
   /** The job that runs it (GET /api/v1/... jobs are the account's; this one is the operator's). */
