@@ -13,6 +13,7 @@ import { OPERATOR_TOKEN } from './auth/authentication';
 import { OperatorToken } from './auth/operator-token';
 import { WarehouseResolutionController } from './internal/warehouse-resolution.controller';
 import { OperatorWarehousesController } from './warehouses/operator-warehouses.controller';
+import { AccountWarehouseController } from './account-warehouse/account-warehouse.controller';
 import { OperatorWarehouseMovesController } from './warehouses/operator-warehouse-moves.controller';
 import type { WarehouseMoves } from './warehouses/warehouse-moves';
 import type { WarehousePlacements } from './warehouses/warehouse-placements';
@@ -122,6 +123,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [UsageController, new UsageController(services.usage)],
     [DebuggerController, new DebuggerController(services.debugger)],
     [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],
+    [AccountWarehouseController, new AccountWarehouseController(services.placements)],
     [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
     [
       WarehouseResolutionController,

@@ -104,6 +104,14 @@ export function composeServices(deps: ServiceDependencies) {
   const cipher = new CredentialCipher(deps.credentialKeys);
   const limiter = new AccountLimiter(deps.accountLimits);
   const urls = new TenantUrlPolicy(deps.egress);
+  const { engines } = deps;
+  const warehouses = new WarehouseRegistry(dataSource, cipher, {
+    engineFor: engines ? (connection) => engines.for(connection) : deps.engineFor,
+    tenantChanges,
+    logger: deps.logger,
+  });
+  // A customer's postgres_warehouse app is a warehouse of the registry: saved, edited and
+  // removed with it.
   const apps = new AppService(
     dataSource,
     cipher,
@@ -111,17 +119,12 @@ export function composeServices(deps: ServiceDependencies) {
     tenantChanges,
     new AppSettingsValidator(),
     new WarehouseAppCheck(deps.egress),
+    warehouses,
   );
   const jobs = new JobService(dataSource, deps.onJobQueued, limiter);
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
-  const { engines } = deps;
-  const warehouses = new WarehouseRegistry(dataSource, cipher, {
-    engineFor: engines ? (connection) => engines.for(connection) : deps.engineFor,
-    tenantChanges,
-    logger: deps.logger,
-  });
   const placements = new WarehousePlacements(dataSource, warehouses, tenantChanges);
   const warehouseMoves = new WarehouseMoves(dataSource, warehouses, placements, deps.onJobQueued);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements);
@@ -292,8 +295,16 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   });
 
   // Before anything serves: the default warehouse exists and every account is placed, so an
-  // upgrade needs no manual step (several processes starting at once create one default).
+  // upgrade needs no manual step (several processes starting at once create one default);
+  // customers' warehouse apps saved before the registry knew them become its warehouses.
   await services.warehouses.bootstrap(config.WAREHOUSE_URL);
+  const warehouseApps = await services.apps.registerWarehouseApps();
+  if (warehouseApps.registered > 0)
+    logger.info('warehouse apps registered', { registered: warehouseApps.registered });
+  if (warehouseApps.refused.length > 0)
+    logger.warn('warehouse apps not registered: their owners must correct them', {
+      refused: warehouseApps.refused,
+    });
   const warehouse = services.accountWarehouses;
 
   // The order main registers them in; hooks run in reverse, so the workers stop before the

@@ -21,7 +21,9 @@ import { CreateUsage1795500000000 } from './database/migrations/1795500000000-cr
 import { UsageMeteringState1795510000000 } from './database/migrations/1795510000000-usage-metering-state';
 import { FairQueue1795610000000 } from './database/migrations/1795610000000-fair-queue';
 import { CreateWarehouses1795700000000 } from './database/migrations/1795700000000-create-warehouses';
+import { CustomerWarehouses1795720000000 } from './database/migrations/1795720000000-customer-warehouses';
 import { WarehouseMoves1795800000000 } from './database/migrations/1795800000000-warehouse-moves';
+import { MoveToSchema1795820000000 } from './database/migrations/1795820000000-move-to-schema';
 import { dataSourceFor } from './database/data-source';
 
 // The one place that names every feature's entity and every migration. TypeORM needs the whole
@@ -53,7 +55,9 @@ export const migrations = [
   UsageMeteringState1795510000000,
   FairQueue1795610000000,
   CreateWarehouses1795700000000,
+  CustomerWarehouses1795720000000,
   WarehouseMoves1795800000000,
+  MoveToSchema1795820000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -1,7 +1,8 @@
 import { appTypeDefinition, appTypes, rolesOfAppType } from '@pipeline/catalog';
+import { isAppError } from '@pipeline/errors';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { conflict, invalidField, unprocessable } from '../http/api-errors';
 import { findInAccount, softDelete } from '../database/account-resource';
 import { isUuid } from '../http/ids';
@@ -14,6 +15,7 @@ import { AppSettingsValidator } from './app-settings';
 import type { CredentialCipher } from './credential-cipher';
 import { keepMaskedSecrets, maskAll, maskSecretFields } from './secret-masking';
 import { enteredAgain, recipientOrigin, secretRequiredForNewHost, TenantUrlPolicy } from './tenant-urls';
+import type { WarehouseRegistry } from '../warehouses/warehouse-registry';
 import {
   isWarehouseAppType,
   WarehouseAppCheck,
@@ -55,6 +57,7 @@ export class AppService {
     private readonly changes?: TenantChangePublisher,
     private readonly settings = new AppSettingsValidator(),
     private readonly warehouses = new WarehouseAppCheck(),
+    private readonly registry?: WarehouseRegistry,
   ) {}
 
   private get repository() {
@@ -140,7 +143,7 @@ export class AppService {
       deletedAt: null,
       ...this.sealed(id, body.appType, body.credentials ?? null),
     });
-    await this.saveUnique(app);
+    await this.saveUnique(app, (manager) => this.syncWarehouse(manager, app, body.credentials ?? null));
     return this.toDetail(app);
   }
 
@@ -175,9 +178,10 @@ export class AppService {
     const credentials = body.credentials === undefined ? this.openCredentials(app) : body.credentials;
     if (isWarehouseAppType(app.appType) && (config !== undefined || body.credentials) && credentials)
       await this.warehouses.assertWorks(warehouseAppTarget(app, credentials), 'body.config');
-    await this.saveUnique(app);
+    const placed = await this.saveUnique(app, (manager) => this.syncWarehouse(manager, app, credentials));
     // Rotated credentials or a new config: the forwarding consumers must not keep the old ones.
     await this.changes?.publish({ kind: 'tenant_changed', accountId });
+    await this.registry?.publishChanged(placed.filter((id) => id !== accountId));
     return this.toDetail(app);
   }
 
@@ -189,7 +193,15 @@ export class AppService {
       const user = await users(accountId, app.id);
       if (user) throw conflict('app_in_use', `App ${app.id} is used by ${user}; pause or delete it first`);
     }
-    const deleted = this.toDetail(await softDelete(this.repository, app));
+    // The warehouse row goes with the app, or neither does (409 warehouse_app_in_use while the
+    // account is placed on it).
+    const deleted = this.toDetail(
+      await this.dataSource.transaction(async (manager) => {
+        if (this.registry && isWarehouseAppType(app.appType))
+          await this.registry.removeCustomer(manager, app.id);
+        return softDelete(manager.getRepository(AppEntity), app);
+      }),
+    );
     await this.changes?.publish({ kind: 'tenant_changed', accountId });
     return deleted;
   }
@@ -276,11 +288,78 @@ export class AppService {
     return unique;
   }
 
-  private async saveUnique(app: AppEntity): Promise<void> {
+  /**
+   * Keeps the registry's row of a customer's warehouse app in step with the app: present while
+   * the app is live with a password, with the app's connection and schema. Returns the accounts
+   * placed on it whose connection changed.
+   */
+  private async syncWarehouse(
+    manager: EntityManager,
+    app: AppEntity,
+    credentials: Record<string, unknown> | null,
+  ): Promise<string[]> {
+    if (!this.registry || !isWarehouseAppType(app.appType)) return [];
+    if (app.state !== 'active' || !credentials) {
+      await this.registry.removeCustomer(manager, app.id);
+      return [];
+    }
+    const { connection, schema } = warehouseAppTarget(app, credentials);
+    return this.registry.saveCustomer(manager, {
+      appId: app.id,
+      accountId: app.accountId,
+      host: connection.host,
+      port: connection.port,
+      database: connection.database,
+      user: connection.user,
+      password: connection.password,
+      tlsMode: connection.tlsMode,
+      schema,
+    });
+  }
+
+  /**
+   * Creates the warehouse rows of postgres_warehouse apps saved before the registry knew them
+   * (at start, after the registry's bootstrap). Idempotent. An app the registry refuses (a
+   * name PostgreSQL would cut) is left as it is and reported, never a failed start: it becomes
+   * a warehouse when its owner corrects it.
+   */
+  async registerWarehouseApps(): Promise<{ registered: number; refused: { appId: string; code: string }[] }> {
+    const registry = this.registry;
+    const refused: { appId: string; code: string }[] = [];
+    if (!registry) return { registered: 0, refused };
+    const apps = await this.repository
+      .createQueryBuilder('app')
+      .where("app.appType = 'postgres_warehouse'")
+      .andWhere("app.state = 'active'")
+      .andWhere('app.credentialsCiphertext IS NOT NULL')
+      .andWhere('NOT EXISTS (SELECT 1 FROM warehouses w WHERE w.app_id = app.id)')
+      .getMany();
+    for (const app of apps) {
+      try {
+        await this.dataSource.transaction((manager) =>
+          this.syncWarehouse(manager, app, this.openCredentials(app)),
+        );
+      } catch (error) {
+        if (!isAppError(error)) throw error;
+        refused.push({ appId: app.id, code: error.code });
+      }
+    }
+    return { registered: apps.length - refused.length, refused };
+  }
+
+  private async saveUnique(
+    app: AppEntity,
+    alongside: (manager: EntityManager) => Promise<string[]> = async () => [],
+  ): Promise<string[]> {
     try {
-      await this.repository.save(app);
+      return await this.dataSource.transaction(async (manager) => {
+        await manager.getRepository(AppEntity).save(app);
+        return alongside(manager);
+      });
     } catch (error) {
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+      // Only the name's index: the warehouse row saved alongside has unique keys of its own.
+      const { code, constraint } = error as { code?: string; constraint?: string };
+      if (code === UNIQUE_VIOLATION && constraint === 'apps_account_name_live') {
         throw conflict('app_name_taken', `An app named "${app.displayName}" already exists`);
       }
       throw error;

@@ -36,7 +36,9 @@ const integer = (name: string, min: number, max: number) => (value: string) => {
 function humanWarehouse(w: WarehouseSummary): string {
   const size = w.sizeBytes === null ? 'size unknown' : `${w.sizeBytes} bytes`;
   const detail = w.statusDetail ? ` (${w.statusDetail})` : '';
-  return `${w.id}  ${w.name}${w.isDefault ? ' [default]' : ''}  ${w.user}@${w.host}:${w.port}/${w.database}  ${w.accounts} accounts  ${size}  ${w.status}${detail}`;
+  // A customer's server holds its own account only: the operator sees whose it is.
+  const owner = w.owner === 'customer' ? ` [customer: account ${w.accountId}, app ${w.appId}]` : '';
+  return `${w.id}  ${w.name}${w.isDefault ? ' [default]' : ''}${owner}  ${w.user}@${w.host}:${w.port}/${w.database}  ${w.accounts} accounts  ${size}  ${w.status}${detail}`;
 }
 
 function humanMove(m: WarehouseMoveView): string {

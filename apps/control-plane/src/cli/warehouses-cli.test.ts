@@ -106,6 +106,34 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
     for (const output of [listed.out, added.out, human.join('\n')]) expect(output).not.toContain(PASSWORD);
   });
 
+  it("lists a customer's warehouse with its account and app", async () => {
+    const tenant = await h.tenant();
+    // A draft app (no password: no connection test), made a warehouse as saving its password would.
+    const app = await h.services.apps.create(tenant.accountId, {
+      appType: 'postgres_warehouse',
+      displayName: 'own server',
+      config: { host: 'wh.customer.example', database: 'analytics', user: 'loader' },
+    });
+    await h.db.dataSource.transaction((manager) =>
+      h.services.warehouses.saveCustomer(manager, {
+        appId: app.id,
+        accountId: tenant.accountId,
+        host: 'wh.customer.example',
+        port: 5432,
+        database: 'analytics',
+        user: 'loader',
+        password: PASSWORD,
+        tlsMode: 'verify-full',
+        schema: 'pipeline',
+      }),
+    );
+    const listed = await cli(['warehouses', 'list']);
+    expect(listed.out.split('\n')).toContain(
+      `${(await h.services.warehouses.ofApp(app.id))?.id}  app-${app.id} [customer: account ${tenant.accountId}, app ${app.id}]  loader@wh.customer.example:5432/analytics  0 accounts  size unknown  active`,
+    );
+    expect(listed.out).not.toContain(PASSWORD);
+  });
+
   it("updates a warehouse's connection, the new password from the environment", async () => {
     const rotated = 'cli-rotated-pw-0c9d';
     const updated = await cli(

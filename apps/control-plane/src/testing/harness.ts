@@ -166,7 +166,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   };
   const { services, app } = composeApi(deps);
   // As the process does at start: tenants below are placed on this default.
-  if (!options.skipWarehouseBootstrap)
+  if (!options.skipWarehouseBootstrap) {
     await services.warehouses.bootstrap(
       // A suite that brings its own reader and names no URL reads through that reader: the
       // default warehouse is then only a record, on the tests' unreachable server (port 1).
@@ -175,6 +175,8 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
         own?.url ??
         'postgres://postgres@127.0.0.1:1/warehouse',
     );
+    await services.apps.registerWarehouseApps();
+  }
   const accounts = new AccountService(db.dataSource);
   const apiKeys = new ApiKeyService(db.dataSource);
   let tenants = 0;

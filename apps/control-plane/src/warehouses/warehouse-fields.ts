@@ -38,6 +38,8 @@ export function viewOf(entity: WarehouseEntity): WarehouseView {
     engine: entity.engine,
     owner: entity.owner,
     accountId: entity.accountId,
+    appId: entity.appId,
+    schema: entity.schema,
     host: entity.host,
     port: entity.port,
     database: entity.database,

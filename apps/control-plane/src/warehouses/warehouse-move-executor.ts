@@ -92,8 +92,9 @@ export class WarehouseMoveExecutor implements JobExecutor {
     const source = engineFor(registry.connectionOf(await registry.find(move.fromWarehouseId)));
     const target = engineFor(registry.connectionOf(await registry.find(move.toWarehouseId)));
     const account: AccountLocation = { accountId: move.accountId, schema: move.schema };
+    const onTarget: AccountLocation = { accountId: move.accountId, schema: move.toSchema ?? move.schema };
     const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
-    const run = { move, source, target, account, counts, context };
+    const run = { move, source, target, account, onTarget, counts, context };
     try {
       for (;;) {
         run.move = move = await repository.findOneByOrFail({ id: move.id });
@@ -164,7 +165,7 @@ export class WarehouseMoveExecutor implements JobExecutor {
   }
 
   private async copyStage(run: MoveRun): Promise<void> {
-    const { move, target, account, context } = run;
+    const { move, target, onTarget, context } = run;
     if (move.stage === 'queued') {
       try {
         await target.probe();
@@ -175,7 +176,7 @@ export class WarehouseMoveExecutor implements JobExecutor {
           error instanceof Error ? error.message : String(error),
         );
       }
-      await target.ensureAccount(account);
+      await target.ensureAccount(onTarget);
       await this.deps.dataSource.transaction(async (tx) => {
         await tx.query(
           `UPDATE account_warehouses SET move_to_warehouse_id = $3
@@ -231,9 +232,9 @@ export class WarehouseMoveExecutor implements JobExecutor {
       // Only a placement still on the source moves: a cut-over run again changes nothing.
       await tx.query(
         `UPDATE account_warehouses
-            SET warehouse_id = $3, epoch = epoch + 1, move_to_warehouse_id = NULL, placed_at = now()
+            SET warehouse_id = $3, schema = $4, epoch = epoch + 1, move_to_warehouse_id = NULL, placed_at = now()
           WHERE account_id = $1 AND warehouse_id = $2`,
-        [move.accountId, move.fromWarehouseId, move.toWarehouseId],
+        [move.accountId, move.fromWarehouseId, move.toWarehouseId, move.toSchema ?? move.schema],
       );
       await tx.query(
         `UPDATE warehouse_moves SET stage = 'drain', cut_over_at = COALESCE(cut_over_at, now()), updated_at = now()
@@ -267,7 +268,7 @@ export class WarehouseMoveExecutor implements JobExecutor {
 
   /** Copies every table of the account from source to target, saving rows copied per batch. */
   private async copyAll(run: MoveRun, pass: keyof MoveProgress): Promise<void> {
-    const { source, target, account, counts, context } = run;
+    const { source, target, account, onTarget, counts, context } = run;
     const copied: Record<string, number> = {};
     for (const table of await source.accountTables(account)) {
       context.signal.throwIfAborted();
@@ -275,7 +276,7 @@ export class WarehouseMoveExecutor implements JobExecutor {
       if (!exported) continue;
       copied[table] = 0;
       for await (const batch of exported.batches) {
-        await target.importRows(account, exported.shape, batch);
+        await target.importRows(onTarget, exported.shape, batch);
         copied[table] += batch.rows;
         counts.rowsRead += batch.rows;
         await context.progress(counts, async (tx) => {
@@ -301,13 +302,13 @@ export class WarehouseMoveExecutor implements JobExecutor {
    * moment, for rows in flight between the two writes.
    */
   private async compare(run: MoveRun, stage: MoveVerification['stage']): Promise<MoveVerification> {
-    const { source, target, account, context } = run;
+    const { source, target, account, onTarget, context } = run;
     const attempts = this.deps.timings.verifyAttempts ?? 3;
     const retryMs = this.deps.timings.verifyRetryMs ?? 2000;
     const tables: Record<string, TableVerification> = {};
     for (const table of await source.accountTables(account)) {
       const sourceDays = await source.tableDays(account, table);
-      const targetDays = new Map((await target.tableDays(account, table)).map((d) => [d.day, d]));
+      const targetDays = new Map((await target.tableDays(onTarget, table)).map((d) => [d.day, d]));
       let missingDays: string[] = [];
       for (const day of sourceDays) {
         const other = targetDays.get(day.day);
@@ -317,7 +318,7 @@ export class WarehouseMoveExecutor implements JobExecutor {
       for (let attempt = 1; missingDays.length > 0; attempt += 1) {
         const still: string[] = [];
         for (const day of missingDays) {
-          const present = new Set(await target.tableKeysOn(account, table, day));
+          const present = new Set(await target.tableKeysOn(onTarget, table, day));
           const keys = await source.tableKeysOn(account, table, day);
           if (keys.some((key) => !present.has(key))) still.push(day);
         }
@@ -366,6 +367,8 @@ interface MoveRun {
   source: WarehouseEngine;
   target: WarehouseEngine;
   account: AccountLocation;
+  /** The account on the target: the app's schema on the account's own server. */
+  onTarget: AccountLocation;
   counts: JobCounts;
   context: JobContext;
 }

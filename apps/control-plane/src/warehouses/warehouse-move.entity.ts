@@ -49,9 +49,13 @@ export class WarehouseMoveEntity {
   @Column({ name: 'to_warehouse_id', type: 'uuid' })
   toWarehouseId!: string;
 
-  /** The account's schema, the same name on both warehouses. */
+  /** The account's schema on the source (and on the target unless `toSchema` names another). */
   @Column({ type: 'text' })
   schema!: string;
+
+  /** The schema on the target when it differs: the app's, on the account's own server. */
+  @Column({ name: 'to_schema', type: 'text', nullable: true })
+  toSchema!: string | null;
 
   @Column({ name: 'job_id', type: 'uuid', nullable: true })
   jobId!: string | null;

@@ -5,7 +5,11 @@ import { isUuid } from '../http/ids';
 import { returnedRows } from '../database/returned-rows';
 import type { WarehouseMoveView } from './warehouse.dto';
 import { WarehouseMoveEntity } from './warehouse-move.entity';
-import type { WarehousePlacements } from './warehouse-placements';
+import {
+  placementSchemaFor,
+  warehouseOfAnotherAccount,
+  type WarehousePlacements,
+} from './warehouse-placements';
 import type { WarehouseRegistry } from './warehouse-registry';
 
 export const moveNotFound = (id: string) =>
@@ -20,6 +24,7 @@ export function moveViewOf(move: WarehouseMoveEntity): WarehouseMoveView {
     fromWarehouseId: move.fromWarehouseId,
     toWarehouseId: move.toWarehouseId,
     schema: move.schema,
+    toSchema: move.toSchema,
     stage: move.stage,
     jobId: move.jobId,
     progress: move.progress,
@@ -48,7 +53,8 @@ export class WarehouseMoves {
 
   /**
    * 400 validation_failed, 404 account_not_found / warehouse_not_found, 409
-   * warehouse_not_platform (either side is a customer's), already_on_warehouse,
+   * warehouse_not_platform (the account is on a customer's warehouse),
+   * warehouse_of_another_account (the target is another account's own server), already_on_warehouse,
    * warehouse_move_in_progress (one active move per account).
    */
   async start(input: { accountId: unknown; toWarehouse: unknown }): Promise<WarehouseMoveView> {
@@ -62,11 +68,16 @@ export class WarehouseMoves {
     const placement = await this.placements.placementOf(accountId);
     const target = await this.registry.find(input.toWarehouse as string);
     const source = await this.registry.find(placement.warehouseId);
-    if (target.owner !== 'platform' || source.owner !== 'platform')
+    // An account moves from a platform warehouse, to another or onto its own server; never off
+    // a customer's server (its retirement would drop the customer's schema).
+    if (source.owner !== 'platform')
       throw conflict(
         'warehouse_not_platform',
-        "Only accounts on a platform warehouse move, and only to one: a customer's warehouse is theirs",
+        "Only accounts on a platform warehouse move: a customer's warehouse is theirs",
       );
+    if (target.owner === 'customer' && target.accountId !== accountId)
+      throw warehouseOfAnotherAccount(target.name);
+    const toSchema = placementSchemaFor(target, accountId);
     if (target.id === source.id)
       throw conflict('already_on_warehouse', `The account is on warehouse ${target.name} already`);
     let id: string;
@@ -82,9 +93,16 @@ export class WarehouseMoves {
         if (!job) throw new Error('the move job was not inserted');
         const [move] = returnedRows<{ id: string }>(
           await tx.query(
-            `INSERT INTO warehouse_moves (account_id, from_warehouse_id, to_warehouse_id, schema, job_id, stage)
-           VALUES ($1, $2, $3, $4, $5, 'queued') RETURNING id`,
-            [accountId, source.id, target.id, placement.schema, job.id],
+            `INSERT INTO warehouse_moves (account_id, from_warehouse_id, to_warehouse_id, schema, to_schema, job_id, stage)
+           VALUES ($1, $2, $3, $4, $5, $6, 'queued') RETURNING id`,
+            [
+              accountId,
+              source.id,
+              target.id,
+              placement.schema,
+              toSchema === placement.schema ? null : toSchema,
+              job.id,
+            ],
           ),
         );
         if (!move) throw new Error('the move was not inserted');

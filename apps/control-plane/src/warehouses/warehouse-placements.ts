@@ -1,7 +1,19 @@
 import type { DataSource } from 'typeorm';
-import type { ResolvedWarehouse, TenantChangePublisher, WarehousePlacement } from '@pipeline/tenancy';
+import {
+  warehouseSchemaFor,
+  type WarehouseEngineName,
+  type ResolvedWarehouse,
+  type TenantChangePublisher,
+  type WarehousePlacement,
+} from '@pipeline/tenancy';
+import { conflict } from '../http/api-errors';
 import { isUuid } from '../http/ids';
-import { AccountWarehouseEntity, WarehouseEntity, type WarehouseStatus } from './warehouse.entity';
+import {
+  AccountWarehouseEntity,
+  WarehouseEntity,
+  type WarehouseOwner,
+  type WarehouseStatus,
+} from './warehouse.entity';
 import {
   accountNotFound,
   noDefaultWarehouse,
@@ -28,6 +40,16 @@ export class WarehousePlacements {
     return { ...placementView(placement, warehouse), status: warehouse.status };
   }
 
+  /** The account's warehouse as the account sees it, placing it on the default if it is not yet. */
+  async summaryOf(accountId: string): Promise<AccountWarehouseSummary> {
+    const placed = await accountWarehouseOf(this.dataSource, accountId);
+    if (placed) return placed;
+    await this.placedEntity(accountId);
+    const now = await accountWarehouseOf(this.dataSource, accountId);
+    if (!now) throw new Error(`account ${accountId} has no placement right after placing it`);
+    return now;
+  }
+
   /** The placement and the connection with its password opened; 404 account_not_found. */
   /**
    * While a move copies the account, `alsoWriteTo` names its target: the same schema and epoch
@@ -44,11 +66,57 @@ export class WarehousePlacements {
         .getRepository(WarehouseEntity)
         .findOneByOrFail({ id: placement.moveToWarehouseId });
       resolved.alsoWriteTo = {
-        placement: placementView({ ...placement, warehouseId: target.id }, target),
+        placement: placementView(
+          // On the account's own server the app's schema; elsewhere the same name.
+          { ...placement, warehouseId: target.id, schema: target.schema ?? placement.schema },
+          target,
+        ),
         connection: this.registry.connectionOf(target),
       };
     }
     return resolved;
+  }
+
+  /**
+   * Places an account on a warehouse at once, with the schema that warehouse gives it, and
+   * bumps the epoch. It copies nothing: for an account whose data is elsewhere the online move
+   * is the way, which ends with this. A customer's warehouse takes only its own account (409
+   * warehouse_of_another_account).
+   */
+  async place(accountId: string, warehouseIdOrName: string): Promise<WarehousePlacement> {
+    if (!isUuid(accountId)) throw accountNotFound(accountId);
+    const id = accountId.toLowerCase();
+    const target = await this.registry.find(warehouseIdOrName);
+    const placement = await this.dataSource.transaction(async (manager) => {
+      // Shared lock: the app's edit or deletion (which lock the row for update) waits, so the
+      // placement never lands on a row that just lost its schema or its existence.
+      const [warehouse] = (await manager.query(
+        'SELECT id, owner, account_id, schema FROM warehouses WHERE id = $1 FOR SHARE',
+        [target.id],
+      )) as Pick<WarehouseRowForPlacement, 'id' | 'owner' | 'account_id' | 'schema'>[];
+      if (!warehouse) throw conflict('warehouse_removed', `Warehouse ${warehouseIdOrName} was just removed`);
+      if (warehouse.owner === 'customer' && warehouse.account_id !== id)
+        throw warehouseOfAnotherAccount(target.name);
+      const [account] = (await manager.query('SELECT 1 FROM accounts WHERE id = $1', [id])) as unknown[];
+      if (!account) throw accountNotFound(accountId);
+      const schema = placementSchemaFor({ schema: warehouse.schema }, id);
+      // A move in progress owns the placement: its cut-over is the one that changes it.
+      const [placed] = (await manager.query(
+        `INSERT INTO account_warehouses (account_id, warehouse_id, schema)
+         VALUES ($1, $2, $3)
+         ON CONFLICT (account_id) DO UPDATE
+           SET warehouse_id = EXCLUDED.warehouse_id, schema = EXCLUDED.schema,
+               epoch = account_warehouses.epoch + 1, placed_at = now()
+           WHERE account_warehouses.move_to_warehouse_id IS NULL
+         RETURNING epoch`,
+        [id, warehouse.id, schema],
+      )) as { epoch: number }[];
+      if (!placed)
+        throw conflict('warehouse_move_in_progress', 'The account is moving: one placement change at a time');
+      return { warehouseId: warehouse.id, engine: target.engine, schema, epoch: placed.epoch };
+    });
+    await this.tenantChanges?.publish({ kind: 'tenant_changed', accountId: id });
+    return placement;
   }
 
   private async placed(
@@ -78,6 +146,23 @@ export class WarehousePlacements {
   }
 }
 
+interface WarehouseRowForPlacement {
+  id: string;
+  owner: 'platform' | 'customer';
+  account_id: string | null;
+  schema: string | null;
+}
+
+export const warehouseOfAnotherAccount = (name: string) =>
+  conflict('warehouse_of_another_account', `Warehouse ${name} is another account's own server`);
+
+/**
+ * The schema an account's tables have on a warehouse: the one a customer chose for their own
+ * server (the app's `schema`), else the account's own `account_<id>` on a shared server.
+ */
+export const placementSchemaFor = (warehouse: { schema: string | null }, accountId: string): string =>
+  warehouse.schema ?? warehouseSchemaFor(accountId);
+
 function placementView(entity: AccountWarehouseEntity, warehouse: WarehouseEntity): WarehousePlacement {
   return {
     warehouseId: entity.warehouseId,
@@ -90,8 +175,15 @@ function placementView(entity: AccountWarehouseEntity, warehouse: WarehouseEntit
 /** What the account-facing API shows of an account's warehouse: where, and how it is doing. */
 export interface AccountWarehouseSummary {
   warehouseId: string;
+  owner: WarehouseOwner;
+  engine: WarehouseEngineName;
   schema: string;
+  epoch: number;
   status: WarehouseStatus;
+  statusDetail: string | null;
+  statusChangedAt: Date;
+  /** The account's postgres_warehouse app, for its own server; null on the platform's. */
+  appId: string | null;
 }
 
 /** The account's placement and its warehouse's status; null while it is not placed yet. */
@@ -100,11 +192,34 @@ export async function accountWarehouseOf(
   accountId: string,
 ): Promise<AccountWarehouseSummary | null> {
   const rows = (await dataSource.query(
-    `SELECT p.warehouse_id, p.schema, w.status
+    `SELECT p.warehouse_id, p.schema, p.epoch, w.owner, w.engine, w.status, w.status_detail,
+            w.status_changed_at, w.app_id
        FROM account_warehouses p JOIN warehouses w ON w.id = p.warehouse_id
       WHERE p.account_id = $1`,
     [accountId],
-  )) as { warehouse_id: string; schema: string; status: WarehouseStatus }[];
+  )) as {
+    warehouse_id: string;
+    schema: string;
+    epoch: number;
+    owner: WarehouseOwner;
+    engine: WarehouseEngineName;
+    status: WarehouseStatus;
+    status_detail: string | null;
+    status_changed_at: Date;
+    app_id: string | null;
+  }[];
   const row = rows[0];
-  return row ? { warehouseId: row.warehouse_id, schema: row.schema, status: row.status } : null;
+  return row
+    ? {
+        warehouseId: row.warehouse_id,
+        owner: row.owner,
+        engine: row.engine,
+        schema: row.schema,
+        epoch: row.epoch,
+        status: row.status,
+        statusDetail: row.status_detail,
+        statusChangedAt: row.status_changed_at,
+        appId: row.app_id,
+      }
+    : null;
 }

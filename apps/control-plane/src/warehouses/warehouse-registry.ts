@@ -9,7 +9,7 @@ import {
   type WarehouseConnection,
   type WarehouseTlsMode,
 } from '@pipeline/tenancy';
-import { badRequest, conflict, invalidField } from '../http/api-errors';
+import { badRequest, conflict, invalidField, unprocessable } from '../http/api-errors';
 import { isUuid } from '../http/ids';
 import {
   AccountWarehouseEntity,
@@ -49,6 +49,28 @@ export interface PasswordSealer {
 export type EngineFor = (connection: WarehouseConnection) => WarehouseEngine;
 
 export const DEFAULT_WAREHOUSE_NAME = 'default';
+/**
+ * A customer's server gets few connections per process: it is sized for the customer's own
+ * use, and an account's load fits in a handful.
+ */
+export const CUSTOMER_MAX_CONNECTIONS = 5;
+/** The registry name of the warehouse an app is: stable, and unlike any operator's name. */
+export const customerWarehouseName = (appId: string) => `app-${appId}`;
+export const warehouseAppInUse = (appId: string, why: string) =>
+  conflict('warehouse_app_in_use', `App ${appId} is the account's warehouse: ${why}`);
+
+/** The fields of a customer's postgres_warehouse app the registry keeps. */
+export interface CustomerWarehouseApp {
+  appId: string;
+  accountId: string;
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: string;
+  tlsMode: WarehouseTlsMode;
+  schema: string;
+}
 export const warehouseNotFound = (idOrName: string) =>
   new AppError(404, 'warehouse_not_found', `No warehouse ${idOrName}`);
 export const accountNotFound = (accountId: string) =>
@@ -65,6 +87,7 @@ export const noDefaultWarehouse = () =>
 const associatedDataOf = (warehouseId: string) => `warehouse:${warehouseId}`;
 
 const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
 const isUniqueViolation = (error: unknown, constraint: string) => {
   const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
   return driver?.code === UNIQUE_VIOLATION && driver.constraint === constraint;
@@ -122,9 +145,9 @@ export class WarehouseRegistry {
   async bootstrap(warehouseUrl: string): Promise<{ created: boolean; placed: number }> {
     const result = await this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
-      const [{ count }] = (await manager.query('SELECT count(*)::int AS count FROM warehouses')) as [
-        { count: number },
-      ];
+      const [{ count }] = (await manager.query(
+        "SELECT count(*)::int AS count FROM warehouses WHERE owner = 'platform'",
+      )) as [{ count: number }];
       let created = false;
       if (count === 0) {
         await this.insert(manager, {
@@ -203,6 +226,13 @@ export class WarehouseRegistry {
    */
   async update(idOrName: string, changes: WarehouseChanges): Promise<WarehouseView> {
     const warehouse = await this.find(idOrName);
+    // The app is where the customer keeps it: an operator's edit here would be undone, or
+    // would send the customer's password to a host the customer never named.
+    if (warehouse.owner === 'customer')
+      throw conflict(
+        'warehouse_owned_by_app',
+        `Warehouse ${warehouse.name} is the account's postgres_warehouse app ${warehouse.appId}: it changes with the app`,
+      );
     const current = this.connectionOf(warehouse);
     const merged: NewWarehouse = {
       name: warehouse.name,
@@ -352,6 +382,117 @@ export class WarehouseRegistry {
     return viewOf(await this.find(warehouse.id));
   }
 
+  /**
+   * Creates or updates the warehouse a customer's postgres_warehouse app is, in the caller's
+   * transaction (the app's own save): one row per app, owner 'customer', the app's account and
+   * schema, the password sealed under the row's id. Returns the accounts placed on it when the
+   * connection changed, for `publishChanged` once the transaction committed. A new schema is
+   * refused (409 warehouse_app_in_use) while an account is placed: its tables are in the old
+   * one, and moving them is a move, not an edit.
+   */
+  async saveCustomer(manager: EntityManager, app: CustomerWarehouseApp): Promise<string[]> {
+    const problems = fieldProblems({ ...app, name: customerWarehouseName(app.appId) });
+    // Reached only where the registry is stricter than the app type (names counted in bytes):
+    // answered as the app's own settings, at the app's field.
+    if (problems.length > 0)
+      throw unprocessable(
+        'invalid_app_settings',
+        'The app cannot be a warehouse',
+        problems.map(({ path, message }) => ({
+          path:
+            path === 'body.password' ? 'body.credentials.password' : path.replace(/^body\./, 'body.config.'),
+          message,
+        })),
+      );
+    const repository = manager.getRepository(WarehouseEntity);
+    const existing = await repository
+      .createQueryBuilder('w')
+      .setLock('pessimistic_write')
+      .where('w.app_id = :appId', { appId: app.appId })
+      .getOne();
+    if (!existing) {
+      await this.insert(manager, {
+        ...app,
+        name: customerWarehouseName(app.appId),
+        maxConnections: CUSTOMER_MAX_CONNECTIONS,
+        customer: { appId: app.appId, accountId: app.accountId, schema: app.schema },
+      });
+      return [];
+    }
+    const placed = await this.placedOn(manager, existing.id);
+    if (existing.schema !== app.schema && placed.length > 0)
+      throw warehouseAppInUse(app.appId, 'its schema cannot change while the account is placed on it');
+    const current = this.connectionOf(existing);
+    const changed =
+      (['host', 'port', 'database', 'user', 'password', 'tlsMode'] as const).some(
+        (field) => current[field] !== app[field],
+      ) || existing.schema !== app.schema;
+    if (!changed) return [];
+    const sealed = this.sealer.seal({ password: app.password }, associatedDataOf(existing.id));
+    await repository.update(
+      { id: existing.id },
+      {
+        host: app.host,
+        port: app.port,
+        database: app.database,
+        user: app.user,
+        passwordCiphertext: sealed.ciphertext,
+        passwordKeyId: sealed.keyId,
+        tlsMode: app.tlsMode as WarehouseTlsMode,
+        schema: app.schema,
+      },
+    );
+    return placed;
+  }
+
+  /**
+   * Removes the warehouse of an app that is deleted or loses its password, in the caller's
+   * transaction; 409 warehouse_app_in_use while an account is placed on it (the placement's
+   * foreign key refuses it too, so a placement made meanwhile cannot be orphaned).
+   */
+  async removeCustomer(manager: EntityManager, appId: string): Promise<void> {
+    const existing = await manager
+      .getRepository(WarehouseEntity)
+      .createQueryBuilder('w')
+      .setLock('pessimistic_write')
+      .where('w.app_id = :appId', { appId })
+      .getOne();
+    if (!existing) return;
+    if ((await this.placedOn(manager, existing.id)).length > 0)
+      throw warehouseAppInUse(appId, 'the account is placed on it; move the account off it first');
+    try {
+      await manager.query('DELETE FROM warehouses WHERE id = $1', [existing.id]);
+    } catch (error) {
+      // A move's record (or a placement made meanwhile) still names it.
+      const driver = (error as { driverError?: { code?: string } }).driverError;
+      if (driver?.code === FOREIGN_KEY_VIOLATION)
+        throw warehouseAppInUse(appId, 'a placement or a move still names it');
+      throw error;
+    }
+  }
+
+  /** Tells the consumers' caches that these accounts' connection changed. */
+  async publishChanged(accountIds: readonly string[]): Promise<void> {
+    for (const accountId of accountIds)
+      await this.options.tenantChanges?.publish({ kind: 'tenant_changed', accountId });
+  }
+
+  /** The warehouse a customer's app is, or null while it has none (a draft, a deleted app). */
+  async ofApp(appId: string): Promise<WarehouseEntity | null> {
+    if (!isUuid(appId)) return null;
+    return this.dataSource.getRepository(WarehouseEntity).findOneBy({ appId: appId.toLowerCase() });
+  }
+
+  private async placedOn(manager: EntityManager, warehouseId: string): Promise<string[]> {
+    const rows = (await manager.query(
+      // An account a move is copying onto it counts: its writers fill it already.
+      `SELECT account_id FROM account_warehouses
+        WHERE warehouse_id = $1 OR move_to_warehouse_id = $1 ORDER BY account_id`,
+      [warehouseId],
+    )) as { account_id: string }[];
+    return rows.map((row) => row.account_id);
+  }
+
   /** The warehouse's connection with its password opened: only for processes that connect. */
   connectionOf(warehouse: WarehouseEntity): WarehouseConnection {
     const opened = this.sealer.open(
@@ -384,7 +525,7 @@ export class WarehouseRegistry {
 
   private async insert(
     manager: EntityManager,
-    input: NewWarehouse & { tlsMode: string },
+    input: NewWarehouse & { customer?: { appId: string; accountId: string; schema: string } },
   ): Promise<WarehouseEntity> {
     const id = randomUUID();
     const sealed = this.sealer.seal({ password: input.password }, associatedDataOf(id));
@@ -395,8 +536,10 @@ export class WarehouseRegistry {
         id,
         name: input.name,
         engine: 'postgres',
-        owner: 'platform',
-        accountId: null,
+        owner: input.customer ? 'customer' : 'platform',
+        accountId: input.customer?.accountId ?? null,
+        appId: input.customer?.appId ?? null,
+        schema: input.customer?.schema ?? null,
         host: input.host,
         port: input.port,
         database: input.database,
@@ -405,7 +548,7 @@ export class WarehouseRegistry {
         passwordKeyId: sealed.keyId,
         tlsMode: input.tlsMode as WarehouseTlsMode,
         maxConnections: input.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
-        isDefault: input.isDefault ?? false,
+        isDefault: input.customer ? false : (input.isDefault ?? false),
         status: 'active',
         statusDetail: null,
         statusChangedAt: now,

@@ -9,7 +9,12 @@ export interface WarehouseView {
   name: string;
   engine: 'postgres';
   owner: 'platform' | 'customer';
+  /** The account owning a customer's warehouse: the only account it may hold; null for the platform's. */
   accountId: string | null;
+  /** The account's postgres_warehouse app a customer's warehouse is; null for the platform's. */
+  appId: string | null;
+  /** The schema an account placed on a customer's warehouse loads into; null: `account_<id>`. */
+  schema: string | null;
   host: string;
   port: number;
   database: string;
@@ -180,7 +185,10 @@ export interface WarehouseMoveView {
   accountId: string;
   fromWarehouseId: string;
   toWarehouseId: string;
+  /** The account's schema on the source, and on the target unless `toSchema` names another. */
   schema: string;
+  /** The schema on the target when it differs: the app's, on the account's own server. */
+  toSchema: string | null;
   /** queued, copy, verify, cut_over, drain, retire, then done or failed. */
   stage: 'queued' | 'copy' | 'verify' | 'cut_over' | 'drain' | 'retire' | 'done' | 'failed';
   /** The job that runs it (GET /api/v1/... jobs are the account's; this one is the operator's). */

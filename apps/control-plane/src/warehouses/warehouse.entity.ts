@@ -27,6 +27,17 @@ export class WarehouseEntity {
   @Column({ name: 'account_id', type: 'uuid', nullable: true })
   accountId!: string | null;
 
+  /** The postgres_warehouse app a customer warehouse is; null for the platform's. */
+  @Column({ name: 'app_id', type: 'uuid', nullable: true })
+  appId!: string | null;
+
+  /**
+   * The schema an account placed here loads into: the app's for a customer warehouse; null for
+   * the platform's, where each account has its own `account_<id>`.
+   */
+  @Column({ type: 'text', nullable: true })
+  schema!: string | null;
+
   @Column({ type: 'text' })
   host!: string;
 
