@@ -101,6 +101,8 @@ const badStates = new Set([
   'disconnected',
   'missing_credentials',
   'critical',
+  'unavailable',
+  'misconfigured',
 ]);
 
 export function Badge({ value }: { value: string | null | undefined }) {

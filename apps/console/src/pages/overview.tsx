@@ -6,10 +6,51 @@ export function Overview() {
   return (
     <>
       <h1>Overview</h1>
+      <Warehouse />
       <Sources />
       <Integrations />
       <Apps />
     </>
+  );
+}
+
+/** Where the account's tracked data lands, and whether loading it works (GET /api/v1/warehouse). */
+function Warehouse() {
+  const [loaded] = useLoad(() => call('read the warehouse', client.GET('/api/v1/warehouse')), []);
+  return (
+    <section aria-labelledby="warehouse-heading">
+      <h2 id="warehouse-heading">Warehouse</h2>
+      <Show loaded={loaded}>
+        {({ data }) => (
+          <dl class="facts" data-warehouse-id={data.warehouseId}>
+            <dt>Status</dt>
+            <dd>
+              <Badge value={data.status} />
+              {data.statusDetail ? <span class="muted"> {data.statusDetail}</span> : null}
+              {data.status !== 'active' ? (
+                <p class="muted">
+                  Events keep arriving and wait, none lost, until the warehouse takes them again.
+                </p>
+              ) : null}
+            </dd>
+            <dt>Server</dt>
+            <dd>
+              {data.owner === 'customer'
+                ? 'your own PostgreSQL (an app of this account)'
+                : "one of the service's servers"}
+            </dd>
+            <dt>Schema</dt>
+            <dd>
+              <code>{data.schema}</code>
+            </dd>
+            <dt>Since</dt>
+            <dd>
+              <Time at={data.statusChangedAt} />
+            </dd>
+          </dl>
+        )}
+      </Show>
+    </section>
   );
 }
 

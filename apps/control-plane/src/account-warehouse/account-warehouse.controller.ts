@@ -30,7 +30,7 @@ export class AccountWarehouseController extends Controller {
     503,
     'warehouse_not_configured: no default warehouse yet (the control plane has not started since the upgrade)',
   )
-  async getWarehouse(@Request() request: ExpressRequest): Promise<{ data: AccountWarehouse }> {
+  async getAccountWarehouse(@Request() request: ExpressRequest): Promise<{ data: AccountWarehouse }> {
     // An account created while there was no default is placed now, as a resolve would.
     const placed = await this.placements.summaryOf(principalOf(request).accountId);
     return {

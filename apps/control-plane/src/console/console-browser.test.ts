@@ -6,6 +6,7 @@ import { type Browser, type Page } from 'playwright-core';
 import { launchChromium } from '../testing/chromium';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
+import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { PassThrough } from 'node:stream';
 import { JobEntity } from '../jobs/job.entity';
 import { TaskWorker } from '../tasks/task-worker';
@@ -180,6 +181,27 @@ describe('serving /console', () => {
 });
 
 describe('the console in Chromium', () => {
+  it('shows a warehouse that refuses the consumer, with what it met', async () => {
+    const other = await h.tenant();
+    const placed = await h.services.placements.resolve(other.accountId);
+    await h.services.warehouses.reportStatus(
+      placed.placement.warehouseId,
+      'misconfigured',
+      '28P01 password authentication failed for user "loader"',
+    );
+    try {
+      const page = await signedIn(other.key);
+      const warehouse = page.locator('section[aria-labelledby="warehouse-heading"]');
+      await warehouse.locator('.badge.bad', { hasText: 'misconfigured' }).waitFor();
+      await expect(warehouse.innerText()).resolves.toContain('28P01 password authentication failed');
+      await expect(warehouse.innerText()).resolves.toContain('none lost');
+      await shot(page, '02b-overview-warehouse-misconfigured');
+      await page.close();
+    } finally {
+      await h.services.warehouses.reportStatus(placed.placement.warehouseId, 'active');
+    }
+  });
+
   it('signs in, shows the source with its last error, and opens its failed job', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${base}/console/`);
@@ -199,6 +221,10 @@ describe('the console in Chromium', () => {
     await expect(row.innerText()).resolves.toContain('2 failures in a row');
     await signed.getByRole('heading', { name: 'Apps' }).waitFor();
     await signed.getByText('Stripe live').first().waitFor();
+    // The account's warehouse: where its data is, and that loading works.
+    const warehouse = signed.locator('section[aria-labelledby="warehouse-heading"]');
+    await warehouse.locator('.badge', { hasText: 'active' }).waitFor();
+    await expect(warehouse.innerText()).resolves.toContain(warehouseSchemaFor(t.accountId));
     await shot(signed, '02-overview');
 
     await row.getByRole('link', { name: 'Jobs of Stripe live' }).click();
