@@ -19,6 +19,7 @@ import {
   importTasksOf,
   isDeliveryKind,
   rolesOfAppType,
+  warehouseAppTypes,
 } from './catalog';
 
 // What a tenant may configure for an app, checked as the control plane checks it (Ajv over the
@@ -425,6 +426,61 @@ describe('the other settings a tenant chooses', () => {
   it('Customer.io needs its site id with the key', () => {
     expect(credentialsOk('customer_io', { siteId: 's', apiKey: 'k' })).toBe(true);
     expect(credentialsOk('customer_io', { apiKey: 'k' })).toBe(false);
+  });
+});
+
+describe("the customer's own PostgreSQL (postgres_warehouse)", () => {
+  const base = { host: 'warehouse.example.com', database: 'analytics', user: 'loader' };
+
+  it('is the one warehouse app type, of the postgres engine', () => {
+    expect(warehouseAppTypes).toEqual(['postgres_warehouse']);
+    expect(definition('postgres_warehouse').warehouse).toEqual({ engine: 'postgres' });
+  });
+
+  it('takes a plain lowercase schema only', () => {
+    for (const schema of ['pipeline', '_raw', 'a1_b2', 'x'.repeat(63)])
+      expect({ schema, ok: configOk('postgres_warehouse', { ...base, schema }) }).toEqual({
+        schema,
+        ok: true,
+      });
+    for (const schema of ['Pipeline', '1abc', 'a-b', 'a b', 'public"; DROP', '', 'x'.repeat(64)])
+      expect({ schema, ok: configOk('postgres_warehouse', { ...base, schema }) }).toEqual({
+        schema,
+        ok: false,
+      });
+  });
+
+  it('takes database and user names PostgreSQL keeps, without control characters', () => {
+    expect(configOk('postgres_warehouse', { ...base, database: 'd'.repeat(63), user: 'u'.repeat(63) })).toBe(
+      true,
+    );
+    expect(configOk('postgres_warehouse', { ...base, database: 'd'.repeat(64) })).toBe(false);
+    expect(configOk('postgres_warehouse', { ...base, user: 'u'.repeat(64) })).toBe(false);
+    expect(configOk('postgres_warehouse', { ...base, database: 'ana\u0001lytics' })).toBe(false);
+    expect(configOk('postgres_warehouse', { ...base, user: 'loader\n' })).toBe(false);
+    expect(configOk('postgres_warehouse', { ...base, user: 'ünïcode role' })).toBe(true);
+  });
+
+  it('takes the three TLS modes and no other', () => {
+    for (const tlsMode of ['disable', 'require', 'verify-full'])
+      expect(configOk('postgres_warehouse', { ...base, tlsMode })).toBe(true);
+    for (const tlsMode of ['prefer', 'verify-ca', '', 'VERIFY-FULL'])
+      expect(configOk('postgres_warehouse', { ...base, tlsMode })).toBe(false);
+  });
+
+  it('takes a password of at most 1,024 characters', () => {
+    expect(credentialsOk('postgres_warehouse', { password: 'p'.repeat(1024) })).toBe(true);
+    expect(credentialsOk('postgres_warehouse', { password: 'p'.repeat(1025) })).toBe(false);
+  });
+
+  it('sends the password to its host and port only', () => {
+    expect(credentialsOriginOf('postgres_warehouse', { host: 'WH.Example.com' })).toBe(
+      'postgres://wh.example.com:5432',
+    );
+    expect(credentialsOriginOf('postgres_warehouse', { host: 'wh.example.com', port: 6543 })).toBe(
+      'postgres://wh.example.com:6543',
+    );
+    expect(credentialsOriginOf('postgres_warehouse', {})).toBeNull();
   });
 });
 
