@@ -363,6 +363,42 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
     expect(await topicRecords(kafka, topics.deadLetter)).toEqual([]);
   }, 120_000);
 
+  it('a grant revoked: permission denied is misconfigured, the process stays up, every row arrives once it is granted again', async () => {
+    const events = `"${warehouseSchemaFor(accounts.c)}".events`;
+    // The consumer's role loses its table: owned by another role now, without a grant to it.
+    await superuserQuery(servers.c, `ALTER TABLE ${events} OWNER TO postgres`);
+    const refused = await send(accounts.c, 3);
+    const meanwhile = await send(accounts.a2, 2);
+    await waitFor(
+      () =>
+        statuses.at(-1)?.warehouseId === 'wh-c' &&
+        statuses.at(-1)?.status === 'misconfigured' &&
+        /^42501 /.test(statuses.at(-1)?.detail ?? ''),
+      30_000,
+      'wh-c reported misconfigured for the revoked grant',
+    );
+    expect(statuses.at(-1)).toEqual({
+      warehouseId: 'wh-c',
+      status: 'misconfigured',
+      detail: expect.stringMatching(/^42501 permission denied for table events/),
+    });
+    await waitFor(
+      async () => meanwhile.every((id) => id) && (await allStored(accounts.a2)),
+      20_000,
+      'the rows of an account on another server',
+    );
+    expect(running.running()).toBe(true);
+    expect(fatal).toBeUndefined();
+    expect(await storedIds(servers.c, accounts.c)).not.toEqual(expect.arrayContaining(refused));
+
+    await superuserQuery(servers.c, `GRANT SELECT, INSERT, UPDATE ON ${events} TO loader`);
+    await waitFor(() => allStored(accounts.c), 30_000, 'the rows of c once the grant is back');
+    expect(await storedIds(servers.c, accounts.c)).toEqual([...(sent.get(accounts.c) ?? [])].sort());
+    await waitFor(() => statuses.at(-1)?.status === 'active', 10_000, 'wh-c reported active again');
+    expect(statuses.at(-1)).toEqual({ warehouseId: 'wh-c', status: 'active', detail: null });
+    expect(await topicRecords(kafka, topics.deadLetter)).toEqual([]);
+  }, 120_000);
+
   it('never shows a warehouse password: not in the log, the retry topic or the dead letters', async () => {
     const log = logLines.join('');
     // The log was captured: it tells of both outages, by warehouse.
