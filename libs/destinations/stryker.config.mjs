@@ -34,7 +34,6 @@ const warehouseRows = [
   `${warehouse}/stream-table-columns.ts`,
   // How a process shares its warehouse connections between warehouses.
   `${warehouse}/warehouse-connection-budget.ts`,
-  `${warehouse}/warehouse-error-class.ts`,
   // Which warehouse an account's rows go to, and when a failing warehouse is tried again.
   `${warehouse}/warehouse-directory.ts`,
   `${warehouse}/warehouse-breaker.ts`,
@@ -79,7 +78,6 @@ const config = mutationConfig({
     'src/warehouse/warehouse-errors.test.ts',
     'src/warehouse/stream-table-columns.test.ts',
     'src/warehouse/warehouse-connection-budget.test.ts',
-    'src/warehouse/warehouse-error-class.test.ts',
     'src/warehouse/event-order.test.ts',
     'src/warehouse/warehouse-directory.test.ts',
     'src/warehouse/warehouse-breaker.test.ts',

@@ -99,7 +99,6 @@ export {
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
-export { warehouseErrorClass } from './warehouse/warehouse-error-class';
 export {
   WarehouseDestination,
   type ReportWarehouseStatus,

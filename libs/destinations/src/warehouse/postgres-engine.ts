@@ -25,7 +25,7 @@ import type {
   WarehouseTableName,
   WriteResult,
 } from './warehouse-engine';
-import { warehouseErrorClass } from './warehouse-error-class';
+import { warehouseErrorKind } from './warehouse-errors';
 import {
   beginStatement,
   inWarehouseTransaction,
@@ -251,7 +251,7 @@ export class PostgresEngine implements WarehouseEngine {
   }
 
   classifyError(error: unknown): WarehouseErrorClass {
-    return warehouseErrorClass(error);
+    return warehouseErrorKind(error);
   }
 
   async accountTables(account: AccountLocation): Promise<string[]> {

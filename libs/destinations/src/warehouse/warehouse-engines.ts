@@ -2,7 +2,7 @@ import type { WarehouseRow } from '@pipeline/events';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { PostgresEngine, type PostgresEngineOptions } from './postgres-engine';
 import { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
-import { warehouseErrorClass } from './warehouse-error-class';
+import { warehouseErrorKind } from './warehouse-errors';
 import type {
   AccountLocation,
   ChangedRow,
@@ -93,7 +93,7 @@ export class WarehouseEngines {
   ): WarehouseEngines {
     return new WarehouseEngines({
       ...limits,
-      classifyError: warehouseErrorClass,
+      classifyError: warehouseErrorKind,
       open: (connection, poolMax) =>
         new PostgresEngine(connection, { ...options, poolMax, idleTimeoutMs: limits.idleMs }),
     });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describeWarehouseError, redactSecrets, warehouseErrorKind } from './warehouse-errors';
 
 const kinds = (errors: unknown[]) => errors.map(warehouseErrorKind);
+const withCode = (code: unknown, message = 'x') => Object.assign(new Error(message), { code });
 
 describe('warehouseErrorKind', () => {
   it('data: classes 22, 23 and 54, which retrying cannot fix', () => {
@@ -120,5 +121,70 @@ describe('describeWarehouseError', () => {
     expect(describeWarehouseError({ code: '23505' })).toBe('23505 [object Object]');
     expect(describeWarehouseError('plain')).toBe('plain');
     expect(describeWarehouseError(null)).toBe('null');
+  });
+});
+
+// Whether rows that met an error are dead-lettered (data), parked until the warehouse is back
+// (unavailable) or until somebody fixes it (misconfigured), or stop the process (unexpected).
+// postgres-engine.test.ts meets the real errors of a real server.
+describe('warehouseErrorKind, the verdicts of the engine', () => {
+  it.each([
+    '28000',
+    '28P01',
+    '3D000',
+    '3F000',
+    '42501',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'CERT_HAS_EXPIRED',
+    'ERR_TLS_CERT_ALTNAME_INVALID',
+  ])('is misconfigured for %s', (code) => {
+    expect(warehouseErrorKind(withCode(code))).toBe('misconfigured');
+  });
+
+  it('is misconfigured when the server has no TLS and we require it', () => {
+    expect(warehouseErrorKind(new Error('The server does not support SSL connections'))).toBe(
+      'misconfigured',
+    );
+    expect(warehouseErrorKind({ message: 42 })).toBe('unexpected');
+  });
+
+  it('gives the other verdicts by SQLSTATE class, network code and message', () => {
+    expect(
+      ['22P02', '23505', '57014', '55P03', '53300', 'ECONNREFUSED', '42P01', '42601', '28', '3D0000'].map(
+        (code) => warehouseErrorKind(withCode(code)),
+      ),
+    ).toEqual([
+      'data',
+      'data',
+      'unavailable',
+      'unavailable',
+      'unavailable',
+      'unavailable',
+      'unexpected',
+      'unexpected',
+      'unexpected',
+      'unexpected',
+    ]);
+    expect(warehouseErrorKind(new Error('Connection terminated unexpectedly'))).toBe('unavailable');
+    expect([null, undefined, 'ECONNREFUSED', 3].map(warehouseErrorKind)).toEqual([
+      'unexpected',
+      'unexpected',
+      'unexpected',
+      'unexpected',
+    ]);
+  });
+
+  it('is unavailable for an aggregate when any of its errors is, and never misconfigured through one', () => {
+    expect(warehouseErrorKind(new AggregateError([withCode('42601'), withCode('ECONNREFUSED')]))).toBe(
+      'unavailable',
+    );
+    expect(warehouseErrorKind(new AggregateError([withCode('ECONNREFUSED'), withCode('ETIMEDOUT')]))).toBe(
+      'unavailable',
+    );
+    expect(warehouseErrorKind(new AggregateError([withCode('42601'), withCode('28P01')]))).toBe('unexpected');
+    expect(warehouseErrorKind({ errors: 'ECONNREFUSED' })).toBe('unexpected');
   });
 });

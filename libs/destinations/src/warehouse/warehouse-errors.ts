@@ -53,7 +53,10 @@ const connectionMessages =
 const tlsMessages = /does not support SSL connections/i;
 
 export function warehouseErrorKind(error: unknown): WarehouseErrorKind {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const { code, message, errors } = (error ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
+  // An AggregateError: every address of the host was tried; unavailable when one of them is.
+  if (Array.isArray(errors) && errors.some((e) => warehouseErrorKind(e) === 'unavailable'))
+    return 'unavailable';
   if (typeof code === 'string') {
     // Before the SQLSTATE shape: EPIPE is five capitals too.
     if (networkCodes.has(code)) return 'unavailable';
