@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
 import { loadConfig } from '@pipeline/config';
 import { WarehouseWriter } from '@pipeline/destinations';
+import { waitFor } from '@pipeline/destinations/testing';
 import {
   normalizeEvent,
   outboxKey,
@@ -50,14 +51,6 @@ function randomFrom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-
-const until = async (predicate: () => Promise<boolean>, timeoutMs: number, what: string) => {
-  const started = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 describe('delivery --destination warehouse killed at 20 random points (real Kafka and PostgreSQL)', () => {
   const seed = Number(process.env.CRASH_TEST_SEED ?? Date.now() % 2 ** 31);
@@ -204,7 +197,7 @@ describe('delivery --destination warehouse killed at 20 random points (real Kafk
       const running = startConsumer();
       // More records while it runs, so each kill lands in the middle of a load.
       const loading = publish(producer, 10);
-      await until(async () => (await stored()) > before, 60_000, `rows after restart ${k + 1}`);
+      await waitFor(async () => (await stored()) > before, 60_000, `rows after restart ${k + 1}`);
       await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 400)));
       running.kill('SIGKILL');
       await new Promise((resolve) => running.once('exit', resolve));
@@ -223,7 +216,7 @@ describe('delivery --destination warehouse killed at 20 random points (real Kafk
     await producer.disconnect();
     const events = published.flatMap((envelope) => envelope.events);
     const tracks = events.filter((e) => e.type === 'track').length;
-    await until(async () => (await stored()) === tracks, 180_000, 'every acknowledged event');
+    await waitFor(async () => (await stored()) === tracks, 180_000, 'every acknowledged event');
 
     // The clean pass: every record once, in the order it was published.
     const writer = new WarehouseWriter(clean.url);
