@@ -81,6 +81,7 @@ export type {
   WarehouseEngine,
   WarehouseErrorClass,
   WarehouseTableName,
+  WriteOrigin,
   WriteResult,
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';

@@ -7,7 +7,7 @@ export function warehouseSchemaFor(accountId: string): string {
 }
 
 /** The warehouse engines an account can be placed on. */
-export const warehouseEngines = ['postgres'] as const;
+export const warehouseEngines = ['postgres', 'clickhouse'] as const;
 export type WarehouseEngineName = (typeof warehouseEngines)[number];
 
 /** How a connection to a warehouse is encrypted: libpq's sslmode names, `verify-full` checking the host name. */

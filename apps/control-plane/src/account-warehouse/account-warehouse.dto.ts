@@ -6,7 +6,7 @@ export interface AccountWarehouse {
   warehouseId: string;
   /** `platform`: a server the service runs; `customer`: the account's own PostgreSQL (its app). */
   owner: 'platform' | 'customer';
-  engine: 'postgres';
+  engine: 'postgres' | 'clickhouse';
   /** The schema the account's tables are in: `account_<id>`, or the app's `schema` on its own server. */
   schema: string;
   /**

@@ -13,6 +13,7 @@ import type {
   WarehouseEngine,
   WarehouseEngines,
   WarehouseErrorClass,
+  WriteOrigin,
   WriteResult,
 } from '@pipeline/destinations';
 import type { WarehouseRow } from '@pipeline/events';
@@ -106,8 +107,12 @@ export class UnavailableAs503 implements WarehouseEngine {
     return translated(() => this.inner.ensureAccount(account));
   }
 
-  writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
-    return translated(() => this.inner.writeRows(account, rows));
+  writeRows(
+    account: AccountLocation,
+    rows: readonly WarehouseRow[],
+    origin?: WriteOrigin,
+  ): Promise<WriteResult> {
+    return translated(() => this.inner.writeRows(account, rows, origin));
   }
 
   writeStream(
@@ -231,9 +236,13 @@ export class AlsoWritingTo extends UnavailableAs503 {
     await this.also.ensureAccount(account);
   }
 
-  override async writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
-    const result = await super.writeRows(account, rows);
-    await this.also.writeRows(account, rows);
+  override async writeRows(
+    account: AccountLocation,
+    rows: readonly WarehouseRow[],
+    origin?: WriteOrigin,
+  ): Promise<WriteResult> {
+    const result = await super.writeRows(account, rows, origin);
+    await this.also.writeRows(account, rows, origin);
     return result;
   }
 

@@ -7,7 +7,7 @@ export type { WarehouseStatus } from './warehouse.entity';
 export interface WarehouseView {
   id: string;
   name: string;
-  engine: 'postgres';
+  engine: 'postgres' | 'clickhouse';
   owner: 'platform' | 'customer';
   /** The account owning a customer's warehouse: the only account it may hold; null for the platform's. */
   accountId: string | null;

@@ -26,7 +26,7 @@ import {
 } from './warehouse-breaker';
 import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import type { WarehouseDirectory } from './warehouse-directory';
-import type { AccountLocation, WarehouseEngine } from './warehouse-engine';
+import type { AccountLocation, WarehouseEngine, WriteOrigin } from './warehouse-engine';
 import { describeWarehouseError, redactSecrets, type WarehouseErrorKind } from './warehouse-errors';
 
 /** What the warehouse consumer asks of a warehouse's engine. */
@@ -65,6 +65,8 @@ interface Item {
   message: DeliveryMessage;
   envelope: OutboxEnvelope;
   event: TrackingEvent;
+  /** The event's place in its record. */
+  index: number;
   row: WarehouseRow;
 }
 
@@ -167,9 +169,9 @@ export class WarehouseDestination implements Destination {
       }
       const receipt = receiptContextOf(envelope);
       const items = pending.get(envelope.accountId) ?? [];
-      for (const event of envelope.events) {
+      for (const [index, event] of envelope.events.entries()) {
         try {
-          items.push({ message, envelope, event, row: normalizeEvent(event, receipt) });
+          items.push({ message, envelope, event, index, row: normalizeEvent(event, receipt) });
         } catch (error) {
           unstorable.push({
             message,
@@ -340,6 +342,7 @@ export class WarehouseDestination implements Destination {
       const result = await engine.writeRows(
         account.location,
         items.map((item) => item.row),
+        writeOrigin(items),
       );
       this.logger.debug('warehouse batch loaded', {
         warehouseId: connection.warehouseId,
@@ -465,6 +468,19 @@ export class WarehouseDestination implements Destination {
 }
 
 /** One dead letter per record and reason, holding only that record's unstorable events. */
+/**
+ * Where the items were read from, when they all come from one topic partition (a consumer's
+ * batch does): an engine names its inserts by it, so a redelivered batch adds nothing.
+ */
+function writeOrigin(items: readonly Item[]): WriteOrigin | undefined {
+  const [first] = items;
+  if (!first) return undefined;
+  const { topic, partition } = first.message;
+  if (items.some((item) => item.message.topic !== topic || item.message.partition !== partition))
+    return undefined;
+  return { topic, partition, positions: items.map((item) => `${item.message.offset}.${item.index}`) };
+}
+
 function groupByRecord(unstorable: readonly Unstorable[], target: string): FailedDelivery[] {
   const groups = new Map<string, Unstorable>();
   for (const entry of unstorable) {

@@ -19,6 +19,18 @@ export interface AccountLocation {
   schema: string;
 }
 
+/**
+ * Where a write's rows were read from: the Kafka records (and the event's place in its record),
+ * so that an engine whose inserts are not transactions (ClickHouse) names each insert and a
+ * redelivered batch adds nothing. An engine that upserts by key (PostgreSQL) needs none.
+ */
+export interface WriteOrigin {
+  topic: string;
+  partition: number;
+  /** One per row, in the order of the rows: the record's offset and the event's index in it. */
+  positions: readonly string[];
+}
+
 export interface WriteResult {
   /** Rows that were new, or that changed an existing user or group. */
   written: number;
@@ -134,7 +146,7 @@ export interface TableDay {
 }
 
 /**
- * One warehouse engine (PostgreSQL today): everything the pipeline does to a warehouse goes
+ * One warehouse engine (PostgreSQL or ClickHouse): everything the pipeline does to a warehouse goes
  * through here, so that no other module writes its SQL. One instance per warehouse, holding
  * that warehouse's connections.
  */
@@ -146,7 +158,11 @@ export interface WarehouseEngine {
    * Writes normalized rows idempotently: an event or alias once per message id; a user or
    * group keeps the newest event's values, ordered by (timestamp, received_at, message_id).
    */
-  writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult>;
+  writeRows(
+    account: AccountLocation,
+    rows: readonly WarehouseRow[],
+    origin?: WriteOrigin,
+  ): Promise<WriteResult>;
   /** Upserts a source stream's records on its primary key into `<table>` of the account. */
   writeStream(
     account: AccountLocation,

@@ -17,6 +17,7 @@ import type {
   TableShape,
   WarehouseEngine,
   WarehouseErrorClass,
+  WriteOrigin,
   WriteResult,
 } from './warehouse-engine';
 import type { WarehousePoolLimits } from './warehouse-pool';
@@ -262,8 +263,12 @@ class WarehouseEngineHandle implements WarehouseEngine {
     return this.#engines.use(this.#connection, (e) => e.ensureAccount(account));
   }
 
-  writeRows(account: AccountLocation, rows: readonly WarehouseRow[]): Promise<WriteResult> {
-    return this.#engines.use(this.#connection, (e) => e.writeRows(account, rows));
+  writeRows(
+    account: AccountLocation,
+    rows: readonly WarehouseRow[],
+    origin?: WriteOrigin,
+  ): Promise<WriteResult> {
+    return this.#engines.use(this.#connection, (e) => e.writeRows(account, rows, origin));
   }
 
   writeStream(
