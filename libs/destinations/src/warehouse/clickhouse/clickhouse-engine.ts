@@ -37,6 +37,24 @@ import {
 } from './clickhouse-ddl';
 import { clickhouseErrorKind } from './clickhouse-errors';
 import { receivedText, rowValues, storedTime, utf8Text } from './clickhouse-rows';
+import {
+  canonicalJson,
+  checkStreamShape,
+  clickhouseValue,
+  daysQuery,
+  exportExpression,
+  fieldsByName,
+  keyColumnOf,
+  keysOnQuery,
+  readFrom,
+  streamColumnTypeOf,
+  streamKey,
+  streamShape,
+  warehouseRowValues,
+  warehouseShape,
+} from './clickhouse-table-copy';
+import { copyLine, parseCopyText } from '../copy-fields';
+import { checkedShape } from '../table-copy';
 
 /** The settings of an engine's HTTP client; a `connect` hook builds the client from them. */
 export interface ClickHouseClientSettings {
@@ -381,20 +399,88 @@ export class ClickHouseEngine implements WarehouseEngine {
     return [...warehouse, ...names.filter((n) => !stored.has(n) && !n.endsWith('_local'))];
   }
 
-  exportTable(): Promise<TableExport | null> {
-    return Promise.reject(new Error('moves out of a ClickHouse warehouse are not built yet'));
+  async exportTable(
+    account: AccountLocation,
+    table: string,
+    options: { batchRows: number },
+  ): Promise<TableExport | null> {
+    const db = checkDatabase(account);
+    if (!isPlainIdentifier(table)) throw new Error(`invalid table name ${table}`);
+    const columns = await this.columnsOf(db, table);
+    if (columns.length === 0) return null;
+    const shape = isWarehouseTable(table) ? warehouseShape(table) : streamShape(table, columns);
+    return { shape, batches: this.exported(db, shape, columns, Math.max(1, Math.floor(options.batchRows))) };
   }
 
-  importRows(_account: AccountLocation, _shape: TableShape, _batch: RowBatch): Promise<number> {
-    return Promise.reject(new Error('moves into a ClickHouse warehouse are not built yet'));
+  async importRows(account: AccountLocation, shape: TableShape, batch: RowBatch): Promise<number> {
+    const db = checkDatabase(account);
+    checkedShape(shape);
+    await this.ensureAccount(account);
+    if (shape.kind === 'stream') {
+      const key = checkStreamShape(shape);
+      const types = await this.prepareStreamTable(db, shape, key);
+      if (batch.rows === 0) return 0;
+      return this.importStream(db, shape, key, types, parseCopyText(batch.text));
+    }
+    if (batch.rows === 0) return 0;
+    const table = shape.kind;
+    const rows = parseCopyText(batch.text).map((fields) =>
+      warehouseRowValues(table, fieldsByName(shape, fields)),
+    );
+    const id = idColumn[table];
+    const folded = foldedTables.has(table);
+    // One row per key in the batch, the first: a batch of one export never holds two.
+    const unique = firstPerKey(rows, (r) => String(r[id]));
+    const ids = unique.map((r) => String(r[id]));
+    const stored = await this.rows<Record<string, unknown>>(
+      folded
+        ? `SELECT * FROM ${quoteName(db)}.${quoteName(storedTableOf(table))} FINAL WHERE ${quoteName(id)} IN {ids:Array(String)}`
+        : `SELECT DISTINCT message_id FROM ${quoteName(db)}.${quoteName(table)} WHERE message_id IN {ids:Array(String)}`,
+      { ids },
+    );
+    let fresh: Record<string, unknown>[];
+    if (folded) {
+      // A user's row is stored once per (id, message id): an import of the same row again finds
+      // it equal and adds nothing; a row that differs (the event written alone, without the older
+      // traits the source folded in) is replaced by the newer insert of the same key.
+      const json = jsonColumnsOf[table];
+      const byKey = new Map(stored.map((r) => [`${String(r[id])}\u0000${String(r.message_id)}`, r]));
+      fresh = unique.filter((r) => {
+        const there = byKey.get(`${String(r[id])}\u0000${String(r.message_id)}`);
+        return !there || !sameStoredRow(r, there, json);
+      });
+    } else {
+      const present = new Set(stored.map((r) => String(r.message_id)));
+      fresh = unique.filter((r) => !present.has(String(r.message_id)));
+    }
+    for (let i = 0; i < fresh.length; i += this.rowsPerInsert) {
+      const chunk = fresh.slice(i, i + this.rowsPerInsert);
+      await this.client.insert({
+        table: `${quoteName(db)}.${quoteName(storedTableOf(table))}`,
+        columns: Object.keys(chunk[0] as object) as [string, ...string[]],
+        values: chunk,
+        format: 'JSONEachRow',
+        clickhouse_settings: { ...this.settings, input_format_null_as_default: 0, async_insert: 0 },
+      });
+    }
+    return fresh.length;
   }
 
-  tableDays(): Promise<TableDay[]> {
-    return Promise.reject(new Error('moves of a ClickHouse warehouse are not built yet'));
+  async tableDays(account: AccountLocation, table: string): Promise<TableDay[]> {
+    const db = checkDatabase(account);
+    if (!isPlainIdentifier(table)) throw new Error(`invalid table name ${table}`);
+    if (!(await this.tableExists(db, table))) return [];
+    const rows = await this.rows<{ day: string; rows: string; hash: string }>(daysQuery(db, table));
+    return rows.map((r) => ({ day: r.day, rows: Number(r.rows), hash: r.hash }));
   }
 
-  tableKeysOn(): Promise<string[]> {
-    return Promise.reject(new Error('moves of a ClickHouse warehouse are not built yet'));
+  async tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
+    const db = checkDatabase(account);
+    if (!/^(\d{4}-\d{2}-\d{2}|none)$/.test(day)) throw new Error(`invalid UTC day ${day}`);
+    if (!isPlainIdentifier(table)) throw new Error(`invalid table name ${table}`);
+    if (!(await this.tableExists(db, table))) return [];
+    const rows = await this.rows<{ key: string }>(keysOnQuery(db, table), { day });
+    return rows.map((r) => r.key);
   }
 
   async dropAccount(account: AccountLocation): Promise<void> {
@@ -409,6 +495,116 @@ export class ClickHouseEngine implements WarehouseEngine {
 
   async close(): Promise<void> {
     await this.client.close();
+  }
+
+  /** A table's (or view's) columns and their ClickHouse types, in order; none when it does not exist. */
+  private async columnsOf(
+    db: string,
+    table: string,
+  ): Promise<{ name: string; type: string; comment: string }[]> {
+    return this.rows<{ name: string; type: string; comment: string }>(
+      `SELECT name, type, comment FROM system.columns WHERE database = {db:String} AND table = {table:String} ORDER BY position`,
+      { db, table },
+    );
+  }
+
+  /**
+   * The table's rows as COPY text in batches of whole rows, one query per batch in key order
+   * (after the last key of the batch before): no statement outlives its batch, however slowly
+   * the importer takes them. Read with FINAL, users and groups from their folded views.
+   */
+  private async *exported(
+    db: string,
+    shape: TableShape,
+    columns: readonly { name: string; type: string }[],
+    batchRows: number,
+  ): AsyncGenerator<RowBatch> {
+    const types = new Map(columns.map((c) => [c.name, c.type]));
+    const key = quoteName(keyColumnOf(shape.table));
+    const select = shape.columns.map((c) => exportExpression(c.name, types.get(c.name))).join(', ');
+    const keyAt = shape.columns.findIndex((c) => c.name === keyColumnOf(shape.table));
+    let after: string | null = null;
+    for (;;) {
+      const rows: (string | null)[][] = await this.rows<(string | null)[]>(
+        `SELECT ${select} FROM ${readFrom(db, shape.table)}
+          WHERE {first:UInt8} = 1 OR ${key} > {after:String}
+          ORDER BY ${key} LIMIT {limit:UInt64}`,
+        { first: after === null ? 1 : 0, after: after ?? '', limit: batchRows },
+        undefined,
+        'JSONCompactEachRow',
+      );
+      if (rows.length === 0) return;
+      yield { rows: rows.length, text: rows.map((r) => `${copyLine(r)}\n`).join('') };
+      if (rows.length < batchRows) return;
+      after = String((rows[rows.length - 1] as (string | null)[])[keyAt]);
+    }
+  }
+
+  /** Creates the stream table when missing and adds the shape's columns it lacks; its columns' types. */
+  private async prepareStreamTable(db: string, shape: TableShape, key: string): Promise<Map<string, string>> {
+    const target = `${quoteName(db)}.${quoteName(shape.table)}`;
+    await this.command(streamTableStatement(target));
+    let types = new Map((await this.columnsOf(db, shape.table)).map((c) => [c.name, c.type]));
+    const missing = shape.columns.filter((c) => c.name !== key && !types.has(c.name));
+    if (missing.length > 0) {
+      for (const column of missing)
+        await this.command(
+          `ALTER TABLE ${target} ADD COLUMN IF NOT EXISTS ${quoteName(column.name)} ${streamColumnTypeOf(column.type)}${jsonComment(column.type)}`,
+        );
+      types = new Map((await this.columnsOf(db, shape.table)).map((c) => [c.name, c.type]));
+      // The stream writer reads the columns again at its next write.
+      this.streamColumns.delete(`${db}.${shape.table}`);
+    }
+    return types;
+  }
+
+  /** Stream rows merged by key: a row is written only when its sync is newer than the stored one. */
+  private async importStream(
+    db: string,
+    shape: TableShape,
+    key: string,
+    types: ReadonlyMap<string, string>,
+    rows: (string | null)[][],
+  ): Promise<number> {
+    const values = rows.map((fields) => {
+      const byName = fieldsByName(shape, fields);
+      const out: Record<string, unknown> = {};
+      for (const [name, text] of byName) {
+        if (name === streamKey && key !== streamKey) continue; // a field named id stays in _raw
+        const column = name === key ? streamKey : name;
+        const type = types.get(column);
+        if (type === undefined) continue;
+        out[column] = clickhouseValue(column, type, text);
+      }
+      return out;
+    });
+    const newest = new Map<string, Record<string, unknown>>();
+    for (const row of values) {
+      const id = String(row[streamKey]);
+      const there = newest.get(id);
+      if (!there || String(row._synced_at) > String(there._synced_at)) newest.set(id, row);
+    }
+    const stored = await this.rows<{ id: string; at: string }>(
+      `SELECT id, toString(max(_synced_at)) AS at FROM ${quoteName(db)}.${quoteName(shape.table)}
+        WHERE id IN {ids:Array(String)} GROUP BY id`,
+      { ids: [...newest.keys()] },
+    );
+    const storedAt = new Map(stored.map((r) => [r.id, r.at]));
+    const fresh = [...newest.values()].filter((r) => {
+      const at = storedAt.get(String(r[streamKey]));
+      return at === undefined || String(r._synced_at) > at;
+    });
+    for (let i = 0; i < fresh.length; i += this.rowsPerInsert) {
+      const chunk = fresh.slice(i, i + this.rowsPerInsert);
+      await this.client.insert({
+        table: `${quoteName(db)}.${quoteName(shape.table)}`,
+        columns: Object.keys(chunk[0] as object) as [string, ...string[]],
+        values: chunk,
+        format: 'JSONEachRow',
+        clickhouse_settings: { ...this.settings, input_format_null_as_default: 0, async_insert: 0 },
+      });
+    }
+    return fresh.length;
   }
 
   /** The rows of the chunk whose event is not stored yet, the first of each key in the chunk. */
@@ -469,23 +665,21 @@ export class ClickHouseEngine implements WarehouseEngine {
     const known = this.streamColumns.get(name);
     if (known && [...wanted.keys()].every((field) => known.has(field))) return [];
     const target = `${quoteName(db)}.${quoteName(table)}`;
-    await this.command(
-      `CREATE TABLE IF NOT EXISTS ${target} (id String, _raw String, _synced_at DateTime64(6, 'UTC')) ENGINE = ReplacingMergeTree(_synced_at) ORDER BY id`,
-    );
-    const existing = await this.rows<{ name: string; type: string }>(
-      `SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {table:String}`,
-      { db, table },
-    );
+    await this.command(streamTableStatement(target));
+    const existing = await this.columnsOf(db, table);
     const columns = new Map(
       existing
         .filter((c) => !['id', '_raw', '_synced_at'].includes(c.name))
-        .map((c): [string, ColumnType] => [c.name, columnTypeOfStored(c.type)]),
+        .map((c): [string, ColumnType] => [
+          c.name,
+          c.comment === 'jsonb' ? 'jsonb' : columnTypeOfStored(c.type),
+        ]),
     );
     const added: string[] = [];
     for (const [field, type] of wanted) {
       if (columns.has(field)) continue;
       await this.command(
-        `ALTER TABLE ${target} ADD COLUMN IF NOT EXISTS ${quoteName(field)} ${streamColumnType[type]}`,
+        `ALTER TABLE ${target} ADD COLUMN IF NOT EXISTS ${quoteName(field)} ${streamColumnType[type]}${jsonComment(type)}`,
       );
       columns.set(field, type);
       added.push(field);
@@ -640,11 +834,12 @@ export class ClickHouseEngine implements WarehouseEngine {
     query: string,
     params: Record<string, unknown> = {},
     signal?: AbortSignal,
+    format: 'JSONEachRow' | 'JSONCompactEachRow' = 'JSONEachRow',
   ): Promise<R[]> {
     const result = await this.client.query({
       query,
       query_params: params,
-      format: 'JSONEachRow',
+      format,
       clickhouse_settings: this.settings,
       ...(signal ? { abort_signal: signal } : {}),
     });
@@ -721,6 +916,41 @@ export class ClickHouseEngine implements WarehouseEngine {
       await this.record(account.accountId, options.purpose, bytes);
     }
   }
+}
+
+/** A stream column holding JSON is text marked by its comment, so a move out of ClickHouse types it jsonb again. */
+const jsonComment = (type: string) => (type === 'jsonb' ? ` COMMENT 'jsonb'` : '');
+
+/** A source stream's table: its key, the record, when it was synced; typed columns are added. */
+const streamTableStatement = (target: string) =>
+  `CREATE TABLE IF NOT EXISTS ${target} (id String, _raw String, _synced_at DateTime64(6, 'UTC')) ENGINE = ReplacingMergeTree(_synced_at) ORDER BY id`;
+
+const isWarehouseTable = (table: string): table is WarehouseTable =>
+  (tableNames as readonly string[]).includes(table);
+
+function firstPerKey<T>(rows: readonly T[], keyOf: (row: T) => string): T[] {
+  const seen = new Map<string, T>();
+  for (const row of rows) if (!seen.has(keyOf(row))) seen.set(keyOf(row), row);
+  return [...seen.values()];
+}
+
+/**
+ * Whether a row to import equals the stored one of the same key: every column the import
+ * writes, JSON compared by value (the engines spell it differently), the rest by its text.
+ */
+function sameStoredRow(
+  row: Readonly<Record<string, unknown>>,
+  stored: Readonly<Record<string, unknown>>,
+  json: ReadonlySet<string>,
+): boolean {
+  return Object.keys(row).every((column) => {
+    const a = row[column];
+    const b = stored[column];
+    if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+    if (json.has(column) || column === '_trait_orders')
+      return canonicalJson(String(a)) === canonicalJson(String(b));
+    return String(a) === String(b);
+  });
 }
 
 function checkDatabase(account: AccountLocation): string {
