@@ -104,11 +104,22 @@ export {
   type WarehouseQueryMeter,
 } from './warehouse/postgres-engine';
 export {
+  engineErrorKinds,
+  openWarehouseEngine,
   WarehouseEngines,
   type OpenWarehouseEngine,
   type OpenWarehousePool,
+  type WarehouseEngineSettings,
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
+// TEMPORARY until the engine lands from main: its signature, exported as it will be.
+export {
+  ClickHouseEngine,
+  clickhouseErrorKind,
+  guardedClickHouseClients,
+  type ClickHouseClientFactory,
+  type ClickHouseEngineOptions,
+} from './warehouse/clickhouse-engine-pending';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export {
   WarehouseDestination,
@@ -121,6 +132,8 @@ export {
   ResolvingWarehouseDirectory,
   StaticWarehouseDirectory,
   warehouseConnectionFromUrl,
+  warehouseUrlField,
+  warehouseUrlSchemes,
   type ResolveWarehouse,
   type ResolvingDirectoryOptions,
   type WarehouseDirectory,
@@ -136,6 +149,8 @@ export {
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
+  clickhouseClusterPattern,
+  clickhouseSettingsOf,
   warehouseConfigSchema,
   warehousePoolLimitsOf,
   warehouseTimeoutsOf,
