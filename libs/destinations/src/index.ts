@@ -88,6 +88,7 @@ export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export {
   ClickHouseEngine,
   directClickHouseClient,
+  guardedClickHouseClients,
   insertToken,
   type ClickHouseClientFactory,
   type ClickHouseClientSettings,
@@ -112,14 +113,6 @@ export {
   type WarehouseEngineSettings,
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
-// TEMPORARY until the engine lands from main: its signature, exported as it will be.
-export {
-  ClickHouseEngine,
-  clickhouseErrorKind,
-  guardedClickHouseClients,
-  type ClickHouseClientFactory,
-  type ClickHouseEngineOptions,
-} from './warehouse/clickhouse-engine-pending';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export {
   WarehouseDestination,

@@ -1,7 +1,12 @@
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { warehouseConnectionOf } from '../testing/warehouse-connection';
-import { ClickHouseEngine, clickhouseErrorKind } from './clickhouse-engine-pending';
+import {
+  ClickHouseEngine,
+  directClickHouseClient,
+  type ClickHouseClientSettings,
+} from './clickhouse/clickhouse-engine';
+import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
 import { PostgresEngine } from './postgres-engine';
 import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import { engineErrorKinds, openWarehouseEngine, WarehouseEngines } from './warehouse-engines';
@@ -70,16 +75,33 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
     ]);
   });
 
-  it('hands each ClickHouseEngine the process limits and the cluster setting', () => {
-    const open = openWarehouseEngine(settings, 12_345);
+  it('hands each ClickHouseEngine the process limits and the cluster setting', async () => {
+    const given: ClickHouseClientSettings[] = [];
+    const open = openWarehouseEngine(
+      {
+        ...settings,
+        clickhouse: {
+          ...settings.clickhouse,
+          connect: (connection, clientSettings) => {
+            given.push(clientSettings);
+            return directClickHouseClient(connection, clientSettings);
+          },
+        },
+      },
+      12_345,
+    );
     const engine = open(clickhouseAt('ch-2'), 3);
     expect(engine).toBeInstanceOf(ClickHouseEngine);
-    expect((engine as ClickHouseEngine).options).toEqual({
-      timeouts: defaultWarehouseTimeouts,
-      cluster: 'replicated',
-      poolMax: 3,
-      idleTimeoutMs: 12_345,
-    });
+    expect(given).toEqual([
+      {
+        maxOpenConnections: 3,
+        requestTimeoutMs: defaultWarehouseTimeouts.statementTimeoutMs + 5_000,
+        // Below the server's keep-alive, however long the process keeps idle pools.
+        idleSocketTtlMs: 2_500,
+      },
+    ]);
+    expect((engine as unknown as { layout: unknown }).layout).toEqual({ cluster: 'replicated' });
+    await engine.close();
   });
 
   it('refuses a connection naming an engine it does not know', () => {

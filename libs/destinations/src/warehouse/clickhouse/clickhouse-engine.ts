@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { clickhouseClient, type ClickHouseGuardOptions } from '@pipeline/clickhouse';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import type {
@@ -101,6 +102,20 @@ export const directClickHouseClient: ClickHouseClientFactory = (connection, sett
     application: 'pipeline-warehouse',
     ...(connection.tlsMode === 'require' ? { tls: undefined } : {}),
   });
+
+/**
+ * Clients through `@pipeline/clickhouse`'s clickhouseClient: a customer's server behind the
+ * egress guard (every address of its host checked at each connect), a platform one direct.
+ */
+export const guardedClickHouseClients =
+  (guard: ClickHouseGuardOptions = {}): ClickHouseClientFactory =>
+  (connection, settings) =>
+    clickhouseClient(connection, {
+      guard,
+      requestTimeoutMs: settings.requestTimeoutMs,
+      idleSocketTtlMs: settings.idleSocketTtlMs,
+      maxOpenConnections: settings.maxOpenConnections,
+    });
 
 const tableNames: readonly WarehouseTableName[] = ['events', 'users', 'groups', 'aliases'];
 const utcDay = /^\d{4}-\d{2}-\d{2}$/;
