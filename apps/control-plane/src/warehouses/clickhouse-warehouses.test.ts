@@ -197,36 +197,22 @@ describe('ClickHouse warehouses in the registry (real PostgreSQL)', () => {
     expect(listed.out).toContain(`ch-cli-tls  clickhouse  loader@ch-cli.internal:8443/analytics`);
   });
 
-  it('refuses to move an account between engines, in the API and the CLI, and queues nothing', async () => {
+  it('queues a move between engines, in the API and the CLI, as between two PostgreSQL warehouses', async () => {
+    const ch = await h.services.warehouses.find('ch-1');
     const tenant = await h.tenant();
     const api = await operator(h)
       .post('/api/v1/operator/warehouse-moves')
       .send({ accountId: tenant.accountId, toWarehouse: 'ch-1' });
-    expect([api.status, api.body.code, api.body.detail ?? api.body.message]).toEqual([
-      409,
-      'engine_mismatch',
-      "The account's warehouse is postgres and the target is clickhouse: an account moves only between warehouses of the same engine",
-    ]);
-    const cli = await cliOf(h, ['warehouses', 'move', tenant.accountId, '--to', 'ch-1']);
-    expect([cli.code, cli.out, cli.err]).toEqual([
-      1,
-      '',
-      "error: The account's warehouse is postgres and the target is clickhouse: an account moves only between warehouses of the same engine (engine_mismatch)\n",
-    ]);
-    const moves = (await h.db.dataSource.query(
-      'SELECT count(*)::int AS n FROM warehouse_moves WHERE account_id = $1',
-      [tenant.accountId],
-    )) as { n: number }[];
+    expect([api.status, api.body.data.stage, api.body.data.toWarehouseId]).toEqual([202, 'queued', ch.id]);
+    const other = await h.tenant();
+    const cli = await cliOf(h, ['warehouses', 'move', other.accountId, '--to', 'ch-1', '--json']);
+    expect([cli.code, cli.err]).toEqual([0, '']);
+    expect(cli.json()).toMatchObject({ accountId: other.accountId, toWarehouseId: ch.id, stage: 'queued' });
     const jobs = (await h.db.dataSource.query(
-      "SELECT count(*)::int AS n FROM jobs WHERE account_id = $1 AND kind = 'warehouse_move'",
-      [tenant.accountId],
+      "SELECT count(*)::int AS n FROM jobs WHERE account_id = ANY($1) AND kind = 'warehouse_move'",
+      [[tenant.accountId, other.accountId]],
     )) as { n: number }[];
-    expect([moves[0]?.n, jobs[0]?.n]).toEqual([0, 0]);
-    // Between two PostgreSQL warehouses the move is queued as before.
-    const same = await operator(h)
-      .post('/api/v1/operator/warehouse-moves')
-      .send({ accountId: tenant.accountId, toWarehouse: 'pg-2' });
-    expect([same.status, same.body.data.stage]).toEqual([202, 'queued']);
+    expect(jobs[0]?.n).toBe(2);
   });
 });
 
