@@ -86,6 +86,16 @@ export type {
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export {
+  ClickHouseEngine,
+  directClickHouseClient,
+  insertToken,
+  type ClickHouseClientFactory,
+  type ClickHouseClientSettings,
+  type ClickHouseEngineOptions,
+} from './warehouse/clickhouse/clickhouse-engine';
+export { clickhouseErrorKind } from './warehouse/clickhouse/clickhouse-errors';
+export { clickhouseMigrations } from './warehouse/clickhouse/clickhouse-ddl';
+export {
   PostgresEngine,
   guardedWarehousePools,
   type PostgresEngineOptions,
@@ -102,14 +112,7 @@ export {
   type WarehouseEngineSettings,
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
-// TEMPORARY until the engine lands from main: its signature, exported as it will be.
-export {
-  ClickHouseEngine,
-  clickhouseErrorKind,
-  guardedClickHouseClients,
-  type ClickHouseClientFactory,
-  type ClickHouseEngineOptions,
-} from './warehouse/clickhouse-engine-pending';
+export { guardedClickHouseClients } from './warehouse/clickhouse/guarded-clickhouse-clients';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export {
   WarehouseDestination,

@@ -1,7 +1,12 @@
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { warehouseConnectionOf } from '../testing/warehouse-connection';
-import { ClickHouseEngine, clickhouseErrorKind } from './clickhouse-engine-pending';
+import {
+  ClickHouseEngine,
+  directClickHouseClient,
+  type ClickHouseClientSettings,
+} from './clickhouse/clickhouse-engine';
+import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
 import { PostgresEngine } from './postgres-engine';
 import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import { engineErrorKinds, openWarehouseEngine, WarehouseEngines } from './warehouse-engines';
@@ -29,6 +34,10 @@ const clickhouseAt = (warehouseId: string): WarehouseConnection => ({
 
 // Errors each engine reads its own way: a SQLSTATE means nothing to ClickHouse.
 const loginRefusedByPostgres = Object.assign(new Error('password authentication failed'), { code: '28P01' });
+const loginRefusedByClickHouse = Object.assign(new Error('Authentication failed'), {
+  code: '516',
+  type: 'AUTHENTICATION_FAILED',
+});
 
 describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)', () => {
   let db: ScratchDatabase;
@@ -70,16 +79,37 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
     ]);
   });
 
-  it('hands each ClickHouseEngine the process limits and the cluster setting', () => {
-    const open = openWarehouseEngine(settings, 12_345);
+  it("hands each ClickHouseEngine the process's pool size and idle time, and its own connect", async () => {
+    const seen: { warehouseId: string; settings: ClickHouseClientSettings }[] = [];
+    const open = openWarehouseEngine(
+      {
+        ...settings,
+        clickhouse: {
+          ...settings.clickhouse,
+          connect: (connection, clientSettings) => {
+            seen.push({ warehouseId: connection.warehouseId, settings: clientSettings });
+            return directClickHouseClient(connection, clientSettings);
+          },
+        },
+      },
+      12_345,
+    );
     const engine = open(clickhouseAt('ch-2'), 3);
-    expect(engine).toBeInstanceOf(ClickHouseEngine);
-    expect((engine as ClickHouseEngine).options).toEqual({
-      timeouts: defaultWarehouseTimeouts,
-      cluster: 'replicated',
-      poolMax: 3,
-      idleTimeoutMs: 12_345,
-    });
+    try {
+      expect(engine).toBeInstanceOf(ClickHouseEngine);
+      expect(seen).toEqual([
+        {
+          warehouseId: 'ch-2',
+          settings: {
+            maxOpenConnections: 3,
+            requestTimeoutMs: defaultWarehouseTimeouts.statementTimeoutMs + 5000,
+            idleSocketTtlMs: 2500,
+          },
+        },
+      ]);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('refuses a connection naming an engine it does not know', () => {
@@ -96,8 +126,13 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
     expect(warehouseErrorKind(loginRefusedByPostgres)).toBe('misconfigured');
     expect(clickhouseErrorKind(loginRefusedByPostgres)).not.toBe('misconfigured');
 
+    expect(clickhouseErrorKind(loginRefusedByClickHouse)).toBe('misconfigured');
+    expect(warehouseErrorKind(loginRefusedByClickHouse)).not.toBe('misconfigured');
+
     expect(pg.classifyError(loginRefusedByPostgres)).toBe('misconfigured');
     expect(ch.classifyError(loginRefusedByPostgres)).toBe(clickhouseErrorKind(loginRefusedByPostgres));
+    expect(ch.classifyError(loginRefusedByClickHouse)).toBe('misconfigured');
+    expect(pg.classifyError(loginRefusedByClickHouse)).toBe(warehouseErrorKind(loginRefusedByClickHouse));
     expect(engineErrorKinds).toEqual({ postgres: warehouseErrorKind, clickhouse: clickhouseErrorKind });
     // The process's own budget refusal is unavailable for either engine.
     const exhausted = new WarehouseConnectionBudgetExhausted('ch-3', 6);
