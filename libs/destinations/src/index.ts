@@ -88,6 +88,7 @@ export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export {
   ClickHouseEngine,
   directClickHouseClient,
+  guardedClickHouseClients,
   insertToken,
   type ClickHouseClientFactory,
   type ClickHouseClientSettings,
@@ -112,7 +113,6 @@ export {
   type WarehouseEngineSettings,
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
-export { guardedClickHouseClients } from './warehouse/clickhouse/guarded-clickhouse-clients';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export {
   WarehouseDestination,
