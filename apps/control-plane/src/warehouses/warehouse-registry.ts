@@ -7,6 +7,7 @@ import {
   warehouseSchemaFor,
   type TenantChangePublisher,
   type WarehouseConnection,
+  type WarehouseEngineName,
   type WarehouseTlsMode,
 } from '@pipeline/tenancy';
 import { badRequest, conflict, invalidField, unprocessable } from '../http/api-errors';
@@ -59,10 +60,12 @@ export const customerWarehouseName = (appId: string) => `app-${appId}`;
 export const warehouseAppInUse = (appId: string, why: string) =>
   conflict('warehouse_app_in_use', `App ${appId} is the account's warehouse: ${why}`);
 
-/** The fields of a customer's postgres_warehouse app the registry keeps. */
+/** The fields of a customer's warehouse app (postgres_warehouse, clickhouse_warehouse) the registry keeps. */
 export interface CustomerWarehouseApp {
   appId: string;
   accountId: string;
+  /** The app type's engine; an app keeps its type, so its row keeps its engine. */
+  engine: WarehouseEngineName;
   host: string;
   port: number;
   database: string;
@@ -415,7 +418,7 @@ export class WarehouseRegistry {
         ...app,
         name: customerWarehouseName(app.appId),
         maxConnections: CUSTOMER_MAX_CONNECTIONS,
-        customer: { appId: app.appId, accountId: app.accountId, schema: app.schema },
+        customer: { appId: app.appId, accountId: app.accountId, schema: app.schema, engine: app.engine },
       });
       return [];
     }
@@ -525,7 +528,9 @@ export class WarehouseRegistry {
 
   private async insert(
     manager: EntityManager,
-    input: NewWarehouse & { customer?: { appId: string; accountId: string; schema: string } },
+    input: NewWarehouse & {
+      customer?: { appId: string; accountId: string; schema: string; engine: WarehouseEngineName };
+    },
   ): Promise<WarehouseEntity> {
     const id = randomUUID();
     const sealed = this.sealer.seal({ password: input.password }, associatedDataOf(id));
@@ -535,7 +540,7 @@ export class WarehouseRegistry {
       repository.create({
         id,
         name: input.name,
-        engine: 'postgres',
+        engine: input.customer?.engine ?? 'postgres',
         owner: input.customer ? 'customer' : 'platform',
         accountId: input.customer?.accountId ?? null,
         appId: input.customer?.appId ?? null,
