@@ -1,17 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
+import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { createClient } from '@clickhouse/client';
-import {
-  guardedLookup,
-  isEgressRefusal,
-  literalRefusal,
-  parseAllowedRanges,
-  type ResolveAll,
-} from '@pipeline/egress';
+import { isEgressRefusal, type ResolveAll } from '@pipeline/egress';
 import type { WarehouseConnection } from '@pipeline/tenancy';
+import { clickhouseClient, InvalidClickHouseConnection } from './clickhouse-client';
 
 /**
  * Why a ClickHouse warehouse failed its connection check: the codes of the PostgreSQL check
@@ -47,19 +39,6 @@ export type ClickHouseCheckResult =
  * as its schema), 63 at most, not the server's own `system` or `information_schema`.
  */
 export const clickhouseDatabasePattern = /^(?!(?:system|information_schema)$)[a-z_][a-z0-9_]{0,62}$/;
-
-/** A field of a ClickHouse connection that cannot be used; names the field and rule, never the value. */
-export class InvalidClickHouseConnection extends Error {
-  readonly code = 'WAREHOUSE_CONNECTION_INVALID';
-
-  constructor(
-    readonly field: keyof WarehouseConnection,
-    readonly rule: string,
-  ) {
-    super(`clickhouse connection: ${field} ${rule}`);
-    this.name = 'InvalidClickHouseConnection';
-  }
-}
 
 const hostName =
   /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
@@ -100,23 +79,20 @@ export interface ClickHouseCheckClient {
   close(): Promise<void>;
 }
 
-export interface ClickHouseGuardOptions {
+export interface ClickHouseCheckOptions {
   /** Operator-allowed ranges (EGRESS_ALLOW_PRIVATE_RANGES); tests allow loopback with it. */
   allowPrivateRanges?: readonly string[];
   /** Name resolution; the system resolver by default (tests give their own). */
   lookup?: typeof dnsLookup;
   /** Name resolution as the egress checks of saved URLs take it; used when `lookup` is absent. */
   resolve?: ResolveAll;
-}
-
-export interface ClickHouseCheckOptions extends ClickHouseGuardOptions {
   /** Each request's limit; 15 s by default. */
   requestTimeoutMs?: number;
   /** Trusted CAs for verify-full instead of Node's bundled ones (an operator's private CA). */
   ca?: string | Buffer | readonly (string | Buffer)[];
   /**
    * The client the check uses, connected to the server without choosing a database (the
-   * database may not exist yet). The guarded client below by default; tests give their own.
+   * database may not exist yet). checkClient by default; tests give their own.
    */
   clientFor?: (connection: WarehouseConnection, options: ClickHouseCheckOptions) => ClickHouseCheckClient;
 }
@@ -145,43 +121,27 @@ function lookupOver(resolve: ResolveAll): typeof dnsLookup {
 }
 
 /**
- * A client for the check: HTTP(S) to host:port, no database chosen, no keep-alive. For a
- * customer's server every connect goes through the egress guard: an IP literal is checked
- * before anything is sent, a name is resolved with all its addresses checked, and the socket
- * connects only to an address the check saw.
+ * The check's client: clickhouseClient (through the egress guard for a customer's server) on
+ * the `default` database, since the app's may not exist yet; every statement names its
+ * database. One socket, no more.
  */
-export function guardedCheckClient(
+export function checkClient(
   connection: WarehouseConnection,
   options: ClickHouseCheckOptions = {},
 ): ClickHouseCheckClient {
-  const customer = connection.owner === 'customer';
-  const allowed = parseAllowedRanges(options.allowPrivateRanges ?? []);
-  if (customer) {
-    const refused = literalRefusal(connection.host, allowed);
-    if (refused) throw refused;
-  }
-  const lookup = customer
-    ? guardedLookup(allowed, options.lookup ?? (options.resolve ? lookupOver(options.resolve) : dnsLookup))
-    : undefined;
-  const secure = connection.tlsMode !== 'disable';
-  const agent = secure
-    ? new https.Agent({
-        keepAlive: false,
-        rejectUnauthorized: connection.tlsMode === 'verify-full',
-        ...(options.ca !== undefined ? { ca: options.ca as https.AgentOptions['ca'] } : {}),
+  const lookup = options.lookup ?? (options.resolve ? lookupOver(options.resolve) : undefined);
+  return clickhouseClient(
+    { ...connection, database: 'default' },
+    {
+      guard: {
+        ...(options.allowPrivateRanges ? { allowPrivateRanges: options.allowPrivateRanges } : {}),
         ...(lookup ? { lookup } : {}),
-      })
-    : new http.Agent({ keepAlive: false, ...(lookup ? { lookup } : {}) });
-  const host = isIP(connection.host) === 6 ? `[${connection.host}]` : connection.host;
-  return createClient({
-    url: `${secure ? 'https' : 'http'}://${host}:${connection.port}`,
-    username: connection.user,
-    password: connection.password,
-    application: 'pipeline',
-    request_timeout: options.requestTimeoutMs ?? 15_000,
-    http_agent: agent,
-    keep_alive: { enabled: false },
-  }) as unknown as ClickHouseCheckClient;
+      },
+      requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
+      maxOpenConnections: 1,
+      ...(options.ca !== undefined ? { ca: options.ca } : {}),
+    },
+  ) as unknown as ClickHouseCheckClient;
 }
 
 const networkCodes = new Set([
@@ -283,7 +243,7 @@ export async function checkClickHouseConnection(
   if (problem && (connection.owner === 'customer' || problem.field === 'database')) return fail(problem);
   let client: ClickHouseCheckClient;
   try {
-    client = (options.clientFor ?? guardedCheckClient)(connection, options);
+    client = (options.clientFor ?? checkClient)(connection, options);
   } catch (error) {
     return fail(error);
   }

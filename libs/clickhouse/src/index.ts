@@ -1,16 +1,21 @@
 // ClickHouse connections for the warehouse engine: structured fields in, a client out.
 export {
+  clickhouseClient,
+  customerConnectionProblem,
+  InvalidClickHouseConnection,
+  type ClickHouseClientOptions,
+  type ClickHouseGuardOptions,
+} from './clickhouse-client';
+export {
   checkClickHouseConnection,
+  checkClient,
   classifyClickHouseCheckError,
   clickhouseCheckFailures,
   clickhouseConnectionProblem,
   clickhouseDatabasePattern,
-  guardedCheckClient,
-  InvalidClickHouseConnection,
   probeTableName,
   type ClickHouseCheckClient,
   type ClickHouseCheckFailure,
   type ClickHouseCheckOptions,
   type ClickHouseCheckResult,
-  type ClickHouseGuardOptions,
 } from './clickhouse-connection-check';
