@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { Agent as HttpAgent, type AgentOptions } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { guardedLookup, literalRefusal, parseAllowedRanges, type AllowedRange } from '@pipeline/egress';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 
@@ -158,6 +158,9 @@ export function clickhouseClient(
     compression: { request: false, response: false },
     http_agent: httpAgent,
     set_basic_auth_header: true,
+    // Every failure is thrown to the engine, which classifies and logs it with the password
+    // redacted; the client's own log would print it again, unredacted query text included.
+    log: { level: ClickHouseLogLevel.OFF },
     clickhouse_settings: {
       // DateTime64 text such as 2024-01-02T03:04:05.123456Z parses as sent.
       date_time_input_format: 'best_effort',

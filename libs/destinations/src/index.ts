@@ -86,6 +86,17 @@ export type {
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export {
+  ClickHouseEngine,
+  directClickHouseClient,
+  guardedClickHouseClients,
+  insertToken,
+  type ClickHouseClientFactory,
+  type ClickHouseClientSettings,
+  type ClickHouseEngineOptions,
+} from './warehouse/clickhouse/clickhouse-engine';
+export { clickhouseErrorKind } from './warehouse/clickhouse/clickhouse-errors';
+export { clickhouseMigrations } from './warehouse/clickhouse/clickhouse-ddl';
+export {
   PostgresEngine,
   guardedWarehousePools,
   type PostgresEngineOptions,
