@@ -56,15 +56,18 @@ describe('the ClickHouse connection check (scripted client)', () => {
     const { client, statements, closed } = scripted();
     const result = await checkClickHouseConnection(connection(), { clientFor: () => client });
     expect(result).toEqual({ ok: true, databaseCreated: false, serverVersion: '26.7.2.1' });
-    const probe = /`pipeline`\.`(_pipeline_probe_[0-9a-f]{12})`/.exec(statements[2] ?? '')?.[1];
+    const probe = /`pipeline`\.`(_pipeline_probe_[0-9a-f]{12})`/.exec(statements[3] ?? '')?.[1];
     expect(probe).toBeDefined();
     expect(statements).toEqual([
       'SELECT 1 AS one, version() AS version',
       'SELECT count() AS n FROM system.databases WHERE name = {database:String}',
+      'CREATE DATABASE IF NOT EXISTS `pipeline`',
       `CREATE TABLE \`pipeline\`.\`${probe}\` (id UInt8) ENGINE = MergeTree ORDER BY id`,
-      `ALTER TABLE \`pipeline\`.\`${probe}\` ADD COLUMN added UInt8 DEFAULT 0`,
+      `ALTER TABLE \`pipeline\`.\`${probe}\` ADD COLUMN IF NOT EXISTS added UInt8 DEFAULT 0`,
       `INSERT INTO \`pipeline\`.\`${probe}\` (id, added) VALUES (1, 1)`,
-      `SELECT count() AS n FROM \`pipeline\`.\`${probe}\``,
+      `CREATE OR REPLACE VIEW \`pipeline\`.\`${probe}_view\` AS SELECT id, added FROM \`pipeline\`.\`${probe}\``,
+      `SELECT count() AS n FROM \`pipeline\`.\`${probe}_view\``,
+      `DROP VIEW \`pipeline\`.\`${probe}_view\``,
       `DROP TABLE \`pipeline\`.\`${probe}\``,
     ]);
     expect(closed()).toBe(1);
@@ -75,6 +78,13 @@ describe('the ClickHouse connection check (scripted client)', () => {
     const result = await checkClickHouseConnection(connection(), { clientFor: () => client });
     expect(result).toMatchObject({ ok: true, databaseCreated: true });
     expect(statements[2]).toBe('CREATE DATABASE IF NOT EXISTS `pipeline`');
+  });
+
+  it('answers permission_denied when the database exists but CREATE DATABASE is not granted', async () => {
+    const { client, statements } = scripted([[/CREATE DATABASE/, clickhouseError('497')]]);
+    const result = await checkClickHouseConnection(connection(), { clientFor: () => client });
+    expect(result).toMatchObject({ ok: false, code: 'warehouse_permission_denied' });
+    expect(statements).toHaveLength(3);
   });
 
   it('answers database_missing when the database is missing and the user may not create it', async () => {
@@ -97,7 +107,9 @@ describe('the ClickHouse connection check (scripted client)', () => {
     ['no CREATE TABLE (497)', /^CREATE TABLE/, '497', 'warehouse_permission_denied'],
     ['no ALTER ADD COLUMN (497)', /^ALTER TABLE/, '497', 'warehouse_permission_denied'],
     ['no INSERT (497)', /^INSERT/, '497', 'warehouse_permission_denied'],
+    ['no CREATE VIEW (497)', /^CREATE OR REPLACE VIEW/, '497', 'warehouse_permission_denied'],
     ['no SELECT (497)', /^SELECT count\(\) AS n FROM `/, '497', 'warehouse_permission_denied'],
+    ['no DROP VIEW (497)', /^DROP VIEW `/, '497', 'warehouse_permission_denied'],
     ['no DROP TABLE (497)', /^DROP TABLE `/, '497', 'warehouse_permission_denied'],
     ['a database dropped meanwhile (81)', /^CREATE TABLE/, '81', 'warehouse_database_missing'],
     ['a server timeout (159)', /^SELECT 1/, '159', 'warehouse_connection_refused'],
@@ -109,7 +121,7 @@ describe('the ClickHouse connection check (scripted client)', () => {
     expect(JSON.stringify(result)).not.toMatch(new RegExp(`${PASSWORD}|loader|DB::Exception`));
     // A probe made before the failure is dropped again.
     if (!/CREATE TABLE|SELECT 1/.test(where.source))
-      expect(statements.at(-1)).toMatch(/^DROP TABLE (IF EXISTS )?`pipeline`\.`_pipeline_probe_/);
+      expect(statements.at(-1)).toMatch(/^DROP TABLE (IF EXISTS )?`pipeline`\.`_pipeline_probe_[0-9a-f]+`$/);
   });
 
   it('refuses fields it cannot use before building a client', async () => {

@@ -226,9 +226,10 @@ export const probeTableName = () => `_pipeline_probe_${randomBytes(6).toString('
 
 /**
  * Connects as the warehouse will (through the egress guard for a customer's server), runs
- * SELECT 1, makes sure the database exists (creating it when missing and the user may), and
- * proves the user can do what loading needs there: it creates a probe table
- * `_pipeline_probe_<random>`, adds a column, inserts a row, reads it back and drops the table.
+ * SELECT 1, runs `CREATE DATABASE IF NOT EXISTS` as the engine does (creating the database when
+ * missing), and proves the user can do what loading needs there: it creates a probe table
+ * `_pipeline_probe_<random>`, adds a column, inserts a row, reads it back through a view, and
+ * drops the view and the table.
  * Never throws; never returns a server's own text.
  */
 export async function checkClickHouseConnection(
@@ -259,32 +260,40 @@ export async function checkClickHouseConnection(
         query_params: { database: connection.database },
       })
     ).json<{ n: number | string }>();
-    let databaseCreated = false;
-    if (Number(found?.n ?? 0) === 0) {
-      try {
-        await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
-      } catch (error) {
-        // Not there (or not visible) and not creatable: the database is what is missing.
-        if ((error as { code?: unknown }).code === '497') return fail({ code: '81' });
-        throw error;
-      }
-      databaseCreated = true;
-    }
-    const probe = `${database}.${quoteIdent(probeTableName())}`;
-    await client.command({ query: `CREATE TABLE ${probe} (id UInt8) ENGINE = MergeTree ORDER BY id` });
-    let dropped = false;
+    const existed = Number(found?.n ?? 0) > 0;
     try {
-      await client.command({ query: `ALTER TABLE ${probe} ADD COLUMN added UInt8 DEFAULT 0` });
+      // Always, as the engine runs it before each account's first write: the grant is needed
+      // even when the database exists.
+      await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    } catch (error) {
+      // Not there (or not visible) and not creatable: the database is what is missing.
+      if ((error as { code?: unknown }).code === '497' && !existed) return fail({ code: '81' });
+      throw error;
+    }
+    const databaseCreated = !existed;
+    const name = probeTableName();
+    const probe = `${database}.${quoteIdent(name)}`;
+    const view = `${database}.${quoteIdent(`${name}_view`)}`;
+    await client.command({ query: `CREATE TABLE ${probe} (id UInt8) ENGINE = MergeTree ORDER BY id` });
+    const dropped = { table: false, view: false };
+    try {
+      await client.command({ query: `ALTER TABLE ${probe} ADD COLUMN IF NOT EXISTS added UInt8 DEFAULT 0` });
       await client.command({ query: `INSERT INTO ${probe} (id, added) VALUES (1, 1)` });
+      await client.command({ query: `CREATE OR REPLACE VIEW ${view} AS SELECT id, added FROM ${probe}` });
       const [row] = await (
-        await client.query({ query: `SELECT count() AS n FROM ${probe}`, format: 'JSONEachRow' })
+        await client.query({ query: `SELECT count() AS n FROM ${view}`, format: 'JSONEachRow' })
       ).json<{ n: number | string }>();
       if (Number(row?.n) !== 1) return fail({ code: 'probe_row_missing' });
+      await client.command({ query: `DROP VIEW ${view}` });
+      dropped.view = true;
       await client.command({ query: `DROP TABLE ${probe}` });
-      dropped = true;
+      dropped.table = true;
     } finally {
-      // After a failure above, the probe table goes if the user may drop it.
-      if (!dropped) await client.command({ query: `DROP TABLE IF EXISTS ${probe}` }).catch(() => undefined);
+      // After a failure above, the probes go if the user may drop them.
+      if (!dropped.view)
+        await client.command({ query: `DROP VIEW IF EXISTS ${view}` }).catch(() => undefined);
+      if (!dropped.table)
+        await client.command({ query: `DROP TABLE IF EXISTS ${probe}` }).catch(() => undefined);
     }
     return { ok: true, databaseCreated, serverVersion: String(first?.version ?? '') };
   } catch (error) {
