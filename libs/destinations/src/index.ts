@@ -105,9 +105,12 @@ export {
   type WarehouseQueryMeter,
 } from './warehouse/postgres-engine';
 export {
+  engineErrorKinds,
+  openWarehouseEngine,
   WarehouseEngines,
   type OpenWarehouseEngine,
   type OpenWarehousePool,
+  type WarehouseEngineSettings,
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
@@ -122,6 +125,8 @@ export {
   ResolvingWarehouseDirectory,
   StaticWarehouseDirectory,
   warehouseConnectionFromUrl,
+  warehouseUrlField,
+  warehouseUrlSchemes,
   type ResolveWarehouse,
   type ResolvingDirectoryOptions,
   type WarehouseDirectory,
@@ -137,6 +142,8 @@ export {
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
+  clickhouseClusterPattern,
+  clickhouseSettingsOf,
   warehouseConfigSchema,
   warehousePoolLimitsOf,
   warehouseTimeoutsOf,
