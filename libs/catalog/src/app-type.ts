@@ -19,7 +19,7 @@ export interface ForwardSide {
 
 /** Where the account's warehouse data is loaded: the customer's own server of this engine. */
 export interface WarehouseSide {
-  engine: 'postgres';
+  engine: 'postgres' | 'clickhouse';
 }
 
 /**

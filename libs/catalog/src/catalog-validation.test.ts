@@ -67,6 +67,7 @@ describe('the catalog lists', () => {
       ['google_ads', ['destination'], 'advertising'],
       ['webhook', ['destination'], 'webhook'],
       ['postgres_warehouse', ['warehouse'], null],
+      ['clickhouse_warehouse', ['warehouse'], null],
     ]);
     expect(appTypes).toEqual(appCatalog.map((d) => d.appType));
     for (const d of appCatalog) {
@@ -204,6 +205,7 @@ describe('every app type', () => {
       'google_ads.credentials.refreshToken',
       'webhook.credentials.signingSecret',
       'postgres_warehouse.credentials.password',
+      'clickhouse_warehouse.credentials.password',
     ]);
   });
 
@@ -230,6 +232,7 @@ describe('every app type', () => {
       ['segment', true],
       ['webhook', true],
       ['postgres_warehouse', true],
+      ['clickhouse_warehouse', true],
     ]);
     // Without a conversion action a Google Ads app uploads nothing.
     const ads = definition('google_ads').example as { config: { conversionActions: Record<string, string> } };
@@ -432,8 +435,8 @@ describe('the other settings a tenant chooses', () => {
 describe("the customer's own PostgreSQL (postgres_warehouse)", () => {
   const base = { host: 'warehouse.example.com', database: 'analytics', user: 'loader' };
 
-  it('is the one warehouse app type, of the postgres engine', () => {
-    expect(warehouseAppTypes).toEqual(['postgres_warehouse']);
+  it('is a warehouse app type, of the postgres engine', () => {
+    expect(warehouseAppTypes).toEqual(['postgres_warehouse', 'clickhouse_warehouse']);
     expect(definition('postgres_warehouse').warehouse).toEqual({ engine: 'postgres' });
   });
 
@@ -481,6 +484,121 @@ describe("the customer's own PostgreSQL (postgres_warehouse)", () => {
       'postgres://wh.example.com:6543',
     );
     expect(credentialsOriginOf('postgres_warehouse', {})).toBeNull();
+  });
+});
+
+describe("the customer's own ClickHouse (clickhouse_warehouse)", () => {
+  const base = { host: 'clickhouse.example.com', database: 'pipeline', user: 'loader' };
+  const ok = (config: Record<string, unknown>) => configOk('clickhouse_warehouse', { ...base, ...config });
+
+  it('is a warehouse app type of the clickhouse engine, with its example valid', () => {
+    expect(definition('clickhouse_warehouse').warehouse).toEqual({ engine: 'clickhouse' });
+    expect(rolesOfAppType('clickhouse_warehouse')).toEqual(['warehouse']);
+    const { credentials, config } = definition('clickhouse_warehouse').example;
+    expect([
+      credentialsOk('clickhouse_warehouse', credentials),
+      configOk('clickhouse_warehouse', config),
+    ]).toEqual([true, true]);
+  });
+
+  it('needs a host, a database and a user; takes no field it does not name', () => {
+    expect(configOk('clickhouse_warehouse', base)).toBe(true);
+    for (const field of ['host', 'database', 'user'] as const) {
+      const { [field]: _left, ...rest } = base;
+      expect({ field, ok: configOk('clickhouse_warehouse', rest) }).toEqual({ field, ok: false });
+    }
+    expect(ok({ schema: 'pipeline' })).toBe(false);
+    expect(ok({ url: 'https://clickhouse.example.com:8443' })).toBe(false);
+  });
+
+  it('takes a DNS name or an IP address as host, nothing a client could read as more', () => {
+    for (const host of ['clickhouse.example.com', 'CH-1.example.com.', '93.184.215.14', '2001:db8::1'])
+      expect({ host, ok: ok({ host }) }).toEqual({ host, ok: true });
+    for (const host of [
+      'https://clickhouse.example.com',
+      'clickhouse.example.com:8443',
+      'clickhouse.example.com/db',
+      'a.example.com,b.example.com',
+      'user@clickhouse.example.com',
+      '-h',
+      'clickhouse example.com',
+      '',
+      `${'a'.repeat(60)}.`.repeat(5) + 'com',
+    ])
+      expect({ host, ok: ok({ host }) }).toEqual({ host, ok: false });
+  });
+
+  it('takes a port from 1 to 65535, a whole number', () => {
+    expect([1, 8123, 8443, 65535].map((port) => ok({ port }))).toEqual([true, true, true, true]);
+    expect([0, 65536, 8443.5, '8443'].map((port) => ok({ port }))).toEqual([false, false, false, false]);
+  });
+
+  it('takes a plain lowercase identifier as database, 63 at most, never the server’s own', () => {
+    for (const database of ['pipeline', '_raw', 'a1_b2', 'default', 'systems', 'information', 'x'.repeat(63)])
+      expect({ database, ok: ok({ database }) }).toEqual({ database, ok: true });
+    for (const database of [
+      'system',
+      'information_schema',
+      'INFORMATION_SCHEMA',
+      'Analytics',
+      '1abc',
+      'a-b',
+      'a b',
+      'a.b',
+      'db`; DROP',
+      'ünïcode',
+      '',
+      'x'.repeat(64),
+    ])
+      expect({ database, ok: ok({ database }) }).toEqual({ database, ok: false });
+  });
+
+  it('takes a user of 1 to 63 characters without control characters', () => {
+    expect([ok({ user: 'u'.repeat(63) }), ok({ user: 'ünïcode user' }), ok({ user: 'default' })]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect([
+      ok({ user: 'u'.repeat(64) }),
+      ok({ user: '' }),
+      ok({ user: 'loader\n' }),
+      ok({ user: 'a\u007f' }),
+    ]).toEqual([false, false, false, false]);
+  });
+
+  it('takes the three TLS modes and no other, verify-full by default', () => {
+    for (const tlsMode of ['disable', 'require', 'verify-full']) expect(ok({ tlsMode })).toBe(true);
+    for (const tlsMode of ['prefer', 'verify-ca', '', 'VERIFY-FULL', 'https'])
+      expect(ok({ tlsMode })).toBe(false);
+    const schema = definition('clickhouse_warehouse').config as {
+      properties: Record<string, { default?: unknown }>;
+    };
+    expect([schema.properties.port?.default, schema.properties.tlsMode?.default]).toEqual([
+      8443,
+      'verify-full',
+    ]);
+  });
+
+  it('takes a write-only password of 1 to 1,024 characters in credentials, nothing else there', () => {
+    expect(credentialsOk('clickhouse_warehouse', { password: 'p'.repeat(1024) })).toBe(true);
+    expect(credentialsOk('clickhouse_warehouse', { password: 'p'.repeat(1025) })).toBe(false);
+    expect(credentialsOk('clickhouse_warehouse', { password: '' })).toBe(false);
+    expect(credentialsOk('clickhouse_warehouse', { password: 'p', user: 'u' })).toBe(false);
+    const credentials = definition('clickhouse_warehouse').credentials as {
+      properties: Record<string, { writeOnly?: boolean }>;
+    };
+    expect(credentials.properties.password?.writeOnly).toBe(true);
+  });
+
+  it('sends the password to its host and port only', () => {
+    expect(credentialsOriginOf('clickhouse_warehouse', { host: 'CH.Example.com' })).toBe(
+      'clickhouse://ch.example.com:8443',
+    );
+    expect(credentialsOriginOf('clickhouse_warehouse', { host: 'ch.example.com', port: 8123 })).toBe(
+      'clickhouse://ch.example.com:8123',
+    );
+    expect(credentialsOriginOf('clickhouse_warehouse', {})).toBeNull();
   });
 });
 

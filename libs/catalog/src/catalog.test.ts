@@ -428,6 +428,50 @@ const expected: Record<string, Expected> = {
       ],
     },
   },
+  clickhouse_warehouse: {
+    roles: ['warehouse'],
+    importTasks: [],
+    category: undefined,
+    consentGroup: null,
+    baseUrl: false,
+    credentials: one({ password: 'a-long-random-password' }, ['password']),
+    badCredentials: [{ password: '' }, { password: 'x'.repeat(1025) }, { password: 'p', user: 'u' }],
+    config: {
+      fields: ['host', 'port', 'database', 'user', 'tlsMode'],
+      required: ['host', 'database', 'user'],
+      good: [
+        { host: 'ch.example.com', database: 'pipeline', user: 'loader' },
+        { host: '203.0.113.7', port: 8123, database: 'analytics_1', user: 'l o', tlsMode: 'disable' },
+        { host: '2001:db8::7', database: '_d', user: 'u', tlsMode: 'require' },
+        { host: 'CH-1.Example.com.', port: 8443, database: 'd', user: 'u', tlsMode: 'verify-full' },
+      ],
+      // URLs, paths, host lists, ports in the host, spaces, control characters, absurd lengths:
+      // none is a host.
+      bad: [
+        ...[
+          'https://ch.example.com',
+          'ch.example.com:8443',
+          'ch.example.com/db',
+          'a.com,b.com',
+          '-ch.example.com',
+          'ch.example.com\n',
+          'user@ch.example.com',
+          'a'.repeat(64) + '.com',
+          '',
+        ].map((host) => ({ host, database: 'd', user: 'u' })),
+        { host: 'h.com', database: 'd', user: 'u', port: 0 },
+        { host: 'h.com', database: 'd', user: 'u', port: 65536 },
+        { host: 'h.com', database: 'd', user: 'u', port: '8443' },
+        { host: 'h.com', database: 'system', user: 'u' },
+        { host: 'h.com', database: 'Analytics', user: 'u' },
+        { host: 'h.com', database: 'a-b', user: 'u' },
+        { host: 'h.com', database: 'x'.repeat(64), user: 'u' },
+        { host: 'h.com', database: 'd', user: 'u', tlsMode: 'https' },
+        { host: 'h.com', database: 'd', user: 'u\u0000' },
+        { host: 'h.com', database: 'd', user: 'u', schema: 'pipeline' },
+      ],
+    },
+  },
 };
 
 describe('each app type, written out', () => {

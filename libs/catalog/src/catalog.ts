@@ -9,6 +9,7 @@ import type { ConsentGroup, DestinationCategory } from '@pipeline/events';
 import { consentGroupOf, rolesOf, type AnyAppType, type AppRole } from './app-type';
 import { amplitude } from './app-types/amplitude';
 import { braze } from './app-types/braze';
+import { clickhouseWarehouse } from './app-types/clickhouse-warehouse';
 import { customerIo } from './app-types/customer-io';
 import { googleAds } from './app-types/google-ads';
 import { hubspot } from './app-types/hubspot';
@@ -41,6 +42,7 @@ export const appCatalog: readonly AnyAppType[] = [
   googleAds,
   webhook,
   postgresWarehouse,
+  clickhouseWarehouse,
 ];
 
 const byType = new Map(appCatalog.map((definition) => [definition.appType, definition]));
@@ -98,7 +100,7 @@ export function credentialsOriginOf(
 ): string | null {
   const recipient = byType.get(appType)?.recipient?.(config, global);
   if (recipient === undefined) return null;
-  // A URL without an http(s) origin (a warehouse's postgres://host:port) is its own origin.
+  // A URL without an http(s) origin (a warehouse's postgres:// or clickhouse://host:port) is its own origin.
   const origin = URL.canParse(recipient) ? new URL(recipient).origin : 'null';
   return origin === 'null' ? recipient : origin;
 }

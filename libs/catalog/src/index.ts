@@ -13,6 +13,11 @@ export {
   type WarehouseSide,
 } from './app-type';
 export {
+  clickhouseDatabaseNamePattern,
+  clickhouseWarehouse,
+  clickhouseWarehouseDefaults,
+} from './app-types/clickhouse-warehouse';
+export {
   postgresWarehouse,
   postgresWarehouseDefaults,
   warehouseHostPattern,

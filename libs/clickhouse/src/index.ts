@@ -6,3 +6,16 @@ export {
   type ClickHouseClientOptions,
   type ClickHouseGuardOptions,
 } from './clickhouse-client';
+export {
+  checkClickHouseConnection,
+  checkClient,
+  classifyClickHouseCheckError,
+  clickhouseCheckFailures,
+  clickhouseConnectionProblem,
+  clickhouseDatabasePattern,
+  probeTableName,
+  type ClickHouseCheckClient,
+  type ClickHouseCheckFailure,
+  type ClickHouseCheckOptions,
+  type ClickHouseCheckResult,
+} from './clickhouse-connection-check';

@@ -1,8 +1,17 @@
-import { appCatalog } from '@pipeline/catalog';
+import { appCatalog, clickhouseWarehouse } from '@pipeline/catalog';
+import { useClickHouseTestServer } from '@pipeline/clickhouse/testing';
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 
 const clusters = useTestClusters();
+const clickhouseExample = clickhouseWarehouse.example as {
+  config: { host: string; user: string };
+  credentials: { password: string };
+};
+const clickhouse = useClickHouseTestServer({
+  user: clickhouseExample.config.user,
+  password: clickhouseExample.credentials.password,
+});
 
 // Every app type's credentials and config schemas, exercised through POST and PATCH /apps:
 // valid input is stored, a missing secret and an unknown field are 422 naming the field, and
@@ -11,12 +20,12 @@ describe('app credentials and config are checked against the app type (real Post
   let h: Harness;
   let t: Tenant;
   // A customer-owned warehouse is saved only when it answers: its example's server is an extra
-  // cluster on loopback (allowed here as EGRESS_ALLOW_PRIVATE_RANGES would), reached by the
-  // example's host name, without TLS.
+  // cluster (PostgreSQL) or the chdb test server (ClickHouse) on loopback (allowed here as
+  // EGRESS_ALLOW_PRIVATE_RANGES would), reached by the example's host name, without TLS.
   let warehouse: TestCluster;
   beforeAll(async () => {
     warehouse = await clusters.start('app settings warehouse', { passwordLogins: true });
-    const { example } = appCatalog.find((d) => d.warehouse)!;
+    const { example } = appCatalog.find((d) => d.warehouse?.engine === 'postgres')!;
     const { config, credentials } = example as {
       config: { host: string; database: string; user: string };
       credentials: { password: string };
@@ -28,7 +37,9 @@ describe('app credentials and config are checked against the app type (real Post
       egress: {
         allowPrivateRanges: ['127.0.0.0/8'],
         resolve: async (name) =>
-          name === config.host ? ['127.0.0.1'] : Promise.reject(new Error(`ENOTFOUND ${name}`)),
+          [config.host, clickhouseExample.config.host].includes(name)
+            ? ['127.0.0.1']
+            : Promise.reject(new Error(`ENOTFOUND ${name}`)),
       },
     });
     t = await h.tenant();
@@ -47,9 +58,8 @@ describe('app credentials and config are checked against the app type (real Post
     };
 
     it('accepts its example and answers it back masked', async () => {
-      const config = definition.warehouse
-        ? { ...example.config, port: warehouse.port, tlsMode: 'disable' }
-        : example.config;
+      const port = definition.warehouse?.engine === 'clickhouse' ? clickhouse.current.port : warehouse?.port;
+      const config = definition.warehouse ? { ...example.config, port, tlsMode: 'disable' } : example.config;
       const response = await create({ appType, displayName: `${appType} ok`, ...example, config });
       expect(response.status).toBe(201);
       expect(response.body.data.state).toBe('active');

@@ -118,10 +118,12 @@ export class AppsController extends Controller {
   }
 
   /**
-   * Tests the connection of a customer-owned warehouse app (`postgres_warehouse`): connects
-   * through the egress guard (every address of the host must be public), runs `SELECT 1`, and
-   * checks the role can create tables in the schema, creating the schema when it is missing.
-   * Nothing of the app changes. Failures never echo the host, user or password.
+   * Tests the connection of a customer-owned warehouse app (`postgres_warehouse`,
+   * `clickhouse_warehouse`): connects through the egress guard (every address of the host must
+   * be public), runs `SELECT 1`, and checks the user can create tables where the account's
+   * tables go: PostgreSQL's schema (created when missing), ClickHouse's database (created when
+   * missing; a probe table created, altered, filled, read and dropped). Nothing of the app
+   * changes. Failures never echo the host, user or password.
    */
   @Post('{appId}/test-connection')
   @Security('api_key', ['apps.write'])

@@ -1,4 +1,4 @@
-import { appTypeDefinition, appTypes, rolesOfAppType } from '@pipeline/catalog';
+import { appTypeDefinition, appTypes, rolesOfAppType, warehouseAppTypes } from '@pipeline/catalog';
 import { isAppError } from '@pipeline/errors';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,7 @@ import {
   isWarehouseAppType,
   WarehouseAppCheck,
   warehouseAppTarget,
+  warehouseEngineOf,
   type AppConnectionTest,
 } from './warehouse-app-check';
 
@@ -128,7 +129,10 @@ export class AppService {
     // A customer's warehouse is saved only once it answers: connected through the egress
     // guard, logged in, allowed to create in its schema. A draft without a password waits.
     if (isWarehouseAppType(body.appType) && body.credentials && Object.keys(body.credentials).length > 0)
-      await this.warehouses.assertWorks(warehouseAppTarget({ id, config }, body.credentials), 'body.config');
+      await this.warehouses.assertWorks(
+        warehouseAppTarget({ id, appType: body.appType, config }, body.credentials),
+        'body.config',
+      );
     const app = this.repository.create({
       id,
       accountId,
@@ -307,6 +311,7 @@ export class AppService {
     return this.registry.saveCustomer(manager, {
       appId: app.id,
       accountId: app.accountId,
+      engine: warehouseEngineOf(app.appType),
       host: connection.host,
       port: connection.port,
       database: connection.database,
@@ -318,7 +323,7 @@ export class AppService {
   }
 
   /**
-   * Creates the warehouse rows of postgres_warehouse apps saved before the registry knew them
+   * Creates the warehouse rows of warehouse apps saved before the registry knew them
    * (at start, after the registry's bootstrap). Idempotent. An app the registry refuses (a
    * name PostgreSQL would cut) is left as it is and reported, never a failed start: it becomes
    * a warehouse when its owner corrects it.
@@ -329,7 +334,7 @@ export class AppService {
     if (!registry) return { registered: 0, refused };
     const apps = await this.repository
       .createQueryBuilder('app')
-      .where("app.appType = 'postgres_warehouse'")
+      .where('app.appType IN (:...types)', { types: warehouseAppTypes })
       .andWhere("app.state = 'active'")
       .andWhere('app.credentialsCiphertext IS NOT NULL')
       .andWhere('NOT EXISTS (SELECT 1 FROM warehouses w WHERE w.app_id = app.id)')

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { useClickHouseTestServer } from '@pipeline/clickhouse/testing';
 import {
   startHarness,
   TEST_INTERNAL_TOKEN,
@@ -187,4 +188,105 @@ describe('secrets never leak (real PostgreSQL)', () => {
       expect(h.logs.filter((line) => line.includes(secret))).toEqual([]);
     }
   });
+});
+
+// The same for a customer's own ClickHouse (a clickhouse_warehouse app): its password is an app
+// credential on the way in and a warehouse password once the app is a warehouse, and neither an
+// answer nor a log line carries it, refusals, tests and the operator's views included.
+describe('a ClickHouse warehouse app’s password never leaks (real ClickHouse engine, real PostgreSQL)', () => {
+  const CLICKHOUSE_PASSWORD = 'CH-app-pw-6e5d4c3b2a';
+  const WRONG_PASSWORD = 'CH-wrong-pw-1a2b3c4d5e';
+  const server = useClickHouseTestServer({ user: 'loader', password: CLICKHOUSE_PASSWORD });
+  let h: Harness;
+  const responses: string[] = [];
+  const record = (response: request.Response) => {
+    responses.push(JSON.stringify(response.body) + JSON.stringify(response.headers));
+    return response;
+  };
+  const operator = (req: request.Test) => req.set('Authorization', `Bearer ${OPERATOR_TOKEN}`);
+
+  beforeAll(async () => {
+    h = await startHarness('secrets clickhouse', {
+      operatorToken: OPERATOR_TOKEN,
+      egress: {
+        allowPrivateRanges: ['127.0.0.0/8'],
+        resolve: async (name) =>
+          name === 'ch.example.com' ? ['127.0.0.1'] : Promise.reject(new Error(`ENOTFOUND ${name}`)),
+      },
+    });
+  }, 60_000);
+  afterAll(() => h.close());
+
+  it('holds across create, refusals, tests, edits, the registry and deletion', async () => {
+    const t = await h.tenant();
+    const as = h.as(t.key);
+    const config = {
+      host: 'ch.example.com',
+      port: server.current.port,
+      database: 'pipeline',
+      user: 'loader',
+      tlsMode: 'disable',
+    };
+    const body = (password: string) => ({
+      appType: 'clickhouse_warehouse',
+      displayName: 'Our ClickHouse',
+      config,
+      credentials: { password },
+    });
+
+    expect(record(await as.post('/api/v1/apps').send(body(WRONG_PASSWORD))).status).toBe(422);
+    expect(
+      record(
+        await as
+          .post('/api/v1/apps')
+          .send({ ...body(CLICKHOUSE_PASSWORD), config: { ...config, password: CLICKHOUSE_PASSWORD } }),
+      ).status,
+    ).toBe(422);
+    const created = record(await as.post('/api/v1/apps').send(body(CLICKHOUSE_PASSWORD)));
+    expect(created.status).toBe(201);
+    const appId = created.body.data.id as string;
+    record(await as.get('/api/v1/apps?app_type=clickhouse_warehouse'));
+    record(await as.get(`/api/v1/apps/${appId}`));
+    expect(record(await as.post(`/api/v1/apps/${appId}/test-connection`).send()).status).toBe(200);
+    expect(
+      record(await as.patch(`/api/v1/apps/${appId}`).send({ credentials: { password: WRONG_PASSWORD } }))
+        .status,
+    ).toBe(422);
+    expect(
+      record(await as.patch(`/api/v1/apps/${appId}`).send({ credentials: { password: CLICKHOUSE_PASSWORD } }))
+        .status,
+    ).toBe(200);
+
+    const warehouses = record(await operator(request(h.app).get('/api/v1/operator/warehouses')));
+    const row = (warehouses.body.data as { id: string; appId: string | null; engine: string }[]).find(
+      (w) => w.appId === appId,
+    );
+    expect(row?.engine).toBe('clickhouse');
+    record(await operator(request(h.app).get(`/api/v1/operator/warehouses/${row?.id}`)));
+    await h.services.placements.place(t.accountId, String(row?.id));
+    record(await as.get('/api/v1/warehouse'));
+    record(
+      await request(h.app)
+        .post('/internal/v1/warehouses/resolve')
+        .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
+        .send({ accountId: t.accountId }),
+    );
+    // ... only the warehouse consumer's resolution carries it: its purpose.
+    const placed = await request(h.app)
+      .post('/internal/v1/warehouses/resolve')
+      .set('Authorization', `Bearer ${TEST_WAREHOUSE_TOKEN}`)
+      .send({ accountId: t.accountId });
+    expect(placed.body.data.connection).toMatchObject({
+      engine: 'clickhouse',
+      password: CLICKHOUSE_PASSWORD,
+    });
+    expect(record(await as.delete(`/api/v1/apps/${appId}`)).status).toBe(409);
+
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(h.logs.length).toBeGreaterThan(5);
+    for (const secret of [CLICKHOUSE_PASSWORD, WRONG_PASSWORD]) {
+      expect(responses.filter((r) => r.includes(secret))).toEqual([]);
+      expect(h.logs.filter((line) => line.includes(secret))).toEqual([]);
+    }
+  }, 30_000);
 });

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { startClickHouseTestServer, type ClickHouseTestServer } from '@pipeline/clickhouse/testing';
+import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness } from '../testing/harness';
 import { runOperatorCli, type CliOptions } from '../cli/operator-cli';
 
@@ -248,5 +250,96 @@ describe('the default warehouse from a ClickHouse WAREHOUSE_URL (real PostgreSQL
       schema: `account_${tenant.accountId.replace(/-/g, '')}`,
       epoch: 1,
     });
+  });
+});
+
+describe('checks of a ClickHouse warehouse (real ClickHouse test server, real PostgreSQL)', () => {
+  const user = 'loader';
+  const password = 'ch-Check-pw-5d20';
+  let server: ClickHouseTestServer;
+  let engines: WarehouseEngines;
+  let h: Harness;
+  beforeAll(async () => {
+    server = await startClickHouseTestServer({ user, password });
+    engines = WarehouseEngines.open(
+      { processMaxConnections: 6, idleMs: 5000 },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
+    );
+    h = await startHarness('clickhouse checks', {
+      operatorToken: OPERATOR_TOKEN,
+      engineFor: (connection) => engines.for(connection),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+    await engines?.close();
+    await server?.destroy();
+  });
+
+  const add = async (name: string, over: Record<string, unknown> = {}) => {
+    const answer = await operator(h)
+      .post('/api/v1/operator/warehouses')
+      .send(
+        clickhouse({
+          name,
+          host: server.host,
+          port: server.port,
+          database: 'default',
+          user,
+          password,
+          ...over,
+        }),
+      );
+    expect(answer.status).toBe(201);
+  };
+  const check = async (name: string) => {
+    const answer = await operator(h).post(`/api/v1/operator/warehouses/${name}/check`);
+    expect(answer.status).toBe(200);
+    return answer.body.data as { engine: string; status: string; statusDetail: string | null };
+  };
+
+  it('records active for a server that answers, through the ClickHouse engine', async () => {
+    await add('ch-live');
+    expect(await check('ch-live')).toMatchObject({
+      engine: 'clickhouse',
+      status: 'active',
+      statusDetail: null,
+    });
+    const listed = await operator(h).get('/api/v1/operator/warehouses/ch-live');
+    // Nothing placed on it yet: its size is known and zero.
+    expect(listed.body.data).toMatchObject({ engine: 'clickhouse', accounts: 0, sizeBytes: 0 });
+  });
+
+  it("records misconfigured for a refused login and unavailable for a closed port, by ClickHouse's verdict", async () => {
+    await add('ch-wrong-password', { password: 'not-the-password' });
+    await add('ch-closed', { port: 1 });
+    const refused = await check('ch-wrong-password');
+    expect(refused.status).toBe('misconfigured');
+    expect(refused.statusDetail).toMatch(/^probe failed \(misconfigured\): /);
+    expect(refused.statusDetail).not.toContain(password);
+    const closed = await check('ch-closed');
+    expect(closed.status).toBe('unavailable');
+    expect(closed.statusDetail).toMatch(/^probe failed \(unavailable\): /);
+    // Fixed, the next check records active again.
+    const fixed = await operator(h).patch('/api/v1/operator/warehouses/ch-wrong-password').send({ password });
+    expect(fixed.status).toBe(200);
+    expect(await check('ch-wrong-password')).toMatchObject({ status: 'active', statusDetail: null });
+    const metrics = (await request(h.app).get('/metrics')).text;
+    expect(metrics).toContain('pipeline_warehouse_status{warehouse="ch-closed",status="unavailable"} 1');
+    expect(metrics).toContain('pipeline_warehouse_status{warehouse="ch-live",status="active"} 1');
+  });
+
+  it('checks it with the CLI too', async () => {
+    const answer = await cliOf(h, ['warehouses', 'check', 'ch-live'], {
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      engineFor: (connection) => engines.for(connection),
+    });
+    expect([answer.code, answer.out]).toEqual([
+      0,
+      `warehouse ${(await h.services.warehouses.find('ch-live')).id} "ch-live" active`,
+    ]);
   });
 });

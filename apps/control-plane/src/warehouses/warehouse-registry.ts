@@ -62,10 +62,12 @@ export const customerWarehouseName = (appId: string) => `app-${appId}`;
 export const warehouseAppInUse = (appId: string, why: string) =>
   conflict('warehouse_app_in_use', `App ${appId} is the account's warehouse: ${why}`);
 
-/** The fields of a customer's postgres_warehouse app the registry keeps. */
+/** The fields of a customer's warehouse app (postgres_warehouse, clickhouse_warehouse) the registry keeps. */
 export interface CustomerWarehouseApp {
   appId: string;
   accountId: string;
+  /** The app type's engine; an app keeps its type, so its row keeps its engine. */
+  engine: WarehouseEngineName;
   host: string;
   port: number;
   database: string;
@@ -424,7 +426,7 @@ export class WarehouseRegistry {
         ...app,
         name: customerWarehouseName(app.appId),
         maxConnections: CUSTOMER_MAX_CONNECTIONS,
-        customer: { appId: app.appId, accountId: app.accountId, schema: app.schema },
+        customer: { appId: app.appId, accountId: app.accountId, schema: app.schema, engine: app.engine },
       });
       return [];
     }
@@ -534,7 +536,9 @@ export class WarehouseRegistry {
 
   private async insert(
     manager: EntityManager,
-    input: NewWarehouse & { customer?: { appId: string; accountId: string; schema: string } },
+    input: NewWarehouse & {
+      customer?: { appId: string; accountId: string; schema: string; engine: WarehouseEngineName };
+    },
   ): Promise<WarehouseEntity> {
     const id = randomUUID();
     const sealed = this.sealer.seal({ password: input.password }, associatedDataOf(id));
@@ -544,8 +548,8 @@ export class WarehouseRegistry {
       repository.create({
         id,
         name: input.name,
-        // A customer's warehouse is a postgres_warehouse app: PostgreSQL.
-        engine: input.customer ? 'postgres' : ((input.engine ?? 'postgres') as WarehouseEngineName),
+        // A customer's warehouse has its app type's engine; a platform one the operator's.
+        engine: input.customer?.engine ?? ((input.engine ?? 'postgres') as WarehouseEngineName),
         owner: input.customer ? 'customer' : 'platform',
         accountId: input.customer?.accountId ?? null,
         appId: input.customer?.appId ?? null,

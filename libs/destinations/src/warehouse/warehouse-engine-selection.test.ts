@@ -1,3 +1,4 @@
+import { startClickHouseTestServer, type ClickHouseTestServer } from '@pipeline/clickhouse/testing';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { warehouseConnectionOf } from '../testing/warehouse-connection';
@@ -10,12 +11,13 @@ import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
 import { PostgresEngine } from './postgres-engine';
 import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import { engineErrorKinds, openWarehouseEngine, WarehouseEngines } from './warehouse-engines';
+import { warehouseConnectionFromUrl } from './warehouse-directory';
 import { warehouseErrorKind } from './warehouse-errors';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
 
 const settings = {
   postgres: { timeouts: defaultWarehouseTimeouts },
-  clickhouse: { timeouts: defaultWarehouseTimeouts, cluster: 'replicated' },
+  clickhouse: { timeouts: defaultWarehouseTimeouts },
 };
 
 const clickhouseAt = (warehouseId: string): WarehouseConnection => ({
@@ -34,6 +36,10 @@ const clickhouseAt = (warehouseId: string): WarehouseConnection => ({
 
 // Errors each engine reads its own way: a SQLSTATE means nothing to ClickHouse.
 const loginRefusedByPostgres = Object.assign(new Error('password authentication failed'), { code: '28P01' });
+const loginRefusedByClickHouse = Object.assign(new Error('Authentication failed'), {
+  code: '516',
+  type: 'AUTHENTICATION_FAILED',
+});
 
 describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)', () => {
   let db: ScratchDatabase;
@@ -75,15 +81,15 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
     ]);
   });
 
-  it('hands each ClickHouseEngine the process limits and the cluster setting', async () => {
-    const given: ClickHouseClientSettings[] = [];
+  it("hands each ClickHouseEngine the process's pool size and idle time, and its own connect", async () => {
+    const seen: { warehouseId: string; settings: ClickHouseClientSettings }[] = [];
     const open = openWarehouseEngine(
       {
         ...settings,
         clickhouse: {
           ...settings.clickhouse,
           connect: (connection, clientSettings) => {
-            given.push(clientSettings);
+            seen.push({ warehouseId: connection.warehouseId, settings: clientSettings });
             return directClickHouseClient(connection, clientSettings);
           },
         },
@@ -91,17 +97,21 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
       12_345,
     );
     const engine = open(clickhouseAt('ch-2'), 3);
-    expect(engine).toBeInstanceOf(ClickHouseEngine);
-    expect(given).toEqual([
-      {
-        maxOpenConnections: 3,
-        requestTimeoutMs: defaultWarehouseTimeouts.statementTimeoutMs + 5_000,
-        // Below the server's keep-alive, however long the process keeps idle pools.
-        idleSocketTtlMs: 2_500,
-      },
-    ]);
-    expect((engine as unknown as { layout: unknown }).layout).toEqual({ cluster: 'replicated' });
-    await engine.close();
+    try {
+      expect(engine).toBeInstanceOf(ClickHouseEngine);
+      expect(seen).toEqual([
+        {
+          warehouseId: 'ch-2',
+          settings: {
+            maxOpenConnections: 3,
+            requestTimeoutMs: defaultWarehouseTimeouts.statementTimeoutMs + 5000,
+            idleSocketTtlMs: 2500,
+          },
+        },
+      ]);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('refuses a connection naming an engine it does not know', () => {
@@ -118,8 +128,13 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
     expect(warehouseErrorKind(loginRefusedByPostgres)).toBe('misconfigured');
     expect(clickhouseErrorKind(loginRefusedByPostgres)).not.toBe('misconfigured');
 
+    expect(clickhouseErrorKind(loginRefusedByClickHouse)).toBe('misconfigured');
+    expect(warehouseErrorKind(loginRefusedByClickHouse)).not.toBe('misconfigured');
+
     expect(pg.classifyError(loginRefusedByPostgres)).toBe('misconfigured');
     expect(ch.classifyError(loginRefusedByPostgres)).toBe(clickhouseErrorKind(loginRefusedByPostgres));
+    expect(ch.classifyError(loginRefusedByClickHouse)).toBe('misconfigured');
+    expect(pg.classifyError(loginRefusedByClickHouse)).toBe(warehouseErrorKind(loginRefusedByClickHouse));
     expect(engineErrorKinds).toEqual({ postgres: warehouseErrorKind, clickhouse: clickhouseErrorKind });
     // The process's own budget refusal is unavailable for either engine.
     const exhausted = new WarehouseConnectionBudgetExhausted('ch-3', 6);
@@ -128,5 +143,43 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
       'unavailable',
     ]);
     expect(engines.pools()).toEqual([]);
+  });
+});
+
+describe('a ClickHouse WAREHOUSE_URL reaches a ClickHouseEngine (real ClickHouse test server)', () => {
+  const password = 'ch-Url-pw/5:@';
+  let server: ClickHouseTestServer;
+  let engines: WarehouseEngines;
+  beforeAll(async () => {
+    server = await startClickHouseTestServer({ user: 'loader', password });
+  }, 60_000);
+  afterAll(async () => {
+    await engines?.close();
+    await server?.destroy();
+  });
+
+  it('parses the URL, opens the ClickHouse engine and works through it', async () => {
+    const connection = warehouseConnectionFromUrl(
+      `clickhouse://loader:${encodeURIComponent(password)}@${server.host}:${server.port}/default`,
+      { warehouseId: 'ch-url' },
+    );
+    expect(connection).toMatchObject({ engine: 'clickhouse', tlsMode: 'disable', password });
+    engines = WarehouseEngines.open({ processMaxConnections: 4, idleMs: 60_000 }, settings);
+    const engine = engines.for(connection);
+    await expect(engine.probe()).resolves.toBeUndefined();
+    const account = { accountId: 'acc-url', schema: 'account_url' };
+    await engine.ensureAccount(account);
+    expect(await engine.accountTables(account)).toEqual(['events', 'users', 'groups', 'aliases']);
+    await engine.dropAccount(account);
+    expect(await engine.accountTables(account)).toEqual([]);
+
+    // The same server with a wrong password: ClickHouse's own verdict, misconfigured.
+    const refused = engines.for({ ...connection, warehouseId: 'ch-url-wrong', password: 'wrong' });
+    const error = await refused.probe().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).not.toBeNull();
+    expect(refused.classifyError(error)).toBe('misconfigured');
   });
 });
