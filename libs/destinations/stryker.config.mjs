@@ -41,6 +41,9 @@ const warehouseRows = [
   `${warehouse}/clickhouse/clickhouse-rows.ts`,
   `${warehouse}/clickhouse/clickhouse-ddl.ts`,
   `${warehouse}/clickhouse/clickhouse-errors.ts`,
+  // How a move between engines reads and prints rows: COPY fields, types and the day hashes.
+  `${warehouse}/copy-fields.ts`,
+  `${warehouse}/clickhouse/clickhouse-table-copy.ts`,
 ];
 
 const config = mutationConfig({
@@ -88,6 +91,8 @@ const config = mutationConfig({
     'src/warehouse/clickhouse/clickhouse-rows.test.ts',
     'src/warehouse/clickhouse/clickhouse-ddl.test.ts',
     'src/warehouse/clickhouse/clickhouse-errors.test.ts',
+    'src/warehouse/copy-fields.test.ts',
+    'src/warehouse/clickhouse/clickhouse-table-copy.test.ts',
   ],
   breakAt: 97,
 });
