@@ -123,7 +123,10 @@ export function foldedView(db: string, table: 'users' | 'groups', layout: ClickH
   const id = quoteName(idColumn[table]);
   const rows = `${quoteName(db)}.${quoteName(storedTableOf(table))} FINAL`;
   const columns = Object.keys(warehouseTables[table]).filter((c) => c !== idColumn[table] && c !== 'traits');
-  const newest = columns.map((c) => `argMax(${quoteName(c)}, _event_order) AS ${quoteName(c)}`).join(', ');
+  // argMax skips NULLs of a Nullable argument; in a tuple a NULL is a value, as in the newest row.
+  const newest = columns
+    .map((c) => `argMax(tuple(${quoteName(c)}), _event_order).1 AS ${quoteName(c)}`)
+    .join(', ');
   const keyOrder = `if(JSONHas(_trait_orders, kv.1), JSONExtractString(_trait_orders, kv.1), _event_order)`;
   const object = (value: string) =>
     `concat('{', arrayStringConcat(groupArray(concat(toJSONString(k), ':', ${value})), ','), '}')`;

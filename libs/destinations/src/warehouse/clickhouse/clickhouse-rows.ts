@@ -5,15 +5,10 @@ import { eventTimeColumns, insertColumns } from './clickhouse-ddl';
 
 // How a normalized row becomes a JSONEachRow line of its ClickHouse table: pure.
 
-/** Two decimal digits: times are written with fixed widths. */
-const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-
 /** A JavaScript instant as ClickHouse's DateTime64(6) text, in UTC: `YYYY-MM-DD HH:MM:SS.ffffff`. */
 export function receivedText(value: unknown): string | null {
-  const ms = instantOf(value);
-  if (ms === undefined) return null;
-  const d = new Date(ms);
-  return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}000`;
+  const iso = storedTime(value);
+  return iso === null ? null : `${iso.slice(0, 10)} ${iso.slice(11, 26)}`;
 }
 
 function instantOf(value: unknown): number | undefined {
