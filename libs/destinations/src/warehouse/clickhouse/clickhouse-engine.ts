@@ -558,7 +558,7 @@ export class ClickHouseEngine implements WarehouseEngine {
                           JSONType(kv.2) = 'Object', 'object', 'string') AS json_type,
                   toString(count()) AS count
              FROM ${db}.events FINAL
-            ARRAY JOIN JSONExtractKeysAndValuesRaw(if(JSONType(ifNull(properties, 'null')) = 'Object', properties, '{}')) AS kv
+            ARRAY JOIN JSONExtractKeysAndValuesRaw(if(JSONType(ifNull(properties, 'null')) = 'Object', ifNull(properties, '{}'), '{}')) AS kv
             WHERE ${eventTime} > {since:String}
             GROUP BY type, event, property, json_type ORDER BY type, event, property, json_type`,
           { since: storedTime(since) },
