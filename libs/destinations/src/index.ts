@@ -88,6 +88,7 @@ export { warehouseMigrations } from './warehouse/warehouse-ddl';
 export {
   ClickHouseEngine,
   directClickHouseClient,
+  guardedClickHouseClients,
   insertToken,
   type ClickHouseClientFactory,
   type ClickHouseClientSettings,

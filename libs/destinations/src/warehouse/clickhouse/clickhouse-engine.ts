@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { clickhouseClient, type ClickHouseGuardOptions } from '@pipeline/clickhouse';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import type {
@@ -66,23 +67,22 @@ export interface ClickHouseEngineOptions {
 }
 
 /**
- * A client straight to the connection's fields: http for tlsMode `disable`, https otherwise
- * (`verify-full` checks the certificate and the host name, `require` only encrypts, as libpq's
- * sslmode does). For a platform warehouse; a customer's goes through the egress guard.
+ * Clients built by @pipeline/clickhouse's clickhouseClient: every field checked, and for a
+ * customer's server every connect checked against the egress policy (`guard`: the operator's
+ * EGRESS_ALLOW_PRIVATE_RANGES; none by default, so a private address is refused).
  */
-export const directClickHouseClient: ClickHouseClientFactory = (connection, settings) =>
-  createClient({
-    url: `${connection.tlsMode === 'disable' ? 'http' : 'https'}://${connection.host.includes(':') ? `[${connection.host}]` : connection.host}:${connection.port}`,
-    username: connection.user,
-    password: connection.password,
-    database: connection.database,
-    max_open_connections: settings.maxOpenConnections,
-    request_timeout: settings.requestTimeoutMs,
-    keep_alive: { enabled: true, idle_socket_ttl: settings.idleSocketTtlMs },
-    compression: { request: false, response: false },
-    application: 'pipeline-warehouse',
-    ...(connection.tlsMode === 'require' ? { tls: undefined } : {}),
-  });
+export const guardedClickHouseClients =
+  (guard: ClickHouseGuardOptions = {}): ClickHouseClientFactory =>
+  (connection, settings) =>
+    clickhouseClient(connection, {
+      guard,
+      requestTimeoutMs: settings.requestTimeoutMs,
+      idleSocketTtlMs: settings.idleSocketTtlMs,
+      maxOpenConnections: settings.maxOpenConnections,
+    });
+
+/** The clients of platform warehouses, and of customers' ones with no private range allowed. */
+export const directClickHouseClient: ClickHouseClientFactory = guardedClickHouseClients();
 
 const tableNames: readonly WarehouseTableName[] = ['events', 'users', 'groups', 'aliases'];
 const utcDay = /^\d{4}-\d{2}-\d{2}$/;
@@ -558,7 +558,7 @@ export class ClickHouseEngine implements WarehouseEngine {
                           JSONType(kv.2) = 'Object', 'object', 'string') AS json_type,
                   toString(count()) AS count
              FROM ${db}.events FINAL
-            ARRAY JOIN JSONExtractKeysAndValuesRaw(if(JSONType(ifNull(properties, 'null')) = 'Object', ifNull(properties, '{}'), '{}')) AS kv
+            ARRAY JOIN JSONExtractKeysAndValuesRaw(if(JSONType(ifNull(properties, 'null')) = 'Object', assumeNotNull(properties), '{}')) AS kv
             WHERE ${eventTime} > {since:String}
             GROUP BY type, event, property, json_type ORDER BY type, event, property, json_type`,
           { since: storedTime(since) },
