@@ -4,6 +4,8 @@ import { forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
 import {
   defaultWarehouseTimeouts,
+  clickhouseSettingsOf,
+  guardedClickHouseClients,
   guardedWarehousePools,
   warehouseConnectionFromUrl,
   WarehouseEngines,
@@ -135,9 +137,12 @@ export function composeServices(deps: ServiceDependencies) {
     (deps.engines
       ? new PlacedWarehouses((accountId) => placements.resolve(accountId), deps.engines)
       : new OneWarehouse(
-          WarehouseEngines.postgres(
+          WarehouseEngines.open(
             { processMaxConnections: 20, idleMs: 10_000 },
-            { timeouts: defaultWarehouseTimeouts },
+            {
+              postgres: { timeouts: defaultWarehouseTimeouts },
+              clickhouse: { timeouts: defaultWarehouseTimeouts },
+            },
           ),
           warehouseConnectionFromUrl(DEFAULT_WAREHOUSE_URL, {
             maxConnections: defaultWarehouseMaxConnections,
@@ -241,10 +246,17 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const metrics = new ControlPlaneMetrics({ dataSource, logger });
   const queryMeter = new PgQueryMeter(dataSource);
   // One pool per warehouse for the API's reads, the task worker, source syncs and integration runs.
-  const engines = WarehouseEngines.postgres(warehousePoolLimitsOf(config), {
-    timeouts: warehouseTimeoutsOf(config),
-    connect: guardedWarehousePools({ allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES }),
-    meter: (accountId, purpose, bytes) => queryMeter.record(accountId, purpose, bytes),
+  const guard = { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES };
+  const meter = (accountId: string, purpose: 'query' | 'model_query', bytes: number) =>
+    queryMeter.record(accountId, purpose, bytes);
+  const engines = WarehouseEngines.open(warehousePoolLimitsOf(config), {
+    postgres: { timeouts: warehouseTimeoutsOf(config), connect: guardedWarehousePools(guard), meter },
+    clickhouse: {
+      timeouts: warehouseTimeoutsOf(config),
+      connect: guardedClickHouseClients(guard),
+      meter,
+      ...clickhouseSettingsOf(config),
+    },
   });
   const prices = priceList({
     storagePerGbMonth: config.USAGE_PRICE_STORAGE_GB_MONTH,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { envBool, envInt, envList, envPort, envString, envUrl, vendorBaseUrlFields } from '@pipeline/config';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
-import { warehouseConfigSchema } from '@pipeline/destinations';
+import { warehouseConfigSchema, warehouseUrlField } from '@pipeline/destinations';
 import { egressConfigSchema } from '@pipeline/egress';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -52,8 +52,8 @@ export const controlPlaneConfigSchema = z
       .describe(
         'The bearer token of the operator API (`/api/v1/operator/...`: warehouses), 32+ characters. Unset: the operator API is off and its routes answer 404; the operator CLI works either way.',
       ),
-    WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], DEFAULT_WAREHOUSE_URL).describe(
-      'The PostgreSQL warehouse: source syncs write their stream tables there, task templates and integration runs read it.',
+    WAREHOUSE_URL: warehouseUrlField(DEFAULT_WAREHOUSE_URL).describe(
+      'The default warehouse, created from it at the first start (docs/warehouses.md): `postgres://user:password@host:5432/database?sslmode=verify-full` (PostgreSQL, `sslmode` its one parameter), `clickhouse://user:password@host:8123/database` (ClickHouse over HTTP) or `clickhouses://user:password@host:8443/database` (HTTPS, certificate and host name verified; no parameters).',
     ),
     TASK_WORKER_ENABLED: envBool(true).describe(
       'Run the task worker in this process; `false` for API-only replicas.',

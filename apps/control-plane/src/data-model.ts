@@ -24,6 +24,7 @@ import { CreateWarehouses1795700000000 } from './database/migrations/17957000000
 import { CustomerWarehouses1795720000000 } from './database/migrations/1795720000000-customer-warehouses';
 import { WarehouseMoves1795800000000 } from './database/migrations/1795800000000-warehouse-moves';
 import { MoveToSchema1795820000000 } from './database/migrations/1795820000000-move-to-schema';
+import { ClickHouseWarehouses1795900000000 } from './database/migrations/1795900000000-clickhouse-warehouses';
 import { dataSourceFor } from './database/data-source';
 
 // The one place that names every feature's entity and every migration. TypeORM needs the whole
@@ -58,6 +59,7 @@ export const migrations = [
   CustomerWarehouses1795720000000,
   WarehouseMoves1795800000000,
   MoveToSchema1795820000000,
+  ClickHouseWarehouses1795900000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

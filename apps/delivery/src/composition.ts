@@ -9,6 +9,7 @@ import {
   ResolvingWarehouseDirectory,
   retryGroupFor,
   TenantDirectory,
+  warehouseConnectionFromUrl,
   warehousePoolLimitsOf,
   warehouseTimeoutsOf,
   type DestinationDependencies,
@@ -41,7 +42,9 @@ export async function composeDelivery(
   service: string,
 ): Promise<Delivery> {
   const steps: ShutdownStep[] = [];
-  if (kind === 'warehouse' && (await ensureDatabase(config.WAREHOUSE_URL)))
+  // A PostgreSQL database is created when missing; a ClickHouse engine creates each account's database.
+  const warehouseEngine = warehouseConnectionFromUrl(config.WAREHOUSE_URL).engine;
+  if (kind === 'warehouse' && warehouseEngine === 'postgres' && (await ensureDatabase(config.WAREHOUSE_URL)))
     logger.info('warehouse database created');
   const kafka = createKafka(config, { clientId: service, logger });
   const prefix = config.KAFKA_TOPIC_PREFIX;
@@ -131,6 +134,9 @@ export async function composeDelivery(
       warehousePoolLimits: warehousePoolLimitsOf(config),
       warehouseRowsPerCopy: config.WAREHOUSE_ROWS_PER_COPY,
       egressAllowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+      ...(config.WAREHOUSE_CLICKHOUSE_CLUSTER
+        ? { clickhouseCluster: config.WAREHOUSE_CLICKHOUSE_CLUSTER }
+        : {}),
       ...warehouse,
       ...(outcomes ? { outcomes } : {}),
     }),

@@ -9,7 +9,12 @@ import {
   vendorBaseUrlFields,
   vendorBaseUrlsOf,
 } from '@pipeline/config';
-import { defaultRowsPerCopy, warehouseConfigSchema, type ForwardingLimits } from '@pipeline/destinations';
+import {
+  defaultRowsPerCopy,
+  warehouseConfigSchema,
+  warehouseUrlField,
+  type ForwardingLimits,
+} from '@pipeline/destinations';
 import { egressConfigSchema } from '@pipeline/egress';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
@@ -20,8 +25,8 @@ import { tracingConfigSchema } from '@pipeline/telemetry';
 const vendorAppTypes = baseUrlAppTypes.forwarding;
 
 export const deliveryConfigSchema = z.object({
-  WAREHOUSE_URL: envUrl(['postgres', 'postgresql'], 'postgres://postgres@127.0.0.1:5432/warehouse').describe(
-    'The PostgreSQL warehouse of `--destination warehouse`: created when missing, a schema per account (`account_<id without dashes>`) with versioned migrations.',
+  WAREHOUSE_URL: warehouseUrlField('postgres://postgres@127.0.0.1:5432/warehouse').describe(
+    'The warehouse of `--destination warehouse` without a control plane (`postgres://...`, `clickhouse://...` or `clickhouses://...`, as the control plane takes it): a schema (ClickHouse: a database) per account (`account_<id without dashes>`), created when missing.',
   ),
   CONTROL_PLANE_URL: envUrl(['http', 'https'])
     .optional()

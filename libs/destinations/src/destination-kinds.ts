@@ -19,6 +19,7 @@ import {
 } from './warehouse/warehouse-directory';
 import { WarehouseEngines } from './warehouse/warehouse-engines';
 import { guardedWarehousePools } from './warehouse/postgres-engine';
+import { guardedClickHouseClients } from './warehouse/clickhouse/guarded-clickhouse-clients';
 import {
   defaultWarehouseTimeouts,
   type WarehousePoolLimits,
@@ -31,7 +32,7 @@ export interface DestinationDependencies {
   warehouseUrl: string;
   /** Where each account's rows go (the control plane's placements); unset: all to `warehouseUrl`. */
   warehouseDirectory?: WarehouseDirectory;
-  /** Each warehouse's engine; unset: a PostgresEngine per warehouse (WarehouseEngines). */
+  /** Each warehouse's engine; unset: the engine its connection names, per warehouse (WarehouseEngines). */
   warehouseEngines?: WarehouseEngineSource;
   /** The connections of all warehouse pools together, and when an idle one closes. */
   warehousePoolLimits?: WarehousePoolLimits;
@@ -51,6 +52,8 @@ export interface DestinationDependencies {
    * every connect to one is checked against the egress policy, these excepted.
    */
   egressAllowPrivateRanges?: readonly string[];
+  /** The ON CLUSTER name of ClickHouse warehouses (WAREHOUSE_CLICKHOUSE_CLUSTER); unset: none. */
+  clickhouseCluster?: string;
   /** Told where each event went (the live debugger); unset: nothing recorded. */
   outcomes?: OutcomeRecorder;
 }
@@ -81,13 +84,7 @@ export function createDestination(
       directory:
         deps.warehouseDirectory ??
         new StaticWarehouseDirectory(warehouseConnectionFromUrl(deps.warehouseUrl)),
-      engines:
-        deps.warehouseEngines ??
-        WarehouseEngines.postgres(deps.warehousePoolLimits ?? defaultWarehousePoolLimits, {
-          timeouts: deps.warehouseTimeouts ?? defaultWarehouseTimeouts,
-          connect: guardedWarehousePools({ allowPrivateRanges: deps.egressAllowPrivateRanges ?? [] }),
-          ...(deps.warehouseRowsPerCopy ? { rowsPerCopy: deps.warehouseRowsPerCopy } : {}),
-        }),
+      engines: deps.warehouseEngines ?? warehouseEnginesOf(deps),
       logger: deps.logger,
       ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
       ...(deps.reportWarehouseStatus ? { reportStatus: deps.reportWarehouseStatus } : {}),
@@ -103,6 +100,24 @@ export function createDestination(
     deps.forwardingLimits,
     deps.outcomes,
   );
+}
+
+/** The warehouse consumer's engines: each warehouse's own, every connect egress-guarded. */
+function warehouseEnginesOf(deps: DestinationDependencies): WarehouseEngines {
+  const guard = { allowPrivateRanges: deps.egressAllowPrivateRanges ?? [] };
+  const timeouts = deps.warehouseTimeouts ?? defaultWarehouseTimeouts;
+  return WarehouseEngines.open(deps.warehousePoolLimits ?? defaultWarehousePoolLimits, {
+    postgres: {
+      timeouts,
+      connect: guardedWarehousePools(guard),
+      ...(deps.warehouseRowsPerCopy ? { rowsPerCopy: deps.warehouseRowsPerCopy } : {}),
+    },
+    clickhouse: {
+      timeouts,
+      connect: guardedClickHouseClients(guard),
+      ...(deps.clickhouseCluster ? { cluster: deps.clickhouseCluster } : {}),
+    },
+  });
 }
 
 /** The kind's consumer group, under KAFKA_TOPIC_PREFIX. */

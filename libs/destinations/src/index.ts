@@ -105,11 +105,15 @@ export {
   type WarehouseQueryMeter,
 } from './warehouse/postgres-engine';
 export {
+  engineErrorKinds,
+  openWarehouseEngine,
   WarehouseEngines,
   type OpenWarehouseEngine,
   type OpenWarehousePool,
+  type WarehouseEngineSettings,
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
+export { guardedClickHouseClients } from './warehouse/clickhouse/guarded-clickhouse-clients';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export {
   WarehouseDestination,
@@ -122,6 +126,8 @@ export {
   ResolvingWarehouseDirectory,
   StaticWarehouseDirectory,
   warehouseConnectionFromUrl,
+  warehouseUrlField,
+  warehouseUrlSchemes,
   type ResolveWarehouse,
   type ResolvingDirectoryOptions,
   type WarehouseDirectory,
@@ -137,6 +143,8 @@ export {
 export { StreamTableWriter } from './warehouse/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
+  clickhouseClusterPattern,
+  clickhouseSettingsOf,
   warehouseConfigSchema,
   warehousePoolLimitsOf,
   warehouseTimeoutsOf,

@@ -45,9 +45,12 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
   let redis: Redis;
   let subscriber: TenantChangeSubscriber;
   const heard: TenantChangeEvent[] = [];
-  const engines = WarehouseEngines.postgres(
+  const engines = WarehouseEngines.open(
     { processMaxConnections: 10, idleMs: 10_000 },
-    { timeouts: defaultWarehouseTimeouts, connect: guardedWarehousePools(egress) },
+    {
+      postgres: { timeouts: defaultWarehouseTimeouts, connect: guardedWarehousePools(egress) },
+      clickhouse: { timeouts: defaultWarehouseTimeouts },
+    },
   );
 
   const config = (fields: Record<string, unknown> = {}) => ({
@@ -260,9 +263,12 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     const { id } = (await rowOf(appId)) as { id: string };
     await h.services.placements.place(tenant.accountId, id);
     // Fresh engines: no pooled connection from an earlier test answers for the guard.
-    const fresh = WarehouseEngines.postgres(
+    const fresh = WarehouseEngines.open(
       { processMaxConnections: 2, idleMs: 1000 },
-      { timeouts: defaultWarehouseTimeouts, connect: guardedWarehousePools(egress) },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts, connect: guardedWarehousePools(egress) },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
     );
     const { connection } = await h.services.placements.resolve(tenant.accountId);
     try {

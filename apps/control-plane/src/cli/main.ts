@@ -9,10 +9,10 @@ async function main(): Promise<number> {
   const config = loadConfigOrExit('pipeline cli', operatorCliConfigSchema);
   const dataSource = createDataSource({ url: config.DATABASE_URL, poolMax: 2 });
   await dataSource.initialize();
-  // Sizes in `warehouses list`: a small pool per warehouse, closed when the command ends.
-  const engines = WarehouseEngines.postgres(
+  // Sizes in `warehouses list` and `warehouses check`: a small pool per warehouse, of its engine, closed when the command ends.
+  const engines = WarehouseEngines.open(
     { processMaxConnections: 8, idleMs: 10_000 },
-    { timeouts: defaultWarehouseTimeouts },
+    { postgres: { timeouts: defaultWarehouseTimeouts }, clickhouse: { timeouts: defaultWarehouseTimeouts } },
   );
   try {
     return await runOperatorCli(

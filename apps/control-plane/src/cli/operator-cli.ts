@@ -38,7 +38,7 @@ function humanWarehouse(w: WarehouseSummary): string {
   const detail = w.statusDetail ? ` (${w.statusDetail})` : '';
   // A customer's server holds its own account only: the operator sees whose it is.
   const owner = w.owner === 'customer' ? ` [customer: account ${w.accountId}, app ${w.appId}]` : '';
-  return `${w.id}  ${w.name}${w.isDefault ? ' [default]' : ''}${owner}  ${w.user}@${w.host}:${w.port}/${w.database}  ${w.accounts} accounts  ${size}  ${w.status}${detail}`;
+  return `${w.id}  ${w.name}${w.isDefault ? ' [default]' : ''}${owner}  ${w.engine}  ${w.user}@${w.host}:${w.port}/${w.database}  ${w.accounts} accounts  ${size}  ${w.status}${detail}`;
 }
 
 function humanMove(m: WarehouseMoveView): string {
@@ -213,8 +213,13 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
     .command('add')
     .description('Add a platform warehouse; its password is read from an environment variable')
     .requiredOption('--name <name>', 'unique name: lower-case letters, digits, _ and -')
+    .option('--engine <engine>', 'postgres or clickhouse', 'postgres')
     .requiredOption('--host <host>', 'host name or IP address')
-    .option('--port <port>', 'port', integer('--port', 1, 65535), 5432)
+    .option(
+      '--port <port>',
+      'port (default: 5432; ClickHouse 8123 with --tls-mode disable, else 8443)',
+      integer('--port', 1, 65535),
+    )
     .requiredOption('--database <database>', 'database name')
     .requiredOption('--user <user>', 'user name')
     .requiredOption(
@@ -233,8 +238,9 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
     .action(
       async (o: {
         name: string;
+        engine: string;
         host: string;
-        port: number;
+        port?: number;
         database: string;
         user: string;
         passwordEnv: string;
@@ -247,8 +253,9 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
         if (password === undefined) throw new Error(`the environment variable ${o.passwordEnv} is not set`);
         const created = await registry().add({
           name: o.name,
+          engine: o.engine,
           host: o.host,
-          port: o.port,
+          ...(o.port === undefined ? {} : { port: o.port }),
           database: o.database,
           user: o.user,
           password,
@@ -259,7 +266,7 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
         print(
           o.json,
           created,
-          `warehouse ${created.id} "${created.name}" ${created.user}@${created.host}:${created.port}/${created.database}${created.isDefault ? ' [default]' : ''}`,
+          `warehouse ${created.id} "${created.name}" ${created.engine} ${created.user}@${created.host}:${created.port}/${created.database}${created.isDefault ? ' [default]' : ''}`,
         );
       },
     );

@@ -100,8 +100,8 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
 
     const human = (await cli(['warehouses', 'list'])).out.split('\n');
     expect(human).toEqual([
-      `${(await h.services.warehouses.find('default')).id}  default  loader@127.0.0.1:5432/wh_one  1 accounts  size unknown  active`,
-      `${second}  second [default]  u2@wh2.internal:6432/wh2  1 accounts  size unknown  active`,
+      `${(await h.services.warehouses.find('default')).id}  default  postgres  loader@127.0.0.1:5432/wh_one  1 accounts  size unknown  active`,
+      `${second}  second [default]  postgres  u2@wh2.internal:6432/wh2  1 accounts  size unknown  active`,
     ]);
     for (const output of [listed.out, added.out, human.join('\n')]) expect(output).not.toContain(PASSWORD);
   });
@@ -129,7 +129,7 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
     );
     const listed = await cli(['warehouses', 'list']);
     expect(listed.out.split('\n')).toContain(
-      `${(await h.services.warehouses.ofApp(app.id))?.id}  app-${app.id} [customer: account ${tenant.accountId}, app ${app.id}]  loader@wh.customer.example:5432/analytics  0 accounts  size unknown  active`,
+      `${(await h.services.warehouses.ofApp(app.id))?.id}  app-${app.id} [customer: account ${tenant.accountId}, app ${app.id}]  postgres  loader@wh.customer.example:5432/analytics  0 accounts  size unknown  active`,
     );
     expect(listed.out).not.toContain(PASSWORD);
   });
@@ -174,9 +174,12 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
   });
 
   it('checks a warehouse through the engine and records what it met', async () => {
-    const engines = WarehouseEngines.postgres(
+    const engines = WarehouseEngines.open(
       { processMaxConnections: 4, idleMs: 5000 },
-      { timeouts: defaultWarehouseTimeouts },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
     );
     const options: CliOptions = {
       credentialKeys: TEST_CREDENTIAL_KEYS,

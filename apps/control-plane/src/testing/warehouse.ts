@@ -20,11 +20,17 @@ export function accountWarehousesAt(
   url: string,
   meter?: QueryMeter,
 ): { warehouses: AccountWarehouses; close(): Promise<void> } {
-  const engines = WarehouseEngines.postgres(
+  const metered = meter
+    ? {
+        meter: (accountId: string, purpose: 'query' | 'model_query', bytes: number) =>
+          meter.record(accountId, purpose, bytes),
+      }
+    : {};
+  const engines = WarehouseEngines.open(
     { processMaxConnections: 10, idleMs: 10_000 },
     {
-      timeouts: defaultWarehouseTimeouts,
-      ...(meter ? { meter: (accountId, purpose, bytes) => meter.record(accountId, purpose, bytes) } : {}),
+      postgres: { timeouts: defaultWarehouseTimeouts, ...metered },
+      clickhouse: { timeouts: defaultWarehouseTimeouts, ...metered },
     },
   );
   return {

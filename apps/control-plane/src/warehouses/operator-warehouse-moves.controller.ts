@@ -43,7 +43,7 @@ export class OperatorWarehouseMovesController extends Controller {
   @Response<Problem>(404, 'account_not_found, or warehouse_not_found (toWarehouse)')
   @Response<Problem>(
     409,
-    "warehouse_move_in_progress: the account is moving already; already_on_warehouse; warehouse_not_platform: a customer's warehouse on either side",
+    "warehouse_move_in_progress: the account is moving already; already_on_warehouse; warehouse_not_platform: a customer's warehouse on either side; engine_mismatch: the target's engine (postgres, clickhouse) is not the account's warehouse's",
   )
   async startWarehouseMove(@Body() body: StartWarehouseMoveBody): Promise<{ data: WarehouseMoveView }> {
     const data = await this.moves.start(body);

@@ -74,9 +74,12 @@ describe('the warehouse consumer routed by the control plane (real PostgreSQL, H
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     calls = controlPlaneWarehouseCalls(new ControlPlaneClient(base, TEST_WAREHOUSE_TOKEN, quiet));
     directory = new ResolvingWarehouseDirectory(calls.resolve, { ttlMs: 60_000 }, quiet);
-    engines = WarehouseEngines.postgres(
+    engines = WarehouseEngines.open(
       { processMaxConnections: 4, idleMs: 60_000 },
-      { timeouts: defaultWarehouseTimeouts },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
     );
     destination = new WarehouseDestination({
       directory,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { fieldProblems, PASSWORD_MASK, viewOf, type NewWarehouse } from './warehouse-fields';
+import { defaultPortOf, fieldProblems, PASSWORD_MASK, viewOf, type NewWarehouse } from './warehouse-fields';
 import type { WarehouseEntity } from './warehouse.entity';
 
 const valid: NewWarehouse = {
@@ -14,6 +14,56 @@ const valid: NewWarehouse = {
 };
 
 const pathsOf = (input: NewWarehouse) => fieldProblems(input).map((p) => p.path);
+
+describe('fieldProblems by engine', () => {
+  const ch: NewWarehouse = {
+    ...valid,
+    engine: 'clickhouse',
+    port: 8123,
+    database: 'analytics',
+    tlsMode: 'disable',
+  };
+
+  it('takes postgres (the default) and clickhouse, and names the engines otherwise', () => {
+    expect(fieldProblems({ ...valid, engine: 'postgres' })).toEqual([]);
+    expect(fieldProblems(ch)).toEqual([]);
+    expect(fieldProblems({ ...valid, engine: 'mysql' })).toEqual([
+      { path: 'body.engine', message: 'one of postgres, clickhouse' },
+    ]);
+    expect(fieldProblems({ ...valid, engine: '' })).toEqual([
+      { path: 'body.engine', message: 'one of postgres, clickhouse' },
+    ]);
+  });
+
+  it.each(['wh-2', '1db', 'a.b', 'a`b', 'd'.repeat(64), '', 'é'])(
+    'refuses the ClickHouse database %j, which PostgreSQL may take',
+    (database) => {
+      expect(fieldProblems({ ...ch, database })).toEqual([
+        {
+          path: 'body.database',
+          message: 'a ClickHouse database name: letters, digits and _, 1 to 63, not starting with a digit',
+        },
+      ]);
+    },
+  );
+
+  it('takes a ClickHouse database of 63 characters and one starting with _', () => {
+    expect(fieldProblems({ ...ch, database: `d${'1'.repeat(62)}` })).toEqual([]);
+    expect(fieldProblems({ ...ch, database: '_x' })).toEqual([]);
+    expect(fieldProblems({ ...valid, database: 'wh-2' })).toEqual([]);
+  });
+
+  it('defaults the port by engine and TLS', () => {
+    expect([
+      defaultPortOf('postgres', 'disable'),
+      defaultPortOf('postgres', 'verify-full'),
+      defaultPortOf(undefined, 'require'),
+      defaultPortOf('clickhouse', 'disable'),
+      defaultPortOf('clickhouse', 'require'),
+      defaultPortOf('clickhouse', 'verify-full'),
+    ]).toEqual([5432, 5432, 5432, 8123, 8443, 8443]);
+  });
+});
 
 describe('fieldProblems', () => {
   it('finds nothing wrong with a complete warehouse, the connection cap defaulted', () => {

@@ -1,4 +1,4 @@
-import { warehouseTlsModes } from '@pipeline/tenancy';
+import { warehouseEngines, warehouseTlsModes, type WarehouseEngineName } from '@pipeline/tenancy';
 import type { WarehouseView } from './warehouse.dto';
 import type { WarehouseEntity } from './warehouse.entity';
 
@@ -18,9 +18,23 @@ const PASSWORD_MAX = 1000;
 // eslint-disable-next-line no-control-regex -- the point is to find them
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** A ClickHouse database name: a plain identifier, the same unquoted wherever the engine names it. */
+const CLICKHOUSE_DATABASE = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/**
+ * A warehouse's port when none is given: PostgreSQL's 5432; ClickHouse's HTTP interface, 8123,
+ * or its HTTPS one, 8443, when TLS is on.
+ */
+export function defaultPortOf(engine: WarehouseEngineName | string | undefined, tlsMode: string): number {
+  if (engine === 'clickhouse') return tlsMode === 'disable' ? 8123 : 8443;
+  return 5432;
+}
+
 /** The fields of a new warehouse, unchecked (from the API or the CLI). */
 export interface NewWarehouse {
   name: string;
+  /** `postgres` when absent. */
+  engine?: string;
   host: string;
   port: number;
   database: string;
@@ -72,12 +86,24 @@ export function fieldProblems(input: NewWarehouse): { path: string; message: str
     'host',
     'a host name or IP address (letters, digits, . : - _), 1 to 253 characters',
   );
+  const engine = input.engine ?? 'postgres';
+  check(
+    (warehouseEngines as readonly string[]).includes(engine),
+    'engine',
+    `one of ${warehouseEngines.join(', ')}`,
+  );
   check(
     Number.isInteger(input.port) && input.port >= 1 && input.port <= 65535,
     'port',
     'a whole number from 1 to 65535',
   );
-  for (const field of ['database', 'user'] as const) {
+  if (engine === 'clickhouse')
+    check(
+      CLICKHOUSE_DATABASE.test(text(input.database)),
+      'database',
+      'a ClickHouse database name: letters, digits and _, 1 to 63, not starting with a digit',
+    );
+  for (const field of engine === 'clickhouse' ? (['user'] as const) : (['database', 'user'] as const)) {
     const value = text(input[field]);
     check(
       // PostgreSQL cuts identifiers at 63 bytes: a longer name would reach another database.

@@ -178,9 +178,12 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       clusters.start('move stopped'),
     ]);
     await Promise.all([source, target, stopped].map((c) => c.createDatabase('warehouse')));
-    engines = WarehouseEngines.postgres(
+    engines = WarehouseEngines.open(
       { processMaxConnections: 20, idleMs: 10_000 },
-      { timeouts: defaultWarehouseTimeouts },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
     );
     h = await startHarness('warehouse moves', {
       warehouseUrl: `${source.urlFor('warehouse')}?sslmode=disable`,

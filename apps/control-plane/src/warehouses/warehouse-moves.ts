@@ -17,6 +17,16 @@ export const moveNotFound = (id: string) =>
 
 const UNIQUE_VIOLATION = '23505';
 
+/**
+ * A move copies tables in the source engine's exchange text (PostgreSQL's COPY text) and merges
+ * them by that engine's rules: until moves between engines exist, both ends have one engine.
+ */
+export const engineMismatch = (from: string, to: string) =>
+  conflict(
+    'engine_mismatch',
+    `The account's warehouse is ${from} and the target is ${to}: an account moves only between warehouses of the same engine`,
+  );
+
 export function moveViewOf(move: WarehouseMoveEntity): WarehouseMoveView {
   return {
     id: move.id,
@@ -55,7 +65,8 @@ export class WarehouseMoves {
    * 400 validation_failed, 404 account_not_found / warehouse_not_found, 409
    * warehouse_not_platform (the account is on a customer's warehouse),
    * warehouse_of_another_account (the target is another account's own server), already_on_warehouse,
-   * warehouse_move_in_progress (one active move per account).
+   * engine_mismatch (the target is of another engine), warehouse_move_in_progress (one active
+   * move per account).
    */
   async start(input: { accountId: unknown; toWarehouse: unknown }): Promise<WarehouseMoveView> {
     const problems: { path: string; message: string }[] = [];
@@ -80,6 +91,7 @@ export class WarehouseMoves {
     const toSchema = placementSchemaFor(target, accountId);
     if (target.id === source.id)
       throw conflict('already_on_warehouse', `The account is on warehouse ${target.name} already`);
+    if (target.engine !== source.engine) throw engineMismatch(source.engine, target.engine);
     let id: string;
     try {
       id = await this.dataSource.transaction(async (tx) => {

@@ -7,6 +7,7 @@ import {
   warehouseSchemaFor,
   type TenantChangePublisher,
   type WarehouseConnection,
+  type WarehouseEngineName,
   type WarehouseTlsMode,
 } from '@pipeline/tenancy';
 import { badRequest, conflict, invalidField, unprocessable } from '../http/api-errors';
@@ -20,6 +21,7 @@ import {
 import type { PlacedAccount, WarehouseSummary, WarehouseView } from './warehouse.dto';
 import {
   DEFAULT_MAX_CONNECTIONS,
+  defaultPortOf,
   fieldProblems,
   MAX_STATUS_DETAIL_LENGTH,
   viewOf,
@@ -31,7 +33,8 @@ import {
  * warehouses sit below the features that hold app credentials.
  */
 /** A connection's stored fields: WAREHOUSE_URL is kept as its parts, never as the URL. */
-const fieldsOf = ({ host, port, database, user, password, tlsMode }: WarehouseConnection) => ({
+const fieldsOf = ({ engine, host, port, database, user, password, tlsMode }: WarehouseConnection) => ({
+  engine,
   host,
   port,
   database,
@@ -190,7 +193,7 @@ export class WarehouseRegistry {
       .findOneBy({ name: DEFAULT_WAREHOUSE_NAME });
     if (!stored) return;
     const fields = fieldsOf(warehouseConnectionFromUrl(warehouseUrl));
-    const moved = (['host', 'port', 'database', 'user'] as const).filter(
+    const moved = (['engine', 'host', 'port', 'database', 'user'] as const).filter(
       (field) => fields[field] !== stored[field],
     );
     if (moved.length > 0)
@@ -200,8 +203,12 @@ export class WarehouseRegistry {
       );
   }
 
-  /** Adds a platform warehouse; `isDefault` makes it the one new accounts are placed on. */
-  async add(input: NewWarehouse): Promise<WarehouseView> {
+  /**
+   * Adds a platform warehouse of its engine (PostgreSQL unless told); `isDefault` makes it the
+   * one new accounts are placed on. Without a port, the engine's own (defaultPortOf).
+   */
+  async add(given: Omit<NewWarehouse, 'port'> & { port?: number }): Promise<WarehouseView> {
+    const input: NewWarehouse = { ...given, port: given.port ?? defaultPortOf(given.engine, given.tlsMode) };
     const problems = fieldProblems(input);
     if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
     try {
@@ -236,6 +243,8 @@ export class WarehouseRegistry {
     const current = this.connectionOf(warehouse);
     const merged: NewWarehouse = {
       name: warehouse.name,
+      // The engine never changes: the tables on the server are that engine's.
+      engine: warehouse.engine,
       host: changes.host ?? current.host,
       port: changes.port ?? current.port,
       database: changes.database ?? current.database,
@@ -535,7 +544,8 @@ export class WarehouseRegistry {
       repository.create({
         id,
         name: input.name,
-        engine: 'postgres',
+        // A customer's warehouse is a postgres_warehouse app: PostgreSQL.
+        engine: input.customer ? 'postgres' : ((input.engine ?? 'postgres') as WarehouseEngineName),
         owner: input.customer ? 'customer' : 'platform',
         accountId: input.customer?.accountId ?? null,
         appId: input.customer?.appId ?? null,

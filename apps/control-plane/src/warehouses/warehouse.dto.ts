@@ -1,4 +1,4 @@
-import type { WarehouseTlsMode } from '@pipeline/tenancy';
+import type { WarehouseEngineName, WarehouseTlsMode } from '@pipeline/tenancy';
 import type { WarehouseStatus } from './warehouse.entity';
 
 export type { WarehouseStatus } from './warehouse.entity';
@@ -7,7 +7,7 @@ export type { WarehouseStatus } from './warehouse.entity';
 export interface WarehouseView {
   id: string;
   name: string;
-  engine: 'postgres' | 'clickhouse';
+  engine: WarehouseEngineName;
   owner: 'platform' | 'customer';
   /** The account owning a customer's warehouse: the only account it may hold; null for the platform's. */
   accountId: string | null;
@@ -54,16 +54,22 @@ export interface CreateWarehouseBody {
    */
   name: string;
   /**
+   * The server's kind (default `postgres`); it never changes afterwards. A ClickHouse warehouse
+   * is reached over its HTTP interface (`tlsMode` `disable`) or HTTPS.
+   */
+  engine?: WarehouseEngineName;
+  /**
    * @minLength 1
    * @maxLength 253
    */
   host: string;
   /**
+   * Default: 5432 for PostgreSQL; for ClickHouse 8123 (HTTP, `tlsMode` `disable`), else 8443.
    * @isInt
    * @minimum 1
    * @maximum 65535
    */
-  port: number;
+  port?: number;
   /**
    * @minLength 1
    * @maxLength 63

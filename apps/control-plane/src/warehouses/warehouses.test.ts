@@ -529,9 +529,12 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
   let h: Harness;
   beforeAll(async () => {
     scratch = await startScratchWarehouse('warehouse sizes');
-    engines = WarehouseEngines.postgres(
+    engines = WarehouseEngines.open(
       { processMaxConnections: 6, idleMs: 5000 },
-      { timeouts: defaultWarehouseTimeouts },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
     );
     h = await startHarness('warehouse sizes', {
       warehouse: scratch.warehouses,

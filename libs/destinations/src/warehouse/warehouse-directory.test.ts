@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import fc from 'fast-check';
 import { createLogger, type Logger } from '@pipeline/logger';
 import type { ResolvedWarehouse, WarehouseConnection } from '@pipeline/tenancy';
 import { DestinationUnavailable } from '../destination';
@@ -6,6 +7,7 @@ import {
   ResolvingWarehouseDirectory,
   StaticWarehouseDirectory,
   warehouseConnectionFromUrl,
+  warehouseUrlField,
   type ResolveWarehouse,
 } from './warehouse-directory';
 
@@ -69,7 +71,7 @@ describe('warehouseConnectionFromUrl', () => {
   it('refuses what a connection cannot carry, without quoting the URL', () => {
     expect(() => warehouseConnectionFromUrl('not a url with secret')).toThrow('WAREHOUSE_URL is not a URL');
     expect(() => warehouseConnectionFromUrl('mysql://u:secret@h/d')).toThrow(
-      'WAREHOUSE_URL must be a postgres:// URL, not mysql:',
+      'WAREHOUSE_URL must be a postgres:// or clickhouse:// (clickhouses://) URL, not mysql:',
     );
     expect(() => warehouseConnectionFromUrl('postgres://u:secret@h/d?host=/tmp&sslcert=/x')).toThrow(
       'WAREHOUSE_URL parameters not supported: host, sslcert',
@@ -88,6 +90,165 @@ describe('warehouseConnectionFromUrl', () => {
     });
     expect(warehouseConnectionFromUrl('postgres://u@db.example/')).toMatchObject({ database: 'u' });
     expect(warehouseConnectionFromUrl('postgres://a%5Bb%5D/d').host).toBe('a%5Bb%5D');
+  });
+});
+
+describe('warehouseConnectionFromUrl of a ClickHouse URL', () => {
+  it('reads clickhouse:// as HTTP and clickhouses:// as HTTPS verifying the certificate', () => {
+    expect(warehouseConnectionFromUrl('clickhouse://load_er:p%2Fw%3Ad%40@ch.example:9123/analytics')).toEqual(
+      {
+        warehouseId: 'default',
+        engine: 'clickhouse',
+        host: 'ch.example',
+        port: 9123,
+        database: 'analytics',
+        user: 'load_er',
+        password: 'p/w:d@',
+        tlsMode: 'disable',
+        owner: 'platform',
+        maxConnections: 5,
+      },
+    );
+    expect(
+      warehouseConnectionFromUrl('clickhouses://u:pw@CH.Example.com/analytics', {
+        warehouseId: 'wh-9',
+        maxConnections: 7,
+      }),
+    ).toEqual({
+      warehouseId: 'wh-9',
+      engine: 'clickhouse',
+      host: 'ch.example.com',
+      port: 8443,
+      database: 'analytics',
+      user: 'u',
+      password: 'pw',
+      tlsMode: 'verify-full',
+      owner: 'platform',
+      maxConnections: 7,
+    });
+  });
+
+  it('defaults: port 8123 (8443 over HTTPS), user and database `default`, no password; IPv6 without brackets', () => {
+    expect(warehouseConnectionFromUrl('clickhouse://ch.internal')).toMatchObject({
+      host: 'ch.internal',
+      port: 8123,
+      user: 'default',
+      database: 'default',
+      password: '',
+      tlsMode: 'disable',
+    });
+    expect(warehouseConnectionFromUrl('clickhouse://ch.internal/')).toMatchObject({ database: 'default' });
+    expect(warehouseConnectionFromUrl('clickhouses://[::1]').port).toBe(8443);
+    expect(warehouseConnectionFromUrl('clickhouses://[::1]').host).toBe('::1');
+    expect(warehouseConnectionFromUrl('clickhouse://10.1.2.3:8123/db').host).toBe('10.1.2.3');
+  });
+
+  it.each([
+    [
+      'clickhouse://u:secret@h/db?secure=true',
+      'WAREHOUSE_URL parameters not supported: a clickhouse:// URL takes none',
+    ],
+    ['clickhouse://u:secret@h/db?', 'WAREHOUSE_URL parameters not supported: a clickhouse:// URL takes none'],
+    [
+      'clickhouses://u:secret@h/db?sslmode=disable',
+      'WAREHOUSE_URL parameters not supported: a clickhouse:// URL takes none',
+    ],
+    ['clickhouse://u:secret@h/db#x', 'WAREHOUSE_URL fragment not supported'],
+    ['clickhouse://u:secret@h/db#', 'WAREHOUSE_URL fragment not supported'],
+    ['clickhouse:///db', 'WAREHOUSE_URL names no host'],
+    ['clickhouse:/db', 'WAREHOUSE_URL names no host'],
+    ['clickhouse://u:secret@%2Ftmp%2Fsock/db', 'WAREHOUSE_URL host must be a host name or an IP address'],
+    ['clickhouse://u:secret@a%5Bb%5D/db', 'WAREHOUSE_URL host must be a host name or an IP address'],
+    ['clickhouse://u:secret@-h/db', 'WAREHOUSE_URL host must be a host name or an IP address'],
+    ['clickhouse://u:secret@h_1/db', 'WAREHOUSE_URL host must be a host name or an IP address'],
+    ['clickhouse://u:secret@h:0/db', 'WAREHOUSE_URL port must be from 1 to 65535'],
+    ['clickhouse://u:secret@h/db/extra', 'WAREHOUSE_URL path must be one database name'],
+    ['clickhouse://u:secret@h//db', 'WAREHOUSE_URL path must be one database name'],
+    [
+      'clickhouse://u:secret@h/d%60b',
+      'WAREHOUSE_URL database must be a plain name (letters, digits and _, at most 63)',
+    ],
+    [
+      'clickhouse://u:secret@h/d%2Fb',
+      'WAREHOUSE_URL database must be a plain name (letters, digits and _, at most 63)',
+    ],
+    [
+      'clickhouse://u:secret@h/1db',
+      'WAREHOUSE_URL database must be a plain name (letters, digits and _, at most 63)',
+    ],
+    [
+      `clickhouse://u:secret@h/${'d'.repeat(64)}`,
+      'WAREHOUSE_URL database must be a plain name (letters, digits and _, at most 63)',
+    ],
+    ['clickhouse://u:secret@h/%E0%A4%A', 'WAREHOUSE_URL database is not valid percent-encoding'],
+    [
+      'clickhouse://u%20x:secret@h/db',
+      'WAREHOUSE_URL user must be a plain name (letters, digits and _, at most 63)',
+    ],
+    ['clickhouse://u:%E0%A4%A@h/db', 'WAREHOUSE_URL password is not valid percent-encoding'],
+    [
+      'clickhouse+http://u:secret@h/db',
+      'WAREHOUSE_URL must be a postgres:// or clickhouse:// (clickhouses://) URL, not clickhouse+http:',
+    ],
+    [
+      'http://u:secret@h:8123/db',
+      'WAREHOUSE_URL must be a postgres:// or clickhouse:// (clickhouses://) URL, not http:',
+    ],
+  ])('refuses %s, without quoting it', (url, message) => {
+    let thrown: unknown;
+    try {
+      warehouseConnectionFromUrl(url);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(Error);
+    expect((thrown as Error).message).toBe(message);
+    expect((thrown as Error).message).not.toContain('secret');
+  });
+
+  it('gives back the fields of any URL built from valid ones (generated)', () => {
+    const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/);
+    const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
+    fc.assert(
+      fc.property(
+        fc.array(label, { minLength: 1, maxLength: 4 }),
+        fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+        name,
+        name,
+        fc.string({ maxLength: 40, unit: 'binary' }),
+        fc.boolean(),
+        (labels, port, database, user, password, https) => {
+          const host = labels.join('.');
+          const url = `${https ? 'clickhouses' : 'clickhouse'}://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}${port ? `:${port}` : ''}/${database}`;
+          expect(warehouseConnectionFromUrl(url)).toEqual({
+            warehouseId: 'default',
+            engine: 'clickhouse',
+            host,
+            port: port ?? (https ? 8443 : 8123),
+            database,
+            user,
+            password,
+            tlsMode: https ? 'verify-full' : 'disable',
+            owner: 'platform',
+            maxConnections: 5,
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is the config field: a form the parser refuses stops the start, named, without the URL', () => {
+    const field = warehouseUrlField('postgres://postgres@127.0.0.1:5432/warehouse');
+    expect(field.parse(undefined)).toBe('postgres://postgres@127.0.0.1:5432/warehouse');
+    expect(field.parse('clickhouses://u:pw@ch.example/analytics')).toBe(
+      'clickhouses://u:pw@ch.example/analytics',
+    );
+    const refused = field.safeParse('clickhouse://u:secret@h/db?secure=1');
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues.map((issue) => issue.message)).toEqual([
+      'parameters not supported: a clickhouse:// URL takes none',
+    ]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '@pipeline/logger';
 import {
@@ -39,14 +40,28 @@ const urlTlsModes: Record<string, WarehouseTlsMode> = {
   'verify-full': 'verify-full',
 };
 
+/** The schemes WAREHOUSE_URL may have: PostgreSQL's two, ClickHouse over HTTP and over HTTPS. */
+export const warehouseUrlSchemes = ['postgres', 'postgresql', 'clickhouse', 'clickhouses'] as const;
+
+export interface WarehouseUrlOptions {
+  warehouseId?: string;
+  maxConnections?: number;
+}
+
 /**
- * The structured connection of a `postgres://user:password@host:port/database?sslmode=...`
- * URL (WAREHOUSE_URL): the one warehouse of a consumer without a control plane. A URL naming
- * a socket directory or parameters other than sslmode is refused: a connection is its fields.
+ * The structured connection of WAREHOUSE_URL, the default warehouse (and the one warehouse of a
+ * consumer without a control plane):
+ * - `postgres://user:password@host:port/database?sslmode=...` (PostgreSQL; sslmode the one
+ *   parameter);
+ * - `clickhouse://user:password@host:8123/database` (ClickHouse over HTTP) and
+ *   `clickhouses://user:password@host:8443/database` (HTTPS, certificate and host name
+ *   verified), without any parameter.
+ * A URL naming a socket directory, several hosts or parameters it cannot carry is refused: a
+ * connection is its fields. No message repeats the URL (it holds the password).
  */
 export function warehouseConnectionFromUrl(
   url: string,
-  options: { warehouseId?: string; maxConnections?: number } = {},
+  options: WarehouseUrlOptions = {},
 ): WarehouseConnection {
   let parsed: URL;
   try {
@@ -54,8 +69,21 @@ export function warehouseConnectionFromUrl(
   } catch {
     throw new Error('WAREHOUSE_URL is not a URL');
   }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw new Error(`WAREHOUSE_URL must be a postgres:// URL, not ${parsed.protocol}`);
+  switch (parsed.protocol) {
+    case 'postgres:':
+    case 'postgresql:':
+      return postgresConnectionOf(parsed, options);
+    case 'clickhouse:':
+    case 'clickhouses:':
+      return clickhouseConnectionOf(parsed, options);
+    default:
+      throw new Error(
+        `WAREHOUSE_URL must be a postgres:// or clickhouse:// (clickhouses://) URL, not ${parsed.protocol}`,
+      );
+  }
+}
+
+function postgresConnectionOf(parsed: URL, options: WarehouseUrlOptions): WarehouseConnection {
   const unsupported = [...parsed.searchParams.keys()].filter((name) => name !== 'sslmode');
   if (unsupported.length > 0)
     throw new Error(`WAREHOUSE_URL parameters not supported: ${unsupported.join(', ')}`);
@@ -78,6 +106,83 @@ export function warehouseConnectionFromUrl(
     owner: 'platform',
     maxConnections: options.maxConnections ?? 5,
   };
+}
+
+/** A host name (letters, digits, inner hyphens and dots) or an IPv4 address. */
+const CLICKHOUSE_HOST =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+/** An IPv6 address as it stands in brackets. */
+const IPV6 = /^\[[0-9a-f:.]{2,45}\]$/;
+/** A ClickHouse database (and user) name as the URL may give it: a plain identifier, never quoted. */
+const CLICKHOUSE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+const decodedPart = (text: string, what: string): string => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new Error(`WAREHOUSE_URL ${what} is not valid percent-encoding`);
+  }
+};
+
+/**
+ * `clickhouse://` (HTTP, port 8123) or `clickhouses://` (HTTPS with the certificate and host name
+ * verified, port 8443); the path is the database the engine connects to first (`default`),
+ * the user `default` when absent. ClickHouse's URL is not a special scheme to the URL parser:
+ * its host comes back as written, so it is checked here, not trusted.
+ */
+function clickhouseConnectionOf(parsed: URL, options: WarehouseUrlOptions): WarehouseConnection {
+  const https = parsed.protocol === 'clickhouses:';
+  // Any parameter, even an empty `?`, and any fragment: a ClickHouse URL carries none.
+  if (parsed.search !== '' || parsed.href.includes('?'))
+    throw new Error('WAREHOUSE_URL parameters not supported: a clickhouse:// URL takes none');
+  if (parsed.hash !== '' || parsed.href.includes('#'))
+    throw new Error('WAREHOUSE_URL fragment not supported');
+  const rawHost = parsed.hostname.toLowerCase();
+  if (!rawHost) throw new Error('WAREHOUSE_URL names no host');
+  let host: string;
+  if (IPV6.test(rawHost)) host = rawHost.slice(1, -1);
+  else if (CLICKHOUSE_HOST.test(rawHost)) host = rawHost;
+  else throw new Error('WAREHOUSE_URL host must be a host name or an IP address');
+  const port = parsed.port ? Number(parsed.port) : https ? 8443 : 8123;
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error('WAREHOUSE_URL port must be from 1 to 65535');
+  const path = parsed.pathname;
+  if (path !== '' && path !== '/' && !/^\/[^/]+$/.test(path))
+    throw new Error('WAREHOUSE_URL path must be one database name');
+  const database = decodedPart(path.slice(1), 'database') || 'default';
+  if (!CLICKHOUSE_NAME.test(database))
+    throw new Error('WAREHOUSE_URL database must be a plain name (letters, digits and _, at most 63)');
+  const user = decodedPart(parsed.username, 'user') || 'default';
+  if (!CLICKHOUSE_NAME.test(user))
+    throw new Error('WAREHOUSE_URL user must be a plain name (letters, digits and _, at most 63)');
+  const password = decodedPart(parsed.password, 'password');
+  return {
+    warehouseId: options.warehouseId ?? 'default',
+    engine: 'clickhouse',
+    host,
+    port,
+    database,
+    user,
+    password,
+    tlsMode: https ? 'verify-full' : 'disable',
+    owner: 'platform',
+    maxConnections: options.maxConnections ?? 5,
+  };
+}
+
+/**
+ * WAREHOUSE_URL as a config field: one of the schemes, and a URL warehouseConnectionFromUrl
+ * takes, so that a form it refuses stops the process at start with the variable's name.
+ */
+export function warehouseUrlField(defaultValue?: string) {
+  const field = z.string().superRefine((value, ctx) => {
+    try {
+      warehouseConnectionFromUrl(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^WAREHOUSE_URL /, '') });
+    }
+  });
+  return defaultValue === undefined ? field : field.default(defaultValue);
 }
 
 /** Every account on one warehouse, in its own schema: the consumer as it runs without a control plane. */

@@ -51,7 +51,13 @@ describe('WarehouseEngines (real PostgreSQL)', () => {
   }
 
   const open = (idleMs: number, processMaxConnections: number) =>
-    WarehouseEngines.postgres({ processMaxConnections, idleMs }, { timeouts: defaultWarehouseTimeouts });
+    WarehouseEngines.open(
+      { processMaxConnections, idleMs },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
+    );
 
   beforeAll(async () => {
     for (let i = 0; i < 4; i += 1) {

@@ -1,5 +1,7 @@
 import type { WarehouseRow } from '@pipeline/events';
-import type { WarehouseConnection } from '@pipeline/tenancy';
+import type { WarehouseConnection, WarehouseEngineName } from '@pipeline/tenancy';
+import { ClickHouseEngine, type ClickHouseEngineOptions } from './clickhouse/clickhouse-engine';
+import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
 import { PostgresEngine, type PostgresEngineOptions } from './postgres-engine';
 import { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import { warehouseErrorKind } from './warehouse-errors';
@@ -27,8 +29,38 @@ export type OpenWarehouseEngine = (connection: WarehouseConnection, poolMax: num
 
 export interface WarehouseEnginesOptions extends WarehousePoolLimits {
   open: OpenWarehouseEngine;
-  /** The engines' error verdict: a handle answers it without opening a pool. */
-  classifyError: (error: unknown) => WarehouseErrorClass;
+  /** The verdict of the warehouse's engine on an error: a handle answers it without opening a pool. */
+  classifyError: (error: unknown, engine: WarehouseEngineName) => WarehouseErrorClass;
+}
+
+/**
+ * Each engine's settings, but the pool's size and idle time (the process's limits decide them):
+ * a process opens whichever engine a warehouse's connection names.
+ */
+export interface WarehouseEngineSettings {
+  postgres: Omit<PostgresEngineOptions, 'poolMax' | 'idleTimeoutMs'>;
+  clickhouse: Omit<ClickHouseEngineOptions, 'poolMax' | 'idleTimeoutMs'>;
+}
+
+/** Each engine's own reading of its errors (SQLSTATEs for PostgreSQL, error codes for ClickHouse). */
+export const engineErrorKinds: Record<WarehouseEngineName, (error: unknown) => WarehouseErrorClass> = {
+  postgres: warehouseErrorKind,
+  clickhouse: clickhouseErrorKind,
+};
+
+/** Opens the engine the connection names with a pool of `poolMax`, closed after `idleMs` unused. */
+export function openWarehouseEngine(settings: WarehouseEngineSettings, idleMs: number): OpenWarehouseEngine {
+  return (connection, poolMax) => {
+    switch (connection.engine) {
+      case 'postgres':
+        return new PostgresEngine(connection, { ...settings.postgres, poolMax, idleTimeoutMs: idleMs });
+      case 'clickhouse':
+        return new ClickHouseEngine(connection, { ...settings.clickhouse, poolMax, idleTimeoutMs: idleMs });
+      default:
+        // A name the contract does not know (a row written by a newer version): refused, never guessed.
+        throw new Error(`warehouse ${connection.warehouseId}: unknown engine ${String(connection.engine)}`);
+    }
+  };
 }
 
 /** An open warehouse as WarehouseEngines sees it (for metrics and tests). */
@@ -87,16 +119,15 @@ export class WarehouseEngines {
 
   constructor(private readonly options: WarehouseEnginesOptions) {}
 
-  /** Every warehouse engine opens as a PostgresEngine with these options. */
-  static postgres(
-    limits: WarehousePoolLimits,
-    options: Omit<PostgresEngineOptions, 'poolMax' | 'idleTimeoutMs'>,
-  ): WarehouseEngines {
+  /**
+   * Each warehouse opens as the engine its connection names (a PostgresEngine or a
+   * ClickHouseEngine) with that engine's settings, and errors are read by that engine's rules.
+   */
+  static open(limits: WarehousePoolLimits, settings: WarehouseEngineSettings): WarehouseEngines {
     return new WarehouseEngines({
       ...limits,
-      classifyError: warehouseErrorKind,
-      open: (connection, poolMax) =>
-        new PostgresEngine(connection, { ...options, poolMax, idleTimeoutMs: limits.idleMs }),
+      classifyError: (error, engine) => (engineErrorKinds[engine] ?? warehouseErrorKind)(error),
+      open: openWarehouseEngine(settings, limits.idleMs),
     });
   }
 
@@ -156,8 +187,10 @@ export class WarehouseEngines {
     };
   }
 
-  classifyError(error: unknown): WarehouseErrorClass {
-    return this.options.classifyError(error);
+  classifyError(error: unknown, engine: WarehouseEngineName): WarehouseErrorClass {
+    // The budget is this process's, whatever the engine: its refusal is never the engine's to read.
+    if (error instanceof WarehouseConnectionBudgetExhausted) return 'unavailable';
+    return this.options.classifyError(error, engine);
   }
 
   private acquire(connection: WarehouseConnection): Entry {
@@ -323,7 +356,7 @@ class WarehouseEngineHandle implements WarehouseEngine {
   }
 
   classifyError(error: unknown): WarehouseErrorClass {
-    return this.#engines.classifyError(error);
+    return this.#engines.classifyError(error, this.#connection.engine);
   }
 
   accountTables(account: AccountLocation): Promise<string[]> {

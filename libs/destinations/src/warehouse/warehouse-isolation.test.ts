@@ -134,9 +134,12 @@ describe('a warehouse per account, each isolated from the others (real Kafka, th
         { ttlMs: 60_000 },
         logger,
       ),
-      engines: WarehouseEngines.postgres(
+      engines: WarehouseEngines.open(
         { processMaxConnections: 20, idleMs: 60_000 },
-        { timeouts: defaultWarehouseTimeouts },
+        {
+          postgres: { timeouts: defaultWarehouseTimeouts },
+          clickhouse: { timeouts: defaultWarehouseTimeouts },
+        },
       ),
       logger,
       reportStatus: (warehouseId, status, detail) => {

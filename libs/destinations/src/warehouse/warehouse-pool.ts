@@ -17,6 +17,9 @@ export const defaultWarehouseTimeouts: WarehouseTimeouts = {
   lockTimeoutMs: 30_000,
 };
 
+/** A ClickHouse cluster name as WAREHOUSE_CLICKHOUSE_CLUSTER takes it: never quoted text. */
+export const clickhouseClusterPattern = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
+
 /** The warehouse settings every service that writes to it reads. */
 export const warehouseConfigSchema = z.object({
   WAREHOUSE_STATEMENT_TIMEOUT_MS: envInt({ min: 100, max: 3_600_000, default: 60_000 }).describe(
@@ -31,6 +34,16 @@ export const warehouseConfigSchema = z.object({
   WAREHOUSE_POOL_IDLE_MS: envInt({ min: 100, max: 86_400_000, default: 60_000 }).describe(
     "A warehouse connection unused this long is closed, and so is a warehouse's whole pool, giving its share of WAREHOUSE_PROCESS_MAX_CONNECTIONS back.",
   ),
+  WAREHOUSE_CLICKHOUSE_CLUSTER: z
+    .string()
+    .regex(
+      clickhouseClusterPattern,
+      'expected a cluster name: letters, digits, _ and -, 1 to 128 characters, starting with a letter or _',
+    )
+    .optional()
+    .describe(
+      "ClickHouse warehouses: the cluster (a name of the servers' `remote_servers`) their databases and tables are created on, with `ON CLUSTER`. Unset: on the server connected to only.",
+    ),
 });
 
 /** How many warehouse connections a process holds, and for how long unused ones stay open. */
@@ -45,6 +58,10 @@ export const warehousePoolLimitsOf = (
   processMaxConnections: config.WAREHOUSE_PROCESS_MAX_CONNECTIONS,
   idleMs: config.WAREHOUSE_POOL_IDLE_MS,
 });
+
+/** The ClickHouse engine's settings of the warehouse config (WAREHOUSE_CLICKHOUSE_CLUSTER). */
+export const clickhouseSettingsOf = (config: z.infer<typeof warehouseConfigSchema>): { cluster?: string } =>
+  config.WAREHOUSE_CLICKHOUSE_CLUSTER ? { cluster: config.WAREHOUSE_CLICKHOUSE_CLUSTER } : {};
 
 export const warehouseTimeoutsOf = (config: z.infer<typeof warehouseConfigSchema>): WarehouseTimeouts => ({
   statementTimeoutMs: config.WAREHOUSE_STATEMENT_TIMEOUT_MS,

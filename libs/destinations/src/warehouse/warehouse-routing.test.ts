@@ -95,13 +95,16 @@ describe('an account moving between warehouses (real PostgreSQL)', () => {
     }
     // Its database does not exist (yet): the warehouse answers 3D000.
     await gone.drop();
-    engines = WarehouseEngines.postgres(
+    // The test's customer-owned warehouses are on this machine: loopback allowed, as an
+    // operator allows a private range with EGRESS_ALLOW_PRIVATE_RANGES.
+    engines = WarehouseEngines.open(
       { processMaxConnections: 12, idleMs: 60_000 },
-      // The test's customer-owned warehouses are on this machine: loopback allowed, as an
-      // operator allows a private range with EGRESS_ALLOW_PRIVATE_RANGES.
       {
-        timeouts: defaultWarehouseTimeouts,
-        connect: guardedWarehousePools({ allowPrivateRanges: ['127.0.0.0/8'] }),
+        postgres: {
+          timeouts: defaultWarehouseTimeouts,
+          connect: guardedWarehousePools({ allowPrivateRanges: ['127.0.0.0/8'] }),
+        },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
       },
     );
   });
@@ -283,9 +286,12 @@ describe('an account moving between warehouses (real PostgreSQL)', () => {
     const first = randomUUID();
     const second = randomUUID();
     // One connection for the whole process: the first warehouse's write holds it.
-    const scarce = WarehouseEngines.postgres(
+    const scarce = WarehouseEngines.open(
       { processMaxConnections: 1, idleMs: 60_000 },
-      { timeouts: defaultWarehouseTimeouts },
+      {
+        postgres: { timeouts: defaultWarehouseTimeouts },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
     );
     try {
       const { destination, statuses } = destinationOver(
