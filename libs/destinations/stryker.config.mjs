@@ -37,6 +37,10 @@ const warehouseRows = [
   // Which warehouse an account's rows go to, and when a failing warehouse is tried again.
   `${warehouse}/warehouse-directory.ts`,
   `${warehouse}/warehouse-breaker.ts`,
+  // The ClickHouse engine's rows, tables and error verdicts.
+  `${warehouse}/clickhouse/clickhouse-rows.ts`,
+  `${warehouse}/clickhouse/clickhouse-ddl.ts`,
+  `${warehouse}/clickhouse/clickhouse-errors.ts`,
 ];
 
 const config = mutationConfig({
@@ -81,6 +85,9 @@ const config = mutationConfig({
     'src/warehouse/event-order.test.ts',
     'src/warehouse/warehouse-directory.test.ts',
     'src/warehouse/warehouse-breaker.test.ts',
+    'src/warehouse/clickhouse/clickhouse-rows.test.ts',
+    'src/warehouse/clickhouse/clickhouse-ddl.test.ts',
+    'src/warehouse/clickhouse/clickhouse-errors.test.ts',
   ],
   breakAt: 97,
 });

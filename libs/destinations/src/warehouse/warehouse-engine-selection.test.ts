@@ -1,3 +1,4 @@
+import { startClickHouseTestServer, type ClickHouseTestServer } from '@pipeline/clickhouse/testing';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { warehouseConnectionOf } from '../testing/warehouse-connection';
@@ -10,12 +11,13 @@ import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
 import { PostgresEngine } from './postgres-engine';
 import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import { engineErrorKinds, openWarehouseEngine, WarehouseEngines } from './warehouse-engines';
+import { warehouseConnectionFromUrl } from './warehouse-directory';
 import { warehouseErrorKind } from './warehouse-errors';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
 
 const settings = {
   postgres: { timeouts: defaultWarehouseTimeouts },
-  clickhouse: { timeouts: defaultWarehouseTimeouts, cluster: 'replicated' },
+  clickhouse: { timeouts: defaultWarehouseTimeouts },
 };
 
 const clickhouseAt = (warehouseId: string): WarehouseConnection => ({
@@ -141,5 +143,43 @@ describe('WarehouseEngines opens the engine a connection names (real PostgreSQL)
       'unavailable',
     ]);
     expect(engines.pools()).toEqual([]);
+  });
+});
+
+describe('a ClickHouse WAREHOUSE_URL reaches a ClickHouseEngine (real ClickHouse test server)', () => {
+  const password = 'ch-Url-pw/5:@';
+  let server: ClickHouseTestServer;
+  let engines: WarehouseEngines;
+  beforeAll(async () => {
+    server = await startClickHouseTestServer({ user: 'loader', password });
+  }, 60_000);
+  afterAll(async () => {
+    await engines?.close();
+    await server?.destroy();
+  });
+
+  it('parses the URL, opens the ClickHouse engine and works through it', async () => {
+    const connection = warehouseConnectionFromUrl(
+      `clickhouse://loader:${encodeURIComponent(password)}@${server.host}:${server.port}/default`,
+      { warehouseId: 'ch-url' },
+    );
+    expect(connection).toMatchObject({ engine: 'clickhouse', tlsMode: 'disable', password });
+    engines = WarehouseEngines.open({ processMaxConnections: 4, idleMs: 60_000 }, settings);
+    const engine = engines.for(connection);
+    await expect(engine.probe()).resolves.toBeUndefined();
+    const account = { accountId: 'acc-url', schema: 'account_url' };
+    await engine.ensureAccount(account);
+    expect(await engine.accountTables(account)).toEqual(['events', 'users', 'groups', 'aliases']);
+    await engine.dropAccount(account);
+    expect(await engine.accountTables(account)).toEqual([]);
+
+    // The same server with a wrong password: ClickHouse's own verdict, misconfigured.
+    const refused = engines.for({ ...connection, warehouseId: 'ch-url-wrong', password: 'wrong' });
+    const error = await refused.probe().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).not.toBeNull();
+    expect(refused.classifyError(error)).toBe('misconfigured');
   });
 });

@@ -52,6 +52,8 @@ describe('column types', () => {
     expect(columnType('users', 'user_id', 'text')).toBe('String');
     expect(columnType('users', 'message_id', 'text')).toBe('String');
     expect(columnType('groups', 'group_id', 'text')).toBe('String');
+    expect(columnType('aliases', 'message_id', 'text')).toBe('String');
+    expect(columnType('aliases', 'previous_id', 'text')).toBe('Nullable(String)');
     expect(columnType('groups', 'user_id', 'text')).toBe('Nullable(String)');
     expect(columnType('events', 'user_id', 'text')).toBe('Nullable(String)');
     expect(columnType('events', 'context_screen_width', 'integer')).toBe('Nullable(Int32)');
@@ -141,6 +143,9 @@ describe('foldedView', () => {
     );
     for (const column of ['message_id', 'anonymous_id', 'timestamp', 'received_at', 'context_extra'])
       expect(view).toContain(`argMax(tuple(\`${column}\`), _event_order).1 AS \`${column}\``);
+    expect(view).toContain(
+      'argMax(tuple(`message_id`), _event_order).1 AS `message_id`, argMax(tuple(`anonymous_id`), _event_order).1 AS `anonymous_id`, ',
+    );
     expect(view).not.toContain('argMax(tuple(`user_id`)');
     expect(view).not.toContain('argMax(tuple(`traits`)');
     expect(view).toContain(

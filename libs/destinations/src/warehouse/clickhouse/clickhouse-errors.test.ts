@@ -80,6 +80,11 @@ describe('clickhouseErrorKind', () => {
     expect(clickhouseErrorKind(Object.assign(new Error('x'), { code: 'XERR_TLS_' }))).toBe('unexpected');
   });
 
+  it('reads names and messages only from text', () => {
+    expect(clickhouseErrorKind({ code: ['ERR_TLS_CERT_ALTNAME_INVALID'] })).toBe('unexpected');
+    expect(clickhouseErrorKind({ message: ['socket hang up'] })).toBe('unexpected');
+  });
+
   it("follows an error's cause, once", () => {
     expect(clickhouseErrorKind(new Error('wrapped', { cause: serverError(516) }))).toBe('misconfigured');
     const loop = new Error('loop') as Error & { cause?: unknown };

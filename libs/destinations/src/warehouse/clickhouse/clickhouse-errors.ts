@@ -102,6 +102,6 @@ export function clickhouseErrorKind(error: unknown): WarehouseErrorClass {
   // The client's own request timeout, and an answer that is not ClickHouse's (a proxy's 5xx).
   if (typeof e.message === 'string' && /^(Timeout error|socket hang up)/.test(e.message))
     return 'unavailable';
-  if (e.cause !== undefined && e.cause !== error) return clickhouseErrorKind(e.cause);
-  return 'unexpected';
+  // An error without a cause ends here too: undefined is unexpected.
+  return e.cause === error ? 'unexpected' : clickhouseErrorKind(e.cause);
 }

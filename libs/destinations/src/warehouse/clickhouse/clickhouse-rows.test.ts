@@ -119,6 +119,23 @@ describe('rowValues', () => {
     expect(values.user_id).toBe('u-1');
   });
 
+  it("writes every event time as ISO text, and a JSON column's text value as JSON", () => {
+    const values = rowValues(
+      'events',
+      {
+        ...event,
+        original_timestamp: '2026-01-15T09:59:59.5Z',
+        sent_at: new Date(Date.UTC(2026, 0, 15, 10)),
+        properties: 'plain',
+      },
+      json,
+    );
+    expect(values.original_timestamp).toBe('2026-01-15T09:59:59.500000Z');
+    expect(values.sent_at).toBe('2026-01-15T10:00:00.000000Z');
+    expect(values.properties).toBe('"plain"');
+    expect(rowValues('events', { ...event, properties: 'plain' }, new Set()).properties).toBe('plain');
+  });
+
   it('serializes an object in a text column as JSON, as the PostgreSQL loader does', () => {
     expect(rowValues('aliases', { ...event, previous_id: { odd: true } }, json).previous_id).toBe(
       '{"odd":true}',

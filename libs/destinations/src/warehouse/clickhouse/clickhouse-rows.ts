@@ -52,11 +52,11 @@ function jsonText(value: unknown): string {
   }
 }
 
-function storedValue(column: string, type: 'json' | 'other', value: unknown): unknown {
+function storedValue(column: string, json: boolean, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (column === 'received_at') return receivedText(value);
   if (eventTimeColumns.has(column)) return storedTime(value);
-  if (type === 'json' || (typeof value === 'object' && !(value instanceof Date))) return jsonText(value);
+  if (json || (typeof value === 'object' && !(value instanceof Date))) return jsonText(value);
   if (typeof value === 'string') return utf8Text(value);
   return value;
 }
@@ -75,7 +75,7 @@ export function rowValues(
   for (const column of insertColumns(table)) {
     if (column === '_version') out[column] = versionOf(row);
     else if (column === '_event_order') out[column] = eventOrderOf(row);
-    else out[column] = storedValue(column, jsonColumns.has(column) ? 'json' : 'other', row[column]);
+    else out[column] = storedValue(column, jsonColumns.has(column), row[column]);
   }
   return out;
 }
