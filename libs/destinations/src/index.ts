@@ -113,7 +113,6 @@ export {
   type WarehouseEngineSettings,
   type WarehouseEnginesOptions,
 } from './warehouse/warehouse-engines';
-export { guardedClickHouseClients } from './warehouse/clickhouse/guarded-clickhouse-clients';
 export { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse/warehouse-connection-budget';
 export {
   WarehouseDestination,

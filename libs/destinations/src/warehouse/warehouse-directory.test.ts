@@ -234,7 +234,7 @@ describe('warehouseConnectionFromUrl of a ClickHouse URL', () => {
           });
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 100 },
     );
   });
 
