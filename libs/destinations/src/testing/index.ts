@@ -30,3 +30,8 @@ export {
   comparedColumns,
   postgresTableRows,
 } from './warehouse-table-rows';
+export {
+  clickhouseRowValues,
+  startClickHouseWarehouse,
+  type ClickHouseWarehouse,
+} from './clickhouse-warehouse';
