@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
 import { loadConfig } from '@pipeline/config';
 import { WarehouseWriter } from '@pipeline/destinations';
-import { waitFor } from '@pipeline/destinations/testing';
+import { startClickHouseWarehouse, waitFor } from '@pipeline/destinations/testing';
 import {
   normalizeEvent,
   outboxKey,
@@ -15,6 +15,7 @@ import {
   warehouseTables,
   type OutboxEnvelope,
   type TrackingEvent,
+  type WarehouseTable,
 } from '@pipeline/events';
 import {
   createKafka,
@@ -28,17 +29,19 @@ import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 
-// The built warehouse consumer killed with SIGKILL at 20 random points of a load that mixes
+// The built warehouse consumer killed with SIGKILL at random points of a load that mixes
 // tracks, identifies arriving out of time order, group calls and aliases: once it has caught up,
 // every table equals what one clean pass over the same records writes. Redelivered batches add
-// nothing and a user's row does not depend on the order its identifies were loaded in.
+// nothing and a user's row does not depend on the order its identifies were loaded in. The same
+// run against each engine: PostgreSQL (20 kills) and ClickHouse (12, a chdb test server: its
+// consumer restarts cost more, and CI's budget is shared), its tables read once per message
+// (FINAL) and through the views that fold users and groups.
 const dist = path.join(__dirname, '../dist');
 const logger = createLogger({ service: 'warehouse-crash-test', stream: new PassThrough() });
 const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), {
   clientId: 'warehouse-crash-test',
   logger,
 });
-const kills = 20;
 
 /** A small deterministic generator, so that a failing run can be repeated from its seed. */
 function randomFrom(seed: number): () => number {
@@ -52,7 +55,114 @@ function randomFrom(seed: number): () => number {
   };
 }
 
-describe('delivery --destination warehouse killed at 20 random points (real Kafka and PostgreSQL)', () => {
+/** The warehouse a crash run loads: the consumer's, and a clean pass's to compare with. */
+interface CrashWarehouse {
+  /** WAREHOUSE_URL for the consumer. */
+  url: string;
+  /** Events stored by the consumer, once per message id. */
+  storedEvents(): Promise<number>;
+  /** The clean pass: every record once, in the order it was published. */
+  loadClean(published: readonly OutboxEnvelope[]): Promise<void>;
+  /** Every row of a table, in key order, of the consumer's load or of the clean pass. */
+  rows(load: 'crashed' | 'clean', table: WarehouseTable): Promise<unknown[]>;
+  /** What else the engine must hold once the load is complete (ClickHouse: no second copy). */
+  checkComplete(tracks: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const keyOf = (table: string) =>
+  table === 'users' ? 'user_id' : table === 'groups' ? 'group_id' : 'message_id';
+
+/** Two scratch databases of the test PostgreSQL: the consumer's and the clean pass's. */
+async function postgresWarehouse(schema: string): Promise<CrashWarehouse> {
+  const server = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const crashed: ScratchDatabase = await createScratchDatabase(server, 'warehouse crash');
+  const clean: ScratchDatabase = await createScratchDatabase(server, 'warehouse clean pass');
+  const client = new Client({ connectionString: crashed.url });
+  await client.connect();
+  // Every row of a table in key order, every column as text.
+  const tableRows = async (url: string, table: string): Promise<string[]> => {
+    const reader = new Client({ connectionString: url });
+    await reader.connect();
+    try {
+      const { rows } = await reader.query<{ row: string }>(
+        `SELECT to_jsonb(t)::text AS row FROM ${schema}.${table} t ORDER BY ${keyOf(table)}`,
+      );
+      return rows.map((r) => r.row);
+    } finally {
+      await reader.end();
+    }
+  };
+  return {
+    url: crashed.url,
+    storedEvents: async () => {
+      try {
+        const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.events`);
+        return rows[0]?.n ?? 0;
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (code === '42P01' || code === '3F000') return 0;
+        throw error;
+      }
+    },
+    loadClean: async (published) => {
+      const writer = new WarehouseWriter(clean.url);
+      try {
+        for (const envelope of published) {
+          const receipt = receiptContextOf(envelope);
+          await writer.write(
+            schema,
+            envelope.events.map((event) => normalizeEvent(event, receipt)),
+          );
+        }
+      } finally {
+        await writer.close();
+      }
+    },
+    rows: (load, table) => tableRows(load === 'crashed' ? crashed.url : clean.url, table),
+    checkComplete: async () => undefined,
+    close: async () => {
+      await client.end();
+      await crashed.drop();
+      await clean.drop();
+    },
+  };
+}
+
+/** One ClickHouse test server: the consumer loads the account's database, the clean pass another. */
+async function clickhouseWarehouse(schema: string): Promise<CrashWarehouse> {
+  const warehouse = await startClickHouseWarehouse();
+  const cleanSchema = `${schema}_clean`;
+  return {
+    url: warehouse.url,
+    storedEvents: () => warehouse.count(schema, 'events', true),
+    loadClean: async (published) => {
+      const account = { accountId: 'clean-pass', schema: cleanSchema };
+      for (const envelope of published) {
+        const receipt = receiptContextOf(envelope);
+        await warehouse.engine.writeRows(
+          account,
+          envelope.events.map((event) => normalizeEvent(event, receipt)),
+        );
+      }
+    },
+    rows: (load, table) => warehouse.tableRows(load === 'crashed' ? schema : cleanSchema, table),
+    // A batch loaded again after a kill was dropped by its insert token or its stored ids: no
+    // second copy of an event is stored, even before a merge.
+    checkComplete: async (tracks) => {
+      expect(await warehouse.count(schema, 'events', false)).toBe(tracks);
+    },
+    close: () => warehouse.destroy(),
+  };
+}
+
+const engines = [
+  { engine: 'PostgreSQL', kills: 20, open: postgresWarehouse },
+  { engine: 'ClickHouse', kills: 12, open: clickhouseWarehouse },
+] as const;
+
+const title = 'delivery --destination warehouse killed at $kills random points (real Kafka and $engine)';
+describe.each(engines)(title, ({ kills, open }) => {
   const seed = Number(process.env.CRASH_TEST_SEED ?? Date.now() % 2 ** 31);
   const random = randomFrom(seed);
   const prefix = `test-${randomUUID().slice(0, 8)}.`;
@@ -60,9 +170,7 @@ describe('delivery --destination warehouse killed at 20 random points (real Kafk
   const accountId = randomUUID();
   const schema = warehouseSchemaFor(accountId);
   const httpPort = 20000 + Math.floor(Math.random() * 10000);
-  let crashed: ScratchDatabase;
-  let clean: ScratchDatabase;
-  let client: Client;
+  let warehouse: CrashWarehouse;
   let consumer: ChildProcess | undefined;
   const published: OutboxEnvelope[] = [];
 
@@ -71,7 +179,7 @@ describe('delivery --destination warehouse killed at 20 random points (real Kafk
       env: {
         ...process.env,
         KAFKA_TOPIC_PREFIX: prefix,
-        WAREHOUSE_URL: crashed.url,
+        WAREHOUSE_URL: warehouse.url,
         DELIVERY_HTTP_PORT: String(httpPort),
         DELIVERY_HTTP_HOST: '127.0.0.1',
         DELIVERY_SESSION_TIMEOUT_MS: '6000',
@@ -82,16 +190,7 @@ describe('delivery --destination warehouse killed at 20 random points (real Kafk
     return consumer;
   };
 
-  const stored = async (): Promise<number> => {
-    try {
-      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.events`);
-      return rows[0]?.n ?? 0;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code === '42P01' || code === '3F000') return 0;
-      throw error;
-    }
-  };
+  const stored = () => warehouse.storedEvents();
 
   /** One record of 20 events: tracks, and identifies, group calls and aliases of a few ids. */
   const record = (n: number): TrackingEvent[] => {
@@ -153,40 +252,19 @@ describe('delivery --destination warehouse killed at 20 random points (real Kafk
     }
   };
 
-  /** Every row of a table in key order, every column as text. */
-  const tableRows = async (url: string, table: string): Promise<string[]> => {
-    const reader = new Client({ connectionString: url });
-    await reader.connect();
-    try {
-      const key = table === 'users' ? 'user_id' : table === 'groups' ? 'group_id' : 'message_id';
-      const { rows } = await reader.query<{ row: string }>(
-        `SELECT to_jsonb(t)::text AS row FROM ${schema}.${table} t ORDER BY ${key}`,
-      );
-      return rows.map((r) => r.row);
-    } finally {
-      await reader.end();
-    }
-  };
-
   beforeAll(async () => {
     if (!existsSync(path.join(dist, 'main.js')))
       throw new Error('build apps/delivery first: pnpm exec nx build delivery');
-    const server = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
-    crashed = await createScratchDatabase(server, 'warehouse crash');
-    clean = await createScratchDatabase(server, 'warehouse clean pass');
-    client = new Client({ connectionString: crashed.url });
-    await client.connect();
+    warehouse = await open(schema);
     await ensureTopics(kafka, [prefixedTopic(pipelineTopics.trackingEvents, prefix)], {
       replicationFactor: 1,
       logger,
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     consumer?.kill('SIGKILL');
-    await client.end();
-    await crashed.drop();
-    await clean.drop();
-  });
+    await warehouse?.close();
+  }, 60_000);
 
   it(`ends with the tables of one clean pass (seed ${seed})`, async () => {
     const producer = createProducer(kafka);
@@ -218,23 +296,13 @@ describe('delivery --destination warehouse killed at 20 random points (real Kafk
     const tracks = events.filter((e) => e.type === 'track').length;
     await waitFor(async () => (await stored()) === tracks, 180_000, 'every acknowledged event');
 
-    // The clean pass: every record once, in the order it was published.
-    const writer = new WarehouseWriter(clean.url);
-    try {
-      for (const envelope of published) {
-        const receipt = receiptContextOf(envelope);
-        await writer.write(
-          schema,
-          envelope.events.map((event) => normalizeEvent(event, receipt)),
-        );
-      }
-    } finally {
-      await writer.close();
-    }
-    for (const table of Object.keys(warehouseTables)) {
-      const expected = await tableRows(clean.url, table);
+    await warehouse.checkComplete(tracks);
+
+    await warehouse.loadClean(published);
+    for (const table of Object.keys(warehouseTables) as WarehouseTable[]) {
+      const expected = await warehouse.rows('clean', table);
       expect(expected.length).toBeGreaterThan(0);
-      expect(await tableRows(crashed.url, table)).toEqual(expected);
+      expect(await warehouse.rows('crashed', table)).toEqual(expected);
     }
     expect(events.filter((e) => e.type === 'identify').length).toBeGreaterThan(100);
   }, 600_000);

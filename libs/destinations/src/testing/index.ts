@@ -23,3 +23,15 @@ export { topicRecords, waitFor, type TopicRecord } from './topic-records';
 export { parsePrometheusText, sampleSum, samplesOf, type PrometheusSample } from './prometheus-text';
 export { startPgBouncer, type PgBouncer, type PgBouncerOptions } from './pgbouncer';
 export { warehouseConnectionOf } from './warehouse-connection';
+export {
+  clickhouseConnectionOf,
+  clickhouseTableRows,
+  comparableRow,
+  comparedColumns,
+  postgresTableRows,
+} from './warehouse-table-rows';
+export {
+  clickhouseRowValues,
+  startClickHouseWarehouse,
+  type ClickHouseWarehouse,
+} from './clickhouse-warehouse';
