@@ -6,6 +6,7 @@ import {
   foldedView,
   insertColumns,
   isClickHouseDatabaseName,
+  keyList,
   quoteName,
   quoteString,
   storedColumns,
@@ -175,5 +176,13 @@ describe('foldedView', () => {
     const list = view.slice(view.indexOf(' AS SELECT ') + 11, view.indexOf(' FROM (SELECT'));
     const names = [...list.matchAll(/ AS `?(\w+)`?(, |$)/g)].map((m) => m[1]);
     expect(names).toEqual([...Object.keys(warehouseTables.users), '_event_order', '_trait_orders']);
+  });
+});
+
+describe('keyList', () => {
+  it('quotes each key in a parenthesized list, never an empty one', () => {
+    expect(keyList(['a', "it's", 'back\\slash'])).toBe("('a', 'it\\'s', 'back\\\\slash')");
+    expect(keyList(['only'])).toBe("('only')");
+    expect(keyList([])).toBe("('')");
   });
 });

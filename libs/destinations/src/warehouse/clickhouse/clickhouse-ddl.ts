@@ -113,6 +113,15 @@ function createStored(db: string, table: WarehouseTable, layout: ClickHouseLayou
 export const quoteString = (text: string): string => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /**
+ * A list of keys as SQL text, `('a', 'b')`, for `IN`: in the query's body, where a list of
+ * thousands of ids fits. As a query parameter it would travel in the URL, which servers cap
+ * (ClickHouse's http_max_uri_size; Node's 16 KiB of headers refused a batch of 400 ids).
+ * Never empty: `IN ()` is a syntax error, and no row has the key ''.
+ */
+export const keyList = (keys: readonly string[]): string =>
+  `(${keys.length === 0 ? "''" : keys.map(quoteString).join(', ')})`;
+
+/**
  * The view of users or groups: one row per id, as PostgreSQL's table holds it. The columns are
  * the newest event's, by (timestamp, received_at, message_id) as `_event_order` orders them;
  * each trait key keeps the value of the newest event that has it (so an older event only fills

@@ -32,6 +32,7 @@ import {
   idColumn,
   insertColumns,
   isClickHouseDatabaseName,
+  keyList,
   quoteName,
   storedTableOf,
   type ClickHouseLayout,
@@ -434,9 +435,8 @@ export class ClickHouseEngine implements WarehouseEngine {
     const ids = unique.map((r) => String(r[id]));
     const stored = await this.rows<Record<string, unknown>>(
       folded
-        ? `SELECT * FROM ${quoteName(db)}.${quoteName(storedTableOf(table))} FINAL WHERE ${quoteName(id)} IN {ids:Array(String)}`
-        : `SELECT DISTINCT message_id FROM ${quoteName(db)}.${quoteName(table)} WHERE message_id IN {ids:Array(String)}`,
-      { ids },
+        ? `SELECT * FROM ${quoteName(db)}.${quoteName(storedTableOf(table))} FINAL WHERE ${quoteName(id)} IN ${keyList(ids)}`
+        : `SELECT DISTINCT message_id FROM ${quoteName(db)}.${quoteName(table)} WHERE message_id IN ${keyList(ids)}`,
     );
     let fresh: Record<string, unknown>[];
     if (folded) {
@@ -586,8 +586,7 @@ export class ClickHouseEngine implements WarehouseEngine {
     }
     const stored = await this.rows<{ id: string; at: string }>(
       `SELECT id, toString(max(_synced_at)) AS at FROM ${quoteName(db)}.${quoteName(shape.table)}
-        WHERE id IN {ids:Array(String)} GROUP BY id`,
-      { ids: [...newest.keys()] },
+        WHERE id IN ${keyList([...newest.keys()])} GROUP BY id`,
     );
     const storedAt = new Map(stored.map((r) => [r.id, r.at]));
     const fresh = [...newest.values()].filter((r) => {
@@ -619,9 +618,8 @@ export class ClickHouseEngine implements WarehouseEngine {
     const ids = [...new Set(chunk.map(({ row }) => String(row.message_id)))];
     const stored = await this.rows<{ k: string }>(
       folded
-        ? `SELECT DISTINCT concat(${quoteName(idColumn[table])}, '\\0', message_id) AS k FROM ${quoteName(db)}.${quoteName(storedTableOf(table))} WHERE message_id IN {ids:Array(String)}`
-        : `SELECT DISTINCT message_id AS k FROM ${quoteName(db)}.${quoteName(table)} WHERE message_id IN {ids:Array(String)}`,
-      { ids: ids.map(utf8Text) },
+        ? `SELECT DISTINCT concat(${quoteName(idColumn[table])}, '\\0', message_id) AS k FROM ${quoteName(db)}.${quoteName(storedTableOf(table))} WHERE message_id IN ${keyList(ids.map(utf8Text))}`
+        : `SELECT DISTINCT message_id AS k FROM ${quoteName(db)}.${quoteName(table)} WHERE message_id IN ${keyList(ids.map(utf8Text))}`,
     );
     const seen = new Set(stored.map((r) => r.k));
     const fresh: typeof chunk = [];
