@@ -5,6 +5,10 @@
 //   node tools/bench/warehouse-load.js [events=100000] [latencySeconds=10] [requestsPerSecond=100] [--rows-per-copy=100,500,1000,5000]
 // --rows-per-copy measures each size in turn (WAREHOUSE_ROWS_PER_COPY), each against its own COPY;
 // without it, the writer's default is measured. --cpu-prof=DIR profiles the delivery process.
+// --engine=clickhouse loads into ClickHouse instead (a chdb test server the bench starts; needs
+// the built libs), against a raw `INSERT ... FORMAT JSONEachRow` of the same rows, converted as
+// the engine converts them, into the same server; the latency phase is PostgreSQL's only.
+// --runs=N repeats the measurement N times (each with its own outbox and account).
 const { spawn, spawnSync } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const fs = require('node:fs');
@@ -24,6 +28,7 @@ const { normalizeEvent, outboxKey, receiptContextOf, toOutboxEnvelopes, warehous
 const { warehouseSchemaFor } = lib('@pipeline/tenancy');
 const { WarehouseWriter, consumerGroupFor, deliveryTopicsFor, retryGroupFor } = lib('@pipeline/destinations');
 const { Client } = require(require.resolve('pg', { paths: [path.join(root, 'libs/destinations')] }));
+const destinationsTesting = () => require(path.join(root, 'libs/destinations/dist/testing'));
 
 const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -35,6 +40,10 @@ const sizesFlag = flags.find((f) => f.startsWith('--rows-per-copy='));
 const profileFlag = flags.find((f) => f.startsWith('--cpu-prof='));
 const nodeArgs = profileFlag ? ['--cpu-prof', `--cpu-prof-dir=${profileFlag.split('=')[1]}`] : [];
 const rowsPerCopySizes = sizesFlag ? sizesFlag.split('=')[1].split(',').map(Number) : [undefined];
+const engine = (flags.find((f) => f.startsWith('--engine=')) ?? '--engine=postgres').split('=')[1];
+if (!['postgres', 'clickhouse'].includes(engine))
+  throw new Error(`--engine is postgres or clickhouse, not ${engine}`);
+const runs = Number((flags.find((f) => f.startsWith('--runs=')) ?? '--runs=1').split('=')[1]);
 const PER_RECORD = 20;
 const logger = createLogger({ service: 'bench', stream: new PassThrough(), level: 'error' });
 const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'bench', logger });
@@ -103,8 +112,88 @@ async function count(client, schema) {
   }
 }
 
-/** Fills an outbox, delivers it with a fresh process, then COPYs the same rows: one same-run ratio. */
-async function measure(db, client, rowsPerCopy) {
+/** PostgreSQL: a scratch database; the baseline is psql's \copy of the rows as CSV. */
+async function postgresTarget() {
+  const db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'bench warehouse');
+  const client = new Client({ connectionString: db.url });
+  await client.connect();
+  return {
+    db,
+    client,
+    url: db.url,
+    baselineName: 'COPY',
+    count: (schema) => count(client, schema),
+    /** COPY of the same rows (normalized beforehand, untimed) into the same table shape. */
+    baseline: async (rows) => {
+      const baselineSchema = `bench_copy_baseline_${prefixes.length}`;
+      const writer = new WarehouseWriter(db.url);
+      await writer.write(baselineSchema, rows.slice(0, 1));
+      await writer.close();
+      await client.query(`TRUNCATE ${baselineSchema}.events`);
+      const columns = Object.keys(warehouseTables.events);
+      const csvValue = (value) => {
+        if (value === null || value === undefined) return '';
+        const text =
+          typeof value === 'object' && !(value instanceof Date)
+            ? JSON.stringify(value)
+            : value instanceof Date
+              ? value.toISOString()
+              : String(value);
+        return `"${text.replace(/"/g, '""')}"`;
+      };
+      const csv = rows.map(({ row }) => columns.map((c) => csvValue(row[c])).join(',')).join('\n');
+      const copyStarted = Date.now();
+      const copy = spawnSync(
+        'psql',
+        [
+          db.url,
+          '-v',
+          'ON_ERROR_STOP=1',
+          '-qc',
+          `\\copy ${baselineSchema}.events (${columns.join(',')}) FROM STDIN WITH (FORMAT csv)`,
+        ],
+        { input: csv, maxBuffer: 1 << 30 },
+      );
+      const seconds = (Date.now() - copyStarted) / 1000;
+      if (copy.status !== 0) throw new Error(`COPY failed: ${copy.stderr}`);
+      return { stored: await count(client, baselineSchema), seconds };
+    },
+    close: async () => {
+      await client.end();
+      await db.drop();
+    },
+  };
+}
+
+/** ClickHouse: a chdb test server; the baseline is one raw INSERT ... FORMAT JSONEachRow. */
+async function clickhouseTarget() {
+  const { startClickHouseWarehouse, clickhouseRowValues } = destinationsTesting();
+  const warehouse = await startClickHouseWarehouse();
+  return {
+    url: warehouse.url,
+    baselineName: 'INSERT',
+    count: (schema) => warehouse.count(schema, 'events', true),
+    baseline: async (rows) => {
+      const database = `bench_insert_baseline_${prefixes.length}`;
+      await warehouse.engine.ensureAccount({ accountId: 'baseline', schema: database });
+      // Converted as the engine converts them, beforehand and untimed.
+      const values = rows.map(({ row }) => clickhouseRowValues('events', row));
+      const started = Date.now();
+      await warehouse.client.insert({
+        table: `${database}.events`,
+        values,
+        format: 'JSONEachRow',
+        clickhouse_settings: { async_insert: 0 },
+      });
+      const seconds = (Date.now() - started) / 1000;
+      return { stored: await warehouse.count(database, 'events', true), seconds };
+    },
+    close: () => warehouse.destroy(),
+  };
+}
+
+/** Fills an outbox, delivers it with a fresh process, then loads the same rows raw: one same-run ratio. */
+async function measure(target, rowsPerCopy, run) {
   const prefix = `bench-${Date.now()}-${rowsPerCopy ?? 'default'}.`;
   prefixes.push(prefix);
   const outbox = prefixedTopic(pipelineTopics.trackingEvents, prefix);
@@ -137,12 +226,12 @@ async function measure(db, client, rowsPerCopy) {
     await producer.send({ topic: outbox.topic, acks: -1, messages });
   }
   await producer.disconnect();
-  const delivery = startDelivery(db.url, prefix, rowsPerCopy);
-  while ((await count(client, schema)) === 0) await sleep(20);
+  const delivery = startDelivery(target.url, prefix, rowsPerCopy);
+  while ((await target.count(schema)) === 0) await sleep(20);
   const firstRow = Date.now();
   const cpuAtFirstRow = cpuSeconds(delivery.pid);
   for (;;) {
-    const n = await count(client, schema);
+    const n = await target.count(schema);
     if (n >= total) break;
     await sleep(50);
   }
@@ -153,68 +242,46 @@ async function measure(db, client, rowsPerCopy) {
   const cpuPerThousand = (cpuUsed / total) * 1000;
   await stop(delivery);
 
-  // 2. Baseline: COPY of the same rows (normalized beforehand, untimed) into the same table shape.
-  const baselineSchema = `bench_copy_baseline_${prefixes.length}`;
-  const writer = new WarehouseWriter(db.url);
+  // 2. Baseline: the same rows (normalized beforehand, untimed), loaded raw into the same table shape.
   const rows = events.map((event) => normalizeEvent(event, receiptContextOf(receipt)));
-  await writer.write(baselineSchema, rows.slice(0, 1));
-  await writer.close();
-  await client.query(`TRUNCATE ${baselineSchema}.events`);
-  const columns = Object.keys(warehouseTables.events);
-  const csvValue = (value) => {
-    if (value === null || value === undefined) return '';
-    const text =
-      typeof value === 'object' && !(value instanceof Date)
-        ? JSON.stringify(value)
-        : value instanceof Date
-          ? value.toISOString()
-          : String(value);
-    return `"${text.replace(/"/g, '""')}"`;
-  };
-  const csv = rows.map(({ row }) => columns.map((c) => csvValue(row[c])).join(',')).join('\n');
-  const copyStarted = Date.now();
-  const copy = spawnSync(
-    'psql',
-    [
-      db.url,
-      '-v',
-      'ON_ERROR_STOP=1',
-      '-qc',
-      `\\copy ${baselineSchema}.events (${columns.join(',')}) FROM STDIN WITH (FORMAT csv)`,
-    ],
-    {
-      input: csv,
-      maxBuffer: 1 << 30,
-    },
-  );
-  const copySeconds = (Date.now() - copyStarted) / 1000;
-  if (copy.status !== 0) throw new Error(`COPY failed: ${copy.stderr}`);
-  const copied = await count(client, baselineSchema);
-  const copyRate = copied / copySeconds;
+  const { stored, seconds } = await target.baseline(rows);
+  if (stored !== total) throw new Error(`the baseline stored ${stored} of ${total} rows`);
+  const rawRate = stored / seconds;
 
-  const label = rowsPerCopy ? `${rowsPerCopy} rows per COPY` : 'default rows per COPY';
+  const size = rowsPerCopy ? `${rowsPerCopy} rows per COPY` : 'default rows per COPY';
+  const label = `${engine}, ${size}${runs > 1 ? `, run ${run}` : ''}`;
   console.log(
     `[${label}] kafka -> warehouse (delivery process)  ${Math.round(e2eRate)} events/s  (${total} in ${e2eSeconds.toFixed(2)} s), peak RSS ${rssMb.toFixed(0)} MB, CPU ${(cpuPerThousand * 1000).toFixed(0)} ms per 1000 events (${Math.round((100 * cpuUsed) / e2eSeconds)}% of a core)`,
   );
   console.log(
-    `[${label}] baseline: COPY of the same rows         ${Math.round(copyRate)} events/s  (${copied} in ${copySeconds.toFixed(2)} s)`,
+    `[${label}] baseline: ${target.baselineName} of the same rows         ${Math.round(rawRate)} events/s  (${stored} in ${seconds.toFixed(2)} s)`,
   );
-  console.log(`[${label}] ratio delivery/COPY: ${(e2eRate / copyRate).toFixed(2)}`);
-  return outbox;
+  console.log(`[${label}] ratio delivery/${target.baselineName}: ${(e2eRate / rawRate).toFixed(2)}`);
+  return { outbox, ratio: e2eRate / rawRate, rate: e2eRate };
 }
 
 async function main() {
-  const db = await createScratchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, 'bench warehouse');
-  const client = new Client({ connectionString: db.url });
-  await client.connect();
+  const target = engine === 'clickhouse' ? await clickhouseTarget() : await postgresTarget();
   console.log(
-    `warehouse delivery: ${total} track events in records of ${PER_RECORD}, node ${process.version}`,
+    `warehouse delivery (${engine}): ${total} track events in records of ${PER_RECORD}, node ${process.version}`,
   );
   let outbox;
-  for (const rowsPerCopy of rowsPerCopySizes) outbox = await measure(db, client, rowsPerCopy);
-  if (latencySeconds > 0) await latency(db, client, outbox);
+  const results = [];
+  for (let run = 1; run <= runs; run += 1)
+    for (const rowsPerCopy of rowsPerCopySizes) {
+      const result = await measure(target, rowsPerCopy, run);
+      outbox = result.outbox;
+      results.push(result);
+    }
+  if (results.length > 1) {
+    const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    console.log(
+      `median of ${results.length}: ${Math.round(median(results.map((r) => r.rate)))} events/s, ratio ${median(results.map((r) => r.ratio)).toFixed(2)}`,
+    );
+  }
+  if (latencySeconds > 0 && engine === 'postgres') await latency(target.db, target.client, outbox);
+  else if (latencySeconds > 0) console.log('202 -> row visible: measured for PostgreSQL only');
 
-  await client.end();
   const admin = kafka.admin();
   await admin.connect();
   for (const prefix of prefixes) {
@@ -236,7 +303,7 @@ async function main() {
       .catch(() => undefined);
   }
   await admin.disconnect();
-  await db.drop();
+  await target.close();
 }
 
 /** Hosted /collect (202 after Kafka acks) -> row visible in the warehouse, at a steady rate. */
