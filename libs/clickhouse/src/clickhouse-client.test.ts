@@ -204,7 +204,10 @@ describe('customerConnectionProblem (each field, each boundary)', () => {
     field: 'password',
     message: 'warehouse connection: password must be at most 1024 characters without control characters',
   };
-  const tlsMode = { field: 'tlsMode', message: 'warehouse connection: tlsMode must be disable, require or verify-full' };
+  const tlsMode = {
+    field: 'tlsMode',
+    message: 'warehouse connection: tlsMode must be disable, require or verify-full',
+  };
   const label = 'a'.repeat(63);
   // 4 labels of 63 and 3 dots: 255 characters; 3 labels and "b".repeat(61): 253.
   const name253 = `${label}.${label}.${label}.${'b'.repeat(61)}`;
@@ -299,16 +302,23 @@ describe('clickhouseClientConfig', () => {
     expect(() => clickhouseClientConfig(fields({ password: 'p'.repeat(1025) }), base)).toThrow(
       expect.objectContaining({ field: 'password', code: 'WAREHOUSE_CONNECTION_INVALID' }),
     );
-    expect(() => clickhouseClientConfig(fields({ owner: 'platform', password: 'p'.repeat(1025) }), base)).not.toThrow();
+    expect(() =>
+      clickhouseClientConfig(fields({ owner: 'platform', password: 'p'.repeat(1025) }), base),
+    ).not.toThrow();
   });
 
   test('verify-full: https, a certificate check, the CA passed through, and the settings', () => {
     const config = clickhouseClientConfig(fields({ port: 9440 }), { ...base, ca: 'PEM' });
     const agent = config.http_agent as HttpsAgent;
     expect(agent).toBeInstanceOf(HttpsAgent);
-    expect(agent.options).toMatchObject({ rejectUnauthorized: true, ca: 'PEM', keepAlive: true, maxSockets: 3 });
+    expect(agent.options).toMatchObject({
+      rejectUnauthorized: true,
+      ca: 'PEM',
+      keepAlive: true,
+      maxSockets: 3,
+    });
     expect(agent.maxSockets).toBe(3);
-    expect(agent.keepAlive).toBe(true);
+    expect((agent as unknown as { keepAlive: boolean }).keepAlive).toBe(true);
     const { http_agent: _agent, ...rest } = config;
     expect(rest).toEqual({
       url: 'https://ch.example.com:9440',
@@ -322,7 +332,10 @@ describe('clickhouseClientConfig', () => {
       compression: { request: false, response: false },
       set_basic_auth_header: true,
       log: { level: ClickHouseLogLevel.OFF },
-      clickhouse_settings: { date_time_input_format: 'best_effort', output_format_json_quote_64bit_integers: 1 },
+      clickhouse_settings: {
+        date_time_input_format: 'best_effort',
+        output_format_json_quote_64bit_integers: 1,
+      },
     });
   });
 
@@ -337,7 +350,10 @@ describe('clickhouseClientConfig', () => {
   });
 
   test('disable: plain http, an IPv6 host in brackets', () => {
-    const config = clickhouseClientConfig(fields({ tlsMode: 'disable', host: '2606:2800:220:1::1', port: 8123 }), base);
+    const config = clickhouseClientConfig(
+      fields({ tlsMode: 'disable', host: '2606:2800:220:1::1', port: 8123 }),
+      base,
+    );
     expect(config.http_agent).toBeInstanceOf(HttpAgent);
     expect(config.http_agent).not.toBeInstanceOf(HttpsAgent);
     expect((config.http_agent as HttpAgent).maxSockets).toBe(3);
@@ -347,14 +363,20 @@ describe('clickhouseClientConfig', () => {
   /** Calls the agent's createConnection and waits for its callback or its socket's error. */
   function connectThrough(agent: HttpAgent, options: Record<string, unknown>) {
     return new Promise<{ error: unknown; returned: unknown }>((resolve) => {
-      let returned: unknown;
-      const create = (agent as unknown as {
-        createConnection: (o: unknown, cb: (e: Error | null) => void) => Socket | undefined;
-      }).createConnection;
-      returned = create(options, (error) => {
-        if (error) resolve({ error, returned });
+      const create = (
+        agent as unknown as {
+          createConnection: (o: unknown, cb: (e: Error | null) => void) => Socket | undefined;
+        }
+      ).createConnection;
+      let refusal: Error | null = null;
+      const returned = create(options, (error) => {
+        refusal = error;
       });
-      (returned as Socket | undefined)?.once('error', (error) => {
+      if (refusal) {
+        resolve({ error: refusal, returned });
+        return;
+      }
+      (returned as Socket).once('error', (error) => {
         (returned as Socket).destroy();
         resolve({ error, returned: 'socket' });
       });
@@ -374,7 +396,11 @@ describe('clickhouseClientConfig', () => {
       const literal = await connectThrough(agent, { host: '10.1.2.3', port: 8443 });
       expect(isEgressRefusal(literal.error)).toBe(true);
       expect(literal.returned).toBeUndefined();
-      const socket = await connectThrough(agent, { host: 'ch.example.com', port: 8443, socketPath: '/tmp/ch.sock' });
+      const socket = await connectThrough(agent, {
+        host: 'ch.example.com',
+        port: 8443,
+        socketPath: '/tmp/ch.sock',
+      });
       expect(socket.error).toBeInstanceOf(InvalidClickHouseConnection);
       expect((socket.error as Error).message).toBe(
         'warehouse connection: host is not a TCP host (socket paths are refused)',

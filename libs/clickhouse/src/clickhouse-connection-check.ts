@@ -205,11 +205,7 @@ export function classifyClickHouseCheckError(error: unknown): {
       code: 'warehouse_tls_failed',
       message: 'TLS could not be set up or the certificate was not trusted for this host name.',
     };
-  if (
-    networkCodes.has(code) ||
-    timeoutCodes.has(code) ||
-    says(/timeout|socket hang up/i)
-  )
+  if (networkCodes.has(code) || timeoutCodes.has(code) || says(/timeout|socket hang up/i))
     return {
       code: 'warehouse_connection_refused',
       message: 'The server could not be reached at this host and port (no answer, refused or timed out).',
@@ -296,8 +292,7 @@ export async function checkClickHouseConnection(
       tableDropped = true;
     } finally {
       // After a failure above, the probes go if the user may drop them.
-      if (!viewDropped)
-        await client.command({ query: `DROP VIEW IF EXISTS ${view}` }).catch(() => undefined);
+      if (!viewDropped) await client.command({ query: `DROP VIEW IF EXISTS ${view}` }).catch(() => undefined);
       if (!tableDropped)
         await client.command({ query: `DROP TABLE IF EXISTS ${probe}` }).catch(() => undefined);
     }
