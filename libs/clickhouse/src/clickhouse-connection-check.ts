@@ -282,10 +282,12 @@ export async function checkClickHouseConnection(
       await client.command({ query: `ALTER TABLE ${probe} ADD COLUMN IF NOT EXISTS added UInt8 DEFAULT 0` });
       await client.command({ query: `INSERT INTO ${probe} (id, added) VALUES (1, 1)` });
       await client.command({ query: `CREATE OR REPLACE VIEW ${view} AS SELECT id, added FROM ${probe}` });
-      const [row] = await (
+      const counted = await (
         await client.query({ query: `SELECT count() AS n FROM ${view}`, format: 'JSONEachRow' })
       ).json<{ n: number | string }>();
-      if (Number(row?.n) !== 1) return fail({ code: 'probe_row_missing' });
+      // count() answers one row: the probe row was not read back unless it says 1.
+      if (!counted.some((row) => Number(row.n) === 1))
+        return { ok: false, code: 'warehouse_check_failed', message: 'The server answered with an error.' };
       await client.command({ query: `DROP VIEW ${view}` });
       viewDropped = true;
       await client.command({ query: `DROP TABLE ${probe}` });
