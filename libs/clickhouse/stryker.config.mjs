@@ -7,5 +7,5 @@ export default mutationConfig({
   dir: 'libs/clickhouse',
   mutate: ['libs/clickhouse/src/clickhouse-client.ts', 'libs/clickhouse/src/clickhouse-connection-check.ts'],
   tests: ['src/clickhouse-client.test.ts', 'src/clickhouse-connection-check.test.ts'],
-  breakAt: 85,
+  breakAt: 98,
 });

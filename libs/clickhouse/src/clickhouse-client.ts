@@ -2,7 +2,12 @@ import { lookup as dnsLookup } from 'node:dns';
 import { Agent as HttpAgent, type AgentOptions } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseClientConfigOptions,
+} from '@clickhouse/client';
 import { guardedLookup, literalRefusal, parseAllowedRanges, type AllowedRange } from '@pipeline/egress';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 
@@ -96,7 +101,8 @@ function guardedAgent<A extends HttpAgent>(
   const checkedLookup = guardedLookup(allowed, lookup);
   const create = (agent as unknown as { createConnection: CreateConnection }).createConnection.bind(agent);
   (agent as unknown as { createConnection: CreateConnection }).createConnection = (options, callback) => {
-    const refused = literalRefusal(String(options.host ?? ''), allowed);
+    // Node always sets the host (localhost by default); no host is no IP literal either way.
+    const refused = literalRefusal(String(options.host), allowed);
     if (refused) {
       callback(refused);
       return undefined;
@@ -120,6 +126,14 @@ export function clickhouseClient(
   connection: WarehouseConnection,
   options: ClickHouseClientOptions,
 ): ClickHouseClient {
+  return createClient(clickhouseClientConfig(connection, options));
+}
+
+/** What clickhouseClient gives createClient: the URL, the (guarded) agent and the settings. */
+export function clickhouseClientConfig(
+  connection: WarehouseConnection,
+  options: ClickHouseClientOptions,
+): ClickHouseClientConfigOptions {
   if (connection.owner === 'customer') {
     const problem = customerConnectionProblem(connection);
     if (problem) throw problem;
@@ -145,7 +159,7 @@ export function clickhouseClient(
         )
       : agent;
   const host = isIP(connection.host) === 6 ? `[${connection.host}]` : connection.host;
-  return createClient({
+  return {
     url: `${secure ? 'https' : 'http'}://${host}:${connection.port}`,
     database: connection.database,
     username: connection.user,
@@ -167,5 +181,5 @@ export function clickhouseClient(
       // UInt64/Int64 as JSON strings: a JavaScript number loses digits above 2^53.
       output_format_json_quote_64bit_integers: 1,
     },
-  });
+  };
 }

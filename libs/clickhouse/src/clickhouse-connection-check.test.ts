@@ -4,8 +4,10 @@ import {
   checkClickHouseConnection,
   classifyClickHouseCheckError,
   clickhouseConnectionProblem,
+  lookupOver,
   type ClickHouseCheckClient,
 } from './clickhouse-connection-check';
+import { InvalidClickHouseConnection } from './clickhouse-client';
 
 // The ClickHouse connection check's logic against a scripted client (what it asks, in which
 // order, what each refusal means), and its egress guard against a real listener on loopback.
@@ -28,6 +30,7 @@ const connection = (fields: Partial<WarehouseConnection> = {}): WarehouseConnect
 /** A client answering each statement by the first rule whose pattern it matches. */
 function scripted(rules: [RegExp, unknown][] = []) {
   const statements: string[] = [];
+  const params: Record<string, unknown>[] = [];
   let closed = 0;
   const answer = (query: string) => {
     statements.push(query);
@@ -36,17 +39,22 @@ function scripted(rules: [RegExp, unknown][] = []) {
     return rule?.[1];
   };
   const client: ClickHouseCheckClient = {
-    query: async ({ query }) => {
+    query: async (p) => {
+      params.push(p);
+      const { query } = p;
       const rows =
         answer(query) ?? (/version\(\)/.test(query) ? [{ one: 1, version: '26.7.2.1' }] : [{ n: 1 }]);
       return { json: async <T>() => rows as T[] };
     },
-    command: async ({ query }) => answer(query),
+    command: async (p) => {
+      params.push(p);
+      return answer(p.query);
+    },
     close: async () => {
       closed += 1;
     },
   };
-  return { client, statements, closed: () => closed };
+  return { client, statements, params, closed: () => closed };
 }
 const clickhouseError = (code: string, message = `Code: ${code}. DB::Exception: loader ${PASSWORD}`) =>
   Object.assign(new Error(message), { code, type: 'X' });
@@ -237,5 +245,271 @@ describe('the egress guard of a customer’s ClickHouse (real sockets)', () => {
     );
     expect(result).toMatchObject({ ok: false, code: 'warehouse_connection_refused' });
     expect(connections).toBeGreaterThan(0);
+  });
+});
+
+describe('the check, exactly', () => {
+  it('asks with JSONEachRow and the database as a parameter', async () => {
+    const { client, params } = scripted();
+    await checkClickHouseConnection(connection(), { clientFor: () => client });
+    expect(params[0]).toEqual({ query: 'SELECT 1 AS one, version() AS version', format: 'JSONEachRow' });
+    expect(params[1]).toEqual({
+      query: 'SELECT count() AS n FROM system.databases WHERE name = {database:String}',
+      format: 'JSONEachRow',
+      query_params: { database: 'pipeline' },
+    });
+    expect(params[7]).toEqual({
+      query: expect.stringMatching(/^SELECT count\(\) AS n FROM `/),
+      format: 'JSONEachRow',
+    });
+  });
+
+  it('takes no rows as no version, no database and no probe row', async () => {
+    const none = scripted([
+      [/^SELECT 1/, []],
+      [/system\.databases/, []],
+    ]);
+    expect(await checkClickHouseConnection(connection(), { clientFor: () => none.client })).toEqual({
+      ok: true,
+      databaseCreated: true,
+      serverVersion: '',
+    });
+    for (const rows of [[], [{ n: 2 }], [{ n: 0 }]]) {
+      const { client, statements, closed } = scripted([[/^SELECT count\(\) AS n FROM `/, rows]]);
+      expect(await checkClickHouseConnection(connection(), { clientFor: () => client })).toEqual({
+        ok: false,
+        code: 'warehouse_check_failed',
+        message: 'The server answered with an error.',
+      });
+      // The view and the table are dropped although the check failed.
+      expect(statements.slice(-2)).toEqual([
+        expect.stringMatching(/^DROP VIEW IF EXISTS `pipeline`\.`_pipeline_probe_[0-9a-f]{12}_view`$/),
+        expect.stringMatching(/^DROP TABLE IF EXISTS `pipeline`\.`_pipeline_probe_[0-9a-f]{12}`$/),
+      ]);
+      expect(closed()).toBe(1);
+    }
+  });
+
+  it('drops the view and the table after a failure past CREATE TABLE, and only what is left', async () => {
+    const atInsert = scripted([[/^INSERT/, clickhouseError('497')]]);
+    await checkClickHouseConnection(connection(), { clientFor: () => atInsert.client });
+    const probe = /`(_pipeline_probe_[0-9a-f]{12})`/.exec(atInsert.statements[3] ?? '')?.[1];
+    expect(atInsert.statements.slice(5)).toEqual([
+      `INSERT INTO \`pipeline\`.\`${probe}\` (id, added) VALUES (1, 1)`,
+      `DROP VIEW IF EXISTS \`pipeline\`.\`${probe}_view\``,
+      `DROP TABLE IF EXISTS \`pipeline\`.\`${probe}\``,
+    ]);
+    const atDropTable = scripted([[/^DROP TABLE `/, clickhouseError('497')]]);
+    await checkClickHouseConnection(connection(), { clientFor: () => atDropTable.client });
+    expect(atDropTable.statements.slice(8)).toEqual([
+      expect.stringMatching(/^DROP VIEW `/),
+      expect.stringMatching(/^DROP TABLE `/),
+      expect.stringMatching(/^DROP TABLE IF EXISTS `/),
+    ]);
+    // A failing cleanup changes nothing of the answer.
+    const cleanupFails = scripted([
+      [/^INSERT/, clickhouseError('497')],
+      [/IF EXISTS/, clickhouseError('497')],
+    ]);
+    expect(
+      await checkClickHouseConnection(connection(), { clientFor: () => cleanupFails.client }),
+    ).toMatchObject({
+      code: 'warehouse_permission_denied',
+    });
+    expect(cleanupFails.statements).toHaveLength(8);
+  });
+
+  it('answers the error of CREATE DATABASE itself unless it is 497 on a missing database', async () => {
+    const { client } = scripted([
+      [/system\.databases/, [{ n: 0 }]],
+      [/CREATE DATABASE/, clickhouseError('516')],
+    ]);
+    expect(await checkClickHouseConnection(connection(), { clientFor: () => client })).toMatchObject({
+      ok: false,
+      code: 'warehouse_login_failed',
+    });
+  });
+
+  it('answers an error building the client, and closes no client it has not', async () => {
+    const result = await checkClickHouseConnection(connection(), {
+      clientFor: () => {
+        throw new InvalidClickHouseConnection('host', 'is not a TCP host');
+      },
+    });
+    expect(result).toEqual({
+      ok: false,
+      code: 'warehouse_connection_invalid',
+      message: 'The host is not a TCP host.',
+    });
+  });
+
+  it("checks a platform connection's database only", async () => {
+    const built: string[] = [];
+    const clientFor = (c: { host: string }) => {
+      built.push(c.host);
+      return scripted().client;
+    };
+    const platform = await checkClickHouseConnection(
+      connection({ owner: 'platform', host: 'clickhouse_1' }),
+      {
+        clientFor,
+      },
+    );
+    expect(platform).toMatchObject({ ok: true });
+    expect(built).toEqual(['clickhouse_1']);
+    const badDatabase = await checkClickHouseConnection(
+      connection({ owner: 'platform', database: 'system' }),
+      {
+        clientFor,
+      },
+    );
+    expect(badDatabase).toMatchObject({ ok: false, code: 'warehouse_connection_invalid' });
+    expect(built).toHaveLength(1);
+  });
+
+  it.each([
+    [{ host: 'a/b' }, 'host', 'The host is not a DNS name or an IP address.'],
+    [{ host: 5 as never }, 'host', 'The host is not a DNS name or an IP address.'],
+    [{ port: 0 }, 'port', 'The port is not a port number (1-65535).'],
+    [{ port: 65536 }, 'port', 'The port is not a port number (1-65535).'],
+    [
+      { database: undefined as never },
+      'database',
+      'The database is not a plain lowercase identifier (a-z or _ first, then a-z, 0-9, _; 63 at most; not system).',
+    ],
+    [{ database: 'information_schema' }, 'database', expect.any(String)],
+    [{ database: 'a'.repeat(64) }, 'database', expect.any(String)],
+    [{ user: '' }, 'user', 'The user must be 1-63 characters without control characters.'],
+    [{ user: 'u'.repeat(64) }, 'user', expect.any(String)],
+    [{ user: 5 as never }, 'user', expect.any(String)],
+    [{ user: 'lo\u001fader' }, 'user', expect.any(String)],
+    [{ user: 'lo\u007fader' }, 'user', expect.any(String)],
+    [{ password: 'p'.repeat(1025) }, 'password', 'The password must be at most 1024 characters without NUL.'],
+    [{ password: undefined as never }, 'password', expect.any(String)],
+    [{ tlsMode: 'prefer' as never }, 'tlsMode', 'The tlsMode must be disable, require or verify-full.'],
+  ])('refuses %j as its %s with its rule', async (over, field, message) => {
+    expect(clickhouseConnectionProblem(connection(over))?.field).toBe(field);
+    expect(await checkClickHouseConnection(connection(over), { clientFor: () => scripted().client })).toEqual(
+      {
+        ok: false,
+        code: 'warehouse_connection_invalid',
+        message,
+      },
+    );
+  });
+
+  it.each([
+    { database: 'system_logs' },
+    { database: 'a'.repeat(63) },
+    { user: 'u'.repeat(63) },
+    { user: 'lo ader' },
+    { password: 'p'.repeat(1024) },
+    { password: 'pa\u001fss' },
+    { port: 1 },
+    { port: 65535 },
+  ])('accepts %j', (over) => {
+    expect(clickhouseConnectionProblem(connection(over))).toBeUndefined();
+  });
+});
+
+describe('every failure code and its message', () => {
+  const refused = 'The server could not be reached at this host and port (no answer, refused or timed out).';
+  const tls = 'TLS could not be set up or the certificate was not trusted for this host name.';
+  it.each<[unknown, string, string]>([
+    ...[
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EHOSTUNREACH',
+      'ENETUNREACH',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      'EPIPE',
+      'ECONNABORTED',
+      'UND_ERR_SOCKET',
+      '159',
+      '209',
+      '210',
+    ].map((code): [unknown, string, string] => [{ code }, 'warehouse_connection_refused', refused]),
+    [{ message: 'socket hang up' }, 'warehouse_connection_refused', refused],
+    [{ code: 'ERR_TLS_HANDSHAKE_TIMEOUT' }, 'warehouse_tls_failed', tls],
+    [{ code: 'ERR_SSL_WRONG_VERSION_NUMBER' }, 'warehouse_tls_failed', tls],
+    [{ code: 'EPROTO' }, 'warehouse_tls_failed', tls],
+    [{ code: 'X_SELF_SIGNED' }, 'warehouse_tls_failed', tls],
+    [{ code: 'UNABLE_TO_VERIFY_X' }, 'warehouse_tls_failed', tls],
+    [{ code: 'X_CERT_X' }, 'warehouse_tls_failed', tls],
+    [{ message: 'certificate has expired' }, 'warehouse_tls_failed', tls],
+    [{ code: 'X_ERR_TLS' }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: 'X_ERR_SSL' }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: 'X_EPROTO' }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: 'x62' }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: '62x' }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: '12345' }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: '1234' }, 'warehouse_check_failed', 'The server answered with an error (ClickHouse code 1234).'],
+    [{ code: 62 }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: 516 }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: 'x', message: ['timeout'] }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: 'x', message: ['TLS'] }, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{}, 'warehouse_check_failed', 'The server answered with an error.'],
+    [{ code: '516' }, 'warehouse_login_failed', 'The server refused the login: a wrong user or password.'],
+    [{ code: '192' }, 'warehouse_login_failed', 'The server refused the login: a wrong user or password.'],
+    [
+      { code: '497' },
+      'warehouse_permission_denied',
+      'The user may not create, alter, insert into, select from or drop tables in the database (see the grant script).',
+    ],
+    [{ code: '81' }, 'warehouse_database_missing', 'The database does not exist.'],
+  ])('%j is %s', (error, code, message) => {
+    expect(classifyClickHouseCheckError(error)).toEqual({ code, message });
+  });
+
+  it('answers an egress refusal with its own message', async () => {
+    const result = await checkClickHouseConnection(connection({ host: '10.0.0.1' }), {
+      requestTimeoutMs: 1_000,
+    });
+    expect(result).toEqual({
+      ok: false,
+      code: 'egress_address_refused',
+      message:
+        'The host is, or resolves to, an address that is not public (loopback, private, link-local or reserved): connections there are refused.',
+    });
+  });
+});
+
+describe('lookupOver', () => {
+  it('answers every address with its family', async () => {
+    const lookup = lookupOver(async () => ['93.184.215.14', '2606:2800:220:1::1']);
+    const answer = await new Promise((resolve) =>
+      (lookup as unknown as (h: string, o: unknown, cb: (e: unknown, a: unknown) => void) => void)(
+        'h',
+        {},
+        (e, a) => resolve([e, a]),
+      ),
+    );
+    expect(answer).toEqual([
+      null,
+      [
+        { address: '93.184.215.14', family: 4 },
+        { address: '2606:2800:220:1::1', family: 6 },
+      ],
+    ]);
+  });
+
+  it('answers a failed resolution as ENOTFOUND with its cause', async () => {
+    const cause = new Error('SERVFAIL');
+    const lookup = lookupOver(async () => {
+      throw cause;
+    });
+    const [error, addresses] = await new Promise<[Error & { code?: string }, unknown]>((resolve) =>
+      (lookup as unknown as (h: string, o: unknown, cb: (e: Error, a: unknown) => void) => void)(
+        'ch.example.com',
+        {},
+        (e, a) => resolve([e, a]),
+      ),
+    );
+    expect(error.message).toBe('no address for ch.example.com');
+    expect(error.code).toBe('ENOTFOUND');
+    expect(error.cause).toBe(cause);
+    expect(addresses).toEqual([]);
   });
 });

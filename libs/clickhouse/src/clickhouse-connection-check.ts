@@ -98,7 +98,7 @@ export interface ClickHouseCheckOptions {
 }
 
 /** A dns.lookup-shaped function over a resolver that answers every address of a name. */
-function lookupOver(resolve: ResolveAll): typeof dnsLookup {
+export function lookupOver(resolve: ResolveAll): typeof dnsLookup {
   const lookup = (
     hostname: string,
     _options: unknown,
@@ -144,7 +144,7 @@ export function checkClient(
   ) as unknown as ClickHouseCheckClient;
 }
 
-const networkCodes = new Set([
+const networkCodes = new Set<unknown>([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -157,9 +157,9 @@ const networkCodes = new Set([
   'UND_ERR_SOCKET',
 ]);
 /** ClickHouse's error codes for a refused login: AUTHENTICATION_FAILED, UNKNOWN_USER, WRONG_PASSWORD, REQUIRED_PASSWORD. */
-const loginCodes = new Set(['516', '192', '193', '194']);
+const loginCodes = new Set<unknown>(['516', '192', '193', '194']);
 /** TIMEOUT_EXCEEDED, SOCKET_TIMEOUT, NETWORK_ERROR. */
-const timeoutCodes = new Set(['159', '209', '210']);
+const timeoutCodes = new Set<unknown>(['159', '209', '210']);
 
 /**
  * The failure a ClickHouse client's error means. Messages are written here, never copied from
@@ -178,8 +178,8 @@ export function classifyClickHouseCheckError(error: unknown): {
         'The host is, or resolves to, an address that is not public (loopback, private, link-local or reserved): connections there are refused.',
     };
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  const text = typeof message === 'string' ? message : '';
-  if (typeof code === 'string' && loginCodes.has(code))
+  const says = (pattern: RegExp) => typeof message === 'string' && pattern.test(message);
+  if (loginCodes.has(code))
     return {
       code: 'warehouse_login_failed',
       message: 'The server refused the login: a wrong user or password.',
@@ -199,16 +199,13 @@ export function classifyClickHouseCheckError(error: unknown): {
         code.startsWith('UNABLE_TO_VERIFY') ||
         code === 'EPROTO' ||
         code.startsWith('ERR_SSL'))) ||
-    /SSL|TLS|certificate|wrong version number/i.test(text)
+    says(/SSL|TLS|certificate|wrong version number/i)
   )
     return {
       code: 'warehouse_tls_failed',
       message: 'TLS could not be set up or the certificate was not trusted for this host name.',
     };
-  if (
-    (typeof code === 'string' && (networkCodes.has(code) || timeoutCodes.has(code))) ||
-    /timeout|socket hang up/i.test(text)
-  )
+  if (networkCodes.has(code) || timeoutCodes.has(code) || says(/timeout|socket hang up/i))
     return {
       code: 'warehouse_connection_refused',
       message: 'The server could not be reached at this host and port (no answer, refused or timed out).',
@@ -219,7 +216,11 @@ export function classifyClickHouseCheckError(error: unknown): {
   };
 }
 
-const quoteIdent = (name: string) => `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
+/**
+ * A name in backquotes. Only names that need no escaping reach it: the database matches
+ * clickhouseDatabasePattern (checked before any statement) and the probe's name is hex.
+ */
+const quoteIdent = (name: string) => `\`${name}\``;
 
 /** The probe table's name: one per check, so two checks at once never share one. */
 export const probeTableName = () => `_pipeline_probe_${randomBytes(6).toString('hex')}`;
@@ -275,24 +276,26 @@ export async function checkClickHouseConnection(
     const probe = `${database}.${quoteIdent(name)}`;
     const view = `${database}.${quoteIdent(`${name}_view`)}`;
     await client.command({ query: `CREATE TABLE ${probe} (id UInt8) ENGINE = MergeTree ORDER BY id` });
-    const dropped = { table: false, view: false };
+    let viewDropped = false;
+    let tableDropped = false;
     try {
       await client.command({ query: `ALTER TABLE ${probe} ADD COLUMN IF NOT EXISTS added UInt8 DEFAULT 0` });
       await client.command({ query: `INSERT INTO ${probe} (id, added) VALUES (1, 1)` });
       await client.command({ query: `CREATE OR REPLACE VIEW ${view} AS SELECT id, added FROM ${probe}` });
-      const [row] = await (
+      const counted = await (
         await client.query({ query: `SELECT count() AS n FROM ${view}`, format: 'JSONEachRow' })
       ).json<{ n: number | string }>();
-      if (Number(row?.n) !== 1) return fail({ code: 'probe_row_missing' });
+      // count() answers one row: the probe row was not read back unless it says 1.
+      if (!counted.some((row) => Number(row.n) === 1))
+        return { ok: false, code: 'warehouse_check_failed', message: 'The server answered with an error.' };
       await client.command({ query: `DROP VIEW ${view}` });
-      dropped.view = true;
+      viewDropped = true;
       await client.command({ query: `DROP TABLE ${probe}` });
-      dropped.table = true;
+      tableDropped = true;
     } finally {
       // After a failure above, the probes go if the user may drop them.
-      if (!dropped.view)
-        await client.command({ query: `DROP VIEW IF EXISTS ${view}` }).catch(() => undefined);
-      if (!dropped.table)
+      if (!viewDropped) await client.command({ query: `DROP VIEW IF EXISTS ${view}` }).catch(() => undefined);
+      if (!tableDropped)
         await client.command({ query: `DROP TABLE IF EXISTS ${probe}` }).catch(() => undefined);
     }
     return { ok: true, databaseCreated, serverVersion: String(first?.version ?? '') };
