@@ -164,7 +164,9 @@ describe('warehouse writers behind PgBouncer in transaction mode (real PostgreSQ
 
     // Nothing outlives a transaction on the server connections the writers shared.
     const leftovers = await client.query(
-      `SELECT (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory') AS locks,
+      // This test's database only: the server is shared with suites running at the same time.
+      `SELECT (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory'
+                 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS locks,
               (SELECT count(*)::int FROM pg_class WHERE relpersistence = 't' AND relname LIKE 'stage\\_%') AS staging`,
     );
     expect(leftovers.rows).toEqual([{ locks: 0, staging: 0 }]);

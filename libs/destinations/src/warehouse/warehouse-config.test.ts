@@ -6,7 +6,7 @@ import { clickhouseSettingsOf, warehouseConfigSchema } from './warehouse-pool';
 // As a service reads it: the warehouse settings and WAREHOUSE_URL, validated once at start.
 const schema = z.object({
   ...warehouseConfigSchema.shape,
-  WAREHOUSE_URL: warehouseUrlField('postgres://postgres@127.0.0.1:5432/warehouse'),
+  WAREHOUSE_URL: warehouseUrlField('postgres://postgres@db.example:5432/analytics'),
 });
 
 const problemsOf = (env: Record<string, string>): readonly string[] => {

@@ -239,8 +239,8 @@ describe('warehouseConnectionFromUrl of a ClickHouse URL', () => {
   });
 
   it('is the config field: a form the parser refuses stops the start, named, without the URL', () => {
-    const field = warehouseUrlField('postgres://postgres@127.0.0.1:5432/warehouse');
-    expect(field.parse(undefined)).toBe('postgres://postgres@127.0.0.1:5432/warehouse');
+    const field = warehouseUrlField('postgres://postgres@db.example:5432/analytics');
+    expect(field.parse(undefined)).toBe('postgres://postgres@db.example:5432/analytics');
     expect(field.parse('clickhouses://u:pw@ch.example/analytics')).toBe(
       'clickhouses://u:pw@ch.example/analytics',
     );
