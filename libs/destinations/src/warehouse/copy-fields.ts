@@ -36,8 +36,8 @@ export function parseCopyLine(line: string): (string | null)[] {
     if (!raw.includes('\\')) return raw;
     let out = '';
     let bytes: number[] = [];
+    // Called before every character that is not a byte: with no bytes it decodes to ''.
     const flush = () => {
-      if (bytes.length === 0) return;
       try {
         out += decoder.decode(new Uint8Array(bytes));
       } catch {
@@ -119,7 +119,8 @@ const microsPerDay = 86_400_000_000n;
 export function parseTimestamp(text: string): bigint {
   const m = timePattern.exec(text);
   if (!m) throw new UnserializableValue(`not a timestamp: ${text.slice(0, 40)}`);
-  const [, y, mo, d, h, mi, s, frac = '', zone = 'Z', bc] = m;
+  // `Z` and no zone have no digits: offset 0.
+  const [, y, mo, d, h, mi, s, frac = '', zone = '', bc] = m;
   const year = bc ? 1 - Number(y) : Number(y);
   const [month, day, hour, minute, second] = [mo, d, h, mi, s].map(Number) as [
     number,
@@ -128,19 +129,15 @@ export function parseTimestamp(text: string): bigint {
     number,
     number,
   ];
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 24 || minute > 59 || second > 60)
+  // A day the month lacks (00, 02-30, 32) comes back from the days as another day: refused below.
+  if (month < 1 || month > 12 || hour > 24 || minute > 59 || second > 60)
     throw new UnserializableValue(`not a timestamp: ${text.slice(0, 40)}`);
   const days = daysFromCivil(year, month, day);
   if (civilFromDays(days)[2] !== day) throw new UnserializableValue(`not a timestamp: ${text.slice(0, 40)}`);
-  let offset = 0;
-  if (zone !== 'Z') {
-    const digits = zone.slice(1).replace(/:/g, '');
-    offset =
-      (Number(digits.slice(0, 2)) * 3600 +
-        Number(digits.slice(2, 4) || 0) * 60 +
-        Number(digits.slice(4, 6) || 0)) *
-      (zone.startsWith('-') ? -1 : 1);
-  }
+  const digits = zone.slice(1).replace(/:/g, ''); // Number('') is 0
+  const offset =
+    (Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4)) * 60 + Number(digits.slice(4, 6))) *
+    (zone.startsWith('-') ? -1 : 1);
   const seconds = BigInt(days) * 86_400n + BigInt(hour * 3600 + minute * 60 + second - offset);
   return seconds * 1_000_000n + BigInt(frac.padEnd(6, '0'));
 }

@@ -40,7 +40,7 @@ export function warehouseShape(table: WarehouseTable): TableShape {
 export const streamKey = 'id';
 
 /** PostgreSQL's type for a stream table's ClickHouse column. */
-export function postgresTypeOfStream(name: string, type: string, comment = ''): string {
+export function postgresTypeOfStream(name: string, type: string, comment?: string): string {
   if (name === '_raw' || comment === 'jsonb') return 'jsonb';
   if (type.startsWith('DateTime64')) return 'timestamp with time zone';
   if (type.includes('Float') || type.includes('Decimal') || /Int\d/.test(type)) return 'numeric';
