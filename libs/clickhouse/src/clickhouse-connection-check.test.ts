@@ -4,7 +4,6 @@ import {
   checkClickHouseConnection,
   classifyClickHouseCheckError,
   clickhouseConnectionProblem,
-  lookupOver,
   type ClickHouseCheckClient,
 } from './clickhouse-connection-check';
 import { InvalidClickHouseConnection } from './clickhouse-client';
@@ -473,43 +472,5 @@ describe('every failure code and its message', () => {
       message:
         'The host is, or resolves to, an address that is not public (loopback, private, link-local or reserved): connections there are refused.',
     });
-  });
-});
-
-describe('lookupOver', () => {
-  it('answers every address with its family', async () => {
-    const lookup = lookupOver(async () => ['93.184.215.14', '2606:2800:220:1::1']);
-    const answer = await new Promise((resolve) =>
-      (lookup as unknown as (h: string, o: unknown, cb: (e: unknown, a: unknown) => void) => void)(
-        'h',
-        {},
-        (e, a) => resolve([e, a]),
-      ),
-    );
-    expect(answer).toEqual([
-      null,
-      [
-        { address: '93.184.215.14', family: 4 },
-        { address: '2606:2800:220:1::1', family: 6 },
-      ],
-    ]);
-  });
-
-  it('answers a failed resolution as ENOTFOUND with its cause', async () => {
-    const cause = new Error('SERVFAIL');
-    const lookup = lookupOver(async () => {
-      throw cause;
-    });
-    const [error, addresses] = await new Promise<[Error & { code?: string }, unknown]>((resolve) =>
-      (lookup as unknown as (h: string, o: unknown, cb: (e: Error, a: unknown) => void) => void)(
-        'ch.example.com',
-        {},
-        (e, a) => resolve([e, a]),
-      ),
-    );
-    expect(error.message).toBe('no address for ch.example.com');
-    expect(error.code).toBe('ENOTFOUND');
-    expect(error.cause).toBe(cause);
-    expect(addresses).toEqual([]);
   });
 });

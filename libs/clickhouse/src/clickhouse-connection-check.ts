@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import type { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
-import { isEgressRefusal, type ResolveAll } from '@pipeline/egress';
+import { isEgressRefusal, lookupOver, type ResolveAll } from '@pipeline/egress';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { clickhouseClient, InvalidClickHouseConnection } from './clickhouse-client';
 
@@ -95,29 +95,6 @@ export interface ClickHouseCheckOptions {
    * database may not exist yet). checkClient by default; tests give their own.
    */
   clientFor?: (connection: WarehouseConnection, options: ClickHouseCheckOptions) => ClickHouseCheckClient;
-}
-
-/** A dns.lookup-shaped function over a resolver that answers every address of a name. */
-export function lookupOver(resolve: ResolveAll): typeof dnsLookup {
-  const lookup = (
-    hostname: string,
-    _options: unknown,
-    callback: (error: Error | null, addresses: LookupAddress[]) => void,
-  ) => {
-    resolve(hostname).then(
-      (addresses) =>
-        callback(
-          null,
-          addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 })),
-        ),
-      (error: unknown) =>
-        callback(
-          Object.assign(new Error(`no address for ${hostname}`, { cause: error }), { code: 'ENOTFOUND' }),
-          [],
-        ),
-    );
-  };
-  return lookup as unknown as typeof dnsLookup;
 }
 
 /**

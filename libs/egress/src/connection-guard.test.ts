@@ -6,6 +6,7 @@ import {
   guardedLookup,
   isEgressRefusal,
   literalRefusal,
+  lookupOver,
   unbracketed,
 } from './connection-guard';
 
@@ -163,5 +164,43 @@ describe('allowedRangesKey', () => {
     const ranges = ['fd00::/8', '10.0.0.0/8'];
     allowedRangesKey(ranges);
     expect(ranges).toEqual(['fd00::/8', '10.0.0.0/8']);
+  });
+});
+
+describe('lookupOver', () => {
+  it('answers every address with its family', async () => {
+    const lookup = lookupOver(async () => ['93.184.215.14', '2606:2800:220:1::1']);
+    const answer = await new Promise((resolve) =>
+      (lookup as unknown as (h: string, o: unknown, cb: (e: unknown, a: unknown) => void) => void)(
+        'h',
+        {},
+        (e, a) => resolve([e, a]),
+      ),
+    );
+    expect(answer).toEqual([
+      null,
+      [
+        { address: '93.184.215.14', family: 4 },
+        { address: '2606:2800:220:1::1', family: 6 },
+      ],
+    ]);
+  });
+
+  it('answers a failed resolution as ENOTFOUND with its cause', async () => {
+    const cause = new Error('SERVFAIL');
+    const lookup = lookupOver(async () => {
+      throw cause;
+    });
+    const [error, addresses] = await new Promise<[Error & { code?: string }, unknown]>((resolve) =>
+      (lookup as unknown as (h: string, o: unknown, cb: (e: Error, a: unknown) => void) => void)(
+        'db.example.com',
+        {},
+        (e, a) => resolve([e, a]),
+      ),
+    );
+    expect(error.message).toBe('no address for db.example.com');
+    expect(error.code).toBe('ENOTFOUND');
+    expect(error.cause).toBe(cause);
+    expect(addresses).toEqual([]);
   });
 });

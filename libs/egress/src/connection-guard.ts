@@ -1,6 +1,7 @@
 import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { addressRefusal, type AllowedRange } from './address-policy';
+import type { ResolveAll } from './system-resolver';
 
 /**
  * A connection to an address the policy refuses. fetch rejects with TypeError("fetch failed")
@@ -70,4 +71,31 @@ export function literalRefusal(
 /** Which guarded fetch a set of allowed ranges shares: the same set in any order, one key. */
 export function allowedRangesKey(allowPrivateRanges: readonly string[]): string {
   return [...allowPrivateRanges].sort().join(',');
+}
+
+/**
+ * A dns.lookup-shaped function over a resolver that answers every address of a name: for a
+ * guarded connection whose names a test (or the operator's resolver) answers.
+ */
+export function lookupOver(resolve: ResolveAll): typeof dnsLookup {
+  const lookup = (
+    hostname: string,
+    _options: unknown,
+    callback: (error: Error | null, addresses: LookupAddress[]) => void,
+  ) => {
+    resolve(hostname).then(
+      (addresses) =>
+        callback(
+          null,
+          addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 })),
+        ),
+      // Whatever the resolver threw, the name has no address: the code a socket gives for that.
+      (error: unknown) =>
+        callback(
+          Object.assign(new Error(`no address for ${hostname}`, { cause: error }), { code: 'ENOTFOUND' }),
+          [],
+        ),
+    );
+  };
+  return lookup as unknown as typeof dnsLookup;
 }

@@ -1,6 +1,12 @@
 export { addressRefusal, parseAllowedRanges, type AllowedRange } from './address-policy';
 export { egressConfigSchema, type EgressConfig } from './egress-config';
-export { EgressRefused, guardedLookup, isEgressRefusal, literalRefusal } from './connection-guard';
+export {
+  EgressRefused,
+  guardedLookup,
+  isEgressRefusal,
+  literalRefusal,
+  lookupOver,
+} from './connection-guard';
 export { createGuardedFetch, sharedGuardedFetch, type GuardedFetchOptions } from './guarded-fetch';
 export { describeNetworkFailure, type NetworkFailure } from './network-failure';
 export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after';

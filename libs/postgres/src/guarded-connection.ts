@@ -1,7 +1,13 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
 import { isIP, Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { guardedLookup, literalRefusal, parseAllowedRanges, type ResolveAll } from '@pipeline/egress';
+import {
+  guardedLookup,
+  literalRefusal,
+  lookupOver,
+  parseAllowedRanges,
+  type ResolveAll,
+} from '@pipeline/egress';
 import type { WarehouseConnection, WarehouseTlsMode } from '@pipeline/tenancy';
 import { Client, Pool, type ClientConfig, type PoolConfig } from 'pg';
 
@@ -83,30 +89,6 @@ export interface GuardOptions {
   lookup?: typeof dnsLookup;
   /** Name resolution as the egress checks of saved URLs take it; used when `lookup` is absent. */
   resolve?: ResolveAll;
-}
-
-/** A dns.lookup-shaped function over a resolver that answers every address of a name. */
-function lookupOver(resolve: ResolveAll): typeof dnsLookup {
-  const lookup = (
-    hostname: string,
-    _options: unknown,
-    callback: (error: Error | null, addresses: LookupAddress[]) => void,
-  ) => {
-    resolve(hostname).then(
-      (addresses) =>
-        callback(
-          null,
-          addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 })),
-        ),
-      // Whatever the resolver threw, the name has no address: the code a socket gives for that.
-      (error: unknown) =>
-        callback(
-          Object.assign(new Error(`no address for ${hostname}`, { cause: error }), { code: 'ENOTFOUND' }),
-          [],
-        ),
-    );
-  };
-  return lookup as unknown as typeof dnsLookup;
 }
 
 /** node-postgres's TLS settings for a mode: libpq's sslmode semantics, always with SNI. */
