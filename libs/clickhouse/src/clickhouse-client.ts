@@ -50,7 +50,10 @@ export interface ClickHouseClientOptions {
 /** A DNS name: labels of letters, digits and inner hyphens, 253 characters at most. */
 const hostName =
   /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
-const hasControlCharacter = (value: string): boolean =>
+/** A host field that is a DNS name or an IP literal, and nothing else. */
+export const isHostOrAddress = (host: unknown): boolean =>
+  typeof host === 'string' && (hostName.test(host) || isIP(host) !== 0);
+export const hasControlCharacter = (value: string): boolean =>
   [...value].some((c) => c <= '\u001f' || c === '\u007f');
 
 /**
@@ -61,7 +64,7 @@ export function customerConnectionProblem(
   connection: WarehouseConnection,
 ): InvalidClickHouseConnection | undefined {
   const { host, port, database, user, password, tlsMode } = connection;
-  if (typeof host !== 'string' || !(hostName.test(host) || isIP(host) !== 0))
+  if (!isHostOrAddress(host))
     return new InvalidClickHouseConnection('host', 'is not a DNS name or an IP address');
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     return new InvalidClickHouseConnection('port', 'is not a port number (1-65535)');

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { lookup as dnsLookup } from 'node:dns';
-import { isIP } from 'node:net';
 import { isEgressRefusal, lookupOver, type ResolveAll } from '@pipeline/egress';
 import type { WarehouseConnection } from '@pipeline/tenancy';
-import { clickhouseClient, InvalidClickHouseConnection } from './clickhouse-client';
+import {
+  clickhouseClient,
+  hasControlCharacter,
+  InvalidClickHouseConnection,
+  isHostOrAddress,
+} from './clickhouse-client';
 
 /**
  * Why a ClickHouse warehouse failed its connection check: the codes of the PostgreSQL check
@@ -40,17 +44,12 @@ export type ClickHouseCheckResult =
  */
 export const clickhouseDatabasePattern = /^(?!(?:system|information_schema)$)[a-z_][a-z0-9_]{0,62}$/;
 
-const hostName =
-  /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
-const hasControlCharacter = (value: string): boolean =>
-  [...value].some((c) => c <= '\u001f' || c === '\u007f');
-
 /** Why a customer's ClickHouse connection fields cannot be used, or undefined. */
 export function clickhouseConnectionProblem(
   connection: WarehouseConnection,
 ): InvalidClickHouseConnection | undefined {
   const { host, port, database, user, password, tlsMode } = connection;
-  if (typeof host !== 'string' || !(hostName.test(host) || isIP(host) !== 0))
+  if (!isHostOrAddress(host))
     return new InvalidClickHouseConnection('host', 'is not a DNS name or an IP address');
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     return new InvalidClickHouseConnection('port', 'is not a port number (1-65535)');
