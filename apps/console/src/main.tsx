@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './console.css';
+import { AccessProvider } from './access';
 import { checkKey, forgetKey, onSignedOut, storedKey, storeKey } from './api';
 import { JobList, JobPage } from './pages/jobs';
 import { Overview } from './pages/overview';
@@ -68,7 +69,7 @@ function App() {
     );
   const { nav, page } = route(hash);
   return (
-    <>
+    <AccessProvider>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), main.current?.focus())}>
         Skip to the page
       </a>
@@ -99,7 +100,7 @@ function App() {
       <main id="main" ref={main} tabIndex={-1} key={hash}>
         {page}
       </main>
-    </>
+    </AccessProvider>
   );
 }
 
