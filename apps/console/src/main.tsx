@@ -8,6 +8,7 @@ import { JobList, JobPage } from './pages/jobs';
 import { Overview } from './pages/overview';
 import { TaskPage, Tasks } from './pages/tasks';
 import { Usage } from './pages/usage';
+import { Warehouse } from './pages/warehouse';
 import { WriteKeyPage, WriteKeys } from './pages/write-keys';
 
 /** The page a hash names: #/, #/jobs/<id>, #/sources/<id>/jobs, #/write-keys/<id>, ... */
@@ -20,6 +21,7 @@ function route(hash: string) {
   if (first === 'write-keys' && id) return { nav: 'write-keys', page: <WriteKeyPage id={id} /> };
   if (first === 'write-keys') return { nav: 'write-keys', page: <WriteKeys /> };
   if (first === 'usage') return { nav: 'usage', page: <Usage /> };
+  if (first === 'warehouse') return { nav: 'warehouse', page: <Warehouse /> };
   if (first === 'tasks' && id) return { nav: 'tasks', page: <TaskPage id={id} /> };
   if (first === 'tasks') return { nav: 'tasks', page: <Tasks /> };
   return { nav: 'overview', page: <Overview /> };
@@ -38,6 +40,7 @@ function useHash(): string {
 const NAV = [
   { id: 'overview', href: '#/', label: 'Overview' },
   { id: 'write-keys', href: '#/write-keys', label: 'Write keys' },
+  { id: 'warehouse', href: '#/warehouse', label: 'Warehouse' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
   { id: 'tasks', href: '#/tasks', label: 'Tasks' },
 ];
