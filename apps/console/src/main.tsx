@@ -2,11 +2,13 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './console.css';
+import { AccessProvider } from './access';
 import { checkKey, forgetKey, onSignedOut, storedKey, storeKey } from './api';
 import { JobList, JobPage } from './pages/jobs';
 import { Overview } from './pages/overview';
 import { TaskPage, Tasks } from './pages/tasks';
 import { Usage } from './pages/usage';
+import { Warehouse } from './pages/warehouse';
 import { WriteKeyPage, WriteKeys } from './pages/write-keys';
 
 /** The page a hash names: #/, #/jobs/<id>, #/sources/<id>/jobs, #/write-keys/<id>, ... */
@@ -19,6 +21,7 @@ function route(hash: string) {
   if (first === 'write-keys' && id) return { nav: 'write-keys', page: <WriteKeyPage id={id} /> };
   if (first === 'write-keys') return { nav: 'write-keys', page: <WriteKeys /> };
   if (first === 'usage') return { nav: 'usage', page: <Usage /> };
+  if (first === 'warehouse') return { nav: 'warehouse', page: <Warehouse /> };
   if (first === 'tasks' && id) return { nav: 'tasks', page: <TaskPage id={id} /> };
   if (first === 'tasks') return { nav: 'tasks', page: <Tasks /> };
   return { nav: 'overview', page: <Overview /> };
@@ -37,6 +40,7 @@ function useHash(): string {
 const NAV = [
   { id: 'overview', href: '#/', label: 'Overview' },
   { id: 'write-keys', href: '#/write-keys', label: 'Write keys' },
+  { id: 'warehouse', href: '#/warehouse', label: 'Warehouse' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
   { id: 'tasks', href: '#/tasks', label: 'Tasks' },
 ];
@@ -68,7 +72,7 @@ function App() {
     );
   const { nav, page } = route(hash);
   return (
-    <>
+    <AccessProvider>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), main.current?.focus())}>
         Skip to the page
       </a>
@@ -99,7 +103,7 @@ function App() {
       <main id="main" ref={main} tabIndex={-1} key={hash}>
         {page}
       </main>
-    </>
+    </AccessProvider>
   );
 }
 

@@ -23,6 +23,7 @@ const LAYERS = [
   'tasks',
   'usage',
   'account-warehouse',
+  'me',
   'debugger',
   'internal',
   'app-types',
