@@ -1,0 +1,226 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { type Browser, type Page } from 'playwright-core';
+import { startStripeLookAlike, type SourceLookAlike } from '@pipeline/connectors/testing';
+import { launchChromium } from '../testing/chromium';
+import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { consoleDirectory } from './console-files';
+
+// The console's Apps page in Chromium, against the real control plane on a real port and the
+// Stripe look-alike: a wrong key refused at its field by "Test connection", fixed, tested
+// again; an app created with the keyboard alone; secrets never in the page once saved.
+
+const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
+const RIGHT_KEY = 'sk_test_console_right_4242';
+const WRONG_KEY = 'sk_test_console_wrong_0000';
+
+let h: Harness;
+let t: Tenant;
+let stripe: SourceLookAlike;
+let server: Server;
+let base: string;
+let browser: Browser;
+const openPages = new Set<Page>();
+
+async function signedIn(key: string, hash: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(30_000);
+  openPages.add(page);
+  page.on('close', () => openPages.delete(page));
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  (page as Page & { problems?: string[] }).problems = problems;
+  await page.goto(`${base}/console/${hash}`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByLabel('API key').press('Enter');
+  await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  return page;
+}
+
+const problemsOf = (page: Page) => (page as Page & { problems?: string[] }).problems ?? [];
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Everything the page holds: its HTML and every input's current value. */
+async function pageText(page: Page): Promise<string> {
+  const values = await page.$$eval('input, textarea, select', (els) =>
+    els.map((el) => (el as HTMLInputElement).value),
+  );
+  return `${await page.content()}\n${values.join('\n')}`;
+}
+
+/** Presses Tab (at most `max` times) until the focused element matches `accessibleName`. */
+async function tabTo(page: Page, accessibleName: RegExp, max = 40): Promise<void> {
+  for (let i = 0; i < max; i += 1) {
+    await page.keyboard.press('Tab');
+    const name = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el) return '';
+      const labelled = (el as HTMLInputElement).labels?.[0]?.textContent ?? '';
+      return `${labelled} ${el.textContent ?? ''}`.trim();
+    });
+    if (accessibleName.test(name)) return;
+  }
+  throw new Error(`no element named ${accessibleName} within ${max} tabs`);
+}
+
+afterEach(async () => {
+  const name = (expect.getState().currentTestName ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(-60);
+  for (const page of openPages) {
+    await page
+      .screenshot({ path: path.join(SCREENSHOTS, `failed-${name}.png`), fullPage: true })
+      .catch(() => {});
+    const text = await page
+      .locator('body')
+      .innerText({ timeout: 2_000 })
+      .catch(() => '(no text)');
+    const serverErrors = h.logs.filter((line) => /"level":"(error|warn)"/.test(line)).slice(-5);
+    process.stderr.write(
+      `${name}: ${page.url()}\n${text.slice(0, 2_000)}\nerrors: ${problemsOf(page).join(' | ')}\nserver: ${serverErrors.join('')}\n`,
+    );
+    await page.close();
+  }
+});
+
+beforeAll(async () => {
+  if (!consoleDirectory()) throw new Error('apps/console/dist is missing: build @pipeline/console first');
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  stripe = await startStripeLookAlike({ secret: RIGHT_KEY });
+  // VENDOR_BASE_URL_STRIPE: the operator's base URL, as the process takes it from its config.
+  h = await startHarness('console apps browser', { connectors: { baseUrls: { stripe: stripe.url } } });
+  t = await h.tenant();
+  server = createServer(h.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await h?.close();
+  await stripe?.close();
+});
+
+describe('the Apps page', () => {
+  it('connects Stripe: a wrong key is refused at its field, the fixed key is saved and passes', async () => {
+    const page = await signedIn(t.key, '#/apps');
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    await page.getByText('No apps yet').waitFor();
+    await shot(page, '20-apps-empty');
+    await page.getByRole('link', { name: 'Add app' }).click();
+    await page.getByRole('heading', { name: 'Destinations' }).waitFor();
+    await shot(page, '21-apps-catalog');
+    await page.getByRole('link', { name: 'Stripe', exact: true }).click();
+    await page.getByRole('heading', { name: 'Add Stripe' }).waitFor();
+
+    // Checked in the page first: required fields and the key's pattern.
+    await page.getByRole('button', { name: 'Save app' }).click();
+    const secretKey = page.getByLabel('Secret key');
+    await expect(secretKey.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(page.locator('#f-credentials-secretKey-error').innerText()).resolves.toBe('Required.');
+    await expect(page.locator('#f-displayName-error').innerText()).resolves.toBe('Required.');
+    await expect(secretKey.getAttribute('type')).resolves.toBe('password');
+    await shot(page, '22-apps-stripe-required');
+
+    await page.getByLabel('Name').fill('Stripe payments');
+    await secretKey.fill(WRONG_KEY);
+    await page.getByRole('button', { name: 'Save app' }).click();
+    await page.getByRole('heading', { name: 'Stripe payments' }).waitFor();
+    const appId = /#\/apps\/([0-9a-f-]{36})$/.exec(page.url())?.[1];
+    expect(appId).toBeDefined();
+    await expect(page.locator('.facts .badge').innerText()).resolves.toBe('active');
+    // Stored: shown as set, the input empty.
+    await page.locator('.secret-set').waitFor();
+    await expect(page.getByLabel('Secret key').inputValue()).resolves.toBe('');
+
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    const error = page.locator('#f-credentials-secretKey-error');
+    await error.waitFor();
+    await expect(error.innerText()).resolves.toBe('refused by the vendor (stripe answered 401)');
+    await expect(page.getByLabel('Secret key').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(page.getByLabel('Secret key').getAttribute('aria-describedby')).resolves.toContain(
+      'f-credentials-secretKey-error',
+    );
+    await expect(page.getByRole('alert').innerText()).resolves.toContain('credentials_rejected');
+    // The field with the error has the focus.
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('f-credentials-secretKey');
+    expect(stripe.requests.at(-1)?.status).toBe(401);
+    await shot(page, '23-apps-stripe-key-refused');
+
+    await page.getByLabel('Secret key').fill(RIGHT_KEY);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await expect(page.getByLabel('Secret key').inputValue()).resolves.toBe('');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'Connection test passed.' }).waitFor();
+    expect(stripe.requests.at(-1)?.status).toBe(200);
+    await expect(page.locator('#f-credentials-secretKey-error').count()).resolves.toBe(0);
+    await shot(page, '24-apps-stripe-connected');
+
+    // Neither key is anywhere in the page once saved.
+    const text = await pageText(page);
+    expect(text).not.toContain(RIGHT_KEY);
+    expect(text).not.toContain(WRONG_KEY);
+    // The API stored the fixed key: the app's connection test passes through the API too.
+    const tested = await h.as(t.key).post(`/api/v1/apps/${appId}/test-connection`);
+    expect(tested.status).toBe(200);
+
+    // The list shows it; disable removes the credentials (inactive), delete asks first.
+    await page.goto(`${base}/console/#/apps`);
+    await page.getByRole('link', { name: 'Stripe payments' }).click();
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('button', { name: 'Disable app' }).click();
+    await page.locator('.facts .badge', { hasText: 'inactive' }).waitFor();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await shot(page, '25-apps-delete-confirm');
+    await page.getByRole('button', { name: 'Delete app' }).click();
+    await page.getByText('No apps yet').waitFor();
+    const gone = await h.as(t.key).get(`/api/v1/apps/${appId}`);
+    expect(gone.body.data.state).toBe('deleted');
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  it('creates an app with the keyboard alone', async () => {
+    const secret = 'amp-keyboard-secret-7f3a';
+    const page = await signedIn(t.key, '#/apps');
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    await tabTo(page, /^Add app$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Destinations' }).waitFor();
+    await tabTo(page, /^Amplitude$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Add Amplitude' }).waitFor();
+    await tabTo(page, /^Name$/);
+    await page.keyboard.type('Product analytics');
+    await tabTo(page, /^Api key/);
+    await page.keyboard.type(secret);
+    await tabTo(page, /^Region/);
+    await page.keyboard.type('eu');
+    await shot(page, '26-apps-keyboard-form');
+    await tabTo(page, /^Save app$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Product analytics' }).waitFor();
+    const apps = await h.as(t.key).get('/api/v1/apps?app_type=amplitude');
+    expect(apps.body.data).toHaveLength(1);
+    const detail = await h.as(t.key).get(`/api/v1/apps/${apps.body.data[0].id}`);
+    expect(detail.body.data).toMatchObject({
+      displayName: 'Product analytics',
+      state: 'active',
+      config: { region: 'eu' },
+    });
+    expect(Object.keys(detail.body.data.credentials)).toEqual(['apiKey']);
+    // Amplitude has no connection test: no button that would answer 422.
+    await expect(page.getByRole('button', { name: 'Test connection' }).count()).resolves.toBe(0);
+    expect(await pageText(page)).not.toContain(secret);
+    await shot(page, '27-apps-keyboard-saved');
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+});
