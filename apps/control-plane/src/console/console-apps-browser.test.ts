@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { startStripeLookAlike, type SourceLookAlike } from '@pipeline/connectors/testing';
+import { appTypeViews } from '../app-types/app-type-views';
+import type { JsonSchema } from '../app-types/app-type.dto';
 import { launchChromium } from '../testing/chromium';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { consoleDirectory } from './console-files';
@@ -223,4 +225,89 @@ describe('the Apps page', () => {
     expect(problemsOf(page)).toEqual([]);
     await page.close();
   });
+
+  it('renders every field of every app type of the catalog with a labelled input', async () => {
+    const page = await signedIn(t.key, '#/apps/new');
+    await page.getByRole('heading', { name: 'Add an app' }).waitFor();
+    const views = appTypeViews();
+    let checked = 0;
+    const missing: string[] = [];
+    for (const view of views) {
+      await page.evaluate((type) => (location.hash = `#/apps/new/${type}`), view.appType);
+      await page.getByRole('heading', { name: `Add ${view.name}` }).waitFor();
+      for (const [side, schema] of [
+        ['credentials', view.credentialsSchema],
+        ['config', view.configSchema],
+      ] as const) {
+        const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+        for (const [i, branch] of (branches ?? [schema]).entries()) {
+          if (branches) await page.locator(`input[type=radio][name="f-${side}"]`).nth(i).check();
+          for (const [name, field] of Object.entries(
+            (branch.properties ?? {}) as Record<string, JsonSchema>,
+          )) {
+            const found = await describeField(
+              page,
+              `${view.appType}.${side}.${name}`,
+              `${side}.${name}`,
+              field,
+            );
+            if (found) missing.push(found);
+            else checked += 1;
+          }
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    // Every property of every schema (each branch of a union counted): 15 types, 51 fields today.
+    expect(checked).toBe(
+      views
+        .flatMap((v) => [v.credentialsSchema, v.configSchema])
+        .flatMap((s) => ((s.anyOf ?? [s]) as JsonSchema[]).map((b) => Object.keys(b.properties ?? {}).length))
+        .reduce((a, b) => a + b, 0),
+    );
+    expect(problemsOf(page)).toEqual([]);
+    await page.evaluate(() => (location.hash = '#/apps/new/google_ads'));
+    await page.getByRole('heading', { name: 'Add Google Ads (offline conversions)' }).waitFor();
+    await page.getByRole('button', { name: 'Add conversion actions' }).click();
+    await shot(page, '28-apps-google-ads-record');
+    await page.evaluate(() => (location.hash = '#/apps/new/mixpanel'));
+    await page.getByRole('heading', { name: 'Add Mixpanel' }).waitFor();
+    await page.locator('input[type=radio][name="f-credentials"]').nth(1).check();
+    await shot(page, '29-apps-mixpanel-union');
+    await page.close();
+  });
 });
+
+/** Why the field at `path` is not rendered as its schema asks, or null when it is. */
+async function describeField(
+  page: Page,
+  what: string,
+  path: string,
+  field: JsonSchema,
+): Promise<string | null> {
+  const id = `f-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+  const el = await page.$(`#${id}`);
+  if (!el) return `${what}: no element #${id}`;
+  const choices =
+    field.enum ??
+    ('const' in field ? [field.const] : (field.anyOf as JsonSchema[] | undefined)?.map((b) => b.const));
+  const info = await el.evaluate((node) => ({
+    tag: node.tagName.toLowerCase(),
+    type: (node as HTMLInputElement).type,
+    label: (node as HTMLInputElement).labels?.[0]?.textContent?.trim() ?? '',
+    legend: node.querySelector('legend')?.textContent?.trim() ?? '',
+    options: node.tagName === 'SELECT' ? [...(node as HTMLSelectElement).options].map((o) => o.value) : [],
+    buttons: [...node.querySelectorAll('button')].map((b) => b.textContent ?? ''),
+  }));
+  if (field.type === 'object' && field.patternProperties) {
+    if (info.tag !== 'fieldset' || !info.legend) return `${what}: a record without its fieldset and legend`;
+    if (!info.buttons.some((b) => b.startsWith('Add '))) return `${what}: a record without an Add button`;
+    return null;
+  }
+  if (!info.label) return `${what}: an input without a label`;
+  if (field.writeOnly && info.type !== 'password') return `${what}: a secret in a ${info.type} input`;
+  if (choices && choices.some((c) => !info.options.includes(String(c))))
+    return `${what}: a choice of ${JSON.stringify(choices)} offering ${JSON.stringify(info.options)}`;
+  if (!choices && info.tag !== 'input') return `${what}: a ${String(field.type)} in a ${info.tag}`;
+  return null;
+}
