@@ -176,6 +176,9 @@ export function AppPage({ id }: { id: string }) {
 
 type Outcome = { kind: 'ok'; message: string } | { kind: 'error'; error: unknown } | null;
 
+/** What the app page says first after a new app was saved and the page moved to it. */
+let flash: string | null = null;
+
 function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onChanged?: () => void }) {
   const credentialsSchema = type.credentialsSchema as JsonSchema;
   const configSchema = type.configSchema as JsonSchema;
@@ -183,7 +186,12 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
   const [credentials, setCredentials] = useState<FormValue>(() => initialValue(credentialsSchema, undefined));
   const [config, setConfig] = useState<FormValue>(() => initialValue(configSchema, app?.config));
   const [errors, setErrors] = useState<FieldErrors>({});
-  const [outcome, setOutcome] = useState<Outcome>(null);
+  const [outcome, setOutcome] = useState<Outcome>(() => {
+    const message = app ? flash : null;
+    flash = null;
+    return message ? { kind: 'ok', message } : null;
+  });
+  const [roles, setRoles] = useState<string[]>(app?.role ?? type.roles);
   const [busy, setBusy] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<'delete' | 'disable' | null>(null);
   const stored = app?.credentials ? Object.keys(app.credentials) : [];
@@ -209,6 +217,7 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
     event.preventDefault();
     const found: FieldErrors = {};
     if (!name.trim()) found.displayName = 'Required.';
+    if (roles.length === 0) found.role = 'Choose at least one.';
     // Editing: credentials are replaced as a whole, so they are sent only when some were typed,
     // and then every required one must be typed again.
     const typed = isEntered(credentials);
@@ -234,11 +243,13 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
             body: {
               appType: type.appType,
               displayName: name.trim(),
+              role: roles as AppDetail['role'],
               ...(hasCredentials ? { credentials: credentialsValue } : {}),
               config: conf.value as Record<string, unknown>,
             },
           }),
         );
+        flash = 'Saved.';
         location.hash = `#/apps/${data.id}`;
         return 'Saved.';
       }
@@ -248,6 +259,7 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
           params: { path: { appId: app.id } },
           body: {
             displayName: name.trim(),
+            role: roles as AppDetail['role'],
             config: conf.value as Record<string, unknown>,
             ...(typed && hasCredentials ? { credentials: credentialsValue } : {}),
           },
@@ -320,6 +332,32 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
               </p>
             ) : null}
           </div>
+          {type.roles.length > 1 ? (
+            <fieldset id="f-role" aria-describedby={errors.role ? 'f-role-error' : undefined}>
+              <legend>Roles</legend>
+              {type.roles.map((role) => (
+                <label class="inline" key={role}>
+                  <input
+                    type="checkbox"
+                    checked={roles.includes(role)}
+                    onChange={(e) =>
+                      setRoles(
+                        e.currentTarget.checked
+                          ? type.roles.filter((r) => r === role || roles.includes(r))
+                          : roles.filter((r) => r !== role),
+                      )
+                    }
+                  />{' '}
+                  {role}
+                </label>
+              ))}
+              {errors.role ? (
+                <p class="field-error" id="f-role-error">
+                  {errors.role}
+                </p>
+              ) : null}
+            </fieldset>
+          ) : null}
           <SchemaForm
             path="credentials"
             legend="Credentials"

@@ -134,6 +134,7 @@ describe('the Apps page', () => {
     await secretKey.fill(WRONG_KEY);
     await page.getByRole('button', { name: 'Save app' }).click();
     await page.getByRole('heading', { name: 'Stripe payments' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const appId = /#\/apps\/([0-9a-f-]{36})$/.exec(page.url())?.[1];
     expect(appId).toBeDefined();
     await expect(page.locator('.facts .badge').innerText()).resolves.toBe('active');
@@ -165,6 +166,17 @@ describe('the Apps page', () => {
     await expect(page.locator('#f-credentials-secretKey-error').count()).resolves.toBe(0);
     await shot(page, '24-apps-stripe-connected');
 
+    // An edit that types no secret keeps the stored one (the PATCH has no credentials).
+    await page.getByLabel('Api version').fill('2025-09-30.clover');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'Connection test passed.' }).waitFor();
+    await expect(page.locator('.secret-set').count()).resolves.toBe(1);
+    const kept = await h.as(t.key).get(`/api/v1/apps/${appId}`);
+    expect(kept.body.data.config).toEqual({ apiVersion: '2025-09-30.clover' });
+    expect(Object.keys(kept.body.data.credentials)).toEqual(['secretKey']);
+
     // Neither key is anywhere in the page once saved.
     const text = await pageText(page);
     expect(text).not.toContain(RIGHT_KEY);
@@ -185,6 +197,27 @@ describe('the Apps page', () => {
     await page.getByText('No apps yet').waitFor();
     const gone = await h.as(t.key).get(`/api/v1/apps/${appId}`);
     expect(gone.body.data.state).toBe('deleted');
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  it("shows the API's refusal of a config URL at its field", async () => {
+    const page = await signedIn(t.key, '#/apps/new/segment');
+    await page.getByRole('heading', { name: 'Add Segment' }).waitFor();
+    await page.getByLabel('Name').fill('Segment copy');
+    await page.getByLabel('Write key').fill('segment-write-key-1');
+    // In the form the endpoint's pattern holds; the API refuses the loopback host.
+    await page.getByLabel('Endpoint').fill('https://127.0.0.1/v1');
+    await page.getByRole('button', { name: 'Save app' }).click();
+    const error = page.locator('#f-config-endpoint-error');
+    await error.waitFor();
+    await expect(page.getByLabel('Endpoint').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(page.getByRole('alert').innerText()).resolves.toContain('url_not_allowed');
+    await shot(page, '25b-apps-segment-url-refused');
+    await page.getByLabel('Endpoint').fill('');
+    await page.getByRole('button', { name: 'Save app' }).click();
+    await page.getByRole('heading', { name: 'Segment copy' }).waitFor();
+    expect(await pageText(page)).not.toContain('segment-write-key-1');
     expect(problemsOf(page)).toEqual([]);
     await page.close();
   });
@@ -274,6 +307,17 @@ describe('the Apps page', () => {
     await page.getByRole('heading', { name: 'Add Mixpanel' }).waitFor();
     await page.locator('input[type=radio][name="f-credentials"]').nth(1).check();
     await shot(page, '29-apps-mixpanel-union');
+
+    // A type with two roles: HubSpot saved as a destination only.
+    await page.evaluate(() => (location.hash = '#/apps/new/hubspot'));
+    await page.getByRole('heading', { name: 'Add HubSpot' }).waitFor();
+    await page.getByLabel('Name').fill('HubSpot contacts');
+    await page.getByLabel('source').uncheck();
+    await page.getByLabel('Access token').fill('pat-na1-keyboardless');
+    await page.getByRole('button', { name: 'Save app' }).click();
+    await page.getByRole('heading', { name: 'HubSpot contacts' }).waitFor();
+    const hubspot = await h.as(t.key).get('/api/v1/apps?app_type=hubspot');
+    expect(hubspot.body.data.map((a: { role: string[] }) => a.role)).toEqual([['destination']]);
     await page.close();
   });
 });
