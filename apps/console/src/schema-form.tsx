@@ -339,7 +339,8 @@ export function labelOf(name: string, schema: JsonSchema): string {
     .replace(/[_-]+/g, ' ')
     .trim()
     .toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
+  const spelled = words.replace(/\b(api|url|id|ip|tls|sdk|rest)\b/g, (w) => w.toUpperCase());
+  return spelled.charAt(0).toUpperCase() + spelled.slice(1);
 }
 
 interface FieldProps {

@@ -167,7 +167,7 @@ describe('the Apps page', () => {
     await shot(page, '24-apps-stripe-connected');
 
     // An edit that types no secret keeps the stored one (the PATCH has no credentials).
-    await page.getByLabel('Api version').fill('2025-09-30.clover');
+    await page.getByLabel('API version').fill('2025-09-30.clover');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     await page.getByRole('button', { name: 'Test connection' }).click();
@@ -234,7 +234,7 @@ describe('the Apps page', () => {
     await page.getByRole('heading', { name: 'Add Amplitude' }).waitFor();
     await tabTo(page, /^Name$/);
     await page.keyboard.type('Product analytics');
-    await tabTo(page, /^Api key/);
+    await tabTo(page, /^API key/);
     await page.keyboard.type(secret);
     await tabTo(page, /^Region/);
     await page.keyboard.type('eu');
