@@ -463,9 +463,9 @@ function Union(props: FieldProps) {
               onChange={() => onChange({ branch: i, value: initialValue(b, {}) })}
             />{' '}
             {b.title ??
-              Object.keys(b.properties ?? {})
+              (b.required?.length ? b.required : Object.keys(b.properties ?? {}))
                 .map((n) => labelOf(n, {}))
-                .join(', ')}
+                .join(' and ')}
           </label>
         ))}
       </fieldset>
