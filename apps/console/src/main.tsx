@@ -4,6 +4,7 @@ import 'uplot/dist/uPlot.min.css';
 import './console.css';
 import { AccessProvider } from './access';
 import { checkKey, forgetKey, onSignedOut, storedKey, storeKey } from './api';
+import { AppPage, Apps, CreateApp, NewApp } from './pages/apps';
 import { JobList, JobPage } from './pages/jobs';
 import { Overview } from './pages/overview';
 import { TaskPage, Tasks } from './pages/tasks';
@@ -15,6 +16,10 @@ import { WriteKeyPage, WriteKeys } from './pages/write-keys';
 function route(hash: string) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const [first, id, rest] = parts;
+  if (first === 'apps' && id === 'new' && rest) return { nav: 'apps', page: <CreateApp appType={rest} /> };
+  if (first === 'apps' && id === 'new') return { nav: 'apps', page: <NewApp /> };
+  if (first === 'apps' && id) return { nav: 'apps', page: <AppPage id={id} /> };
+  if (first === 'apps') return { nav: 'apps', page: <Apps /> };
   if (first === 'jobs' && id) return { nav: 'overview', page: <JobPage id={id} /> };
   if ((first === 'sources' || first === 'integrations') && id && rest === 'jobs')
     return { nav: 'overview', page: <JobList owner={first} id={id} /> };
@@ -39,6 +44,7 @@ function useHash(): string {
 
 const NAV = [
   { id: 'overview', href: '#/', label: 'Overview' },
+  { id: 'apps', href: '#/apps', label: 'Apps' },
   { id: 'write-keys', href: '#/write-keys', label: 'Write keys' },
   { id: 'warehouse', href: '#/warehouse', label: 'Warehouse' },
   { id: 'usage', href: '#/usage', label: 'Usage' },

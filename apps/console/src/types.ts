@@ -8,6 +8,8 @@ type Schemas = components['schemas'];
 
 export type SyncError = Schemas['SyncError'];
 export type AppItem = Schemas['AppListItem'];
+export type AppDetail = Schemas['AppDetail'];
+export type AppType = Schemas['AppTypeView'];
 export type SourceItem = Schemas['SourceListItem'];
 export type IntegrationItem = Schemas['IntegrationListItem'];
 export type Job = Schemas['JobView'];

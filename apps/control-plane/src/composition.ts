@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
+import type { ConnectorOptions } from '@pipeline/connectors';
 import {
   defaultWarehouseTimeouts,
   clickhouseSettingsOf,
@@ -95,6 +96,8 @@ export interface ServiceDependencies {
    * warehouse it is placed on, and the registry sizes and probes through them (engineFor unused).
    */
   engines?: WarehouseEngines;
+  /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
+  connectors?: ConnectorOptions;
 }
 
 /**
@@ -122,6 +125,7 @@ export function composeServices(deps: ServiceDependencies) {
     new AppSettingsValidator(),
     new WarehouseAppCheck(deps.egress),
     warehouses,
+    deps.connectors,
   );
   const jobs = new JobService(dataSource, deps.onJobQueued, limiter);
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
@@ -300,6 +304,10 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     },
     tenantChanges,
     egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
+    connectors: {
+      baseUrls: vendorBaseUrlsOf(config, vendorAppTypes),
+      allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+    },
     metrics,
     ...(debuggerRedis && config.REDIS_URL
       ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
