@@ -29,9 +29,20 @@ export function fieldErrorsOf(error: unknown): Map<string, string> {
 }
 
 /** The message for one field (its path, or any path below it), shown under the field. */
-export function FieldError({ errors, path, id }: { errors: Map<string, string>; path: string; id?: string }) {
+export function FieldError({
+  errors,
+  path,
+  id,
+  exact = false,
+}: {
+  errors: Map<string, string>;
+  path: string;
+  id?: string;
+  /** Only `path` itself, not the paths below it (which fields of their own show). */
+  exact?: boolean;
+}) {
   const messages = [...errors].filter(
-    ([p]) => p === path || p.startsWith(`${path}.`) || p.startsWith(`${path}[`),
+    ([p]) => p === path || (!exact && (p.startsWith(`${path}.`) || p.startsWith(`${path}[`))),
   );
   if (messages.length === 0) return null;
   return (

@@ -319,7 +319,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
             ) : null}
           </div>
         ))}
-        <FieldError errors={errors} path="body.config.tasks" />
+        <FieldError errors={errors} path="body.config.tasks" exact />
       </fieldset>
       <fieldset>
         <legend>Global config</legend>

@@ -399,7 +399,11 @@ export function SourcePage({ id }: { id: string }) {
               </dd>
               <dt>Historical start</dt>
               <dd>
-                <Time at={source.historicalSyncStartDate} />
+                {source.historicalSyncStartDate ? (
+                  <Time at={source.historicalSyncStartDate} />
+                ) : (
+                  <span class="muted">none: all the history the vendor keeps</span>
+                )}
               </dd>
               <dt>Next sync</dt>
               <dd>
