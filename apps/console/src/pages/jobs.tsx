@@ -232,10 +232,11 @@ export function JobList({ owner, id }: { owner: 'sources' | 'integrations'; id: 
 
 /** One job: its attempts, rows and error (GET /api/v1/jobs/{id}). */
 export function JobPage({ id }: { id: string }) {
-  const [loaded] = useLoad(
+  const [loaded, reload] = useLoad(
     () => call('read jobs', client.GET('/api/v1/jobs/{jobId}', { params: { path: { jobId: id } } })),
     [id],
   );
+  const [error, setError] = useState<unknown>(null);
   return (
     <>
       <h1>Job</h1>
@@ -243,9 +244,9 @@ export function JobPage({ id }: { id: string }) {
         {({ data: job }) => (
           <>
             <p>
-              {job.sourceId ? <a href={`#/sources/${job.sourceId}/jobs`}>← Jobs of its source</a> : null}
+              {job.sourceId ? <a href={`#/sources/${job.sourceId}`}>← Its source</a> : null}
               {job.integrationId ? (
-                <a href={`#/integrations/${job.integrationId}/jobs`}>← Jobs of its integration</a>
+                <a href={`#/integrations/${job.integrationId}`}>← Its integration</a>
               ) : null}
             </p>
             <dl class="facts">
@@ -286,6 +287,27 @@ export function JobPage({ id }: { id: string }) {
                 </>
               ) : null}
             </dl>
+            {active(job) ? (
+              <Allowed scope={job.kind === 'integration_run' ? 'integrations.write' : 'sources.write'}>
+                <button
+                  type="button"
+                  title={`Needs ${job.kind === 'integration_run' ? 'integrations.write' : 'sources.write'}`}
+                  onClick={() => {
+                    setError(null);
+                    call(
+                      'cancel jobs',
+                      client.POST('/api/v1/jobs/{jobId}/cancel', { params: { path: { jobId: job.id } } }),
+                    ).then(reload, (e: unknown) => {
+                      setError(e);
+                      reload();
+                    });
+                  }}
+                >
+                  Cancel
+                </button>
+              </Allowed>
+            ) : null}
+            {error ? <ErrorNotice error={error} /> : null}
             <h2>Error</h2>
             {job.error ? <Json value={job.error} label="The job's error" /> : <p class="muted">none</p>}
           </>

@@ -315,4 +315,25 @@ describe('the Sources and Integrations pages in Chromium', () => {
     proxy.release();
     await page.close();
   });
+
+  it('edits a source’s import tasks and config, a config that is not JSON shown at its field', async () => {
+    const page = await signedIn(t.key, `#/sources/${sourceId}`);
+    await page.getByText('Edit import tasks and config').click();
+    const form = page.getByRole('form', { name: 'Edit source' });
+    await form.getByRole('checkbox', { name: 'charges' }).check();
+    const config = form.locator('textarea[name="config"]');
+    await config.fill('{ "note": ');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect(form.locator('.field-error').innerText()).resolves.toMatch(/^Config: /);
+    await expect(config.getAttribute('aria-invalid')).resolves.toBe('true');
+    await config.fill('{ "note": "set in the console" }');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByText('Saved.').waitFor();
+    await shot(page, '28-source-edited');
+    expect((await h.as(t.key).get(`/api/v1/sources/${sourceId}`)).body.data).toMatchObject({
+      importTasks: ['customers', 'charges'],
+      config: { note: 'set in the console' },
+    });
+    await page.close();
+  });
 });

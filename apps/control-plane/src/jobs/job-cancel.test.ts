@@ -13,8 +13,9 @@ import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from '.
 import { startBrazeUsersRun } from '../testing/integration-fixtures';
 import { waitUntil } from '../testing/wait';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
-import { SourceSyncExecutor } from '../sources/source-sync-executor';
+import { recordSourceJobTransition, SourceSyncExecutor } from '../sources/source-sync-executor';
 import { JobRunner, type JobOutcome } from './job-runner';
+import { JobService } from './job.service';
 
 interface JobBody {
   id: string;
@@ -35,21 +36,18 @@ describe('cancelling a job (real PostgreSQL, job runner, Stripe look-alike)', ()
   let stripe: SourceLookAlike;
   let proxy: HoldingProxy;
   let runner: JobRunner;
+  let sameProcess: JobRunner | undefined;
   const outcomes: { kind: string; outcome: JobOutcome }[] = [];
 
-  beforeAll(async () => {
-    warehouse = await startScratchWarehouse('job cancel warehouse');
-    h = await startHarness('job cancel');
-    stripe = await startStripeLookAlike();
-    stripe.data.set('customers', stripeRecords('customers', 1000, Math.floor(Date.now() / 1000)));
-    proxy = await startHoldingProxy(stripe.url, { holdAfter: Infinity });
-    runner = new JobRunner({
+  /** A job runner of Stripe syncs through the proxy; `heartbeatIntervalMs` is how soon it notices a cancel by itself. */
+  const startable = (heartbeatIntervalMs = 50) =>
+    new JobRunner({
       dataSource: h.db.dataSource,
       logger: createLogger({ service: 'job-cancel-test', stream: new PassThrough(), level: 'warn' }),
       concurrency: 1,
       pollIntervalMs: 25,
-      heartbeatIntervalMs: 50,
-      staleAfterMs: 10_000,
+      heartbeatIntervalMs,
+      staleAfterMs: heartbeatIntervalMs * 2 + 10_000,
       maxAttempts: 3,
       retryBaseMs: 100,
       retryMaxMs: 1_000,
@@ -68,11 +66,20 @@ describe('cancelling a job (real PostgreSQL, job runner, Stripe look-alike)', ()
         flushRows: 100,
       }),
     );
+
+  beforeAll(async () => {
+    warehouse = await startScratchWarehouse('job cancel warehouse');
+    h = await startHarness('job cancel');
+    stripe = await startStripeLookAlike();
+    stripe.data.set('customers', stripeRecords('customers', 1000, Math.floor(Date.now() / 1000)));
+    proxy = await startHoldingProxy(stripe.url, { holdAfter: Infinity });
+    runner = startable();
     t = await h.tenant();
   });
 
   afterAll(async () => {
     await runner.stop();
+    await sameProcess?.stop();
     proxy.release();
     await proxy.close();
     await stripe.close();
@@ -239,6 +246,34 @@ describe('cancelling a job (real PostgreSQL, job runner, Stripe look-alike)', ()
       `SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM ${table}`,
     );
     expect(all.rows[0]).toEqual({ rows: '1000', ids: '1000' });
+  });
+
+  it('stops the sync at once, not at its next heartbeat, when the job runner is in this process', async () => {
+    await runner.stop();
+    // Its heartbeat is a minute away: only the cancel's own notice can stop it within the bound.
+    const inProcess = startable(60_000);
+    sameProcess = inProcess;
+    const jobs = new JobService(
+      h.db.dataSource,
+      () => inProcess.wake(),
+      undefined,
+      (jobId) => inProcess.cancelled(jobId),
+    ).followCancels('source_sync', recordSourceJobTransition);
+    const sourceId = await stripeSource();
+    proxy.holdAfter(2);
+    inProcess.start();
+    const jobId = await sync(sourceId);
+    await waitUntil('the sync held at the proxy', async () => proxy.held() > 0);
+    const interrupted = outcomes.filter((o) => o.outcome === 'interrupted').length;
+    const cancelled = await jobs.cancel(t.accountId, jobId);
+    expect(cancelled).toMatchObject({ id: jobId, status: 'cancelled' });
+    await waitUntil(
+      'the runner to stop the sync',
+      async () => outcomes.filter((o) => o.outcome === 'interrupted').length > interrupted,
+      10_000,
+    );
+    expect(await source(sourceId)).toMatchObject({ integrationStatus: 'pending', activeImportJobId: null });
+    proxy.release();
   });
 
   it('documents the endpoint with both write scopes and its 409', async () => {
