@@ -3,7 +3,7 @@ import { call, client } from '../api';
 import type { AppItem, AppType } from '../types';
 import { Badge, Json, LastError, Show, Time, useLoad } from '../ui';
 import { Allowed } from '../access';
-import { attempt, FieldError, fieldErrorsOf, FormError } from './form-errors';
+import { attempt, errorAt, FieldError, fieldErrorsOf, FormError } from '../field-errors';
 import { OwnerJobs } from './jobs';
 
 const readApps = () =>
@@ -121,14 +121,14 @@ function valueOf(text: string): unknown {
 }
 
 const SHOWN = [
-  'body.sourceAppId',
-  'body.destinationAppId',
-  'body.dataType',
-  'body.config.tasks',
-  'body.config.global',
-  'body.schedule.frequencyValue',
-  'body.schedule.frequencyUnit',
-  'body.schedule.rollingWindowDays',
+  'sourceAppId',
+  'destinationAppId',
+  'dataType',
+  'config.tasks',
+  'config.global',
+  'schedule.frequencyValue',
+  'schedule.frequencyUnit',
+  'schedule.rollingWindowDays',
 ];
 
 function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }) {
@@ -153,7 +153,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const errors = fieldErrorsOf(error);
-  const invalid = (path: string) => ([...errors.keys()].some((p) => p.startsWith(path)) ? true : undefined);
+  const invalid = (path: string) => (errorAt(errors, path) ? true : undefined);
   const taskOf = (type: TaskType): Record<string, unknown> & { task_type: string } => {
     switch (type) {
       case 'source_stream':
@@ -209,7 +209,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
           <select
             name="sourceAppId"
             value={sourceAppId}
-            aria-invalid={invalid('body.sourceAppId')}
+            aria-invalid={invalid('sourceAppId')}
             onChange={(e) => {
               setSourceAppId(e.currentTarget.value);
               setStream('');
@@ -222,7 +222,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
               </option>
             ))}
           </select>
-          <FieldError errors={errors} path="body.sourceAppId" />
+          <FieldError errors={errors} path="sourceAppId" />
         </label>
         <span aria-hidden="true" class="arrow">
           →
@@ -232,7 +232,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
           <select
             name="destinationAppId"
             value={destinationAppId}
-            aria-invalid={invalid('body.destinationAppId')}
+            aria-invalid={invalid('destinationAppId')}
             onChange={(e) => setDestinationAppId(e.currentTarget.value)}
           >
             {destinations.map((a) => (
@@ -241,20 +241,20 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
               </option>
             ))}
           </select>
-          <FieldError errors={errors} path="body.destinationAppId" />
+          <FieldError errors={errors} path="destinationAppId" />
         </label>
         <label>
           Data type
           <input
             name="dataType"
             value={dataType}
-            aria-invalid={invalid('body.dataType')}
+            aria-invalid={invalid('dataType')}
             onInput={(e) => setDataType(e.currentTarget.value)}
           />
-          <FieldError errors={errors} path="body.dataType" />
+          <FieldError errors={errors} path="dataType" />
         </label>
       </div>
-      <fieldset aria-invalid={invalid('body.config.tasks')}>
+      <fieldset aria-invalid={invalid('config.tasks')}>
         <legend>Tasks</legend>
         {TASKS.map((t) => (
           <div key={t.type} class="task">
@@ -316,11 +316,11 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
               </div>
             ) : null}
             {tasks.includes(t.type) ? (
-              <FieldError errors={errors} path={`body.config.tasks[${tasks.indexOf(t.type)}]`} />
+              <FieldError errors={errors} path={`config.tasks.${tasks.indexOf(t.type)}`} />
             ) : null}
           </div>
         ))}
-        <FieldError errors={errors} path="body.config.tasks" exact />
+        <FieldError errors={errors} path="config.tasks" exact />
       </fieldset>
       <fieldset>
         <legend>Global config</legend>
@@ -354,7 +354,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
         <button type="button" class="small" onClick={() => setGlobal([...global, { key: '', value: '' }])}>
           Add a setting
         </button>
-        <FieldError errors={errors} path="body.config.global" />
+        <FieldError errors={errors} path="config.global" />
       </fieldset>
       <div class="fields">
         <label>
@@ -364,10 +364,10 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
             name="frequencyValue"
             min={1}
             value={frequency}
-            aria-invalid={invalid('body.schedule.frequencyValue')}
+            aria-invalid={invalid('schedule.frequencyValue')}
             onInput={(e) => setFrequency(e.currentTarget.value)}
           />
-          <FieldError errors={errors} path="body.schedule.frequencyValue" />
+          <FieldError errors={errors} path="schedule.frequencyValue" />
         </label>
         <label>
           Unit
@@ -387,10 +387,10 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
             name="rollingWindowDays"
             min={1}
             value={windowDays}
-            aria-invalid={invalid('body.schedule.rollingWindowDays')}
+            aria-invalid={invalid('schedule.rollingWindowDays')}
             onInput={(e) => setWindowDays(e.currentTarget.value)}
           />
-          <FieldError errors={errors} path="body.schedule.rollingWindowDays" />
+          <FieldError errors={errors} path="schedule.rollingWindowDays" />
         </label>
       </div>
       <FormError error={error} shown={SHOWN} />

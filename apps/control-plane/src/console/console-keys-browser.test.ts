@@ -187,7 +187,7 @@ describe('write keys in the page', () => {
     await page.getByLabel('Name').fill('Shop');
     await page.getByLabel('Allowed origins').fill('*.example.com');
     await page.getByRole('button', { name: 'Create the write key' }).click();
-    const originsError = page.locator('#write-key-origins-error');
+    const originsError = page.locator('#f-allowedOrigins-error');
     await originsError.waitFor();
     expect(await page.getByLabel('Allowed origins').getAttribute('aria-invalid')).toBe('true');
     await shot(page, '21-write-key-origin-refused');
@@ -300,7 +300,7 @@ describe('the warehouse page', () => {
     expect(await form.getByLabel('TLS mode (optional)').inputValue()).toBe('verify-full');
     // Required fields left empty: said at each, nothing sent.
     await form.getByRole('button', { name: 'Test connection and save' }).click();
-    await form.locator('#warehouse-config-host-error').waitFor();
+    await form.locator('#f-config-host-error').waitFor();
     expect(await form.locator('[aria-invalid="true"]').count()).toBe(5);
 
     await form.getByLabel('Name').fill('Our warehouse');
@@ -311,7 +311,7 @@ describe('the warehouse page', () => {
     await form.getByLabel('TLS mode (optional)').selectOption('disable');
     await form.getByLabel('Password').fill('Wrong-Pa55-also-secret');
     await form.getByRole('button', { name: 'Test connection and save' }).click();
-    const passwordError = form.locator('#warehouse-credentials-password-error');
+    const passwordError = form.locator('#f-credentials-password-error');
     await passwordError.waitFor();
     expect(await form.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
     expect(await form.getByLabel('Host').getAttribute('aria-invalid')).toBe('false');
