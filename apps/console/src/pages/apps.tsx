@@ -5,7 +5,14 @@
 import { useState } from 'preact/hooks';
 import { Allowed } from '../access';
 import { call, client } from '../api';
-import { fieldErrorsOf, focusFirstError, FormError, type FieldErrors } from '../field-errors';
+import {
+  Field,
+  FieldError,
+  fieldErrorsOf,
+  focusFirstError,
+  FormError,
+  type FieldErrors,
+} from '../field-errors';
 import {
   collect,
   initialValue,
@@ -302,23 +309,17 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
           onSubmit={submit}
           aria-label={app ? 'Edit the app' : `New ${type.name} app`}
         >
-          <div class="field">
-            <label for="f-displayName">Name</label>
-            <input
-              id="f-displayName"
-              value={name}
-              autoComplete="off"
-              onInput={(e) => setName(e.currentTarget.value)}
-              aria-required="true"
-              aria-invalid={errors.displayName ? 'true' : undefined}
-              aria-describedby={errors.displayName ? 'f-displayName-error' : undefined}
-            />
-            {errors.displayName ? (
-              <p class="field-error" id="f-displayName-error">
-                {errors.displayName}
-              </p>
-            ) : null}
-          </div>
+          <Field path="displayName" label="Name" errors={errors}>
+            {(props) => (
+              <input
+                {...props}
+                value={name}
+                autoComplete="off"
+                onInput={(e) => setName(e.currentTarget.value)}
+                aria-required="true"
+              />
+            )}
+          </Field>
           {type.roles.length > 1 ? (
             <fieldset id="f-role" aria-describedby={errors.role ? 'f-role-error' : undefined}>
               <legend>Roles</legend>
@@ -338,11 +339,7 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
                   {role}
                 </label>
               ))}
-              {errors.role ? (
-                <p class="field-error" id="f-role-error">
-                  {errors.role}
-                </p>
-              ) : null}
+              <FieldError errors={errors} path="role" />
             </fieldset>
           ) : null}
           <SchemaForm

@@ -165,7 +165,7 @@ function Integrations() {
                   <tr key={i.id} data-integration-id={i.id}>
                     <td>
                       <a href={`#/integrations/${i.id}`}>
-                        {i.sourceAppName} → {i.destinationAppName}
+                        {i.sourceAppName ?? 'tracked data'} → {i.destinationAppName}
                       </a>
                     </td>
                     <td>{i.dataType}</td>

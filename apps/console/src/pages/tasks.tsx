@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { Allowed } from '../access';
 import { call, client, mcpTool } from '../api';
 import type { List, PrecheckResult, Task, TaskRun, Template } from '../types';
+import { attempt } from '../field-errors';
 import { SyncNow } from './overview';
 import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
 
@@ -72,17 +73,7 @@ function TemplateCard({ template, onStarted }: { template: Template; onStarted: 
   const [precheck, setPrecheck] = useState<PrecheckResult | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const run = (work: () => Promise<void>) => attempt(setBusy, setError, work);
   return (
     <li class="card">
       <h3>{template.name}</h3>
