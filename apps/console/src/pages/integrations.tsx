@@ -4,7 +4,7 @@ import type { AppItem, AppType } from '../types';
 import { Badge, Json, LastError, Show, Time, useLoad } from '../ui';
 import { Allowed } from '../access';
 import { attempt, errorAt, FieldError, fieldErrorsOf, FormError } from '../field-errors';
-import { OwnerJobs } from './jobs';
+import { OwnerActions, OwnerJobs } from './jobs';
 
 const readApps = () =>
   call('read apps', client.GET('/api/v1/apps', { params: { query: { limit: 100, state: 'active' } } }));
@@ -417,14 +417,10 @@ export function IntegrationPage({ id }: { id: string }) {
     [id],
   );
   const [version, setVersion] = useState(0);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const act = (work: () => Promise<unknown>) =>
-    attempt(setBusy, setError, async () => {
-      await work();
-      reload();
-      setVersion((v) => v + 1);
-    });
+  const changed = () => {
+    reload();
+    setVersion((v) => v + 1);
+  };
   return (
     <>
       <p>
@@ -436,49 +432,31 @@ export function IntegrationPage({ id }: { id: string }) {
             <h1>
               {i.sourceAppName ?? 'Tracked data'} → {i.destinationAppName}
             </h1>
-            <div class="actions">
-              <Allowed scope="integrations.write">
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={busy || i.state !== 'active'}
-                  title="Needs integrations.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'run integrations',
-                        client.POST('/api/v1/integrations/{integrationId}/run', {
-                          params: { path: { integrationId: id } },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  Run now
-                </button>
-              </Allowed>
-              <Allowed scope="integrations.write">
-                <button
-                  type="button"
-                  disabled={busy || i.state === 'deleted'}
-                  title="Needs integrations.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'update integrations',
-                        client.PATCH('/api/v1/integrations/{integrationId}', {
-                          params: { path: { integrationId: id } },
-                          body: { isActive: !i.isActive },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  {i.isActive ? 'Pause' : 'Resume'}
-                </button>
-              </Allowed>
-            </div>
-            {error ? <FormError error={error} shown={[]} /> : null}
+            <OwnerActions
+              scope="integrations.write"
+              runLabel="Run now"
+              canRun={i.state === 'active'}
+              isActive={i.isActive}
+              canToggle={i.state !== 'deleted'}
+              run={() =>
+                call(
+                  'run integrations',
+                  client.POST('/api/v1/integrations/{integrationId}/run', {
+                    params: { path: { integrationId: id } },
+                  }),
+                )
+              }
+              toggle={(isActive) =>
+                call(
+                  'update integrations',
+                  client.PATCH('/api/v1/integrations/{integrationId}', {
+                    params: { path: { integrationId: id } },
+                    body: { isActive },
+                  }),
+                )
+              }
+              onDone={changed}
+            />
             <dl class="facts" data-integration-id={i.id}>
               <dt>From</dt>
               <dd>{i.sourceApp ? `${i.sourceApp.displayName} (${i.sourceApp.appType})` : 'tracked data'}</dd>

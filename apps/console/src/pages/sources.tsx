@@ -4,7 +4,7 @@ import type { AppItem, AppType, SourceDetail } from '../types';
 import { Badge, LastError, Show, Time, useLoad } from '../ui';
 import { Allowed } from '../access';
 import { attempt, errorAt, FieldError, fieldErrorsOf, FormError } from '../field-errors';
-import { OwnerJobs } from './jobs';
+import { OwnerActions, OwnerJobs } from './jobs';
 
 const readSources = () =>
   call('read sources', client.GET('/api/v1/sources', { params: { query: { limit: 100 } } }));
@@ -313,14 +313,10 @@ export function SourcePage({ id }: { id: string }) {
     [id],
   );
   const [version, setVersion] = useState(0);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const act = (work: () => Promise<unknown>) =>
-    attempt(setBusy, setError, async () => {
-      await work();
-      reload();
-      setVersion((v) => v + 1);
-    });
+  const changed = () => {
+    reload();
+    setVersion((v) => v + 1);
+  };
   return (
     <>
       <p>
@@ -332,49 +328,29 @@ export function SourcePage({ id }: { id: string }) {
             <h1>
               {source.appName} <span class="muted">source</span>
             </h1>
-            <div class="actions">
-              <Allowed scope="sources.write">
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={busy || source.state !== 'active'}
-                  title="Needs sources.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'sync sources',
-                        client.POST('/api/v1/sources/{sourceId}/sync', {
-                          params: { path: { sourceId: id } },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  Sync now
-                </button>
-              </Allowed>
-              <Allowed scope="sources.write">
-                <button
-                  type="button"
-                  disabled={busy || source.state === 'deleted'}
-                  title="Needs sources.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'update sources',
-                        client.PATCH('/api/v1/sources/{sourceId}', {
-                          params: { path: { sourceId: id } },
-                          body: { isActive: !source.isActive },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  {source.isActive ? 'Pause' : 'Resume'}
-                </button>
-              </Allowed>
-            </div>
-            <FormError error={error} shown={[]} />
+            <OwnerActions
+              scope="sources.write"
+              runLabel="Sync now"
+              canRun={source.state === 'active'}
+              isActive={source.isActive}
+              canToggle={source.state !== 'deleted'}
+              run={() =>
+                call(
+                  'sync sources',
+                  client.POST('/api/v1/sources/{sourceId}/sync', { params: { path: { sourceId: id } } }),
+                )
+              }
+              toggle={(isActive) =>
+                call(
+                  'update sources',
+                  client.PATCH('/api/v1/sources/{sourceId}', {
+                    params: { path: { sourceId: id } },
+                    body: { isActive },
+                  }),
+                )
+              }
+              onDone={changed}
+            />
             <dl class="facts" data-source-id={source.id}>
               <dt>App</dt>
               <dd>
