@@ -459,10 +459,19 @@ export function IntegrationPage({ id }: { id: string }) {
             />
             <dl class="facts" data-integration-id={i.id}>
               <dt>From</dt>
-              <dd>{i.sourceApp ? `${i.sourceApp.displayName} (${i.sourceApp.appType})` : 'tracked data'}</dd>
+              <dd>
+                {i.sourceApp ? (
+                  <>
+                    <a href={`#/apps/${i.sourceApp.id}`}>{i.sourceApp.displayName}</a> ({i.sourceApp.appType})
+                  </>
+                ) : (
+                  'tracked data'
+                )}
+              </dd>
               <dt>To</dt>
               <dd>
-                {i.destinationApp.displayName} ({i.destinationApp.appType})
+                <a href={`#/apps/${i.destinationApp.id}`}>{i.destinationApp.displayName}</a> (
+                {i.destinationApp.appType})
               </dd>
               <dt>Data type</dt>
               <dd>{i.dataType}</dd>

@@ -354,7 +354,8 @@ export function SourcePage({ id }: { id: string }) {
             <dl class="facts" data-source-id={source.id}>
               <dt>App</dt>
               <dd>
-                {source.app.displayName} <span class="muted">({source.syncType})</span>
+                <a href={`#/apps/${source.app.id}`}>{source.app.displayName}</a>{' '}
+                <span class="muted">({source.syncType})</span>
               </dd>
               <dt>State</dt>
               <dd>
