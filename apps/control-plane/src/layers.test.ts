@@ -24,6 +24,7 @@ const LAYERS = [
   'usage',
   'account-warehouse',
   'debugger',
+  'dead-letters',
   'internal',
   'app-types',
   'health',

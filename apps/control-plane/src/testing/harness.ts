@@ -129,6 +129,8 @@ export interface HarnessOptions {
   debugger?: AppDependencies['debugger'];
   /** How saved URLs are judged (AppDependencies.egress): tests give a resolver with fixed answers. */
   egress?: AppDependencies['egress'];
+  /** Puts dead letters back for delivery (a KafkaDeadLetterReplayer); absent: replays answer 503. */
+  deadLetterReplayer?: AppDependencies['deadLetterReplayer'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -161,6 +163,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     debugger: options.debugger,
     egress: options.egress,
     engineFor: options.engineFor,
+    deadLetterReplayer: options.deadLetterReplayer,
     operatorToken: new OperatorToken(options.operatorToken),
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };
