@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './console.css';
 import { checkKey, forgetKey, onSignedOut, storedKey, storeKey } from './api';
+import { DeadLetters } from './pages/dead-letters';
 import { JobList, JobPage } from './pages/jobs';
 import { Overview } from './pages/overview';
 import { TaskPage, Tasks } from './pages/tasks';
@@ -21,6 +22,7 @@ function route(hash: string) {
   if (first === 'usage') return { nav: 'usage', page: <Usage /> };
   if (first === 'tasks' && id) return { nav: 'tasks', page: <TaskPage id={id} /> };
   if (first === 'tasks') return { nav: 'tasks', page: <Tasks /> };
+  if (first === 'dead-letters') return { nav: 'dead-letters', page: <DeadLetters /> };
   return { nav: 'overview', page: <Overview /> };
 }
 
@@ -39,6 +41,7 @@ const NAV = [
   { id: 'write-keys', href: '#/write-keys', label: 'Write keys' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
   { id: 'tasks', href: '#/tasks', label: 'Tasks' },
+  { id: 'dead-letters', href: '#/dead-letters', label: 'Dead letters' },
 ];
 
 function App() {
