@@ -180,6 +180,13 @@ export class DeadLetterIndexer {
         );
         if (this.stopped) return;
         this.consumer = consumer;
+        // kafkajs restarts a crashed consumer itself unless the error is not retriable: then the
+        // index starts over (a new consumer), instead of silently standing still.
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          if (payload.restart || this.stopped) return;
+          logger.error('dead-letter index stopped; starting it again', { error: payload.error.message });
+          this.running = this.restart(consumer);
+        });
         await consumer.connect();
         await consumer.subscribe({ topics: [...topics.keys()], fromBeginning: true });
         await consumer.run({
@@ -219,6 +226,12 @@ export class DeadLetterIndexer {
         });
       }
     }
+  }
+
+  private async restart(crashed: Consumer): Promise<void> {
+    this.consumer = undefined;
+    await crashed.disconnect().catch(() => undefined);
+    if (!this.stopped) await this.run();
   }
 
   async stop(): Promise<void> {
