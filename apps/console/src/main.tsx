@@ -2,24 +2,38 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './console.css';
+import { AccessProvider } from './access';
 import { checkKey, forgetKey, onSignedOut, storedKey, storeKey } from './api';
+import { AppPage, Apps, CreateApp, NewApp } from './pages/apps';
 import { DeadLetters } from './pages/dead-letters';
+import { IntegrationPage, Integrations } from './pages/integrations';
 import { JobList, JobPage } from './pages/jobs';
+import { SourcePage, Sources } from './pages/sources';
 import { Overview } from './pages/overview';
 import { TaskPage, Tasks } from './pages/tasks';
 import { Usage } from './pages/usage';
+import { Warehouse } from './pages/warehouse';
 import { WriteKeyPage, WriteKeys } from './pages/write-keys';
 
 /** The page a hash names: #/, #/jobs/<id>, #/sources/<id>/jobs, #/write-keys/<id>, ... */
 function route(hash: string) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const [first, id, rest] = parts;
+  if (first === 'apps' && id === 'new' && rest) return { nav: 'apps', page: <CreateApp appType={rest} /> };
+  if (first === 'apps' && id === 'new') return { nav: 'apps', page: <NewApp /> };
+  if (first === 'apps' && id) return { nav: 'apps', page: <AppPage id={id} /> };
+  if (first === 'apps') return { nav: 'apps', page: <Apps /> };
   if (first === 'jobs' && id) return { nav: 'overview', page: <JobPage id={id} /> };
   if ((first === 'sources' || first === 'integrations') && id && rest === 'jobs')
     return { nav: 'overview', page: <JobList owner={first} id={id} /> };
+  if (first === 'sources' && id) return { nav: 'sources', page: <SourcePage id={id} /> };
+  if (first === 'sources') return { nav: 'sources', page: <Sources /> };
+  if (first === 'integrations' && id) return { nav: 'integrations', page: <IntegrationPage id={id} /> };
+  if (first === 'integrations') return { nav: 'integrations', page: <Integrations /> };
   if (first === 'write-keys' && id) return { nav: 'write-keys', page: <WriteKeyPage id={id} /> };
   if (first === 'write-keys') return { nav: 'write-keys', page: <WriteKeys /> };
   if (first === 'usage') return { nav: 'usage', page: <Usage /> };
+  if (first === 'warehouse') return { nav: 'warehouse', page: <Warehouse /> };
   if (first === 'tasks' && id) return { nav: 'tasks', page: <TaskPage id={id} /> };
   if (first === 'tasks') return { nav: 'tasks', page: <Tasks /> };
   if (first === 'dead-letters') return { nav: 'dead-letters', page: <DeadLetters /> };
@@ -38,7 +52,11 @@ function useHash(): string {
 
 const NAV = [
   { id: 'overview', href: '#/', label: 'Overview' },
+  { id: 'apps', href: '#/apps', label: 'Apps' },
+  { id: 'sources', href: '#/sources', label: 'Sources' },
+  { id: 'integrations', href: '#/integrations', label: 'Integrations' },
   { id: 'write-keys', href: '#/write-keys', label: 'Write keys' },
+  { id: 'warehouse', href: '#/warehouse', label: 'Warehouse' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
   { id: 'tasks', href: '#/tasks', label: 'Tasks' },
   { id: 'dead-letters', href: '#/dead-letters', label: 'Dead letters' },
@@ -71,7 +89,7 @@ function App() {
     );
   const { nav, page } = route(hash);
   return (
-    <>
+    <AccessProvider>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), main.current?.focus())}>
         Skip to the page
       </a>
@@ -102,7 +120,7 @@ function App() {
       <main id="main" ref={main} tabIndex={-1} key={hash}>
         {page}
       </main>
-    </>
+    </AccessProvider>
   );
 }
 

@@ -32,6 +32,7 @@ import { TasksController } from './tasks/task.controller';
 import type { TaskService } from './tasks/task.service';
 import { TemplatesController } from './tasks/template.controller';
 import { UsageController } from './usage/usage.controller';
+import { MeController } from './me/me.controller';
 import type { UsageService } from './usage/usage.service';
 import { WriteKeysController } from './write-keys/write-key.controller';
 import { DebuggerController } from './debugger/debugger.controller';
@@ -124,6 +125,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [TemplatesController, new TemplatesController(services.tasks)],
     [WriteKeyResolutionController, new WriteKeyResolutionController(services.writeKeyResolver)],
     [UsageController, new UsageController(services.usage)],
+    [MeController, new MeController(dataSource)],
     [DebuggerController, new DebuggerController(services.debugger)],
     [DeadLettersController, new DeadLettersController(services.deadLetters)],
     [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { deliveryKinds, forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
+import type { ConnectorOptions } from '@pipeline/connectors';
 import {
   defaultWarehouseTimeouts,
   clickhouseSettingsOf,
@@ -33,7 +34,10 @@ import { DeadLetterIndexer } from './dead-letters/dead-letter-index';
 import { KafkaDeadLetterReplayer, type DeadLetterReplayer } from './dead-letters/dead-letter-replayer';
 import { DeadLetterService } from './dead-letters/dead-letter.service';
 import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
-import { IntegrationRunExecutor } from './integrations/integration-run-executor';
+import {
+  IntegrationRunExecutor,
+  recordIntegrationJobTransition,
+} from './integrations/integration-run-executor';
 import { dueIntegrations } from './integrations/integration-schedule';
 import { IntegrationService } from './integrations/integration.service';
 import { WriteKeyResolver } from './internal/write-key-resolver';
@@ -41,7 +45,7 @@ import { JobRunner } from './jobs/job-runner';
 import { JobService } from './jobs/job.service';
 import { Scheduler } from './jobs/scheduler';
 import { dueSources } from './sources/source-schedule';
-import { SourceSyncExecutor } from './sources/source-sync-executor';
+import { recordSourceJobTransition, SourceSyncExecutor } from './sources/source-sync-executor';
 import { SourceService } from './sources/source.service';
 import { TaskService } from './tasks/task.service';
 import { TaskWorker } from './tasks/task-worker';
@@ -77,6 +81,8 @@ export interface ServiceDependencies {
   onTaskRunQueued?: () => void;
   /** Called when a sync job is queued (wakes an in-process job runner). */
   onJobQueued?: () => void;
+  /** Called when a job is cancelled by request (an in-process job runner stops it at once). */
+  onJobCancelled?: (jobId: string) => void;
   /** The usage price list (default: the documented defaults). */
   prices?: PriceList;
   /** WRITE_KEY_MAX_EVENTS_PER_SECOND / _PER_DAY (default: the documented defaults). */
@@ -101,6 +107,8 @@ export interface ServiceDependencies {
   engines?: WarehouseEngines;
   /** Puts dead letters back for delivery (Kafka); absent: replays answer 503 `dead_letters_unavailable`. */
   deadLetterReplayer?: DeadLetterReplayer;
+  /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
+  connectors?: ConnectorOptions;
 }
 
 /**
@@ -128,8 +136,11 @@ export function composeServices(deps: ServiceDependencies) {
     new AppSettingsValidator(),
     new WarehouseAppCheck(deps.egress),
     warehouses,
+    deps.connectors,
   );
-  const jobs = new JobService(dataSource, deps.onJobQueued, limiter);
+  const jobs = new JobService(dataSource, deps.onJobQueued, limiter, deps.onJobCancelled)
+    .followCancels('source_sync', recordSourceJobTransition)
+    .followCancels('integration_run', recordIntegrationJobTransition);
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
@@ -291,6 +302,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     engines,
     onTaskRunQueued: () => worker?.wake(),
     onJobQueued: () => jobs?.wake(),
+    onJobCancelled: (jobId) => jobs?.cancelled(jobId),
     prices,
     accountLimits: accountLimitsOf(config),
     writeKeyRateLimitCeilings: {
@@ -311,6 +323,10 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     },
     tenantChanges,
     egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
+    connectors: {
+      baseUrls: vendorBaseUrlsOf(config, vendorAppTypes),
+      allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+    },
     metrics,
     deadLetterReplayer,
     ...(debuggerRedis && config.REDIS_URL

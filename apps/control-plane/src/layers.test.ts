@@ -23,6 +23,7 @@ const LAYERS = [
   'tasks',
   'usage',
   'account-warehouse',
+  'me',
   'debugger',
   'dead-letters',
   'internal',

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { Allowed, useAccess } from '../access';
 import { ApiError, call, client } from '../api';
 import type { DeadLetter } from '../types';
 import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
@@ -44,8 +45,8 @@ const LIMIT = 100;
 
 /**
  * The account's dead letters (GET /api/v1/dead-letters), grouped by destination and reason;
- * the selected ones replayed or discarded. Each button names the scope it needs (data-scope):
- * a key without it is answered 403, shown as the page's notice.
+ * the selected ones replayed or discarded. Replay and Discard show only for a key with their
+ * scope (`dead_letters.replay`, `dead_letters.discard`); a read-only key sees the letters alone.
  */
 export function DeadLetters() {
   const [status, setStatus] = useState<Status>('pending');
@@ -53,6 +54,8 @@ export function DeadLetters() {
   const [result, setResult] = useState<string | null>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const { can } = useAccess();
+  const selectable = can('dead_letters.replay') || can('dead_letters.discard');
   const [loaded, reload] = useLoad(
     () =>
       call(
@@ -121,23 +124,21 @@ export function DeadLetters() {
           <option value="replayed">replayed</option>
           <option value="discarded">discarded</option>
         </select>
-        <button
-          type="button"
-          class="primary"
-          data-scope="dead_letters.replay"
-          disabled={busy || selected.size === 0}
-          onClick={() => act('replay')}
-        >
-          Replay selected ({selected.size})
-        </button>
-        <button
-          type="button"
-          data-scope="dead_letters.discard"
-          disabled={busy || selected.size === 0}
-          onClick={() => act('discard')}
-        >
-          Discard selected ({selected.size})
-        </button>
+        <Allowed scope="dead_letters.replay">
+          <button
+            type="button"
+            class="primary"
+            disabled={busy || selected.size === 0}
+            onClick={() => act('replay')}
+          >
+            Replay selected ({selected.size})
+          </button>
+        </Allowed>
+        <Allowed scope="dead_letters.discard">
+          <button type="button" disabled={busy || selected.size === 0} onClick={() => act('discard')}>
+            Discard selected ({selected.size})
+          </button>
+        </Allowed>
       </div>
       {result ? (
         <p class="notice good" role="status">
@@ -157,7 +158,12 @@ export function DeadLetters() {
                 </p>
               ) : null}
               {groupLetters(data).map((group) => (
-                <LetterGroup key={group.key} group={group} selected={selected} toggle={toggle} />
+                <LetterGroup
+                  key={group.key}
+                  group={group}
+                  selected={selected}
+                  toggle={selectable ? toggle : null}
+                />
               ))}
             </>
           )
@@ -184,7 +190,8 @@ function LetterGroup({
 }: {
   group: Group;
   selected: ReadonlySet<string>;
-  toggle: (ids: readonly string[], on: boolean) => void;
+  /** Null for a key that can neither replay nor discard: no checkboxes. */
+  toggle: ((ids: readonly string[], on: boolean) => void) | null;
 }) {
   const ids = group.letters.map((l) => l.id);
   const all = ids.every((id) => selected.has(id));
@@ -210,14 +217,16 @@ function LetterGroup({
       <table>
         <thead>
           <tr>
-            <th scope="col">
-              <input
-                type="checkbox"
-                aria-label={`Select all of ${title}, ${group.reasonCode}`}
-                checked={all}
-                onChange={(e) => toggle(ids, e.currentTarget.checked)}
-              />
-            </th>
+            {toggle ? (
+              <th scope="col">
+                <input
+                  type="checkbox"
+                  aria-label={`Select all of ${title}, ${group.reasonCode}`}
+                  checked={all}
+                  onChange={(e) => toggle(ids, e.currentTarget.checked)}
+                />
+              </th>
+            ) : null}
             <th scope="col">Events</th>
             <th scope="col">Reason</th>
             <th scope="col">Attempts</th>
@@ -229,14 +238,16 @@ function LetterGroup({
         <tbody>
           {group.letters.map((letter) => (
             <tr key={letter.id} data-dead-letter={letter.id}>
-              <td>
-                <input
-                  type="checkbox"
-                  aria-label={`Select the dead letter of ${letter.messageIds[0] ?? letter.id}`}
-                  checked={selected.has(letter.id)}
-                  onChange={(e) => toggle([letter.id], e.currentTarget.checked)}
-                />
-              </td>
+              {toggle ? (
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`Select the dead letter of ${letter.messageIds[0] ?? letter.id}`}
+                    checked={selected.has(letter.id)}
+                    onChange={(e) => toggle([letter.id], e.currentTarget.checked)}
+                  />
+                </td>
+              ) : null}
               <td>
                 <details>
                   <summary>

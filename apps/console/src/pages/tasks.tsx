@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { Allowed } from '../access';
 import { call, client, mcpTool } from '../api';
 import type { List, PrecheckResult, Task, TaskRun, Template } from '../types';
 import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
@@ -89,47 +90,54 @@ function TemplateCard({ template, onStarted }: { template: Template; onStarted: 
       </p>
       <p>{template.description}</p>
       <div class="actions">
-        <button
-          type="button"
-          disabled={busy}
-          onClick={() =>
-            run(async () => {
-              const { data } = await call(
-                'check tasks',
-                client.POST('/api/v1/templates/{templateId}/precheck', {
-                  params: { path: { templateId: template.template_id } },
-                }),
-              );
-              setPrecheck(data);
-            })
-          }
-        >
-          Check prerequisites
-        </button>
-        <button
-          type="button"
-          class="primary"
-          disabled={busy}
-          onClick={() =>
-            run(async () => {
-              const created = await call(
-                'create tasks',
-                client.POST('/api/v1/tasks', { body: { template_id: template.template_id } }),
-              );
-              await call(
-                'start tasks',
-                client.POST('/api/v1/tasks/{taskId}/start', {
-                  params: { path: { taskId: created.data.task_id } },
-                  body: {},
-                }),
-              );
-              onStarted();
-              location.hash = `#/tasks/${created.data.task_id}`;
-            })
-          }
-        >
-          Start a task
-        </button>
+        <Allowed scope="tasks.read">
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              run(async () => {
+                const { data } = await call(
+                  'check tasks',
+                  client.POST('/api/v1/templates/{templateId}/precheck', {
+                    params: { path: { templateId: template.template_id } },
+                  }),
+                );
+                setPrecheck(data);
+              })
+            }
+          >
+            Check prerequisites
+          </button>
+        </Allowed>
+        {/* Creating needs tasks.write, starting it tasks.manage. */}
+        <Allowed scope="tasks.write">
+          <Allowed scope="tasks.manage">
+            <button
+              type="button"
+              class="primary"
+              disabled={busy}
+              onClick={() =>
+                run(async () => {
+                  const created = await call(
+                    'create tasks',
+                    client.POST('/api/v1/tasks', { body: { template_id: template.template_id } }),
+                  );
+                  await call(
+                    'start tasks',
+                    client.POST('/api/v1/tasks/{taskId}/start', {
+                      params: { path: { taskId: created.data.task_id } },
+                      body: {},
+                    }),
+                  );
+                  onStarted();
+                  location.hash = `#/tasks/${created.data.task_id}`;
+                })
+              }
+            >
+              Start a task
+            </button>
+          </Allowed>
+        </Allowed>
       </div>
       {precheck ? (
         precheck.ready ? (
@@ -187,29 +195,31 @@ export function TaskPage({ id }: { id: string }) {
                 <Badge value={task.latest_run?.status ?? 'never_run'} />
               </dd>
             </dl>
-            <div class="actions">
-              <button
-                type="button"
-                class="primary"
-                disabled={active}
-                onClick={() =>
-                  act(() =>
-                    call('start tasks', client.POST('/api/v1/tasks/{taskId}/start', { ...path, body: {} })),
-                  )
-                }
-              >
-                Start a run
-              </button>
-              <button
-                type="button"
-                disabled={!active}
-                onClick={() =>
-                  act(() => call('cancel tasks', client.POST('/api/v1/tasks/{taskId}/cancel', path)))
-                }
-              >
-                Cancel the run
-              </button>
-            </div>
+            <Allowed scope="tasks.manage">
+              <div class="actions">
+                <button
+                  type="button"
+                  class="primary"
+                  disabled={active}
+                  onClick={() =>
+                    act(() =>
+                      call('start tasks', client.POST('/api/v1/tasks/{taskId}/start', { ...path, body: {} })),
+                    )
+                  }
+                >
+                  Start a run
+                </button>
+                <button
+                  type="button"
+                  disabled={!active}
+                  onClick={() =>
+                    act(() => call('cancel tasks', client.POST('/api/v1/tasks/{taskId}/cancel', path)))
+                  }
+                >
+                  Cancel the run
+                </button>
+              </div>
+            </Allowed>
             {error ? <ErrorNotice error={error} /> : null}
             {task.runs.map((run, i) => (
               <section key={run.task_run_id} class="run" aria-label={`Run ${task.runs.length - i}`}>

@@ -131,6 +131,8 @@ export interface HarnessOptions {
   egress?: AppDependencies['egress'];
   /** Puts dead letters back for delivery (a KafkaDeadLetterReplayer); absent: replays answer 503. */
   deadLetterReplayer?: AppDependencies['deadLetterReplayer'];
+  /** How source apps' connection tests reach their vendor (tests point them at look-alikes). */
+  connectors?: AppDependencies['connectors'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -162,6 +164,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     tenantChanges: options.tenantChanges,
     debugger: options.debugger,
     egress: options.egress,
+    connectors: options.connectors,
     engineFor: options.engineFor,
     deadLetterReplayer: options.deadLetterReplayer,
     operatorToken: new OperatorToken(options.operatorToken),

@@ -103,6 +103,25 @@ export class WriteKeysController extends Controller {
     return { data: await this.writeKeys.update(principalOf(request).accountId, writeKeyId, body) };
   }
 
+  /**
+   * Gives the key a new secret, in this answer only (`key`, like create's); the old secret is
+   * refused from then on (ingestion hears it as it hears a revocation). The key keeps its id,
+   * settings and debugger events.
+   */
+  @Post('{writeKeyId}/rotate')
+  @Security('api_key', ['write_keys.write'])
+  @Response<Problem>(404, 'No such write key in this account')
+  @Response<Problem>(
+    409,
+    'write_key_revoked: the key is revoked; write_key_rotated: another request rotated it meanwhile',
+  )
+  async rotateWriteKey(
+    @Request() request: ExpressRequest,
+    @Path() writeKeyId: string,
+  ): Promise<{ data: WriteKeyCreated }> {
+    return { data: await this.writeKeys.rotate(principalOf(request).accountId, writeKeyId) };
+  }
+
   /** Revokes the key (`state: revoked`); ingestion refuses it from then on. */
   @Delete('{writeKeyId}')
   @Security('api_key', ['write_keys.write'])

@@ -109,6 +109,31 @@ export class WriteKeyService {
     return toView(record);
   }
 
+  /**
+   * Gives the key a new secret, answered once like create's; the old secret is refused from
+   * then on. The key keeps its id, name, origins, limits and debugger events. Ingestion hears it
+   * as a revocation of this key id, which drops the old secret's cached entry on every instance
+   * (the new secret was never cached). 409 `write_key_revoked` for a revoked key;
+   * 409 `write_key_rotated` when another rotation changed the secret in the meantime (that one's
+   * answer holds the key in use).
+   */
+  async rotate(accountId: string, id: string): Promise<WriteKeyCreated> {
+    const record = await this.find(accountId, id);
+    if (record.revokedAt) throw conflict('write_key_revoked', `Write key ${record.id} is revoked`);
+    const { token, prefix, hash } = issueToken('wk');
+    const updated = await this.repository.update(
+      { id: record.id, accountId, keyHash: record.keyHash, revokedAt: IsNull() },
+      { keyPrefix: prefix, keyHash: hash },
+    );
+    if (updated.affected !== 1) {
+      const now = await this.find(accountId, id);
+      if (now.revokedAt) throw conflict('write_key_revoked', `Write key ${record.id} is revoked`);
+      throw conflict('write_key_rotated', `Write key ${record.id} was rotated by another request meanwhile`);
+    }
+    await this.changes?.publish({ kind: 'write_key_revoked', accountId, writeKeyId: record.id });
+    return { ...toView(await this.find(accountId, id)), key: token };
+  }
+
   private async find(accountId: string, id: string): Promise<WriteKeyEntity> {
     const record = await this.repository.findOneBy({ id: requireId('write key', id), accountId });
     if (!record) throw notFound('write key', id);

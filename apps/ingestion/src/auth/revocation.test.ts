@@ -135,6 +135,38 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
     expect(authenticator.lookups).toBe(4);
   });
 
+  it("a rotated key's old secret is refused by an ingestion instance that heard it, its new one accepted; others stay cached", async () => {
+    const authenticator = new HostedAuthenticator(
+      client,
+      { validTtlMs: HOUR_MS, invalidTtlMs: HOUR_MS, hearsRevocations: () => subscriber.live },
+      logger,
+      STOPPED,
+    );
+    const subscriber = await subscribed((event) => authenticator.invalidate(event));
+    const rotating = await newWriteKey();
+    const kept = await newWriteKey();
+    const others = await newWriteKey(other);
+    for (const k of [rotating, kept, others])
+      expect((await authenticator.authenticate(k.key)).writeKeyId).toBe(k.id);
+    expect(authenticator.lookups).toBe(3);
+
+    const rotated = await cp.as(tenant.key).post(`/api/v1/write-keys/${rotating.id}/rotate`);
+    expect(rotated.status).toBe(200);
+    const newKey = rotated.body.data.key as string;
+    // Only the heard change can drop the old secret: the cache's clock is stopped.
+    await waitUntil('the old secret refused', () => refused(authenticator, rotating.key), 10_000);
+    expect(await authenticator.authenticate(newKey)).toMatchObject({
+      writeKeyId: rotating.id,
+      accountId: tenant.accountId,
+    });
+    expect([authenticator.isKnownValid(kept.key), authenticator.isKnownValid(others.key)]).toEqual([
+      true,
+      true,
+    ]);
+    // The old secret's lookup (refused) and the new one's: nothing else was asked again.
+    expect(authenticator.lookups).toBe(5);
+  });
+
   it('without a live subscription a valid key is kept at most 10 s', async () => {
     let now = 1_000_000;
     const authenticator = new HostedAuthenticator(
