@@ -223,6 +223,40 @@ describe('write keys in the page', () => {
     await page.close();
   });
 
+  it('creates a key with the keyboard alone, and lands on the key shown once', async () => {
+    const page = await signedIn(t.key, '#/write-keys');
+    await page.getByRole('heading', { name: 'Create a write key' }).waitFor();
+    const focused = () =>
+      page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent);
+    // From the top of the page, Tab until the form's first field (a bound, not an expectation).
+    for (let i = 0; i < 40 && (await focused()) !== 'write-key-name'; i += 1)
+      await page.keyboard.press('Tab');
+    expect(await focused()).toBe('write-key-name');
+    await page.keyboard.type('Keyboard');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('write-key-origins');
+    await page.keyboard.type('kb.example.com');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Create the write key');
+    await page.keyboard.press('Enter');
+    const once = page.getByRole('region', { name: 'New write key “Keyboard”' });
+    await once.waitFor();
+    // Focus moved to the key: the next Tab is its field, then its copy button.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-labelledby'))).toBe(
+      'once-heading',
+    );
+    await page.keyboard.press('Tab');
+    const secret = await page.evaluate(() => (document.activeElement as HTMLInputElement).value);
+    expect((await resolve(secret)).body.data).toMatchObject({
+      status: 'active',
+      allowedOrigins: ['kb.example.com'],
+    });
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Copy the key');
+    await shot(page, '22b-write-key-created-keyboard');
+    await page.close();
+  });
+
   it('rotates after a confirmation: the new key shown once works, the old one is refused', async () => {
     const created = (await h.as(t.key).post('/api/v1/write-keys').send({ name: 'App' })).body.data as {
       id: string;
