@@ -146,6 +146,10 @@ describe('a read-only key', () => {
   it('sees no button that would answer 403, on any page', async () => {
     const key = await t.keyWith([...READ_SCOPES]);
     const writeKeyId = (await h.as(t.key).get('/api/v1/write-keys')).body.data[0].id as string;
+    // A task of the account, whose page offers starting a run and cancelling it to a manager.
+    const task = await h.as(t.key).post('/api/v1/tasks').send({ template_id: 'connector_health_audit' });
+    expect(task.status).toBe(201);
+    const taskId = task.body.data.task_id as string;
     const page = await signedIn(key);
     const seen: Record<string, string[]> = {};
     for (const hash of [
@@ -155,6 +159,7 @@ describe('a read-only key', () => {
       '#/warehouse',
       '#/usage',
       '#/tasks',
+      `#/tasks/${taskId}`,
     ]) {
       await page.goto(`${base}/console/${hash}`);
       await settled(page);
@@ -164,7 +169,7 @@ describe('a read-only key', () => {
         refused: 0,
       });
       seen[hash] = await page.getByRole('button').allInnerTexts();
-      await shot(page, `20-read-only${hash.replace(/[#/]+/g, '-').replace(/-[0-9a-f-]{36}$/, '-key')}`);
+      await shot(page, `20-read-only${hash.replace(/[#/]+/g, '-').replace(/-[0-9a-f-]{36}$/, '-one')}`);
     }
     for (const [hash, buttons] of Object.entries(seen)) {
       expect({ hash, offered: buttons.filter((b) => WRITE_BUTTONS.test(b)) }).toEqual({ hash, offered: [] });
