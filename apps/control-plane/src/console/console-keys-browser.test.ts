@@ -184,6 +184,25 @@ describe('a read-only key', () => {
   });
 });
 
+describe('a key with some write scopes', () => {
+  it('is offered the actions of its scopes only: write keys yes, the warehouse connect no', async () => {
+    const key = await t.keyWith(['write_keys.read', 'write_keys.write', 'apps.read']);
+    const page = await signedIn(key, '#/write-keys');
+    await page.getByRole('heading', { name: 'Create a write key' }).waitFor();
+    const website = page.locator('tr', { has: page.getByRole('link', { name: 'website', exact: true }) });
+    expect(await website.getByRole('button').allInnerTexts()).toEqual(['Rotate', 'Revoke']);
+    await page.goto(`${base}/console/#/warehouse`);
+    await settled(page);
+    expect(await page.getByRole('heading', { name: 'Connect your own server' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Test connection/ }).count()).toBe(0);
+    // Without usage.read the size is not asked for: the page says which scope it needs.
+    expect(await page.locator('section[aria-labelledby="placed-heading"]').innerText()).toContain(
+      'needs the scope usage.read',
+    );
+    await page.close();
+  });
+});
+
 describe('write keys in the page', () => {
   it('creates a key with allowed origins, shown once, and it is the key ingestion resolves', async () => {
     const page = await signedIn(t.key, '#/write-keys');
