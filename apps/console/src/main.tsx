@@ -4,7 +4,10 @@ import 'uplot/dist/uPlot.min.css';
 import './console.css';
 import { AccessProvider } from './access';
 import { checkKey, forgetKey, onSignedOut, storedKey, storeKey } from './api';
+import { AppPage, Apps, CreateApp, NewApp } from './pages/apps';
+import { IntegrationPage, Integrations } from './pages/integrations';
 import { JobList, JobPage } from './pages/jobs';
+import { SourcePage, Sources } from './pages/sources';
 import { Overview } from './pages/overview';
 import { TaskPage, Tasks } from './pages/tasks';
 import { Usage } from './pages/usage';
@@ -15,9 +18,17 @@ import { WriteKeyPage, WriteKeys } from './pages/write-keys';
 function route(hash: string) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const [first, id, rest] = parts;
+  if (first === 'apps' && id === 'new' && rest) return { nav: 'apps', page: <CreateApp appType={rest} /> };
+  if (first === 'apps' && id === 'new') return { nav: 'apps', page: <NewApp /> };
+  if (first === 'apps' && id) return { nav: 'apps', page: <AppPage id={id} /> };
+  if (first === 'apps') return { nav: 'apps', page: <Apps /> };
   if (first === 'jobs' && id) return { nav: 'overview', page: <JobPage id={id} /> };
   if ((first === 'sources' || first === 'integrations') && id && rest === 'jobs')
     return { nav: 'overview', page: <JobList owner={first} id={id} /> };
+  if (first === 'sources' && id) return { nav: 'sources', page: <SourcePage id={id} /> };
+  if (first === 'sources') return { nav: 'sources', page: <Sources /> };
+  if (first === 'integrations' && id) return { nav: 'integrations', page: <IntegrationPage id={id} /> };
+  if (first === 'integrations') return { nav: 'integrations', page: <Integrations /> };
   if (first === 'write-keys' && id) return { nav: 'write-keys', page: <WriteKeyPage id={id} /> };
   if (first === 'write-keys') return { nav: 'write-keys', page: <WriteKeys /> };
   if (first === 'usage') return { nav: 'usage', page: <Usage /> };
@@ -39,6 +50,9 @@ function useHash(): string {
 
 const NAV = [
   { id: 'overview', href: '#/', label: 'Overview' },
+  { id: 'apps', href: '#/apps', label: 'Apps' },
+  { id: 'sources', href: '#/sources', label: 'Sources' },
+  { id: 'integrations', href: '#/integrations', label: 'Integrations' },
   { id: 'write-keys', href: '#/write-keys', label: 'Write keys' },
   { id: 'warehouse', href: '#/warehouse', label: 'Warehouse' },
   { id: 'usage', href: '#/usage', label: 'Usage' },

@@ -8,7 +8,11 @@ type Schemas = components['schemas'];
 
 export type SyncError = Schemas['SyncError'];
 export type AppItem = Schemas['AppListItem'];
+export type AppDetail = Schemas['AppDetail'];
+export type AppType = Schemas['AppTypeView'];
 export type SourceItem = Schemas['SourceListItem'];
+export type SourceDetail = Schemas['SourceDetail'];
+export type IntegrationDetail = Schemas['IntegrationDetail'];
 export type IntegrationItem = Schemas['IntegrationListItem'];
 export type Job = Schemas['JobView'];
 export type WriteKey = Schemas['WriteKeyView'];

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
+import type { ConnectorOptions } from '@pipeline/connectors';
 import {
   defaultWarehouseTimeouts,
   clickhouseSettingsOf,
@@ -29,7 +30,10 @@ import { accountLimitsOf, maxRunningPerAccount, vendorAppTypes, type ControlPlan
 import { createDataSource } from './data-model';
 import { DebuggerService } from './debugger/debugger.service';
 import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
-import { IntegrationRunExecutor } from './integrations/integration-run-executor';
+import {
+  IntegrationRunExecutor,
+  recordIntegrationJobTransition,
+} from './integrations/integration-run-executor';
 import { dueIntegrations } from './integrations/integration-schedule';
 import { IntegrationService } from './integrations/integration.service';
 import { WriteKeyResolver } from './internal/write-key-resolver';
@@ -37,7 +41,7 @@ import { JobRunner } from './jobs/job-runner';
 import { JobService } from './jobs/job.service';
 import { Scheduler } from './jobs/scheduler';
 import { dueSources } from './sources/source-schedule';
-import { SourceSyncExecutor } from './sources/source-sync-executor';
+import { recordSourceJobTransition, SourceSyncExecutor } from './sources/source-sync-executor';
 import { SourceService } from './sources/source.service';
 import { TaskService } from './tasks/task.service';
 import { TaskWorker } from './tasks/task-worker';
@@ -73,6 +77,8 @@ export interface ServiceDependencies {
   onTaskRunQueued?: () => void;
   /** Called when a sync job is queued (wakes an in-process job runner). */
   onJobQueued?: () => void;
+  /** Called when a job is cancelled by request (an in-process job runner stops it at once). */
+  onJobCancelled?: (jobId: string) => void;
   /** The usage price list (default: the documented defaults). */
   prices?: PriceList;
   /** WRITE_KEY_MAX_EVENTS_PER_SECOND / _PER_DAY (default: the documented defaults). */
@@ -95,6 +101,8 @@ export interface ServiceDependencies {
    * warehouse it is placed on, and the registry sizes and probes through them (engineFor unused).
    */
   engines?: WarehouseEngines;
+  /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
+  connectors?: ConnectorOptions;
 }
 
 /**
@@ -122,8 +130,11 @@ export function composeServices(deps: ServiceDependencies) {
     new AppSettingsValidator(),
     new WarehouseAppCheck(deps.egress),
     warehouses,
+    deps.connectors,
   );
-  const jobs = new JobService(dataSource, deps.onJobQueued, limiter);
+  const jobs = new JobService(dataSource, deps.onJobQueued, limiter, deps.onJobCancelled)
+    .followCancels('source_sync', recordSourceJobTransition)
+    .followCancels('integration_run', recordIntegrationJobTransition);
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
@@ -280,6 +291,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     engines,
     onTaskRunQueued: () => worker?.wake(),
     onJobQueued: () => jobs?.wake(),
+    onJobCancelled: (jobId) => jobs?.cancelled(jobId),
     prices,
     accountLimits: accountLimitsOf(config),
     writeKeyRateLimitCeilings: {
@@ -300,6 +312,10 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     },
     tenantChanges,
     egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
+    connectors: {
+      baseUrls: vendorBaseUrlsOf(config, vendorAppTypes),
+      allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+    },
     metrics,
     ...(debuggerRedis && config.REDIS_URL
       ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }

@@ -122,8 +122,9 @@ export class AppsController extends Controller {
    * `clickhouse_warehouse`): connects through the egress guard (every address of the host must
    * be public), runs `SELECT 1`, and checks the user can create tables where the account's
    * tables go: PostgreSQL's schema (created when missing), ClickHouse's database (created when
-   * missing; a probe table created, altered, filled, read and dropped). Nothing of the app
-   * changes. Failures never echo the host, user or password.
+   * missing; a probe table created, altered, filled, read and dropped). For an app that imports
+   * (`stripe`, `shopify`, `hubspot`): one authenticated read at the vendor with the stored
+   * credentials. Nothing of the app changes. Failures never echo the host, user or password.
    */
   @Post('{appId}/test-connection')
   @Security('api_key', ['apps.write'])
@@ -131,7 +132,7 @@ export class AppsController extends Controller {
   @Response<Problem>(409, 'resource_deleted')
   @Response<Problem>(
     422,
-    'connection_test_not_supported: the app type has no connection test; credentials_required: the app has no password yet; warehouse_connection_invalid, egress_address_refused: the host is or resolves to a non-public address, warehouse_connection_refused, warehouse_tls_failed, warehouse_login_failed, warehouse_database_missing, warehouse_permission_denied: the role may not create in the schema, warehouse_check_failed',
+    'connection_test_not_supported: the app type has no connection test; credentials_required: the app has no credentials yet; credentials_rejected: the vendor refused the credentials (each credential field named in errors[]); connection_failed: the vendor could not be reached; connection_test_failed: the vendor answered otherwise; warehouse_connection_invalid, egress_address_refused: the host is or resolves to a non-public address, warehouse_connection_refused, warehouse_tls_failed, warehouse_login_failed, warehouse_database_missing, warehouse_permission_denied: the role may not create in the schema, warehouse_check_failed',
   )
   async testAppConnection(
     @Request() request: ExpressRequest,

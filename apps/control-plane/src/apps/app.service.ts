@@ -1,4 +1,11 @@
-import { appTypeDefinition, appTypes, rolesOfAppType, warehouseAppTypes } from '@pipeline/catalog';
+import {
+  appTypeDefinition,
+  appTypes,
+  connectorFor,
+  rolesOfAppType,
+  warehouseAppTypes,
+} from '@pipeline/catalog';
+import { ConnectorError, type ConnectorOptions } from '@pipeline/connectors';
 import { isAppError } from '@pipeline/errors';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomUUID } from 'node:crypto';
@@ -42,6 +49,9 @@ const sortProperty: Record<AppSort, keyof AppEntity> = {
 
 const UNIQUE_VIOLATION = '23505';
 
+/** How long a connection test of a source app waits for its vendor. */
+const CONNECTION_TEST_TIMEOUT_MS = 20_000;
+
 /**
  * What still uses an app and forbids its deletion ("active source <ids>"), or undefined. The
  * features that use apps register one (apps/ imports none of them).
@@ -59,6 +69,8 @@ export class AppService {
     private readonly settings = new AppSettingsValidator(),
     private readonly warehouses = new WarehouseAppCheck(),
     private readonly registry?: WarehouseRegistry,
+    /** How a source app's connector reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
+    private readonly connectors: ConnectorOptions = {},
   ) {}
 
   private get repository() {
@@ -211,23 +223,58 @@ export class AppService {
   }
 
   /**
-   * Tests the connection of an app that supports it (a customer's warehouse): 200 when it
-   * works, 422 with the failure's code otherwise. The app is not changed.
+   * Tests the connection of an app that supports it: a customer's warehouse (connects and checks
+   * it may create tables) or an app that imports (its connector's check: one authenticated
+   * read at the vendor). 200 when it works, 422 with the failure's code otherwise, at the
+   * credential fields when the vendor refused them. The app is not changed.
    */
   async testConnection(accountId: string, appId: string): Promise<AppConnectionTest> {
     const app = await this.find(accountId, appId);
     if (app.state === 'deleted') throw conflict('resource_deleted', `App ${app.id} is deleted`);
-    if (!isWarehouseAppType(app.appType))
+    const imports = appTypeDefinition(app.appType)?.imports !== undefined;
+    if (!isWarehouseAppType(app.appType) && !imports)
       throw unprocessable(
         'connection_test_not_supported',
-        `${app.appType} apps have no connection test; only customer-owned warehouses do`,
+        `${app.appType} apps have no connection test; only customer-owned warehouses and sources that import do`,
       );
     const credentials = this.openCredentials(app);
     if (!credentials)
       throw unprocessable('credentials_required', `App ${app.id} has no credentials to connect with`, [
-        { path: 'credentials', message: 'set the password first' },
+        { path: 'credentials', message: 'set the credentials first' },
       ]);
-    return this.warehouses.assertWorks(warehouseAppTarget(app, credentials), 'config');
+    if (isWarehouseAppType(app.appType))
+      return this.warehouses.assertWorks(warehouseAppTarget(app, credentials), 'config');
+    return this.checkConnector(app, credentials);
+  }
+
+  /** The connector's own check, with few retries: a person waits for the answer. */
+  private async checkConnector(
+    app: AppEntity,
+    credentials: Record<string, unknown>,
+  ): Promise<AppConnectionTest> {
+    try {
+      const connector = connectorFor(
+        { appType: app.appType, credentials, config: app.config },
+        { ...this.connectors, attempts: 2, minDelayMs: 200 },
+      );
+      await connector?.check(AbortSignal.timeout(CONNECTION_TEST_TIMEOUT_MS));
+      return { ok: true, schemaCreated: false };
+    } catch (error) {
+      if (!(error instanceof ConnectorError)) throw error;
+      if (error.code === 'invalid_credentials')
+        throw unprocessable(
+          'credentials_rejected',
+          `The connection test failed: ${error.message}; the credentials were refused`,
+          Object.keys(credentials).map((field) => ({
+            path: `credentials.${field}`,
+            message: `refused by the vendor (${error.message})`,
+          })),
+        );
+      throw unprocessable(
+        error.code === 'network_error' ? 'connection_failed' : 'connection_test_failed',
+        `The connection test failed: ${error.message}`,
+      );
+    }
   }
 
   /** Decrypted credentials, for the internal write-key resolution only; never for API responses. */

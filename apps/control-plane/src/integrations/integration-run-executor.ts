@@ -70,7 +70,26 @@ const integrationStatuses: OwnerStatuses<IntegrationRunStatus> = {
   succeeded: 'completed',
   failed: 'errored',
   paused: 'paused',
+  idle: 'pending',
 };
+
+/** What an integration records when its run changes state (the job runner's, and a cancel by request). */
+export async function recordIntegrationJobTransition(
+  tx: EntityManager,
+  job: JobEntity,
+  transition: JobTransition,
+): Promise<void> {
+  if (!job.integrationId) return;
+  const integrations = tx.getRepository(IntegrationEntity);
+  const integration = await integrations.findOneBy({ id: job.integrationId });
+  if (!integration) return;
+  const fields = ownerFieldsAfter(
+    transition,
+    { paused: integration.state !== 'active', consecutiveFailures: integration.consecutiveFailures },
+    integrationStatuses,
+  );
+  await integrations.update(integration.id, fields);
+}
 
 const atText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
@@ -164,17 +183,8 @@ export class IntegrationRunExecutor implements JobExecutor {
     }
   }
 
-  async onTransition(tx: EntityManager, job: JobEntity, transition: JobTransition): Promise<void> {
-    if (!job.integrationId) return;
-    const integrations = tx.getRepository(IntegrationEntity);
-    const integration = await integrations.findOneBy({ id: job.integrationId });
-    if (!integration) return;
-    const fields = ownerFieldsAfter(
-      transition,
-      { paused: integration.state !== 'active', consecutiveFailures: integration.consecutiveFailures },
-      integrationStatuses,
-    );
-    if (fields) await integrations.update(integration.id, fields);
+  onTransition(tx: EntityManager, job: JobEntity, transition: JobTransition): Promise<void> {
+    return recordIntegrationJobTransition(tx, job, transition);
   }
 
   /**

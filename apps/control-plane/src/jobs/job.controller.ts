@@ -1,5 +1,5 @@
 import type { Request as ExpressRequest } from 'express';
-import { Controller, Get, Path, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
+import { Controller, Get, Path, Post, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
 import { principalOf } from '../auth/principal';
 import type { Scope } from '../auth/scopes';
 import { forbidden } from '../http/api-errors';
@@ -41,5 +41,30 @@ export class JobsController extends Controller {
       throw forbidden('insufficient_scope', `This API key lacks the scope ${needed}`);
     }
     return { data: job };
+  }
+
+  /**
+   * Cancels a queued or running job of the account. A queued job is `cancelled` at once and
+   * never starts. A running one is `cancelled` at once too, and its worker stops within a
+   * heartbeat (`JOB_HEARTBEAT_INTERVAL_MS`), writing nothing more: the rows it read and
+   * wrote so far stay as counted, and what it loaded stays loaded (a later sync goes on from the
+   * cursor it saved). The source or integration goes back to `pending` (`paused` if it is),
+   * its last sync and last error unchanged. The key needs the write scope of the job's owner:
+   * `sources.write` for a source sync, `integrations.write` for an integration run. A job that
+   * has ended already is 409 `job_finished`; another account's job is 404.
+   */
+  @Post('{jobId}/cancel')
+  @Security('api_key', ['sources.write'])
+  @Security('api_key', ['integrations.write'])
+  @Response<Problem>(404, 'No such job in this account')
+  @Response<Problem>(409, 'job_finished: the job has succeeded, failed or been cancelled already')
+  async cancelJob(@Request() request: ExpressRequest, @Path() jobId: string): Promise<{ data: JobView }> {
+    const principal = principalOf(request);
+    const job = await this.jobs.get(principal.accountId, jobId);
+    const needed: Scope = job.kind === 'integration_run' ? 'integrations.write' : 'sources.write';
+    if (!principal.scopes.includes(needed)) {
+      throw forbidden('insufficient_scope', `This API key lacks the scope ${needed}`);
+    }
+    return { data: await this.jobs.cancel(principal.accountId, jobId) };
   }
 }

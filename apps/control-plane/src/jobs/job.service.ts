@@ -1,11 +1,18 @@
 import { AccountLimiter } from '../accounts/account-limits';
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import { notFound } from '../http/api-errors';
+import { conflict, notFound } from '../http/api-errors';
 import { requireId } from '../http/ids';
 import { pageOf } from '../http/list-query';
 import type { ListResponse, PageRequest, SortOrder } from '../http/pagination';
 import type { JobView } from './job.dto';
-import { accountJobKinds, JobEntity, type JobStatus, type JobTrigger } from './job.entity';
+import {
+  accountJobKinds,
+  JobEntity,
+  type AccountJobKind,
+  type JobStatus,
+  type JobTrigger,
+} from './job.entity';
+import type { JobTransition } from './job-executor';
 import { toJobView } from './job-view';
 import { returnedRows } from '../database/returned-rows';
 
@@ -24,14 +31,27 @@ export interface JobDispatch {
   onQueued: (tx: EntityManager, job: JobEntity) => Promise<void>;
 }
 
+/** Records a job's new state on its owner (a source or an integration), in the job's transaction. */
+export type OwnerTransition = (tx: EntityManager, job: JobEntity, transition: JobTransition) => Promise<void>;
+
 /** Creates jobs, and lists them for clients following their syncs; the sync engine runs them. */
 export class JobService {
+  private readonly owners = new Map<AccountJobKind, OwnerTransition>();
+
   constructor(
     private readonly dataSource: DataSource,
     /** Called once a queued job is committed, so an in-process job runner claims it at once. */
     readonly notifyQueued: () => void = () => undefined,
     private readonly limiter: AccountLimiter = new AccountLimiter(),
+    /** Called once a cancel is committed, so an in-process job runner stops the job at once. */
+    private readonly notifyCancelled: (jobId: string) => void = () => undefined,
   ) {}
+
+  /** How the owners of `kind` follow a cancel by request (sources and integrations register theirs). */
+  followCancels(kind: AccountJobKind, owner: OwnerTransition): this {
+    this.owners.set(kind, owner);
+    return this;
+  }
 
   /** A source's jobs, newest first by default. The caller has checked the source is the account's. */
   listForSource(
@@ -80,6 +100,41 @@ export class JobService {
       .findOneBy({ id, accountId, kind: In(accountJobKinds) });
     if (!job) throw notFound('job', jobId);
     return toJobView(job);
+  }
+
+  /**
+   * `POST /jobs/{id}/cancel`: a queued job is cancelled at once and never starts; a running one
+   * is cancelled too, and its worker, which may write nothing once the job is not its own any
+   * more, stops at its next heartbeat or progress write (at once when it runs in this process).
+   * Rows read and written so far stay as the worker last saved them. The owner becomes idle
+   * (its last sync and error kept). A job that already ended is 409 `job_finished`; another
+   * account's, 404. The caller has checked the key's scope for the job's kind (`get`).
+   */
+  async cancel(accountId: string, jobId: string): Promise<JobView> {
+    const id = requireId('job', jobId);
+    const cancelled = await this.dataSource.transaction(async (tx) => {
+      const [row] = returnedRows<{ id: string }>(
+        await tx.query(
+          `UPDATE jobs SET status = 'cancelled', worker_id = NULL, heartbeat_at = NULL,
+                  finished_at = now(), updated_at = now(),
+                  error = jsonb_build_object('code', 'cancelled', 'message', 'Cancelled by request')
+            WHERE id = $1 AND account_id = $2 AND kind = ANY($3) AND status IN ('queued', 'running')
+            RETURNING id`,
+          [id, accountId, [...accountJobKinds]],
+        ),
+      );
+      const job = await tx.getRepository(JobEntity).findOneBy({ id, accountId, kind: In(accountJobKinds) });
+      if (!job) throw notFound('job', jobId);
+      if (!row)
+        throw conflict(
+          'job_finished',
+          `Job ${job.id} is ${job.status} already; only a queued or running job can be cancelled`,
+        );
+      await this.owners.get(job.kind as AccountJobKind)?.(tx, job, { to: 'cancelled' });
+      return job;
+    });
+    this.notifyCancelled(cancelled.id);
+    return toJobView(cancelled);
   }
 
   /**

@@ -9,6 +9,7 @@ const statuses = {
   succeeded: 'ok',
   failed: 'error',
   paused: 'paused',
+  idle: 'waiting',
 } as const;
 const now = new Date('2026-03-04T05:06:07.000Z');
 const active = { paused: false, consecutiveFailures: 2 };
@@ -58,8 +59,9 @@ describe('ownerFieldsAfter', () => {
     expect(ownerFieldsAfter({ to: 'failed', error }, paused, statuses, now)?.consecutiveFailures).toBe(3);
   });
 
-  it('changes nothing when the job is cancelled', () => {
-    expect(ownerFieldsAfter({ to: 'cancelled' }, active, statuses, now)).toBeNull();
+  it('leaves the owner idle (paused if it is) when its job is cancelled, its last sync and error kept', () => {
+    expect(ownerFieldsAfter({ to: 'cancelled' }, active, statuses, now)).toEqual({ status: 'waiting' });
+    expect(ownerFieldsAfter({ to: 'cancelled' }, paused, statuses, now)).toEqual({ status: 'paused' });
   });
 
   it('stamps the current time when none is given', () => {

@@ -7,6 +7,8 @@ export interface OwnerStatuses<S extends string> {
   succeeded: S;
   failed: S;
   paused: S;
+  /** No job queued or running, the last one cancelled by request: waiting for the next. */
+  idle: S;
 }
 
 export interface OwnerFields<S extends string> {
@@ -20,14 +22,15 @@ export interface OwnerFields<S extends string> {
  * What a source or an integration records when its job changes state: the status (kept
  * `paused` while the owner is inactive); on success `lastSyncAt`, no `lastError` and no
  * failures counted; on failure the error and one more consecutive failure; a retry records its
- * transient error without counting it. Null when the owner's fields do not change (cancelled).
+ * transient error without counting it; a cancel leaves the owner idle, its last sync and error
+ * as they were.
  */
 export function ownerFieldsAfter<S extends string>(
   transition: JobTransition,
   owner: { paused: boolean; consecutiveFailures: number },
   statuses: OwnerStatuses<S>,
   now: Date = new Date(),
-): OwnerFields<S> | null {
+): OwnerFields<S> {
   const status = (s: S) => (owner.paused ? statuses.paused : s);
   const at = now.toISOString();
   switch (transition.to) {
@@ -47,6 +50,6 @@ export function ownerFieldsAfter<S extends string>(
         consecutiveFailures: owner.consecutiveFailures + 1,
       };
     case 'cancelled':
-      return null;
+      return { status: status(statuses.idle) };
   }
 }

@@ -41,7 +41,32 @@ const sourceStatuses: OwnerStatuses<IntegrationStatus> = {
   succeeded: 'succeeded',
   failed: 'failed',
   paused: 'paused',
+  idle: 'pending',
 };
+
+/**
+ * What a source records when its sync job changes state (the job runner's transitions, and a
+ * cancel by request): its status, last sync and error, and whether the job is its active import.
+ */
+export async function recordSourceJobTransition(
+  tx: EntityManager,
+  job: JobEntity,
+  transition: JobTransition,
+): Promise<void> {
+  if (!job.sourceId) return;
+  const sources = tx.getRepository(SourceEntity);
+  const source = await sources.findOneBy({ id: job.sourceId });
+  if (!source) return;
+  const { status, ...rest } = ownerFieldsAfter(
+    transition,
+    { paused: source.state !== 'active', consecutiveFailures: source.consecutiveFailures },
+    sourceStatuses,
+  );
+  // The queued or running job is the active import; one that ended is not.
+  const active =
+    transition.to === 'running' ? {} : { activeImportJobId: transition.to === 'queued' ? job.id : null };
+  await sources.update(source.id, { integrationStatus: status, ...rest, ...active });
+}
 
 /**
  * Runs a warehouse call with the driver's own error: a sync's warehouse failure is shown to the
@@ -126,22 +151,8 @@ export class SourceSyncExecutor implements JobExecutor {
     return counts;
   }
 
-  async onTransition(tx: EntityManager, job: JobEntity, transition: JobTransition): Promise<void> {
-    if (!job.sourceId) return;
-    const sources = tx.getRepository(SourceEntity);
-    const source = await sources.findOneBy({ id: job.sourceId });
-    if (!source) return;
-    const fields = ownerFieldsAfter(
-      transition,
-      { paused: source.state !== 'active', consecutiveFailures: source.consecutiveFailures },
-      sourceStatuses,
-    );
-    // The queued or running job is the active import; one that ended is not.
-    const active =
-      transition.to === 'running' ? {} : { activeImportJobId: transition.to === 'queued' ? job.id : null };
-    if (!fields) return void (await sources.update(source.id, active));
-    const { status, ...rest } = fields;
-    await sources.update(source.id, { integrationStatus: status, ...rest, ...active });
+  onTransition(tx: EntityManager, job: JobEntity, transition: JobTransition): Promise<void> {
+    return recordSourceJobTransition(tx, job, transition);
   }
 
   private async connectorOf(source: SourceEntity): Promise<Connector> {

@@ -129,6 +129,8 @@ export interface HarnessOptions {
   debugger?: AppDependencies['debugger'];
   /** How saved URLs are judged (AppDependencies.egress): tests give a resolver with fixed answers. */
   egress?: AppDependencies['egress'];
+  /** How source apps' connection tests reach their vendor (tests point them at look-alikes). */
+  connectors?: AppDependencies['connectors'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -160,6 +162,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     tenantChanges: options.tenantChanges,
     debugger: options.debugger,
     egress: options.egress,
+    connectors: options.connectors,
     engineFor: options.engineFor,
     operatorToken: new OperatorToken(options.operatorToken),
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),

@@ -131,6 +131,14 @@ export class PgWorkQueue {
     this.wakeUp?.();
   }
 
+  /**
+   * The item was cancelled (its row is no longer running): its execution here, if any, stops now
+   * instead of at its next heartbeat. It writes nothing more: the item is not its own.
+   */
+  cancelled(id: string): void {
+    this.inFlight.get(id)?.controller.abort(new Interrupted('lost'));
+  }
+
   /** Stops claiming, interrupts the executions in progress and puts their items back. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -319,6 +327,11 @@ export abstract class QueueWorker {
   /** Stops claiming, interrupts the executions in progress and puts their items back. */
   stop(): Promise<void> {
     return this.queue.stop();
+  }
+
+  /** The item was cancelled: its execution in this process, if any, stops now. */
+  cancelled(id: string): void {
+    this.queue.cancelled(id);
   }
 
   /** Requeues (or fails) items whose worker stopped heartbeating. */
