@@ -33,7 +33,7 @@ const READ_SCOPES = [
 
 /** What no read-only page may offer: each would answer 403 to a key with only *.read scopes. */
 const WRITE_BUTTONS =
-  /create|rotate|revoke|replay|discard|delete|start|cancel|sync|pause|resume|test connection|save|connect|run/i;
+  /create|rotate|revoke|replay|discard|delete|start|cancel|sync|pause|resume|test connection|save|connect|run|add|edit|disable|enable|new|remove/i;
 
 const clusters = useTestClusters();
 
@@ -146,25 +146,75 @@ describe('a read-only key', () => {
   it('sees no button that would answer 403, on any page', async () => {
     const key = await t.keyWith([...READ_SCOPES]);
     const writeKeyId = (await h.as(t.key).get('/api/v1/write-keys')).body.data[0].id as string;
-    const page = await signedIn(key);
-    const seen: Record<string, string[]> = {};
-    for (const hash of [
+    // A task of the account, whose page offers starting a run and cancelling it to a manager.
+    const task = await h.as(t.key).post('/api/v1/tasks').send({ template_id: 'connector_health_audit' });
+    expect(task.status).toBe(201);
+    const taskId = task.body.data.task_id as string;
+    // An app, its source and a queued sync: each page of them offers edits, syncs and cancels to a writer.
+    const api = h.as(t.key);
+    const app = await api
+      .post('/api/v1/apps')
+      .send({ appType: 'stripe', displayName: 'Stripe', credentials: { secretKey: 'sk_test_console' } });
+    expect(app.status).toBe(201);
+    const source = await api
+      .post('/api/v1/sources')
+      .send({ appId: app.body.data.id, syncType: 'stripe', importTasks: ['customers'] });
+    expect(source.status).toBe(201);
+    const sync = await api.post(`/api/v1/sources/${source.body.data.id as string}/sync`);
+    expect(sync.status).toBe(202);
+    const hashes = [
       '#/',
       '#/write-keys',
       `#/write-keys/${writeKeyId}`,
       '#/warehouse',
       '#/usage',
       '#/tasks',
-    ]) {
-      await page.goto(`${base}/console/${hash}`);
-      await settled(page);
+      `#/tasks/${taskId}`,
+      '#/apps',
+      `#/apps/${app.body.data.id as string}`,
+      '#/sources',
+      `#/sources/${source.body.data.id as string}`,
+      `#/sources/${source.body.data.id as string}/jobs`,
+      `#/jobs/${sync.body.data.id as string}`,
+      '#/integrations',
+    ];
+    /** Each page's buttons as `key` sees them, once the page has loaded. */
+    const buttonsFor = async (signed: Page, hash: string) => {
+      await signed.goto(`${base}/console/${hash}`);
+      await settled(signed);
+      return signed.getByRole('button').allInnerTexts();
+    };
+    // The same pages offer write buttons to a key with every scope: the check below is not empty.
+    const writer = await signedIn(t.key);
+    const offeredToWriter: Record<string, number> = {};
+    for (const hash of hashes)
+      offeredToWriter[hash] = (await buttonsFor(writer, hash)).filter((b) => WRITE_BUTTONS.test(b)).length;
+    await writer.close();
+    const writes = (hash: string) => (offeredToWriter[hash] ?? 0) > 0;
+    expect(
+      [
+        '#/write-keys',
+        `#/write-keys/${writeKeyId}`,
+        '#/warehouse',
+        '#/tasks',
+        `#/tasks/${taskId}`,
+        `#/apps/${app.body.data.id as string}`,
+        '#/sources',
+        `#/sources/${source.body.data.id as string}`,
+        `#/jobs/${sync.body.data.id as string}`,
+      ].filter((hash) => !writes(hash)),
+    ).toEqual([]);
+
+    const page = await signedIn(key);
+    const seen: Record<string, string[]> = {};
+    for (const hash of hashes) {
+      seen[hash] = await buttonsFor(page, hash);
       // Pages that read with this key show their data, not a refusal.
       expect({ hash, refused: await page.locator('.notice.forbidden').count() }).toEqual({
         hash,
         refused: 0,
       });
-      seen[hash] = await page.getByRole('button').allInnerTexts();
-      await shot(page, `20-read-only${hash.replace(/[#/]+/g, '-').replace(/-[0-9a-f-]{36}$/, '-key')}`);
+      await shot(page, `20-read-only${hash.replace(/[0-9a-f-]{36}/g, 'one').replace(/[#/]+/g, '-')}`);
     }
     for (const [hash, buttons] of Object.entries(seen)) {
       expect({ hash, offered: buttons.filter((b) => WRITE_BUTTONS.test(b)) }).toEqual({ hash, offered: [] });
@@ -175,6 +225,25 @@ describe('a read-only key', () => {
     expect(await page.getByRole('heading', { name: 'Create a write key' }).count()).toBe(0);
     expect(await page.getByRole('heading', { name: 'Connect your own server' }).count()).toBe(0);
     expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('a key with some write scopes', () => {
+  it('is offered the actions of its scopes only: write keys yes, the warehouse connect no', async () => {
+    const key = await t.keyWith(['write_keys.read', 'write_keys.write', 'apps.read']);
+    const page = await signedIn(key, '#/write-keys');
+    await page.getByRole('heading', { name: 'Create a write key' }).waitFor();
+    const website = page.locator('tr', { has: page.getByRole('link', { name: 'website', exact: true }) });
+    expect(await website.getByRole('button').allInnerTexts()).toEqual(['Rotate', 'Revoke']);
+    await page.goto(`${base}/console/#/warehouse`);
+    await settled(page);
+    expect(await page.getByRole('heading', { name: 'Connect your own server' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Test connection/ }).count()).toBe(0);
+    // Without usage.read the size is not asked for: the page says which scope it needs.
+    expect(await page.locator('section[aria-labelledby="placed-heading"]').innerText()).toContain(
+      'needs the scope usage.read',
+    );
     await page.close();
   });
 });
@@ -220,6 +289,40 @@ describe('write keys in the page', () => {
     await page.getByRole('link', { name: 'Shop' }).waitFor();
     expect(await page.content()).not.toContain(secret);
     expect(await page.locator('tr', { hasText: 'Shop' }).innerText()).toContain(`${secret.slice(0, 9)}…`);
+    await page.close();
+  });
+
+  it('creates a key with the keyboard alone, and lands on the key shown once', async () => {
+    const page = await signedIn(t.key, '#/write-keys');
+    await page.getByRole('heading', { name: 'Create a write key' }).waitFor();
+    const focused = () =>
+      page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent);
+    // From the top of the page, Tab until the form's first field (a bound, not an expectation).
+    for (let i = 0; i < 40 && (await focused()) !== 'write-key-name'; i += 1)
+      await page.keyboard.press('Tab');
+    expect(await focused()).toBe('write-key-name');
+    await page.keyboard.type('Keyboard');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('write-key-origins');
+    await page.keyboard.type('kb.example.com');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Create the write key');
+    await page.keyboard.press('Enter');
+    const once = page.getByRole('region', { name: 'New write key “Keyboard”' });
+    await once.waitFor();
+    // Focus moved to the key: the next Tab is its field, then its copy button.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-labelledby'))).toBe(
+      'once-heading',
+    );
+    await page.keyboard.press('Tab');
+    const secret = await page.evaluate(() => (document.activeElement as HTMLInputElement).value);
+    expect((await resolve(secret)).body.data).toMatchObject({
+      status: 'active',
+      allowedOrigins: ['kb.example.com'],
+    });
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Copy the key');
+    await shot(page, '22b-write-key-created-keyboard');
     await page.close();
   });
 
