@@ -86,6 +86,12 @@ delivery_metrics() {
 check "the warehouse consumer counts it on /metrics" delivery_metrics
 check "the delivery consumers answer /health" curl -fsS -o /dev/null "http://127.0.0.1:$((delivery_port + 1))/health"
 check "the API reference answers at /docs" curl -fsS -o /dev/null "http://127.0.0.1:$cp_port/docs/"
+dead_letter_index() {
+  # The control plane reads the delivery kinds' dead-letter topics: it was given the broker.
+  for _ in $(seq 1 40); do grep -q '"message":"dead-letter index started"' "$out" && return 0; sleep 0.25; done
+  return 1
+}
+check "the control plane's dead-letter index joined Kafka" dead_letter_index
 sdk_served() {
   local body
   body="$(curl -fsS "http://127.0.0.1:$ing_port/v1/sdk.js")" && [[ "$body" == *pipeline-web-tracking* ]]

@@ -4,7 +4,8 @@ import { functionRanges, mutationConfig } from '../../tools/mutation/base-config
 // network: credential masking and sealing, the URLs a tenant saves, API-key and write-key
 // tokens, scopes and the failed-key windows, write-key origins and limits, what a job shows and
 // records, the schedule bounds, the errors a tenant sees, the warehouse names spliced into SQL,
-// the operator's token, and a warehouse's fields and masked password. Where such logic sat in a
+// the operator's token, a warehouse's fields and masked password, and which dead letters a
+// tenant's replay or discard selects. Where such logic sat in a
 // class doing I/O it lives in a file of its own.
 export default mutationConfig({
   dir: 'apps/control-plane',
@@ -28,6 +29,7 @@ export default mutationConfig({
     'apps/control-plane/src/warehouse/warehouse-names.ts',
     'apps/control-plane/src/warehouse/connection-failure.ts',
     'apps/control-plane/src/warehouses/warehouse-fields.ts',
+    'apps/control-plane/src/dead-letters/dead-letter-selector.ts',
     ...functionRanges('apps/control-plane/src/warehouse/query-meter.ts', ['meteredBytes']),
   ],
   tests: [
@@ -52,6 +54,7 @@ export default mutationConfig({
     'src/warehouse/warehouse-names.test.ts',
     'src/warehouse/connection-failure.test.ts',
     'src/warehouses/warehouse-fields.test.ts',
+    'src/dead-letters/dead-letter-selector.test.ts',
   ],
   breakAt: 95,
 });

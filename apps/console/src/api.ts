@@ -117,9 +117,9 @@ export async function call<T>(
   return data as T;
 }
 
-/** Checks a key before keeping it: anything but 401 means the key is known. */
+/** Checks a key before keeping it: GET /api/v1/me answers any known key, 401 an unknown one. */
 export async function checkKey(key: string): Promise<boolean> {
-  const response = await fetch('/api/v1/apps?limit=1', {
+  const response = await fetch('/api/v1/me', {
     headers: { Accept: 'application/json', Authorization: `Bearer ${key}` },
     credentials: 'omit',
     cache: 'no-store',

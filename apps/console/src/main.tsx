@@ -5,6 +5,7 @@ import './console.css';
 import { AccessProvider } from './access';
 import { checkKey, forgetKey, onSignedOut, storedKey, storeKey } from './api';
 import { AppPage, Apps, CreateApp, NewApp } from './pages/apps';
+import { DeadLetters } from './pages/dead-letters';
 import { IntegrationPage, Integrations } from './pages/integrations';
 import { JobList, JobPage } from './pages/jobs';
 import { SourcePage, Sources } from './pages/sources';
@@ -35,6 +36,7 @@ function route(hash: string) {
   if (first === 'warehouse') return { nav: 'warehouse', page: <Warehouse /> };
   if (first === 'tasks' && id) return { nav: 'tasks', page: <TaskPage id={id} /> };
   if (first === 'tasks') return { nav: 'tasks', page: <Tasks /> };
+  if (first === 'dead-letters') return { nav: 'dead-letters', page: <DeadLetters /> };
   return { nav: 'overview', page: <Overview /> };
 }
 
@@ -57,6 +59,7 @@ const NAV = [
   { id: 'warehouse', href: '#/warehouse', label: 'Warehouse' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
   { id: 'tasks', href: '#/tasks', label: 'Tasks' },
+  { id: 'dead-letters', href: '#/dead-letters', label: 'Dead letters' },
 ];
 
 function App() {

@@ -20,6 +20,7 @@ export type DebugEvent = Schemas['DebugEvent'];
 export type Delivery = Schemas['DeliveryOutcomeView'];
 export type DailyUsage = Schemas['DailyUsageItem'];
 export type PrecheckResult = Schemas['PrecheckResult'];
+export type DeadLetter = Schemas['DeadLetterView'];
 
 /** A page of an MCP list tool (`tasks_list`): the REST lists' envelope. */
 export interface List<T> {

@@ -36,6 +36,8 @@ import { MeController } from './me/me.controller';
 import type { UsageService } from './usage/usage.service';
 import { WriteKeysController } from './write-keys/write-key.controller';
 import { DebuggerController } from './debugger/debugger.controller';
+import { DeadLettersController } from './dead-letters/dead-letter.controller';
+import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
 import { debugStreamRouter } from './debugger/debugger-stream';
 import type { Redis } from '@pipeline/redis';
@@ -61,6 +63,7 @@ export interface ApiServices {
   tasks: TaskService;
   usage: UsageService;
   debugger: DebuggerService;
+  deadLetters: DeadLetterService;
   warehouses: WarehouseRegistry;
   placements: WarehousePlacements;
   warehouseMoves: WarehouseMoves;
@@ -124,6 +127,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [UsageController, new UsageController(services.usage)],
     [MeController, new MeController(dataSource)],
     [DebuggerController, new DebuggerController(services.debugger)],
+    [DeadLettersController, new DeadLettersController(services.deadLetters)],
     [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],
     [AccountWarehouseController, new AccountWarehouseController(services.placements)],
     [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
-import { forwardingAppTypes } from '@pipeline/catalog';
+import { deliveryKinds, forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
 import type { ConnectorOptions } from '@pipeline/connectors';
 import {
@@ -14,6 +14,7 @@ import {
   warehouseTimeoutsOf,
 } from '@pipeline/destinations';
 import type { TenantUrlCheckOptions } from '@pipeline/egress';
+import { createKafka } from '@pipeline/kafka';
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
@@ -29,6 +30,9 @@ import { InternalTokens } from './auth/internal-tokens';
 import { accountLimitsOf, maxRunningPerAccount, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './data-model';
 import { DebuggerService } from './debugger/debugger.service';
+import { DeadLetterIndexer } from './dead-letters/dead-letter-index';
+import { KafkaDeadLetterReplayer, type DeadLetterReplayer } from './dead-letters/dead-letter-replayer';
+import { DeadLetterService } from './dead-letters/dead-letter.service';
 import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import {
   IntegrationRunExecutor,
@@ -101,6 +105,8 @@ export interface ServiceDependencies {
    * warehouse it is placed on, and the registry sizes and probes through them (engineFor unused).
    */
   engines?: WarehouseEngines;
+  /** Puts dead letters back for delivery (Kafka); absent: replays answer 503 `dead_letters_unavailable`. */
+  deadLetterReplayer?: DeadLetterReplayer;
   /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
   connectors?: ConnectorOptions;
 }
@@ -163,7 +169,9 @@ export function composeServices(deps: ServiceDependencies) {
   const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices));
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
+  const deadLetters = new DeadLetterService(dataSource, deps.deadLetterReplayer);
   return {
+    deadLetters,
     warehouses,
     placements,
     warehouseMoves,
@@ -279,6 +287,9 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const debuggerRedis = await connectDebuggerRedis(config, logger);
 
   const tenantChanges = new TenantChangePublisher(redis, logger);
+  // The broker of the dead-letter index and of replays (the delivery consumers' topics).
+  const kafka = createKafka(config, { clientId: 'control-plane', logger });
+  const deadLetterReplayer = new KafkaDeadLetterReplayer(kafka, config.KAFKA_TOPIC_PREFIX);
   // Built below the services that wake them; the callbacks read them once the graph is complete.
   let worker: TaskWorker | undefined;
   let jobs: JobRunner | undefined;
@@ -317,6 +328,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
     },
     metrics,
+    deadLetterReplayer,
     ...(debuggerRedis && config.REDIS_URL
       ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
       : {}),
@@ -340,6 +352,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const shutdownSteps: ShutdownStep[] = [
     { name: 'database pool', run: () => dataSource.destroy() },
     { name: 'warehouse pools', run: () => engines.close() },
+    { name: 'dead-letter replay producer', run: () => deadLetterReplayer.close() },
   ];
   const starters: { start(): void }[] = [];
 
@@ -440,6 +453,19 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     const metering = new MeteringTimer(services.metering, logger, config.USAGE_METERING_INTERVAL_MS);
     starters.push(metering);
     shutdownSteps.push({ name: 'usage metering', run: () => metering.stop() });
+  }
+
+  if (config.DEAD_LETTER_INDEX_ENABLED) {
+    const indexer = new DeadLetterIndexer({
+      kafka,
+      dataSource,
+      logger,
+      kinds: deliveryKinds,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+    });
+    starters.push(indexer);
+    shutdownSteps.push({ name: 'dead-letter index', run: () => indexer.stop() });
   }
 
   if (redis) shutdownSteps.push({ name: 'redis', run: () => closeRedis(redis) });

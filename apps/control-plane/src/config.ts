@@ -5,6 +5,7 @@ import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 import { warehouseConfigSchema, warehouseUrlField } from '@pipeline/destinations';
 import { egressConfigSchema } from '@pipeline/egress';
+import { kafkaConfigSchema } from '@pipeline/kafka';
 import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { duplicateTokenProblems, internalTokenFields } from './auth/internal-tokens';
@@ -195,14 +196,25 @@ export const controlPlaneConfigSchema = z
     USAGE_METERING_INTERVAL_MS: envInt({ default: 900_000, min: 1000, max: 86_400_000 }).describe(
       'How often usage is metered: how old, at most, the figures the usage endpoints answer are (their `meteredAt`).',
     ),
+    DEAD_LETTER_INDEX_ENABLED: envBool(true).describe(
+      "Read every delivery kind's dead-letter topic (on `KAFKA_BROKERS`, under `KAFKA_TOPIC_PREFIX`) into the dead-letter index that `/api/v1/dead-letters` lists, in this process (its own consumer group, `<prefix>control-plane.dead-letter-index`, so several replicas share the work). `false` for API-only replicas; at least one process must index.",
+    ),
     ...warehouseConfigSchema.shape,
     ...egressConfigSchema.shape,
     ...loggingConfigSchema.shape,
     ...tracingConfigSchema.shape,
     ...lifecycleConfigSchema.shape,
     ...postgresConfigSchema.shape,
+    ...kafkaConfigSchema.shape,
   })
   .superRefine((config, ctx) => {
+    // kafkaConfigSchema's own rule, which spreading its shape leaves behind.
+    if (config.KAFKA_SASL_MECHANISM && (!config.KAFKA_SASL_USERNAME || !config.KAFKA_SASL_PASSWORD))
+      ctx.addIssue({
+        code: 'custom',
+        path: [config.KAFKA_SASL_USERNAME ? 'KAFKA_SASL_PASSWORD' : 'KAFKA_SASL_USERNAME'],
+        message: 'required when KAFKA_SASL_MECHANISM is set',
+      });
     for (const { variable, message } of duplicateTokenProblems(config, forwardingAppTypes))
       ctx.addIssue({ code: 'custom', path: [variable], message });
   });

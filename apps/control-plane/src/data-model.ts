@@ -25,6 +25,8 @@ import { CustomerWarehouses1795720000000 } from './database/migrations/179572000
 import { WarehouseMoves1795800000000 } from './database/migrations/1795800000000-warehouse-moves';
 import { MoveToSchema1795820000000 } from './database/migrations/1795820000000-move-to-schema';
 import { ClickHouseWarehouses1795900000000 } from './database/migrations/1795900000000-clickhouse-warehouses';
+import { DeadLetters1796000000000 } from './database/migrations/1796000000000-dead-letters';
+import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
 import { dataSourceFor } from './database/data-source';
 
 // The one place that names every feature's entity and every migration. TypeORM needs the whole
@@ -44,6 +46,7 @@ export const entities = [
   WarehouseEntity,
   AccountWarehouseEntity,
   WarehouseMoveEntity,
+  DeadLetterEntity,
 ];
 export const migrations = [
   CreateAccounts1795316766691,
@@ -60,6 +63,7 @@ export const migrations = [
   WarehouseMoves1795800000000,
   MoveToSchema1795820000000,
   ClickHouseWarehouses1795900000000,
+  DeadLetters1796000000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -25,6 +25,7 @@ const LAYERS = [
   'account-warehouse',
   'me',
   'debugger',
+  'dead-letters',
   'internal',
   'app-types',
   'health',

@@ -28,6 +28,16 @@ export {
   type DestinationDependencies,
   type DestinationKind,
 } from './destination-kinds';
+export {
+  deadLetterOf,
+  deadLetterReasonCode,
+  deadLetterReplayMessages,
+  replayDeadLetters,
+  type DeadLetter,
+  type DeadLetterRecord,
+  type ReplayableLetter,
+  type ReplayProducer,
+} from './dead-letters';
 export { DeliveryMetrics, type LagSource } from './delivery-metrics';
 export { DeliveryFailure, type SkippedEvent, type UndeliveredEvent } from './forwarding/delivery-failure';
 export {

@@ -26,6 +26,9 @@ function Warehouse() {
   return (
     <section aria-labelledby="warehouse-heading">
       <h2 id="warehouse-heading">Warehouse</h2>
+      <p>
+        <a href="#/warehouse">Its size, and connecting your own server →</a>
+      </p>
       <Show loaded={loaded}>
         {({ data }) => (
           <dl class="facts" data-warehouse-id={data.warehouseId}>

@@ -17,6 +17,9 @@ export const scopes = [
   'tasks.read',
   'tasks.write',
   'tasks.manage',
+  'dead_letters.read',
+  'dead_letters.replay',
+  'dead_letters.discard',
 ] as const;
 
 export type Scope = (typeof scopes)[number];

@@ -38,7 +38,7 @@ const READ_SCOPES = [
  * scopes (a link to a form counts too: "Add Stripe", "Edit").
  */
 const WRITE_ACTION =
-  /\b(add|create|edit|rotate|revoke|replay|discard|delete|disable|enable|start|cancel|sync|pause|resume|test|save|connect|run|remove)\b/i;
+  /\b(add|new|create|edit|rotate|revoke|replay|discard|delete|disable|enable|start|cancel|sync|pause|resume|test|save|connect|run|remove)\b/i;
 
 const clusters = useTestClusters();
 
@@ -50,7 +50,7 @@ let base: string;
 let browser: Browser;
 let context: BrowserContext;
 /** An app, a source in error with a sync job, an integration: every page has something to act on. */
-let ids: { app: string; source: string; job: string; integration: string };
+let ids: { app: string; source: string; job: string; integration: string; task: string };
 
 const resolve = (writeKey: string) =>
   request(h.app)
@@ -137,18 +137,16 @@ beforeAll(async () => {
   expect(source.status).toBe(201);
   const sync = await api.post(`/api/v1/sources/${source.body.data.id}/sync`);
   expect(sync.status).toBe(202);
-  await h.db.dataSource
-    .getRepository(SourceEntity)
-    .update(
-      { id: source.body.data.id },
-      {
-        lastError: {
-          code: 'vendor_unauthorized',
-          message: 'Stripe: invalid API key provided',
-          at: new Date().toISOString(),
-        },
+  await h.db.dataSource.getRepository(SourceEntity).update(
+    { id: source.body.data.id },
+    {
+      lastError: {
+        code: 'vendor_unauthorized',
+        message: 'Stripe: invalid API key provided',
+        at: new Date().toISOString(),
       },
-    );
+    },
+  );
   const braze = await api.post('/api/v1/apps').send({
     appType: 'braze',
     displayName: 'Braze',
@@ -163,7 +161,11 @@ beforeAll(async () => {
     schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
   });
   expect(integration.status).toBe(201);
+  // A task of the account, whose page offers starting a run and cancelling it to a manager.
+  const task = await api.post('/api/v1/tasks').send({ template_id: 'connector_health_audit' });
+  expect(task.status).toBe(201);
   ids = {
+    task: task.body.data.task_id,
     app: stripe.body.data.id,
     source: source.body.data.id,
     job: sync.body.data.id,
@@ -201,12 +203,14 @@ const everyPage = () => [
   `#/sources/${ids.source}`,
   '#/integrations',
   `#/integrations/${ids.integration}`,
+  `#/sources/${ids.source}/jobs`,
   `#/jobs/${ids.job}`,
   '#/write-keys',
   `#/write-keys/${writeKeyId()}`,
   '#/warehouse',
   '#/usage',
   '#/tasks',
+  `#/tasks/${ids.task}`,
 ];
 let firstWriteKeyId = '';
 const writeKeyId = () => firstWriteKeyId;
@@ -237,6 +241,7 @@ async function writeActionsByPage(key: string, screenshots: string): Promise<Rec
       .replace(/[#/]+/g, '-')
       .replace(/-$/, '');
     await shot(page, `${screenshots}${name || '-overview'}`);
+    if (hash === '#/tasks') expect(await actionsOn(page)).toContain('Check prerequisites');
   }
   expect(problemsOf(page)).toEqual([]);
   await page.close();
@@ -251,15 +256,34 @@ describe('a read-only key', () => {
 
   it('while a full key sees the actions on the same pages', async () => {
     const offered = await writeActionsByPage(t.key, '20-full-key');
-    // Every page but usage (which only reads) offers something to do with a full key.
+    // Every page but usage and a job list (which only read) offers something to do with a full key.
     const without = Object.entries(offered)
       .filter(([, actions]) => actions.length === 0)
       .map(([hash]) => hash);
-    expect(without).toEqual(['#/usage']);
+    expect(without).toEqual([`#/sources/${ids.source}/jobs`, '#/usage']);
     expect(offered['#/']).toContain('Sync Stripe shop now');
     expect(offered[`#/sources/${ids.source}`]).toEqual(expect.arrayContaining(['Sync now', 'Pause']));
     expect(offered['#/write-keys']).toContain('Create the write key');
     expect(offered['#/warehouse']).toContain('Test connection and save');
+  });
+});
+
+describe('a key with some write scopes', () => {
+  it('is offered the actions of its scopes only: write keys yes, the warehouse connect no', async () => {
+    const key = await t.keyWith(['write_keys.read', 'write_keys.write', 'apps.read']);
+    const page = await signedIn(key, '#/write-keys');
+    await page.getByRole('heading', { name: 'Create a write key' }).waitFor();
+    const website = page.locator('tr', { has: page.getByRole('link', { name: 'website', exact: true }) });
+    expect(await website.getByRole('button').allInnerTexts()).toEqual(['Rotate', 'Revoke']);
+    await page.goto(`${base}/console/#/warehouse`);
+    await settled(page);
+    expect(await page.getByRole('heading', { name: 'Connect your own server' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Test connection/ }).count()).toBe(0);
+    // Without usage.read the size is not asked for: the page says which scope it needs.
+    expect(await page.locator('section[aria-labelledby="placed-heading"]').innerText()).toContain(
+      'needs the scope usage.read',
+    );
+    await page.close();
   });
 });
 
@@ -304,6 +328,39 @@ describe('write keys in the page', () => {
     await page.getByRole('link', { name: 'Shop' }).waitFor();
     expect(await page.content()).not.toContain(secret);
     expect(await page.locator('tr', { hasText: 'Shop' }).innerText()).toContain(`${secret.slice(0, 9)}…`);
+    await page.close();
+  });
+
+  it('creates a key with the keyboard alone, and lands on the key shown once', async () => {
+    const page = await signedIn(t.key, '#/write-keys');
+    await page.getByRole('heading', { name: 'Create a write key' }).waitFor();
+    const focused = () =>
+      page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent);
+    // From the top of the page, Tab until the form's first field (a bound, not an expectation).
+    for (let i = 0; i < 40 && (await focused()) !== 'f-name'; i += 1) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('f-name');
+    await page.keyboard.type('Keyboard');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('f-allowedOrigins');
+    await page.keyboard.type('kb.example.com');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Create the write key');
+    await page.keyboard.press('Enter');
+    const once = page.getByRole('region', { name: 'New write key “Keyboard”' });
+    await once.waitFor();
+    // Focus moved to the key: the next Tab is its field, then its copy button.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-labelledby'))).toBe(
+      'once-heading',
+    );
+    await page.keyboard.press('Tab');
+    const secret = await page.evaluate(() => (document.activeElement as HTMLInputElement).value);
+    expect((await resolve(secret)).body.data).toMatchObject({
+      status: 'active',
+      allowedOrigins: ['kb.example.com'],
+    });
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Copy the key');
+    await shot(page, '22b-write-key-created-keyboard');
     await page.close();
   });
 

@@ -68,6 +68,7 @@ describe(`hostile bodies at every route of the built control plane (${HEAP_LIMIT
         LOG_LEVEL: 'error',
         TASK_WORKER_ENABLED: 'false',
         SCHEDULER_ENABLED: 'false',
+        DEAD_LETTER_INDEX_ENABLED: 'false',
         API_RATE_LIMIT_ENABLED: 'false',
         // Its hundreds of wrong keys are counted under an address of its own (below), never
         // 127.0.0.1's, which every other suite's control plane shares in this Redis.

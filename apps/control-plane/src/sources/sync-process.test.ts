@@ -59,6 +59,7 @@ describe('the control plane process: sync jobs survive a crash (real PostgreSQL)
     LOG_LEVEL: 'warn',
     TASK_WORKER_ENABLED: 'false',
     SCHEDULER_ENABLED: 'false',
+    DEAD_LETTER_INDEX_ENABLED: 'false',
     JOB_POLL_INTERVAL_MS: '100',
     JOB_HEARTBEAT_INTERVAL_MS: '100',
     JOB_STALE_AFTER_MS: '1500',

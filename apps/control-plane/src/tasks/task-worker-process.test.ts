@@ -52,6 +52,7 @@ describe('the control plane process: task runs survive a crash (real PostgreSQL)
     HOST: '127.0.0.1',
     PORT: String(port),
     LOG_LEVEL: 'warn',
+    DEAD_LETTER_INDEX_ENABLED: 'false',
     TASK_WORKER_POLL_INTERVAL_MS: '100',
     TASK_RUN_HEARTBEAT_INTERVAL_MS: '100',
     TASK_RUN_STALE_AFTER_MS: '1500',

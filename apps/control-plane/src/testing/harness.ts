@@ -129,6 +129,8 @@ export interface HarnessOptions {
   debugger?: AppDependencies['debugger'];
   /** How saved URLs are judged (AppDependencies.egress): tests give a resolver with fixed answers. */
   egress?: AppDependencies['egress'];
+  /** Puts dead letters back for delivery (a KafkaDeadLetterReplayer); absent: replays answer 503. */
+  deadLetterReplayer?: AppDependencies['deadLetterReplayer'];
   /** How source apps' connection tests reach their vendor (tests point them at look-alikes). */
   connectors?: AppDependencies['connectors'];
 }
@@ -164,6 +166,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     egress: options.egress,
     connectors: options.connectors,
     engineFor: options.engineFor,
+    deadLetterReplayer: options.deadLetterReplayer,
     operatorToken: new OperatorToken(options.operatorToken),
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };

@@ -93,6 +93,16 @@ describe('rotating a write key (real PostgreSQL)', () => {
     expect(live.filter((s) => s === 200)).toHaveLength(1);
   });
 
+  it('refuses a body with any field, rotating nothing', async () => {
+    const key = await created();
+    const answer = await h.as(t.key).post(`/api/v1/write-keys/${key.id}/rotate`).send({ name: 'renamed' });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('validation_failed');
+    expect((await resolve(key.key)).status).toBe(200);
+    const empty = await h.as(t.key).post(`/api/v1/write-keys/${key.id}/rotate`).send({});
+    expect(empty.status).toBe(200);
+  });
+
   it('answers 409 write_key_revoked for a revoked key', async () => {
     const key = await created();
     await h.as(t.key).delete(`/api/v1/write-keys/${key.id}`);

@@ -20,6 +20,7 @@ import { pageRequest, type ListResponse } from '../http/pagination';
 import type { Problem } from '../http/problem';
 import type {
   CreateWriteKeyBody,
+  RotateWriteKeyBody,
   UpdateWriteKeyBody,
   WriteKeyCreated,
   WriteKeyState,
@@ -118,6 +119,8 @@ export class WriteKeysController extends Controller {
   async rotateWriteKey(
     @Request() request: ExpressRequest,
     @Path() writeKeyId: string,
+    // Validated only: a body with any field is refused before anything is rotated.
+    @Body() _body?: RotateWriteKeyBody,
   ): Promise<{ data: WriteKeyCreated }> {
     return { data: await this.writeKeys.rotate(principalOf(request).accountId, writeKeyId) };
   }

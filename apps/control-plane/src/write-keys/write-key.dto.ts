@@ -55,3 +55,10 @@ export interface UpdateWriteKeyBody {
   allowedOrigins?: string[];
   rateLimits?: WriteKeyRateLimits;
 }
+
+/**
+ * A rotation takes no settings: send no body, or `{}`. Any field is refused (400), as every
+ * endpoint refuses fields it does not know.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- no field is the point
+export interface RotateWriteKeyBody {}

@@ -58,6 +58,7 @@ describe('revocation with the API rate limit off (built control plane, real Post
         TASK_WORKER_ENABLED: 'false',
         JOB_WORKER_ENABLED: 'false',
         SCHEDULER_ENABLED: 'false',
+        DEAD_LETTER_INDEX_ENABLED: 'false',
         USAGE_METERING_ENABLED: 'false',
       }),
       processes,

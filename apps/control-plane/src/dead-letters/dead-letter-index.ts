@@ -1,0 +1,244 @@
+import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import { QueryFailedError, type DataSource } from 'typeorm';
+import { deadLetterOf, deadLetterReasonCode, deliveryTopicsFor } from '@pipeline/destinations';
+import { parseOutboxEnvelope } from '@pipeline/events';
+import { ensureTopics } from '@pipeline/kafka';
+import type { Logger } from '@pipeline/logger';
+
+/** A record of a kind's dead-letter topic, as the index's consumer reads it. */
+export interface IndexedRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: IHeaders;
+  /** The record's Kafka timestamp (ms since the epoch, as a string). */
+  timestamp?: string;
+}
+
+/** What indexing one record did: a new row, an updated one, the same record again, or nothing. */
+export type IndexOutcome = 'inserted' | 'updated' | 'duplicate' | 'not_an_envelope' | 'refused';
+
+const seenAtOf = (deadLetteredAt: string | undefined, timestamp: string | undefined): Date => {
+  for (const candidate of [deadLetteredAt, timestamp !== undefined ? Number(timestamp) : undefined]) {
+    if (candidate === undefined) continue;
+    const at = new Date(candidate);
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  return new Date();
+};
+
+/**
+ * A PostgreSQL refusal of this record's own data (class 22, data exception: a NUL in a
+ * reason, an account id that is no uuid; class 23, integrity: an account that is not in this
+ * control plane): no retry can index it. Anything else (the database away) is retried.
+ */
+const refusesTheRecord = (error: unknown): boolean => {
+  const code = error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+};
+
+/**
+ * The dead-letter index: each dead-lettered outbox record of an account, one row per account,
+ * target and origin (docs/management-api.md, "Dead letters"). A replayed record that
+ * dead-letters again updates its row (count + 1, back to `pending`, first seen kept); the same
+ * Kafka record read twice (a rebalance, a restart before the commit) changes nothing.
+ */
+export class DeadLetterIndex {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly logger: Logger,
+  ) {}
+
+  async index(kind: string, record: IndexedRecord): Promise<IndexOutcome> {
+    const envelope = parseOutboxEnvelope(record.value);
+    if (!envelope || !record.value) {
+      // The operator CLI (`dead-letters list`) still shows it; it belongs to no account.
+      this.logger.debug('dead letter skipped: not an outbox envelope', {
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+      });
+      return 'not_an_envelope';
+    }
+    const letter = deadLetterOf(record);
+    const seenAt = seenAtOf(letter.deadLetteredAt, record.timestamp);
+    const target = letter.target ?? kind;
+    const origin = letter.origin ?? `${record.topic}/${record.partition}/${record.offset}`;
+    try {
+      const rows: { inserted: boolean }[] = await this.dataSource.query(
+        `INSERT INTO dead_letters AS d (account_id, destination, target, origin, reason, reason_code, attempts,
+           permanent, first_seen_at, last_seen_at, message_ids, record_key, record_value, kafka_topic,
+           kafka_partition, kafka_offset)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15)
+         ON CONFLICT (account_id, target, origin) DO UPDATE SET
+           destination = EXCLUDED.destination,
+           reason = EXCLUDED.reason,
+           reason_code = EXCLUDED.reason_code,
+           attempts = EXCLUDED.attempts,
+           permanent = EXCLUDED.permanent,
+           last_seen_at = GREATEST(d.last_seen_at, EXCLUDED.last_seen_at),
+           dead_letter_count = d.dead_letter_count + 1,
+           status = 'pending',
+           message_ids = EXCLUDED.message_ids,
+           record_key = EXCLUDED.record_key,
+           record_value = EXCLUDED.record_value,
+           kafka_topic = EXCLUDED.kafka_topic,
+           kafka_partition = EXCLUDED.kafka_partition,
+           kafka_offset = EXCLUDED.kafka_offset
+         -- The same record again (or an older one, read after a reset): nothing changes.
+         WHERE d.kafka_topic <> EXCLUDED.kafka_topic
+            OR d.kafka_partition <> EXCLUDED.kafka_partition
+            OR d.kafka_offset < EXCLUDED.kafka_offset
+         RETURNING (xmax = 0) AS inserted`,
+        [
+          envelope.accountId,
+          kind,
+          target,
+          origin,
+          letter.reason ?? '',
+          deadLetterReasonCode(letter),
+          Number.isInteger(letter.attempts) ? letter.attempts : 0,
+          letter.permanent,
+          seenAt,
+          letter.messageIds,
+          record.key,
+          record.value,
+          record.topic,
+          record.partition,
+          record.offset,
+        ],
+      );
+      const [row] = rows;
+      return row ? (row.inserted ? 'inserted' : 'updated') : 'duplicate';
+    } catch (error) {
+      if (!refusesTheRecord(error)) throw error;
+      // One tenant's bad record must not stall the others': logged, and the index goes on.
+      this.logger.warn('dead letter not indexed: the database refuses the record', {
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+        error: (error as Error).message,
+      });
+      return 'refused';
+    }
+  }
+}
+
+export interface DeadLetterIndexerOptions {
+  kafka: Kafka;
+  dataSource: DataSource;
+  logger: Logger;
+  /** The delivery kinds whose dead-letter topics are read (@pipeline/catalog's deliveryKinds). */
+  kinds: readonly string[];
+  /** KAFKA_TOPIC_PREFIX: of the topics and of the index's consumer group. */
+  topicPrefix: string;
+  /** KAFKA_REPLICATION_FACTOR, for the dead-letter topics created when missing. */
+  replicationFactor: number;
+  /** Told of each record indexed (tests wait on it). */
+  onIndexed?: (outcome: IndexOutcome) => void;
+}
+
+/** The index's consumer group, under KAFKA_TOPIC_PREFIX. */
+export const deadLetterIndexGroup = (prefix: string) => `${prefix}control-plane.dead-letter-index`;
+
+/**
+ * Reads every delivery kind's dead-letter topic into the index, in the background of the
+ * control plane (like its job runner). Its own consumer group, so replicas share the topics;
+ * offsets are committed only after a record is in the database. Kafka away at start is retried
+ * with a growing wait, never fatal: the API lists what is indexed meanwhile.
+ */
+export class DeadLetterIndexer {
+  private readonly index: DeadLetterIndex;
+  private consumer: Consumer | undefined;
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private wakeRetry: (() => void) | undefined;
+
+  constructor(private readonly options: DeadLetterIndexerOptions) {
+    this.index = new DeadLetterIndex(options.dataSource, options.logger);
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  private async run(): Promise<void> {
+    const { kafka, kinds, topicPrefix, logger } = this.options;
+    const topics = new Map(
+      kinds.map((kind) => [deliveryTopicsFor(kind, topicPrefix).deadLetter.topic, kind]),
+    );
+    for (let wait = 1000; !this.stopped; wait = Math.min(wait * 2, 30_000)) {
+      const consumer = kafka.consumer({ groupId: deadLetterIndexGroup(topicPrefix) });
+      try {
+        await ensureTopics(
+          kafka,
+          kinds.map((kind) => deliveryTopicsFor(kind, topicPrefix).deadLetter),
+          { replicationFactor: this.options.replicationFactor, logger },
+        );
+        if (this.stopped) return;
+        this.consumer = consumer;
+        // kafkajs restarts a crashed consumer itself unless the error is not retriable: then the
+        // index starts over (a new consumer), instead of silently standing still.
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          if (payload.restart || this.stopped) return;
+          logger.error('dead-letter index stopped; starting it again', { error: payload.error.message });
+          this.running = this.restart(consumer);
+        });
+        await consumer.connect();
+        await consumer.subscribe({ topics: [...topics.keys()], fromBeginning: true });
+        await consumer.run({
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+            const kind = topics.get(batch.topic) ?? batch.topic;
+            for (const message of batch.messages) {
+              if (!isRunning() || isStale()) return;
+              const outcome = await this.index.index(kind, {
+                ...message,
+                headers: message.headers ?? {},
+                topic: batch.topic,
+                partition: batch.partition,
+              });
+              resolveOffset(message.offset);
+              this.options.onIndexed?.(outcome);
+              await heartbeat();
+            }
+          },
+        });
+        logger.info('dead-letter index started', {
+          topics: topics.size,
+          group: deadLetterIndexGroup(topicPrefix),
+        });
+        return;
+      } catch (error) {
+        this.consumer = undefined;
+        await consumer.disconnect().catch(() => undefined);
+        if (this.stopped) return;
+        logger.warn('dead-letter index cannot start yet; trying again', {
+          retryInMs: wait,
+          error: (error as Error).message,
+        });
+        await new Promise<void>((resolve) => {
+          this.wakeRetry = resolve;
+          this.retryTimer = setTimeout(resolve, wait);
+        });
+      }
+    }
+  }
+
+  private async restart(crashed: Consumer): Promise<void> {
+    this.consumer = undefined;
+    await crashed.disconnect().catch(() => undefined);
+    if (!this.stopped) await this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.wakeRetry?.();
+    await this.running;
+    await this.consumer?.disconnect();
+  }
+}
