@@ -1,46 +1,98 @@
-// Errors of a form, at their fields: the API's problem `errors[].path` (`body.name`,
-// `body.allowedOrigins[0]`, `body.config.host`) mapped to the field that caused it, and what no
-// field takes shown above the form.
+// The API's errors in a form, for every page and the JSON-Schema form: the problem's
+// `errors[].path` mapped to the field that caused it (one path normalization), one component for
+// a field's error, one labelled field around an input, and one for the form's error above it.
+//
+// The API writes a field's path as `body.displayName`, `body.config.tasks[0].stream`,
+// `credentials.secretKey` (a connector's check) or `/credentials/api_key` (a JSON pointer); all of
+// them name the form's field `displayName`, `config.tasks.0.stream`, `credentials.secretKey`,
+// `credentials.api_key`. A field shows its own error and those of the paths below it.
 import type { ComponentChildren } from 'preact';
-import { ApiError } from './api';
+import { ApiError, type Problem } from './api';
+import { ErrorNotice } from './ui';
 
-/** Field name (the path after `body.`, without an index) → its messages. */
-export type FieldErrors = Record<string, string[]>;
+/** Field path (normalized: `config.tasks.0.stream`) → its message ("; " between several). */
+export type FieldErrors = Record<string, string>;
+
+/** `body.config.tasks[0].stream`, `/credentials/x` and `credentials.x` → `config.tasks.0.stream`, `credentials.x`. */
+export function normalPath(path: string): string {
+  return path
+    .replace(/\[(\d+)\]/g, '.$1')
+    .replace(/\//g, '.')
+    .replace(/^\.+/, '')
+    .replace(/^body(\.|$)/, '');
+}
+
+/** A path as people read it: `config.tasks.0.stream` → `config.tasks[0].stream`. */
+export const displayPath = (path: string) => path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
+
+/** The id of a field's input (or fieldset) for a path; its error's id adds `-error`. */
+export const fieldId = (path: string) => `f-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 
 /**
- * The errors of a failed call by field: `body.allowedOrigins[0]` counts for `allowedOrigins`,
- * `body.config.host` for `config.host`. `byCode` names the field a code without a path (or with
- * a path of a whole object) belongs to, e.g. `warehouse_login_failed` → `credentials.password`.
+ * The errors of a failed call (an ApiError or its problem) by field. `byCode` names the field a
+ * code belongs to when the API gives it no field of its own (or the whole object), e.g.
+ * `warehouse_login_failed` → `credentials.password`.
  */
 export function fieldErrorsOf(error: unknown, byCode: Record<string, string> = {}): FieldErrors {
-  if (!(error instanceof ApiError)) return {};
+  const problem: Problem | undefined = error instanceof ApiError ? error.problem : undefined;
+  if (!problem) return {};
+  const coded = problem.code ? byCode[problem.code] : undefined;
+  if (coded) return { [coded]: problem.detail ?? problem.title ?? problem.code ?? 'is not valid' };
   const fields: FieldErrors = {};
-  const add = (field: string, message: string) => (fields[field] ??= []).push(message);
-  const code = error.problem.code;
-  const coded = code ? byCode[code] : undefined;
-  if (coded) {
-    add(coded, error.message);
-    return fields;
-  }
-  for (const e of error.problem.errors ?? []) {
+  for (const e of problem.errors ?? []) {
     if (!e.path) continue;
-    const field = e.path.replace(/^body\.?/, '').replace(/\[\d+\]/g, '');
-    if (field) add(field, e.message ?? error.message);
+    const path = normalPath(e.path);
+    const message = e.message ?? e.code ?? 'is not valid';
+    fields[path] = fields[path] ? `${fields[path]}; ${message}` : message;
   }
   return fields;
 }
 
-/** A labelled input with its errors below it, tied by aria-describedby and aria-invalid. */
-export function Field({
+const within = (path: string, field: string) => path === field || path.startsWith(`${field}.`);
+
+/**
+ * The message for the field at `path`: its own, and (unless `exact`: fields of their own show
+ * them) those of the paths below it, each named by its path.
+ */
+export function errorAt(errors: FieldErrors, path: string, exact = false): string | undefined {
+  const messages = Object.entries(errors)
+    .filter(([p]) => (exact ? p === path : within(p, path)))
+    .map(([p, m]) => (p === path ? m : `${displayPath(p)}: ${m}`));
+  return messages.length > 0 ? messages.join('; ') : undefined;
+}
+
+/** The error of one field, shown under it; its id ties it to the input (aria-describedby). */
+export function FieldError({
+  errors,
+  path,
   id,
+  exact = false,
+}: {
+  errors: FieldErrors;
+  path: string;
+  id?: string;
+  exact?: boolean;
+}) {
+  const message = errorAt(errors, path, exact);
+  if (!message) return null;
+  return (
+    <span class="field-error" id={id ?? `${fieldId(path)}-error`}>
+      {message}
+    </span>
+  );
+}
+
+/** A labelled input with its hint and error below it, tied by aria-describedby and aria-invalid. */
+export function Field({
+  path,
   label,
   errors,
   hint,
   children,
 }: {
-  id: string;
-  label: string;
-  errors?: string[];
+  path: string;
+  label: ComponentChildren;
+  errors: FieldErrors;
   hint?: ComponentChildren;
   children: (props: {
     id: string;
@@ -48,23 +100,105 @@ export function Field({
     'aria-describedby'?: string;
   }) => ComponentChildren;
 }) {
-  const described = [hint ? `${id}-hint` : null, errors?.length ? `${id}-error` : null]
-    .filter(Boolean)
-    .join(' ');
+  const id = fieldId(path);
+  const error = errorAt(errors, path);
+  const described = [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean).join(' ');
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      {children({ id, 'aria-invalid': Boolean(errors?.length), 'aria-describedby': described || undefined })}
+      {children({ id, 'aria-invalid': Boolean(error), 'aria-describedby': described || undefined })}
       {hint ? (
         <span id={`${id}-hint`} class="muted hint">
           {hint}
         </span>
       ) : null}
-      {errors?.length ? (
-        <span id={`${id}-error`} class="field-error" role="alert">
-          {errors.join(' ')}
-        </span>
-      ) : null}
+      <FieldError errors={errors} path={path} />
     </div>
   );
+}
+
+/** Moves the focus to the field at `path` (the first input of a fieldset); false if none. */
+export function focusField(path: string): boolean {
+  const el = document.getElementById(fieldId(path));
+  const target =
+    el instanceof HTMLFieldSetElement ? el.querySelector<HTMLElement>('input, select, textarea, button') : el;
+  target?.focus();
+  return Boolean(target);
+}
+
+/** Focuses the first field that has an error. */
+export function focusFirstError(errors: FieldErrors): void {
+  Object.keys(errors).some(focusField);
+}
+
+/**
+ * The form's error above or below its fields: the API's problem (or a check's message), and its
+ * field errors listed again, each a link to its field when the form has one (`shown`: the paths
+ * the form shows at fields; without it, any field found on the page).
+ */
+export function FormError({
+  error,
+  errors = fieldErrorsOf(error),
+  shown,
+}: {
+  error: unknown;
+  errors?: FieldErrors;
+  shown?: string[];
+}) {
+  if (!error) return null;
+  const entries = Object.entries(errors);
+  const list =
+    entries.length > 0 ? (
+      <ul class="error-list">
+        {entries.map(([path, message]) => {
+          const field = shown ? shown.map(normalPath).find((s) => within(path, s)) : path;
+          return (
+            <li key={path}>
+              {field ? (
+                <a
+                  href={location.hash || '#/'}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    if (!focusField(path)) focusField(field);
+                  }}
+                >
+                  {displayPath(path)}
+                </a>
+              ) : (
+                <code>{displayPath(path)}</code>
+              )}
+              : {message}
+            </li>
+          );
+        })}
+      </ul>
+    ) : null;
+  if (error instanceof ApiError && error.forbidden) return <ErrorNotice error={error} />;
+  return (
+    <div class="notice error" role="alert">
+      <p>
+        {error instanceof ApiError && error.problem.status === 404 ? 'Not found: ' : null}
+        {error instanceof Error ? error.message : String(error)}
+        {error instanceof ApiError && error.problem.code ? <> ({error.problem.code})</> : null}
+      </p>
+      {list}
+    </div>
+  );
+}
+
+/** Runs an action with a busy flag, keeping its error for the form. */
+export async function attempt(
+  setBusy: (busy: boolean) => void,
+  setError: (error: unknown) => void,
+  work: () => Promise<void>,
+): Promise<void> {
+  setBusy(true);
+  setError(null);
+  try {
+    await work();
+  } catch (e) {
+    setError(e);
+  } finally {
+    setBusy(false);
+  }
 }

@@ -10,7 +10,7 @@
 // those scalars. `unsupported()` names what a schema uses beyond it.
 
 import type { ComponentChildren } from 'preact';
-import type { Problem } from './api';
+import { errorAt, FieldError, fieldId as idOf, type FieldErrors } from './field-errors';
 
 export interface JsonSchema {
   type?: string | string[];
@@ -38,9 +38,6 @@ export interface JsonSchema {
   maxItems?: number;
   [keyword: string]: unknown;
 }
-
-/** Field errors by path: `credentials.secretKey`, `config.conversionActions.Order`, `config`. */
-export type FieldErrors = Record<string, string>;
 
 /** Form state: what the inputs hold (strings, booleans, nested objects, rows of records). */
 export type FormValue = unknown;
@@ -188,6 +185,15 @@ export function initialValue(schema: JsonSchema, value: unknown): FormValue {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** The schema's defaults as a value (`{ port: 5432, tlsMode: 'verify-full' }`), for a new form. */
+export function defaultsOf(schema: JsonSchema): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(schema.properties ?? {})
+      .filter(([, field]) => field.default !== undefined && !field.writeOnly)
+      .map(([name, field]) => [name, field.default]),
+  );
+}
+
 /** Whether anything was entered (a secret typed, a field filled). */
 export function isEntered(value: FormValue): boolean {
   if (typeof value === 'string') return value.trim() !== '';
@@ -303,34 +309,7 @@ function matches(pattern: string, text: string): boolean {
   }
 }
 
-/**
- * The API's field errors by path: `body.credentials.secretKey`, `credentials.secretKey`,
- * `/credentials/api_key` and `body.config.items[0]` all name the form's `credentials.…` and
- * `config.…` fields.
- */
-export function fieldErrorsOf(problem: Problem | undefined): FieldErrors {
-  const errors: FieldErrors = {};
-  for (const error of problem?.errors ?? []) {
-    if (!error.path) continue;
-    const path = normalPath(error.path);
-    errors[path] = errors[path]
-      ? `${errors[path]}; ${error.message ?? 'is not valid'}`
-      : (error.message ?? 'is not valid');
-  }
-  return errors;
-}
-
-export function normalPath(path: string): string {
-  return path
-    .replace(/\[(\d+)\]/g, '.$1')
-    .replace(/\//g, '.')
-    .replace(/^\.+/, '')
-    .replace(/^body\./, '');
-}
-
 // --- rendering ----------------------------------------------------------------------------
-
-const idOf = (path: string) => `f-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 
 export function labelOf(name: string, schema: JsonSchema): string {
   if (schema.title) return schema.title;
@@ -380,7 +359,7 @@ export function SchemaForm({
   setSecrets,
   hint,
 }: SchemaFormProps) {
-  const error = errors[path];
+  const error = errorAt(errors, path, true);
   const empty = kindOf(schema) === 'object' && Object.keys(schema.properties ?? {}).length === 0;
   return (
     <fieldset
@@ -390,7 +369,7 @@ export function SchemaForm({
     >
       <legend>{legend}</legend>
       {hint ? <p class="muted hint">{hint}</p> : null}
-      {error ? <FieldError id={`${idOf(path)}-error`} message={error} /> : null}
+      <FieldError errors={errors} path={path} exact />
       {empty ? (
         <p class="muted">None needed.</p>
       ) : (
@@ -406,14 +385,6 @@ export function SchemaForm({
         />
       )}
     </fieldset>
-  );
-}
-
-function FieldError({ id, message }: { id: string; message: string }) {
-  return (
-    <p class="field-error" id={id}>
-      {message}
-    </p>
   );
 }
 
@@ -483,7 +454,7 @@ function Field(props: FieldProps) {
   const { path, name, schema, value, onChange, errors, required } = props;
   const id = idOf(path);
   const kind = kindOf(schema);
-  const error = errors[path];
+  const error = errorAt(errors, path, true);
   const label = labelOf(name, schema);
   const isSet = schema.writeOnly && props.setSecrets?.includes(name);
   const described = [schema.description || isSet ? `${id}-help` : '', error ? `${id}-error` : '']
@@ -491,7 +462,7 @@ function Field(props: FieldProps) {
     .join(' ');
   const aria = {
     'aria-describedby': described || undefined,
-    'aria-invalid': error ? ('true' as const) : undefined,
+    'aria-invalid': error ? ('true' as const) : ('false' as const),
     'aria-required': required && !isSet ? ('true' as const) : undefined,
   };
   const help =
@@ -510,7 +481,7 @@ function Field(props: FieldProps) {
           {required ? null : <span class="muted"> (optional)</span>}
         </legend>
         {help}
-        {error ? <FieldError id={`${id}-error`} message={error} /> : null}
+        <FieldError errors={errors} path={path} exact />
         <Inner {...props} />
       </fieldset>
     );
@@ -537,7 +508,7 @@ function Field(props: FieldProps) {
           {label}
         </label>
         {help}
-        {error ? <FieldError id={`${id}-error`} message={error} /> : null}
+        <FieldError errors={errors} path={path} exact />
       </div>
     );
   if (kind === 'choice') {
@@ -577,7 +548,7 @@ function Field(props: FieldProps) {
       {caption}
       {input}
       {help}
-      {error ? <FieldError id={`${id}-error`} message={error} /> : null}
+      <FieldError errors={errors} path={path} exact />
     </div>
   );
 }
@@ -595,7 +566,6 @@ function Rows(
   const record = kindOf(schema) === 'record';
   const item = (record ? recordValueSchema(schema) : schema.items) ?? {};
   const rows = (value ?? []) as (Row | FormValue)[];
-  const error = errors[path];
   const valuePath = (i: number) => (record ? `${path}.${i}.value` : `${path}.${i}`);
   // The API names a record's value by its key (`config.conversionActions.Order Completed`).
   const rowErrors = (i: number, row: Row | FormValue): FieldErrors => {
@@ -610,7 +580,7 @@ function Rows(
         {required ? null : <span class="muted"> (optional)</span>}
       </legend>
       {help}
-      {error ? <FieldError id={`${id}-error`} message={error} /> : null}
+      <FieldError errors={errors} path={path} exact />
       {rows.map((row, i) => (
         <div class="row" key={i}>
           {record ? (

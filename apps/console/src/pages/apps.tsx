@@ -4,19 +4,25 @@
 
 import { useState } from 'preact/hooks';
 import { Allowed } from '../access';
-import { ApiError, call, client } from '../api';
+import { call, client } from '../api';
+import {
+  Field,
+  FieldError,
+  fieldErrorsOf,
+  focusFirstError,
+  FormError,
+  type FieldErrors,
+} from '../field-errors';
 import {
   collect,
-  fieldErrorsOf,
   initialValue,
   isEntered,
   SchemaForm,
-  type FieldErrors,
   type FormValue,
   type JsonSchema,
 } from '../schema-form';
 import type { AppDetail, AppType } from '../types';
-import { Badge, ErrorNotice, Show, Time, useLoad } from '../ui';
+import { Badge, Show, Time, useLoad } from '../ui';
 
 const ROLE_HEADINGS = { source: 'Sources', destination: 'Destinations', warehouse: 'Warehouses' } as const;
 
@@ -192,7 +198,7 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
       setOutcome({ kind: 'ok', message: await work() });
       setErrors({});
     } catch (error) {
-      const found = error instanceof ApiError ? fieldErrorsOf(error.problem) : {};
+      const found = fieldErrorsOf(error);
       setErrors(found);
       setOutcome({ kind: 'error', error });
       setTimeout(() => focusFirstError(found), 0);
@@ -292,7 +298,7 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
             {outcome.message}
           </p>
         ) : null}
-        {outcome?.kind === 'error' ? <Failure error={outcome.error} errors={errors} /> : null}
+        {outcome?.kind === 'error' ? <FormError error={outcome.error} errors={errors} /> : null}
       </div>
       {deleted ? (
         <p class="notice">This app is deleted.</p>
@@ -303,23 +309,17 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
           onSubmit={submit}
           aria-label={app ? 'Edit the app' : `New ${type.name} app`}
         >
-          <div class="field">
-            <label for="f-displayName">Name</label>
-            <input
-              id="f-displayName"
-              value={name}
-              autoComplete="off"
-              onInput={(e) => setName(e.currentTarget.value)}
-              aria-required="true"
-              aria-invalid={errors.displayName ? 'true' : undefined}
-              aria-describedby={errors.displayName ? 'f-displayName-error' : undefined}
-            />
-            {errors.displayName ? (
-              <p class="field-error" id="f-displayName-error">
-                {errors.displayName}
-              </p>
-            ) : null}
-          </div>
+          <Field path="displayName" label="Name" errors={errors}>
+            {(props) => (
+              <input
+                {...props}
+                value={name}
+                autoComplete="off"
+                onInput={(e) => setName(e.currentTarget.value)}
+                aria-required="true"
+              />
+            )}
+          </Field>
           {type.roles.length > 1 ? (
             <fieldset id="f-role" aria-describedby={errors.role ? 'f-role-error' : undefined}>
               <legend>Roles</legend>
@@ -339,11 +339,7 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
                   {role}
                 </label>
               ))}
-              {errors.role ? (
-                <p class="field-error" id="f-role-error">
-                  {errors.role}
-                </p>
-              ) : null}
+              <FieldError errors={errors} path="role" />
             </fieldset>
           ) : null}
           <SchemaForm
@@ -463,58 +459,4 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
       ) : null}
     </>
   );
-}
-
-/** The API's error, and its field errors as links to their fields. */
-function Failure({ error, errors }: { error: unknown; errors: FieldErrors }) {
-  const entries = Object.entries(errors);
-  if (error instanceof ApiError && !error.forbidden)
-    return (
-      <div class="notice error" role="alert">
-        <p>
-          {error.message}
-          {error.problem.code ? <> ({error.problem.code})</> : null}
-        </p>
-        <FieldList entries={entries} />
-      </div>
-    );
-  if (error instanceof ApiError) return <ErrorNotice error={error} />;
-  return (
-    <div class="notice error" role="alert">
-      <p>{error instanceof Error ? error.message : String(error)}</p>
-      <FieldList entries={entries} />
-    </div>
-  );
-}
-
-function FieldList({ entries }: { entries: [string, string][] }) {
-  if (entries.length === 0) return null;
-  return (
-    <ul>
-      {entries.map(([path, message]) => (
-        <li key={path}>
-          <a href={`#/`} onClick={(e) => (e.preventDefault(), focusField(path))}>
-            {path}
-          </a>
-          : {message}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-function fieldElement(path: string): HTMLElement | null {
-  return document.getElementById(`f-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`);
-}
-
-function focusField(path: string) {
-  const el = fieldElement(path);
-  const target =
-    el instanceof HTMLFieldSetElement ? el.querySelector<HTMLElement>('input, select, button') : el;
-  target?.focus();
-}
-
-function focusFirstError(errors: FieldErrors) {
-  const first = Object.keys(errors).find((path) => fieldElement(path));
-  if (first) focusField(first);
 }

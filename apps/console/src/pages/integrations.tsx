@@ -3,8 +3,8 @@ import { call, client } from '../api';
 import type { AppItem, AppType } from '../types';
 import { Badge, Json, LastError, Show, Time, useLoad } from '../ui';
 import { Allowed } from '../access';
-import { attempt, FieldError, fieldErrorsOf, FormError } from './form-errors';
-import { OwnerJobs } from './jobs';
+import { attempt, errorAt, FieldError, fieldErrorsOf, FormError } from '../field-errors';
+import { OwnerActions, OwnerJobs } from './jobs';
 
 const readApps = () =>
   call('read apps', client.GET('/api/v1/apps', { params: { query: { limit: 100, state: 'active' } } }));
@@ -121,14 +121,14 @@ function valueOf(text: string): unknown {
 }
 
 const SHOWN = [
-  'body.sourceAppId',
-  'body.destinationAppId',
-  'body.dataType',
-  'body.config.tasks',
-  'body.config.global',
-  'body.schedule.frequencyValue',
-  'body.schedule.frequencyUnit',
-  'body.schedule.rollingWindowDays',
+  'sourceAppId',
+  'destinationAppId',
+  'dataType',
+  'config.tasks',
+  'config.global',
+  'schedule.frequencyValue',
+  'schedule.frequencyUnit',
+  'schedule.rollingWindowDays',
 ];
 
 function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }) {
@@ -153,7 +153,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const errors = fieldErrorsOf(error);
-  const invalid = (path: string) => ([...errors.keys()].some((p) => p.startsWith(path)) ? true : undefined);
+  const invalid = (path: string) => (errorAt(errors, path) ? true : undefined);
   const taskOf = (type: TaskType): Record<string, unknown> & { task_type: string } => {
     switch (type) {
       case 'source_stream':
@@ -209,7 +209,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
           <select
             name="sourceAppId"
             value={sourceAppId}
-            aria-invalid={invalid('body.sourceAppId')}
+            aria-invalid={invalid('sourceAppId')}
             onChange={(e) => {
               setSourceAppId(e.currentTarget.value);
               setStream('');
@@ -222,7 +222,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
               </option>
             ))}
           </select>
-          <FieldError errors={errors} path="body.sourceAppId" />
+          <FieldError errors={errors} path="sourceAppId" />
         </label>
         <span aria-hidden="true" class="arrow">
           →
@@ -232,7 +232,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
           <select
             name="destinationAppId"
             value={destinationAppId}
-            aria-invalid={invalid('body.destinationAppId')}
+            aria-invalid={invalid('destinationAppId')}
             onChange={(e) => setDestinationAppId(e.currentTarget.value)}
           >
             {destinations.map((a) => (
@@ -241,20 +241,20 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
               </option>
             ))}
           </select>
-          <FieldError errors={errors} path="body.destinationAppId" />
+          <FieldError errors={errors} path="destinationAppId" />
         </label>
         <label>
           Data type
           <input
             name="dataType"
             value={dataType}
-            aria-invalid={invalid('body.dataType')}
+            aria-invalid={invalid('dataType')}
             onInput={(e) => setDataType(e.currentTarget.value)}
           />
-          <FieldError errors={errors} path="body.dataType" />
+          <FieldError errors={errors} path="dataType" />
         </label>
       </div>
-      <fieldset aria-invalid={invalid('body.config.tasks')}>
+      <fieldset aria-invalid={invalid('config.tasks')}>
         <legend>Tasks</legend>
         {TASKS.map((t) => (
           <div key={t.type} class="task">
@@ -316,11 +316,11 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
               </div>
             ) : null}
             {tasks.includes(t.type) ? (
-              <FieldError errors={errors} path={`body.config.tasks[${tasks.indexOf(t.type)}]`} />
+              <FieldError errors={errors} path={`config.tasks.${tasks.indexOf(t.type)}`} />
             ) : null}
           </div>
         ))}
-        <FieldError errors={errors} path="body.config.tasks" exact />
+        <FieldError errors={errors} path="config.tasks" exact />
       </fieldset>
       <fieldset>
         <legend>Global config</legend>
@@ -354,7 +354,7 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
         <button type="button" class="small" onClick={() => setGlobal([...global, { key: '', value: '' }])}>
           Add a setting
         </button>
-        <FieldError errors={errors} path="body.config.global" />
+        <FieldError errors={errors} path="config.global" />
       </fieldset>
       <div class="fields">
         <label>
@@ -364,10 +364,10 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
             name="frequencyValue"
             min={1}
             value={frequency}
-            aria-invalid={invalid('body.schedule.frequencyValue')}
+            aria-invalid={invalid('schedule.frequencyValue')}
             onInput={(e) => setFrequency(e.currentTarget.value)}
           />
-          <FieldError errors={errors} path="body.schedule.frequencyValue" />
+          <FieldError errors={errors} path="schedule.frequencyValue" />
         </label>
         <label>
           Unit
@@ -387,10 +387,10 @@ function IntegrationForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppTyp
             name="rollingWindowDays"
             min={1}
             value={windowDays}
-            aria-invalid={invalid('body.schedule.rollingWindowDays')}
+            aria-invalid={invalid('schedule.rollingWindowDays')}
             onInput={(e) => setWindowDays(e.currentTarget.value)}
           />
-          <FieldError errors={errors} path="body.schedule.rollingWindowDays" />
+          <FieldError errors={errors} path="schedule.rollingWindowDays" />
         </label>
       </div>
       <FormError error={error} shown={SHOWN} />
@@ -417,14 +417,10 @@ export function IntegrationPage({ id }: { id: string }) {
     [id],
   );
   const [version, setVersion] = useState(0);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const act = (work: () => Promise<unknown>) =>
-    attempt(setBusy, setError, async () => {
-      await work();
-      reload();
-      setVersion((v) => v + 1);
-    });
+  const changed = () => {
+    reload();
+    setVersion((v) => v + 1);
+  };
   return (
     <>
       <p>
@@ -436,55 +432,46 @@ export function IntegrationPage({ id }: { id: string }) {
             <h1>
               {i.sourceAppName ?? 'Tracked data'} → {i.destinationAppName}
             </h1>
-            <div class="actions">
-              <Allowed scope="integrations.write">
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={busy || i.state !== 'active'}
-                  title="Needs integrations.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'run integrations',
-                        client.POST('/api/v1/integrations/{integrationId}/run', {
-                          params: { path: { integrationId: id } },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  Run now
-                </button>
-              </Allowed>
-              <Allowed scope="integrations.write">
-                <button
-                  type="button"
-                  disabled={busy || i.state === 'deleted'}
-                  title="Needs integrations.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'update integrations',
-                        client.PATCH('/api/v1/integrations/{integrationId}', {
-                          params: { path: { integrationId: id } },
-                          body: { isActive: !i.isActive },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  {i.isActive ? 'Pause' : 'Resume'}
-                </button>
-              </Allowed>
-            </div>
-            {error ? <FormError error={error} shown={[]} /> : null}
+            <OwnerActions
+              scope="integrations.write"
+              runLabel="Run now"
+              canRun={i.state === 'active'}
+              isActive={i.isActive}
+              canToggle={i.state !== 'deleted'}
+              run={() =>
+                call(
+                  'run integrations',
+                  client.POST('/api/v1/integrations/{integrationId}/run', {
+                    params: { path: { integrationId: id } },
+                  }),
+                )
+              }
+              toggle={(isActive) =>
+                call(
+                  'update integrations',
+                  client.PATCH('/api/v1/integrations/{integrationId}', {
+                    params: { path: { integrationId: id } },
+                    body: { isActive },
+                  }),
+                )
+              }
+              onDone={changed}
+            />
             <dl class="facts" data-integration-id={i.id}>
               <dt>From</dt>
-              <dd>{i.sourceApp ? `${i.sourceApp.displayName} (${i.sourceApp.appType})` : 'tracked data'}</dd>
+              <dd>
+                {i.sourceApp ? (
+                  <>
+                    <a href={`#/apps/${i.sourceApp.id}`}>{i.sourceApp.displayName}</a> ({i.sourceApp.appType})
+                  </>
+                ) : (
+                  'tracked data'
+                )}
+              </dd>
               <dt>To</dt>
               <dd>
-                {i.destinationApp.displayName} ({i.destinationApp.appType})
+                <a href={`#/apps/${i.destinationApp.id}`}>{i.destinationApp.displayName}</a> (
+                {i.destinationApp.appType})
               </dd>
               <dt>Data type</dt>
               <dd>{i.dataType}</dd>

@@ -3,8 +3,69 @@ import { call, client } from '../api';
 import type { Job } from '../types';
 import { Badge, ErrorNotice, Json, LastError, Show, Time, useLoad } from '../ui';
 import { Allowed } from '../access';
+import { attempt, FormError } from '../field-errors';
 
 const active = (job: Job) => job.status === 'queued' || job.status === 'running';
+
+/**
+ * A source's or an integration's action bar: run it now (`Sync now`, `Run now`: a new job) and
+ * pause or resume it, each under the owner's write scope; after either, `onDone` (reload the
+ * owner) and the jobs below (`version` for OwnerJobs) are read again. The API's refusal shows
+ * under the bar.
+ */
+export function OwnerActions({
+  scope,
+  runLabel,
+  canRun,
+  isActive,
+  canToggle,
+  run,
+  toggle,
+  onDone,
+}: {
+  scope: 'sources.write' | 'integrations.write';
+  runLabel: string;
+  canRun: boolean;
+  isActive: boolean;
+  canToggle: boolean;
+  run: () => Promise<unknown>;
+  toggle: (isActive: boolean) => Promise<unknown>;
+  onDone: () => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const act = (work: () => Promise<unknown>) =>
+    attempt(setBusy, setError, async () => {
+      await work();
+      onDone();
+    });
+  return (
+    <>
+      <div class="actions">
+        <Allowed scope={scope}>
+          <button
+            type="button"
+            class="primary"
+            disabled={busy || !canRun}
+            title={`Needs ${scope}`}
+            onClick={() => act(run)}
+          >
+            {runLabel}
+          </button>
+          <button
+            type="button"
+            disabled={busy || !canToggle}
+            title={`Needs ${scope}`}
+            onClick={() => act(() => toggle(!isActive))}
+          >
+            {isActive ? 'Pause' : 'Resume'}
+          </button>
+        </Allowed>
+      </div>
+      <FormError error={error} shown={[]} />
+    </>
+  );
+}
 
 /** The jobs of one owner, as the API lists them (newest first). */
 function ownerJobs(owner: 'sources' | 'integrations', id: string) {

@@ -1,7 +1,13 @@
+import { useState } from 'preact/hooks';
+import { Allowed } from '../access';
 import { call, client } from '../api';
-import { Badge, LastError, Show, Time, useLoad } from '../ui';
+import { attempt } from '../field-errors';
+import { Badge, ErrorNotice, LastError, Show, Time, useLoad } from '../ui';
 
-/** Apps, sources and integrations of the account: state, status, last sync, last error. */
+/**
+ * Apps, sources and integrations of the account: state, status, last sync, last error, each
+ * linked to its page (where it is fixed), and Sync now for a source in error when the key may.
+ */
 export function Overview() {
   return (
     <>
@@ -85,7 +91,9 @@ function Sources() {
               <tbody>
                 {data.map((s) => (
                   <tr key={s.id} data-source-id={s.id}>
-                    <td>{s.appName}</td>
+                    <td>
+                      <a href={`#/sources/${s.id}`}>{s.appName}</a>
+                    </td>
                     <td>
                       {s.syncType}, {s.syncFrequency}
                     </td>
@@ -103,6 +111,17 @@ function Sources() {
                     </td>
                     <td>
                       <LastError error={s.lastError} />
+                      {s.lastError || s.integrationStatus === 'failed' ? (
+                        <p class="next-step">
+                          Fix the cause on <a href={`#/sources/${s.id}`}>the source&apos;s page</a> or{' '}
+                          <a href={`#/apps/${s.appId}`}>its app</a>, then sync it.{' '}
+                          {s.state === 'active' ? (
+                            <Allowed scope="sources.write">
+                              <SyncNow sourceId={s.id} name={s.appName} />
+                            </Allowed>
+                          ) : null}
+                        </p>
+                      ) : null}
                     </td>
                     <td>
                       <a href={`#/sources/${s.id}/jobs`}>Jobs of {s.appName}</a>
@@ -146,9 +165,11 @@ function Integrations() {
               </thead>
               <tbody>
                 {data.map((i) => (
-                  <tr key={i.id}>
+                  <tr key={i.id} data-integration-id={i.id}>
                     <td>
-                      {i.sourceAppName} → {i.destinationAppName}
+                      <a href={`#/integrations/${i.id}`}>
+                        {i.sourceAppName ?? 'tracked data'} → {i.destinationAppName}
+                      </a>
                     </td>
                     <td>{i.dataType}</td>
                     <td>
@@ -162,6 +183,12 @@ function Integrations() {
                     </td>
                     <td>
                       <LastError error={i.lastError} />
+                      {i.lastError ? (
+                        <p class="next-step">
+                          Fix the cause on <a href={`#/integrations/${i.id}`}>the integration&apos;s page</a>{' '}
+                          or <a href={`#/apps/${i.destinationAppId}`}>its destination app</a>.
+                        </p>
+                      ) : null}
                     </td>
                     <td>
                       <a href={`#/integrations/${i.id}/jobs`}>Jobs</a>
@@ -210,7 +237,9 @@ function Apps() {
               <tbody>
                 {data.map((a) => (
                   <tr key={a.id}>
-                    <td>{a.displayName}</td>
+                    <td>
+                      <a href={`#/apps/${a.id}`}>{a.displayName}</a>
+                    </td>
                     <td>{a.appType}</td>
                     <td>{a.role.join(', ')}</td>
                     <td>
@@ -228,5 +257,40 @@ function Apps() {
         }
       </Show>
     </section>
+  );
+}
+
+/** POST /api/v1/sources/{id}/sync from the overview: the queued job linked, or the API's error. */
+export function SyncNow({ sourceId, name }: { sourceId: string; name: string }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [jobId, setJobId] = useState<string | null>(null);
+  if (jobId)
+    return (
+      <span role="status">
+        Sync queued: <a href={`#/jobs/${jobId}`}>its job</a>.
+      </span>
+    );
+  return (
+    <>
+      <button
+        type="button"
+        class="small"
+        disabled={busy}
+        aria-label={`Sync ${name} now`}
+        onClick={() =>
+          void attempt(setBusy, setError, async () => {
+            const { data } = await call(
+              'sync sources',
+              client.POST('/api/v1/sources/{sourceId}/sync', { params: { path: { sourceId } } }),
+            );
+            setJobId(data.id);
+          })
+        }
+      >
+        Sync now
+      </button>
+      {error ? <ErrorNotice error={error} /> : null}
+    </>
   );
 }

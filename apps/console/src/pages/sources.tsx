@@ -3,8 +3,8 @@ import { call, client } from '../api';
 import type { AppItem, AppType, SourceDetail } from '../types';
 import { Badge, LastError, Show, Time, useLoad } from '../ui';
 import { Allowed } from '../access';
-import { attempt, FieldError, fieldErrorsOf, FormError } from './form-errors';
-import { OwnerJobs } from './jobs';
+import { attempt, errorAt, FieldError, fieldErrorsOf, FormError } from '../field-errors';
+import { OwnerActions, OwnerJobs } from './jobs';
 
 const readSources = () =>
   call('read sources', client.GET('/api/v1/sources', { params: { query: { limit: 100 } } }));
@@ -81,15 +81,15 @@ function timeZones(): string[] {
 }
 
 const SHOWN = [
-  'body.appId',
-  'body.syncType',
-  'body.importTasks',
-  'body.syncFrequencyValue',
-  'body.syncFrequencyUnit',
-  'body.syncAnchorTime',
-  'body.syncAnchorTimezone',
-  'body.rollingPeriodHours',
-  'body.historicalSyncStartDate',
+  'appId',
+  'syncType',
+  'importTasks',
+  'syncFrequencyValue',
+  'syncFrequencyUnit',
+  'syncAnchorTime',
+  'syncAnchorTimezone',
+  'rollingPeriodHours',
+  'historicalSyncStartDate',
 ];
 
 /** POST /api/v1/sources from a source-role app: import tasks, schedule, window, backfill, run now. */
@@ -132,7 +132,7 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
   const [error, setError] = useState<unknown>(null);
   const zones = useMemo(timeZones, []);
   const fields = fieldErrorsOf(error);
-  const invalid = (path: string) => (fields.has(path) ? true : undefined);
+  const invalid = (path: string) => (errorAt(fields, path) ? true : undefined);
   return (
     <form
       class="stacked"
@@ -168,7 +168,7 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
           <select
             name="appId"
             value={appId}
-            aria-invalid={invalid('body.appId')}
+            aria-invalid={invalid('appId')}
             onChange={(e) => {
               setAppId(e.currentTarget.value);
               setUnchecked(new Set());
@@ -180,11 +180,11 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
               </option>
             ))}
           </select>
-          <FieldError errors={fields} path="body.appId" />
-          <FieldError errors={fields} path="body.syncType" />
+          <FieldError errors={fields} path="appId" />
+          <FieldError errors={fields} path="syncType" />
         </label>
       </div>
-      <fieldset aria-invalid={invalid('body.importTasks')}>
+      <fieldset aria-invalid={invalid('importTasks')}>
         <legend>Import tasks</legend>
         {offered.length === 0 ? <p class="muted">This app type imports nothing.</p> : null}
         {offered.map((task) => (
@@ -207,7 +207,7 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
             </span>
           </label>
         ))}
-        <FieldError errors={fields} path="body.importTasks" />
+        <FieldError errors={fields} path="importTasks" />
       </fieldset>
       <div class="fields">
         <label>
@@ -217,10 +217,10 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
             name="syncFrequencyValue"
             min={1}
             value={frequency}
-            aria-invalid={invalid('body.syncFrequencyValue')}
+            aria-invalid={invalid('syncFrequencyValue')}
             onInput={(e) => setFrequency(e.currentTarget.value)}
           />
-          <FieldError errors={fields} path="body.syncFrequencyValue" />
+          <FieldError errors={fields} path="syncFrequencyValue" />
         </label>
         <label>
           Unit
@@ -232,7 +232,7 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
             <option value="hours">hours</option>
             <option value="days">days</option>
           </select>
-          <FieldError errors={fields} path="body.syncFrequencyUnit" />
+          <FieldError errors={fields} path="syncFrequencyUnit" />
         </label>
         <label>
           Anchor time
@@ -240,10 +240,10 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
             type="time"
             name="syncAnchorTime"
             value={anchor}
-            aria-invalid={invalid('body.syncAnchorTime')}
+            aria-invalid={invalid('syncAnchorTime')}
             onInput={(e) => setAnchor(e.currentTarget.value)}
           />
-          <FieldError errors={fields} path="body.syncAnchorTime" />
+          <FieldError errors={fields} path="syncAnchorTime" />
         </label>
         <label>
           Time zone (IANA)
@@ -252,7 +252,7 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
             list="time-zones"
             value={zone}
             autoComplete="off"
-            aria-invalid={invalid('body.syncAnchorTimezone')}
+            aria-invalid={invalid('syncAnchorTimezone')}
             onInput={(e) => setZone(e.currentTarget.value)}
           />
           <datalist id="time-zones">
@@ -260,7 +260,7 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
               <option key={z} value={z} />
             ))}
           </datalist>
-          <FieldError errors={fields} path="body.syncAnchorTimezone" />
+          <FieldError errors={fields} path="syncAnchorTimezone" />
         </label>
       </div>
       <div class="fields">
@@ -271,10 +271,10 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
             name="rollingPeriodHours"
             min={1}
             value={window}
-            aria-invalid={invalid('body.rollingPeriodHours')}
+            aria-invalid={invalid('rollingPeriodHours')}
             onInput={(e) => setWindow(e.currentTarget.value)}
           />
-          <FieldError errors={fields} path="body.rollingPeriodHours" />
+          <FieldError errors={fields} path="rollingPeriodHours" />
         </label>
         <label>
           Historical start (optional)
@@ -282,10 +282,10 @@ function SourceForm({ apps, appTypes }: { apps: AppItem[]; appTypes: AppType[] }
             type="date"
             name="historicalSyncStartDate"
             value={start}
-            aria-invalid={invalid('body.historicalSyncStartDate')}
+            aria-invalid={invalid('historicalSyncStartDate')}
             onInput={(e) => setStart(e.currentTarget.value)}
           />
-          <FieldError errors={fields} path="body.historicalSyncStartDate" />
+          <FieldError errors={fields} path="historicalSyncStartDate" />
         </label>
         <label class="check">
           <input
@@ -313,14 +313,10 @@ export function SourcePage({ id }: { id: string }) {
     [id],
   );
   const [version, setVersion] = useState(0);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const act = (work: () => Promise<unknown>) =>
-    attempt(setBusy, setError, async () => {
-      await work();
-      reload();
-      setVersion((v) => v + 1);
-    });
+  const changed = () => {
+    reload();
+    setVersion((v) => v + 1);
+  };
   return (
     <>
       <p>
@@ -332,53 +328,34 @@ export function SourcePage({ id }: { id: string }) {
             <h1>
               {source.appName} <span class="muted">source</span>
             </h1>
-            <div class="actions">
-              <Allowed scope="sources.write">
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={busy || source.state !== 'active'}
-                  title="Needs sources.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'sync sources',
-                        client.POST('/api/v1/sources/{sourceId}/sync', {
-                          params: { path: { sourceId: id } },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  Sync now
-                </button>
-              </Allowed>
-              <Allowed scope="sources.write">
-                <button
-                  type="button"
-                  disabled={busy || source.state === 'deleted'}
-                  title="Needs sources.write"
-                  onClick={() =>
-                    act(() =>
-                      call(
-                        'update sources',
-                        client.PATCH('/api/v1/sources/{sourceId}', {
-                          params: { path: { sourceId: id } },
-                          body: { isActive: !source.isActive },
-                        }),
-                      ),
-                    )
-                  }
-                >
-                  {source.isActive ? 'Pause' : 'Resume'}
-                </button>
-              </Allowed>
-            </div>
-            {error && !fieldErrorsOf(error).size ? <FormError error={error} shown={[]} /> : null}
+            <OwnerActions
+              scope="sources.write"
+              runLabel="Sync now"
+              canRun={source.state === 'active'}
+              isActive={source.isActive}
+              canToggle={source.state !== 'deleted'}
+              run={() =>
+                call(
+                  'sync sources',
+                  client.POST('/api/v1/sources/{sourceId}/sync', { params: { path: { sourceId: id } } }),
+                )
+              }
+              toggle={(isActive) =>
+                call(
+                  'update sources',
+                  client.PATCH('/api/v1/sources/{sourceId}', {
+                    params: { path: { sourceId: id } },
+                    body: { isActive },
+                  }),
+                )
+              }
+              onDone={changed}
+            />
             <dl class="facts" data-source-id={source.id}>
               <dt>App</dt>
               <dd>
-                {source.app.displayName} <span class="muted">({source.syncType})</span>
+                <a href={`#/apps/${source.app.id}`}>{source.app.displayName}</a>{' '}
+                <span class="muted">({source.syncType})</span>
               </dd>
               <dt>State</dt>
               <dd>
@@ -503,7 +480,7 @@ function EditSource({ source, onSaved }: { source: SourceDetail; onSaved: () => 
                     {task.name}
                   </label>
                 ))}
-                <FieldError errors={fields} path="body.importTasks" />
+                <FieldError errors={fields} path="importTasks" />
               </fieldset>
               <label>
                 Config (JSON; masked values keep the stored ones)
@@ -512,17 +489,12 @@ function EditSource({ source, onSaved }: { source: SourceDetail; onSaved: () => 
                   rows={5}
                   spellcheck={false}
                   value={config}
-                  aria-invalid={configError || fields.has('body.config') ? true : undefined}
+                  aria-invalid={configError || errorAt(fields, 'config') ? true : undefined}
                   onInput={(e) => setConfig(e.currentTarget.value)}
                 />
-                {configError ? (
-                  <span class="field-error" role="alert">
-                    {configError}
-                  </span>
-                ) : null}
-                <FieldError errors={fields} path="body.config" />
+                <FieldError errors={configError ? { config: configError } : fields} path="config" />
               </label>
-              <FormError error={error} shown={['body.importTasks', 'body.config']} />
+              <FormError error={error} shown={['importTasks', 'config']} />
               {saved ? <p class="notice good">Saved.</p> : null}
               <button type="submit" disabled={busy} title="Needs sources.write">
                 Save

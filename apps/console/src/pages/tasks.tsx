@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { Allowed } from '../access';
 import { call, client, mcpTool } from '../api';
 import type { List, PrecheckResult, Task, TaskRun, Template } from '../types';
+import { attempt } from '../field-errors';
+import { SyncNow } from './overview';
 import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
 
 /**
@@ -71,17 +73,7 @@ function TemplateCard({ template, onStarted }: { template: Template; onStarted: 
   const [precheck, setPrecheck] = useState<PrecheckResult | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const run = (work: () => Promise<void>) => attempt(setBusy, setError, work);
   return (
     <li class="card">
       <h3>{template.name}</h3>
@@ -266,9 +258,54 @@ function Steps({ progress }: { progress: unknown }) {
 interface Finding {
   severity: string;
   code: string;
-  resource?: unknown;
+  resource?: { type?: string; id?: string; name?: string };
   message: string;
   recommendation?: string;
+}
+
+/** The console's page for a finding's resource (an app, a source, an integration), if any. */
+function pageOf(resource: Finding['resource']): string | null {
+  if (!resource?.id) return null;
+  const pages: Record<string, string> = { app: 'apps', source: 'sources', integration: 'integrations' };
+  const page = resource.type ? pages[resource.type] : undefined;
+  return page ? `#/${page}/${encodeURIComponent(resource.id)}` : null;
+}
+
+/**
+ * What to do, said as the console does it: a recommendation naming an API call (`POST
+ * /api/v1/sources/…/sync`) is replaced by the step on the resource's page.
+ */
+const STEPS: Record<string, string> = {
+  sync_error: 'Fix the cause (its last error is on its page), then sync it.',
+  stale_sync: 'Sync or run it now, and check on its page that its schedule runs.',
+  paused: 'Resume it on its page, or delete it.',
+  app_missing: 'Delete it on its page, or connect a new app for it.',
+  missing_credentials: 'Type its credentials on the app’s page.',
+  not_connected: 'Type its credentials on the app’s page.',
+};
+
+function stepOf(f: Finding): string | undefined {
+  if (!f.recommendation || !/\/api\/v1\//.test(f.recommendation)) return f.recommendation;
+  return STEPS[f.code] ?? 'Open it to fix it.';
+}
+
+function NextStep({ finding }: { finding: Finding }) {
+  const href = pageOf(finding.resource);
+  const step = stepOf(finding);
+  const sourceId = finding.resource?.type === 'source' ? finding.resource.id : undefined;
+  return (
+    <div class="muted next-step">
+      {step} {href ? <a href={href}>Open {finding.resource?.name ?? finding.resource?.type}</a> : null}
+      {sourceId && (finding.code === 'sync_error' || finding.code === 'stale_sync') ? (
+        <>
+          {' '}
+          <Allowed scope="sources.write">
+            <SyncNow sourceId={sourceId} name={finding.resource?.name ?? 'the source'} />
+          </Allowed>
+        </>
+      ) : null}
+    </div>
+  );
 }
 
 function Report({ report }: { report: unknown }) {
@@ -287,7 +324,7 @@ function Report({ report }: { report: unknown }) {
           {r.findings.map((f, i) => (
             <li key={i} class={`finding ${f.severity}`}>
               <Badge value={f.severity} /> <code>{f.code}</code> {f.message}
-              {f.recommendation ? <div class="muted">{f.recommendation}</div> : null}
+              {f.recommendation || pageOf(f.resource) ? <NextStep finding={f} /> : null}
             </li>
           ))}
         </ul>

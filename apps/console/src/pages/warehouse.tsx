@@ -1,7 +1,15 @@
 import { useState } from 'preact/hooks';
 import { Allowed, useAccess } from '../access';
 import { call, client } from '../api';
-import { Field, fieldErrorsOf } from '../field-errors';
+import { attempt, Field, fieldErrorsOf, focusFirstError, FormError, type FieldErrors } from '../field-errors';
+import {
+  collect,
+  defaultsOf,
+  initialValue,
+  SchemaForm,
+  type FormValue,
+  type JsonSchema,
+} from '../schema-form';
 import type { components } from '../generated/openapi';
 import { Badge, ErrorNotice, Show, Time, useLoad } from '../ui';
 
@@ -255,46 +263,8 @@ function TestConnection({ app, onTested }: { app: WarehouseApp; onTested: () => 
   );
 }
 
-/** Property schemas as GET /api/v1/app-types/{type} gives them (JSON Schema). */
-interface PropertySchema {
-  type?: string;
-  description?: string;
-  default?: unknown;
-  writeOnly?: boolean;
-  anyOf?: { const?: unknown }[];
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  maxLength?: number;
-}
-
-interface ObjectSchema {
-  properties?: Record<string, PropertySchema>;
-  required?: string[];
-}
-
-const LABELS: Record<string, string> = {
-  host: 'Host',
-  port: 'Port',
-  database: 'Database',
-  user: 'User',
-  schema: 'Schema',
-  tlsMode: 'TLS mode',
-  password: 'Password',
-};
-
-const labelOf = (name: string) =>
-  LABELS[name] ?? name.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase());
-
-/** The choices of an enum-like property (`anyOf` of `const`s, or `enum`), else null. */
-function choicesOf(schema: PropertySchema): string[] | null {
-  if (schema.enum) return schema.enum.map(String);
-  if (schema.anyOf?.every((b) => b.const !== undefined)) return schema.anyOf.map((b) => String(b.const));
-  return null;
-}
-
 /**
- * Connects a server of the account's own: the app type's fields as plain inputs (read from
+ * Connects a server of the account's own: the app type's schemas as a SchemaForm (read from
  * GET /api/v1/app-types/{type}), saved with POST /api/v1/apps, which tests the connection first
  * and saves nothing when it fails; the failure is shown at the field it is about.
  */
@@ -325,93 +295,18 @@ function Connect({ onConnected }: { onConnected: () => void }) {
   );
 }
 
-function initialValues(schema: ObjectSchema): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(schema.properties ?? {}).map(([name, p]) => [
-      name,
-      p.default === undefined ? '' : String(p.default),
-    ]),
-  );
-}
-
 function ConnectForm({ type, onConnected }: { type: AppType; onConnected: () => void }) {
-  const configSchema = type.configSchema as ObjectSchema;
-  const credentialsSchema = type.credentialsSchema as ObjectSchema;
+  const configSchema = type.configSchema as JsonSchema;
+  const credentialsSchema = type.credentialsSchema as JsonSchema;
   const [displayName, setDisplayName] = useState('');
-  const [config, setConfig] = useState(() => initialValues(configSchema));
-  const [credentials, setCredentials] = useState(() => initialValues(credentialsSchema));
+  // A new server starts from the type's defaults (port 5432, TLS verify-full), shown filled in.
+  const [config, setConfig] = useState<FormValue>(() => initialValue(configSchema, defaultsOf(configSchema)));
+  const [credentials, setCredentials] = useState<FormValue>(() => initialValue(credentialsSchema, undefined));
   const [error, setError] = useState<unknown>(null);
-  const [missing, setMissing] = useState<string[]>([]);
+  const [checked, setChecked] = useState<FieldErrors>({});
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState<string | null>(null);
-  const fields = fieldErrorsOf(error, FIELD_OF_CODE);
-  for (const name of missing) fields[name] = ['Required.'];
-  const atFields = Object.keys(fields).length > 0;
-
-  /** The values typed, each as its schema's type: numbers for integers; empty optional ones left out. */
-  const valuesOf = (schema: ObjectSchema, values: Record<string, string>) =>
-    Object.fromEntries(
-      Object.entries(values)
-        .filter(([, v]) => v.trim() !== '')
-        .map(([name, v]) => {
-          const kind = schema.properties?.[name]?.type;
-          return [name, kind === 'integer' || kind === 'number' ? Number(v) : v.trim()];
-        }),
-    );
-
-  const inputs = (
-    part: 'config' | 'credentials',
-    schema: ObjectSchema,
-    values: Record<string, string>,
-    set: (v: Record<string, string>) => void,
-  ) =>
-    Object.entries(schema.properties ?? {}).map(([name, p]) => {
-      const id = `warehouse-${part}-${name}`;
-      const required = schema.required?.includes(name) ?? false;
-      const choices = choicesOf(p);
-      const common = {
-        name: `${part}.${name}`,
-        required,
-        value: values[name] ?? '',
-      };
-      return (
-        <Field
-          key={id}
-          id={id}
-          label={`${labelOf(name)}${required ? '' : ' (optional)'}`}
-          errors={fields[`${part}.${name}`]}
-          hint={p.description}
-        >
-          {(props) =>
-            choices ? (
-              <select
-                {...props}
-                {...common}
-                onChange={(e) => set({ ...values, [name]: e.currentTarget.value })}
-              >
-                {choices.map((c) => (
-                  <option key={c} value={c}>
-                    {c}
-                  </option>
-                ))}
-              </select>
-            ) : (
-              <input
-                {...props}
-                {...common}
-                type={p.writeOnly ? 'password' : p.type === 'integer' ? 'number' : 'text'}
-                autoComplete={p.writeOnly ? 'new-password' : 'off'}
-                spellcheck={false}
-                min={p.minimum}
-                max={p.maximum}
-                maxLength={p.maxLength}
-                onInput={(e) => set({ ...values, [name]: e.currentTarget.value })}
-              />
-            )
-          }
-        </Field>
-      );
-    });
+  const fields = { ...fieldErrorsOf(error, FIELD_OF_CODE), ...checked };
 
   return (
     <form
@@ -420,43 +315,36 @@ function ConnectForm({ type, onConnected }: { type: AppType; onConnected: () => 
       aria-label={`Connect your own ${type.name}`}
       onSubmit={(e) => {
         e.preventDefault();
-        const absent = [
-          ...(displayName.trim() ? [] : ['displayName']),
-          ...(configSchema.required ?? []).filter((n) => !config[n]?.trim()).map((n) => `config.${n}`),
-          ...(credentialsSchema.required ?? []).filter((n) => !credentials[n]).map((n) => `credentials.${n}`),
-        ];
-        setMissing(absent);
+        const found: FieldErrors = displayName.trim() ? {} : { displayName: 'Required.' };
+        const conf = collect(configSchema, config, 'config', found);
+        const creds = collect(credentialsSchema, credentials, 'credentials', found);
+        setChecked(found);
         setSaved(null);
-        if (absent.length > 0) return;
-        setBusy(true);
         setError(null);
-        call(
-          'connect warehouses',
-          client.POST('/api/v1/apps', {
-            body: {
-              appType: type.appType,
-              displayName: displayName.trim(),
-              config: valuesOf(configSchema, config),
-              // Secrets are sent as typed, spaces included.
-              credentials: Object.fromEntries(Object.entries(credentials).filter(([, v]) => v !== '')),
-            },
-          }),
-        ).then(
-          ({ data }) => {
-            setBusy(false);
-            setSaved(data.displayName);
-            setCredentials(initialValues(credentialsSchema));
-            onConnected();
-          },
-          (e: unknown) => {
-            setBusy(false);
-            setError(e);
-          },
-        );
+        if (Object.keys(found).length > 0) {
+          focusFirstError(found);
+          return;
+        }
+        void attempt(setBusy, setError, async () => {
+          const { data } = await call(
+            'connect warehouses',
+            client.POST('/api/v1/apps', {
+              body: {
+                appType: type.appType,
+                displayName: displayName.trim(),
+                config: conf.value as Record<string, unknown>,
+                credentials: creds.value as Record<string, unknown>,
+              },
+            }),
+          );
+          setSaved(data.displayName);
+          setCredentials(initialValue(credentialsSchema, undefined));
+          onConnected();
+        });
       }}
     >
       <p class="muted">{type.description}</p>
-      <Field id="warehouse-name" label="Name" errors={fields.displayName}>
+      <Field path="displayName" label="Name" errors={fields}>
         {(props) => (
           <input
             {...props}
@@ -468,9 +356,24 @@ function ConnectForm({ type, onConnected }: { type: AppType; onConnected: () => 
           />
         )}
       </Field>
-      {inputs('config', configSchema, config, setConfig)}
-      {inputs('credentials', credentialsSchema, credentials, setCredentials)}
-      {error && !atFields ? <ErrorNotice error={error} /> : null}
+      <SchemaForm
+        path="config"
+        legend="Server"
+        schema={configSchema}
+        value={config}
+        onChange={setConfig}
+        errors={fields}
+      />
+      <SchemaForm
+        path="credentials"
+        legend="Login"
+        schema={credentialsSchema}
+        value={credentials}
+        onChange={setCredentials}
+        errors={fields}
+        hint="Sent once to test the connection and stored encrypted; never shown again."
+      />
+      <FormError error={error} errors={fields} />
       {saved ? (
         <p class="notice good" role="status">
           Connected “{saved}”: the server answered the connection test. Your data moves to it when the

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Allowed, useAccess } from '../access';
 import { call, client } from '../api';
-import { Field, fieldErrorsOf } from '../field-errors';
+import { attempt, Field, fieldErrorsOf, FormError } from '../field-errors';
 import { defaultIngestionHost, renderSnippet } from '../snippet';
 import type { WriteKey } from '../types';
 import { Badge, CopyButton, ErrorNotice, Show, Time, useLoad } from '../ui';
@@ -114,8 +114,7 @@ function CreateWriteKey({
   const [error, setError] = useState<unknown>(null);
   const [missingName, setMissingName] = useState(false);
   const [busy, setBusy] = useState(false);
-  const fields = missingName ? { name: ['Enter a name for the key.'] } : fieldErrorsOf(error);
-  const atFields = Object.keys(fields).length > 0;
+  const fields = missingName ? { name: 'Enter a name for the key.' } : fieldErrorsOf(error);
   return (
     <section aria-labelledby="create-key-heading">
       <h2 id="create-key-heading">Create a write key</h2>
@@ -126,28 +125,20 @@ function CreateWriteKey({
           e.preventDefault();
           setMissingName(!name.trim());
           if (!name.trim()) return;
-          setBusy(true);
-          setError(null);
-          call(
-            'create write keys',
-            client.POST('/api/v1/write-keys', {
-              body: { name: name.trim(), allowedOrigins: originsOf(origins) },
-            }),
-          ).then(
-            ({ data }) => {
-              setBusy(false);
-              setName('');
-              setOrigins('');
-              onCreated({ id: data.id, name: data.name, key: data.key });
-            },
-            (e: unknown) => {
-              setBusy(false);
-              setError(e);
-            },
-          );
+          void attempt(setBusy, setError, async () => {
+            const { data } = await call(
+              'create write keys',
+              client.POST('/api/v1/write-keys', {
+                body: { name: name.trim(), allowedOrigins: originsOf(origins) },
+              }),
+            );
+            setName('');
+            setOrigins('');
+            onCreated({ id: data.id, name: data.name, key: data.key });
+          });
         }}
       >
-        <Field id="write-key-name" label="Name" errors={fields.name}>
+        <Field path="name" label="Name" errors={fields}>
           {(props) => (
             <input
               {...props}
@@ -160,9 +151,9 @@ function CreateWriteKey({
           )}
         </Field>
         <Field
-          id="write-key-origins"
+          path="allowedOrigins"
           label="Allowed origins"
-          errors={fields.allowedOrigins}
+          errors={fields}
           hint="Hostnames (shop.example.com) or origins (https://shop.example.com), one per line. A subdomain of one is allowed too. Empty: any origin."
         >
           {(props) => (
@@ -176,7 +167,7 @@ function CreateWriteKey({
             />
           )}
         </Field>
-        {error && !atFields ? <ErrorNotice error={error} /> : null}
+        <FormError error={error} errors={fields} shown={['name', 'allowedOrigins']} />
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create the write key'}
         </button>

@@ -219,6 +219,12 @@ describe('the console in Chromium', () => {
     await expect(row.innerText()).resolves.toContain('vendor_unauthorized: Stripe: invalid API key provided');
     await expect(row.innerText()).resolves.toContain('errored');
     await expect(row.innerText()).resolves.toContain('2 failures in a row');
+    // Where to fix it: the source's page and its app, and Sync now; no API call to type.
+    await expect(row.innerText()).resolves.not.toContain('/api/v1/');
+    expect(await row.getByRole('link', { name: "the source's page" }).getAttribute('href')).toBe(
+      `#/sources/${sourceId}`,
+    );
+    await row.getByRole('button', { name: 'Sync Stripe live now' }).waitFor();
     await signed.getByRole('heading', { name: 'Apps' }).waitFor();
     await signed.getByText('Stripe live').first().waitFor();
     // The account's warehouse: where its data is, and that loading works.
@@ -385,6 +391,13 @@ describe('the console in Chromium', () => {
       const findings = await run.locator('ul.findings').innerText();
       expect(findings).toContain('sync_error');
       expect(findings).toContain('Stripe: invalid API key provided');
+      // Its fix is a step in the console, not an API call to type.
+      expect(findings).not.toContain('/api/v1/');
+      const finding = run.locator('li.finding', { hasText: 'sync_error' });
+      expect(await finding.getByRole('link', { name: 'Open stripe source' }).getAttribute('href')).toBe(
+        `#/sources/${sourceId}`,
+      );
+      await finding.getByRole('button', { name: 'Sync stripe source now' }).waitFor();
       await shot(page, '11-task-report');
       expect(problemsOf(page)).toEqual([]);
       await page.close();

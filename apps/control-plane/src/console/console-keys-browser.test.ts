@@ -6,6 +6,8 @@ import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import request from 'supertest';
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
 import { launchChromium } from '../testing/chromium';
+import { lookAlikeCredentials } from '@pipeline/destinations/testing';
+import { SourceEntity } from '../sources/source.entity';
 import { startHarness, TEST_INTERNAL_TOKEN, type Harness, type Tenant } from '../testing/harness';
 import { consoleDirectory } from './console-files';
 
@@ -31,9 +33,12 @@ const READ_SCOPES = [
   'tasks.read',
 ] as const;
 
-/** What no read-only page may offer: each would answer 403 to a key with only *.read scopes. */
-const WRITE_BUTTONS =
-  /create|rotate|revoke|replay|discard|delete|start|cancel|sync|pause|resume|test connection|save|connect|run|add|edit|disable|enable|new|remove/i;
+/**
+ * The names of actions that change something: each would answer 403 to a key with only *.read
+ * scopes (a link to a form counts too: "Add Stripe", "Edit").
+ */
+const WRITE_ACTION =
+  /\b(add|new|create|edit|rotate|revoke|replay|discard|delete|disable|enable|start|cancel|sync|pause|resume|test|save|connect|run|remove)\b/i;
 
 const clusters = useTestClusters();
 
@@ -44,6 +49,8 @@ let server: Server;
 let base: string;
 let browser: Browser;
 let context: BrowserContext;
+/** An app, a source in error with a sync job, an integration: every page has something to act on. */
+let ids: { app: string; source: string; job: string; integration: string; task: string };
 
 const resolve = (writeKey: string) =>
   request(h.app)
@@ -119,6 +126,51 @@ beforeAll(async () => {
   // A write key to see (and not act on) with a read-only key, and a task with a run to not cancel.
   const existing = await h.as(t.key).post('/api/v1/write-keys').send({ name: 'website' });
   expect(existing.status).toBe(201);
+  const api = h.as(t.key);
+  const stripe = await api
+    .post('/api/v1/apps')
+    .send({ appType: 'stripe', displayName: 'Stripe shop', credentials: { secretKey: 'sk_test_keys' } });
+  expect(stripe.status).toBe(201);
+  const source = await api
+    .post('/api/v1/sources')
+    .send({ appId: stripe.body.data.id, syncType: 'stripe', importTasks: ['customers'] });
+  expect(source.status).toBe(201);
+  const sync = await api.post(`/api/v1/sources/${source.body.data.id}/sync`);
+  expect(sync.status).toBe(202);
+  await h.db.dataSource.getRepository(SourceEntity).update(
+    { id: source.body.data.id },
+    {
+      lastError: {
+        code: 'vendor_unauthorized',
+        message: 'Stripe: invalid API key provided',
+        at: new Date().toISOString(),
+      },
+    },
+  );
+  const braze = await api.post('/api/v1/apps').send({
+    appType: 'braze',
+    displayName: 'Braze',
+    credentials: lookAlikeCredentials.braze,
+    config: { restEndpoint: 'https://rest.iad-01.braze.com' },
+  });
+  expect(braze.status).toBe(201);
+  const integration = await api.post('/api/v1/integrations').send({
+    dataType: 'users',
+    destinationAppId: braze.body.data.id,
+    config: { global: {}, tasks: [{ task_type: 'user_attributes', fields: ['plan'] }] },
+    schedule: { frequencyValue: 1, frequencyUnit: 'days', rollingWindowDays: 7 },
+  });
+  expect(integration.status).toBe(201);
+  // A task of the account, whose page offers starting a run and cancelling it to a manager.
+  const task = await api.post('/api/v1/tasks').send({ template_id: 'connector_health_audit' });
+  expect(task.status).toBe(201);
+  ids = {
+    task: task.body.data.task_id,
+    app: stripe.body.data.id,
+    source: source.body.data.id,
+    job: sync.body.data.id,
+    integration: integration.body.data.id,
+  };
   // The account's storage as the usage metering last measured it: 2.5 GB today.
   await h.db.dataSource.query(
     `INSERT INTO usage_daily (account_id, day, storage_bytes, query_bytes, model_query_bytes, compute_ms,
@@ -142,90 +194,77 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe('a read-only key', () => {
-  it('sees no button that would answer 403, on any page', async () => {
-    const key = await t.keyWith([...READ_SCOPES]);
-    const writeKeyId = (await h.as(t.key).get('/api/v1/write-keys')).body.data[0].id as string;
-    // A task of the account, whose page offers starting a run and cancelling it to a manager.
-    const task = await h.as(t.key).post('/api/v1/tasks').send({ template_id: 'connector_health_audit' });
-    expect(task.status).toBe(201);
-    const taskId = task.body.data.task_id as string;
-    // An app, its source and a queued sync: each page of them offers edits, syncs and cancels to a writer.
-    const api = h.as(t.key);
-    const app = await api
-      .post('/api/v1/apps')
-      .send({ appType: 'stripe', displayName: 'Stripe', credentials: { secretKey: 'sk_test_console' } });
-    expect(app.status).toBe(201);
-    const source = await api
-      .post('/api/v1/sources')
-      .send({ appId: app.body.data.id, syncType: 'stripe', importTasks: ['customers'] });
-    expect(source.status).toBe(201);
-    const sync = await api.post(`/api/v1/sources/${source.body.data.id as string}/sync`);
-    expect(sync.status).toBe(202);
-    const hashes = [
-      '#/',
-      '#/write-keys',
-      `#/write-keys/${writeKeyId}`,
-      '#/warehouse',
-      '#/usage',
-      '#/tasks',
-      `#/tasks/${taskId}`,
-      '#/apps',
-      `#/apps/${app.body.data.id as string}`,
-      '#/sources',
-      `#/sources/${source.body.data.id as string}`,
-      `#/sources/${source.body.data.id as string}/jobs`,
-      `#/jobs/${sync.body.data.id as string}`,
-      '#/integrations',
-    ];
-    /** Each page's buttons as `key` sees them, once the page has loaded. */
-    const buttonsFor = async (signed: Page, hash: string) => {
-      await signed.goto(`${base}/console/${hash}`);
-      await settled(signed);
-      return signed.getByRole('button').allInnerTexts();
-    };
-    // The same pages offer write buttons to a key with every scope: the check below is not empty.
-    const writer = await signedIn(t.key);
-    const offeredToWriter: Record<string, number> = {};
-    for (const hash of hashes)
-      offeredToWriter[hash] = (await buttonsFor(writer, hash)).filter((b) => WRITE_BUTTONS.test(b)).length;
-    await writer.close();
-    const writes = (hash: string) => (offeredToWriter[hash] ?? 0) > 0;
-    expect(
-      [
-        '#/write-keys',
-        `#/write-keys/${writeKeyId}`,
-        '#/warehouse',
-        '#/tasks',
-        `#/tasks/${taskId}`,
-        `#/apps/${app.body.data.id as string}`,
-        '#/sources',
-        `#/sources/${source.body.data.id as string}`,
-        `#/jobs/${sync.body.data.id as string}`,
-      ].filter((hash) => !writes(hash)),
-    ).toEqual([]);
+/** Every page, and one of each thing: what a key sees there is checked page by page. */
+const everyPage = () => [
+  '#/',
+  '#/apps',
+  `#/apps/${ids.app}`,
+  '#/sources',
+  `#/sources/${ids.source}`,
+  '#/integrations',
+  `#/integrations/${ids.integration}`,
+  `#/sources/${ids.source}/jobs`,
+  `#/jobs/${ids.job}`,
+  '#/write-keys',
+  `#/write-keys/${writeKeyId()}`,
+  '#/warehouse',
+  '#/usage',
+  '#/tasks',
+  `#/tasks/${ids.task}`,
+];
+let firstWriteKeyId = '';
+const writeKeyId = () => firstWriteKeyId;
 
-    const page = await signedIn(key);
-    const seen: Record<string, string[]> = {};
-    for (const hash of hashes) {
-      seen[hash] = await buttonsFor(page, hash);
-      // Pages that read with this key show their data, not a refusal.
-      expect({ hash, refused: await page.locator('.notice.forbidden').count() }).toEqual({
-        hash,
-        refused: 0,
-      });
-      await shot(page, `20-read-only${hash.replace(/[0-9a-f-]{36}/g, 'one').replace(/[#/]+/g, '-')}`);
-    }
-    for (const [hash, buttons] of Object.entries(seen)) {
-      expect({ hash, offered: buttons.filter((b) => WRITE_BUTTONS.test(b)) }).toEqual({ hash, offered: [] });
-    }
-    // What the pages do offer: reading only.
-    expect(seen['#/write-keys']).toEqual(['Sign out']);
-    expect(seen['#/tasks']).toContain('Check prerequisites');
-    expect(await page.getByRole('heading', { name: 'Create a write key' }).count()).toBe(0);
-    expect(await page.getByRole('heading', { name: 'Connect your own server' }).count()).toBe(0);
-    expect(problemsOf(page)).toEqual([]);
-    await page.close();
+/** The name of every button, link and disclosure in the page's main part (not the navigation). */
+async function actionsOn(page: Page): Promise<string[]> {
+  return page
+    .locator('main')
+    .locator('button, a[href], summary, [role="button"]')
+    .evaluateAll((elements) =>
+      elements.map((e) => (e.getAttribute('aria-label') ?? e.textContent ?? '').replace(/\s+/g, ' ').trim()),
+    );
+}
+
+/** Visits every page with `key`: the write actions each offers, by page. */
+async function writeActionsByPage(key: string, screenshots: string): Promise<Record<string, string[]>> {
+  firstWriteKeyId = (await h.as(t.key).get('/api/v1/write-keys')).body.data[0].id as string;
+  const page = await signedIn(key);
+  const offered: Record<string, string[]> = {};
+  for (const hash of everyPage()) {
+    await page.goto(`${base}/console/${hash}`);
+    await settled(page);
+    // Pages that read with this key show their data, not a refusal.
+    expect({ hash, refused: await page.locator('.notice.forbidden').count() }).toEqual({ hash, refused: 0 });
+    offered[hash] = (await actionsOn(page)).filter((name) => WRITE_ACTION.test(name));
+    const name = hash
+      .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/, 'one')
+      .replace(/[#/]+/g, '-')
+      .replace(/-$/, '');
+    await shot(page, `${screenshots}${name || '-overview'}`);
+    if (hash === '#/tasks') expect(await actionsOn(page)).toContain('Check prerequisites');
+  }
+  expect(problemsOf(page)).toEqual([]);
+  await page.close();
+  return offered;
+}
+
+describe('a read-only key', () => {
+  it('sees no button or link that would answer 403, on any page', async () => {
+    const offered = await writeActionsByPage(await t.keyWith([...READ_SCOPES]), '20-read-only');
+    expect(offered).toEqual(Object.fromEntries(everyPage().map((hash) => [hash, []])));
+  });
+
+  it('while a full key sees the actions on the same pages', async () => {
+    const offered = await writeActionsByPage(t.key, '20-full-key');
+    // Every page but usage and a job list (which only read) offers something to do with a full key.
+    const without = Object.entries(offered)
+      .filter(([, actions]) => actions.length === 0)
+      .map(([hash]) => hash);
+    expect(without).toEqual([`#/sources/${ids.source}/jobs`, '#/usage']);
+    expect(offered['#/']).toContain('Sync Stripe shop now');
+    expect(offered[`#/sources/${ids.source}`]).toEqual(expect.arrayContaining(['Sync now', 'Pause']));
+    expect(offered['#/write-keys']).toContain('Create the write key');
+    expect(offered['#/warehouse']).toContain('Test connection and save');
   });
 });
 
@@ -256,7 +295,7 @@ describe('write keys in the page', () => {
     await page.getByLabel('Name').fill('Shop');
     await page.getByLabel('Allowed origins').fill('*.example.com');
     await page.getByRole('button', { name: 'Create the write key' }).click();
-    const originsError = page.locator('#write-key-origins-error');
+    const originsError = page.locator('#f-allowedOrigins-error');
     await originsError.waitFor();
     expect(await page.getByLabel('Allowed origins').getAttribute('aria-invalid')).toBe('true');
     await shot(page, '21-write-key-origin-refused');
@@ -298,12 +337,11 @@ describe('write keys in the page', () => {
     const focused = () =>
       page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent);
     // From the top of the page, Tab until the form's first field (a bound, not an expectation).
-    for (let i = 0; i < 40 && (await focused()) !== 'write-key-name'; i += 1)
-      await page.keyboard.press('Tab');
-    expect(await focused()).toBe('write-key-name');
+    for (let i = 0; i < 40 && (await focused()) !== 'f-name'; i += 1) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('f-name');
     await page.keyboard.type('Keyboard');
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('write-key-origins');
+    expect(await focused()).toBe('f-allowedOrigins');
     await page.keyboard.type('kb.example.com');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('Create the write key');
@@ -403,7 +441,7 @@ describe('the warehouse page', () => {
     expect(await form.getByLabel('TLS mode (optional)').inputValue()).toBe('verify-full');
     // Required fields left empty: said at each, nothing sent.
     await form.getByRole('button', { name: 'Test connection and save' }).click();
-    await form.locator('#warehouse-config-host-error').waitFor();
+    await form.locator('#f-config-host-error').waitFor();
     expect(await form.locator('[aria-invalid="true"]').count()).toBe(5);
 
     await form.getByLabel('Name').fill('Our warehouse');
@@ -414,7 +452,7 @@ describe('the warehouse page', () => {
     await form.getByLabel('TLS mode (optional)').selectOption('disable');
     await form.getByLabel('Password').fill('Wrong-Pa55-also-secret');
     await form.getByRole('button', { name: 'Test connection and save' }).click();
-    const passwordError = form.locator('#warehouse-credentials-password-error');
+    const passwordError = form.locator('#f-credentials-password-error');
     await passwordError.waitFor();
     expect(await form.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
     expect(await form.getByLabel('Host').getAttribute('aria-invalid')).toBe('false');
