@@ -433,3 +433,71 @@ describe('labelOf', () => {
     expect(labelOf('apiKey', { title: 'Secret' })).toBe('Secret');
   });
 });
+
+describe('the corners mutation testing found', () => {
+  it('a union of objects without properties, and an object whose properties win over a record', () => {
+    expect(kindOf({ anyOf: [{ type: 'object' }, { type: ['object', 'null'] }] })).toBe('union');
+    expect(kindOf({ type: 'object', properties: { a: str }, additionalProperties: str })).toBe('object');
+    expect(unsupported({ type: 'string', items: { type: 'null' } })).toEqual([]);
+    // What a schema's kind does not read is not checked either.
+    expect(unsupported({ anyOf: [{ properties: { x: str } }], properties: { z: { type: 'null' } } })).toEqual(
+      [],
+    );
+    expect(unsupported({ anyOf: [{ const: 'a', foo: 1 }] })).toEqual([]);
+    expect(
+      unsupported({ type: 'object', properties: { a: str }, additionalProperties: { type: 'null' } }),
+    ).toEqual([]);
+  });
+
+  it('a stored value picks the branch that has all its keys', () => {
+    const schema: JsonSchema = {
+      oneOf: [
+        { type: 'object', properties: { token: str } },
+        { type: 'object', properties: { user: str, pass: str } },
+      ],
+    };
+    expect(initialValue(schema, { user: 'u', other: 'x' })).toEqual({ branch: 0, value: { token: '' } });
+    expect(initialValue(schema, { pass: 'p' })).toEqual({ branch: 1, value: { user: '', pass: 'p' } });
+  });
+
+  it('records and arrays fill their rows by their value schema', () => {
+    expect(initialValue({ type: 'object', additionalProperties: { type: 'boolean' } }, { x: true })).toEqual([
+      { key: 'x', value: true },
+    ]);
+    expect(initialValue({ type: 'array', items: { type: 'boolean' } }, [true, 'no'])).toEqual([true, false]);
+  });
+
+  it('defaults hold only the fields that have one', () => {
+    expect(Object.keys(defaultsOf({ properties: { a: str, b: { type: 'integer', default: 1 } } }))).toEqual([
+      'b',
+    ]);
+  });
+
+  it('only a union value is read by its branch', () => {
+    expect(isEntered({ branch: true })).toBe(true);
+    expect(isEntered({ '': 'x', value: '' })).toBe(true);
+    expect(isEntered({ branch: 'x', '': 'y' })).toBe(true);
+  });
+
+  it('collects no key for an empty field', () => {
+    const schema: JsonSchema = {
+      type: 'object',
+      properties: { a: str, b: str, r: { type: 'object', additionalProperties: str } },
+    };
+    const { value, errors } = collect(schema, { a: 'x', b: '', r: [{ key: 'k', value: '' }] }, 'c');
+    expect(Object.keys(value as object)).toEqual(['a']);
+    expect(errors).toEqual({ 'c.r.0.value': 'Required.' });
+    const rows = collect(schema, { r: [{ key: 'k', value: 'v' }] }, 'c');
+    expect(rows).toEqual({ value: { r: { k: 'v' } }, errors: {} });
+    const record = collect(schema.properties!.r!, [{ key: 'k', value: '' }], 'c');
+    expect(Object.keys(record.value as object)).toEqual([]);
+  });
+
+  it('optional arrays are sent when they hold items, and every item is required', () => {
+    const schema: JsonSchema = { type: 'object', properties: { l: { type: 'array', items: str } } };
+    expect(collect(schema, { l: ['a', ' '] }, 'c')).toEqual({
+      value: { l: ['a'] },
+      errors: { 'c.l.1': 'Required.' },
+    });
+  });
+});
