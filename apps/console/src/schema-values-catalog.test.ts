@@ -110,3 +110,22 @@ describe('the catalog’s schemas', () => {
     );
   });
 });
+
+describe('string lengths', () => {
+  const ajv = new Ajv({ strict: false });
+
+  it('the form counts a length as the API does, in code points', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 8 }).filter((s) => s.trim() === s && s !== ''),
+        fc.nat(8),
+        fc.nat(8),
+        (text, min, max) => {
+          const schema: JsonSchema = { type: 'string', minLength: min, maxLength: max };
+          const passes = Object.keys(collect(schema, text, 'c').errors).length === 0;
+          expect(passes).toBe(ajv.validate(schema, text));
+        },
+      ),
+    );
+  });
+});

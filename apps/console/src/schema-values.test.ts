@@ -253,6 +253,8 @@ describe('collect: the checks', () => {
     ['minLength met', { type: 'string', minLength: 3 }, 'abc', 'abc', undefined],
     ['maxLength', { type: 'string', maxLength: 2 }, 'abc', 'abc', 'At most 2 characters.'],
     ['maxLength met', { type: 'string', maxLength: 3 }, 'abc', 'abc', undefined],
+    ['maxLength in code points', { type: 'string', maxLength: 2 }, '😀😀', '😀😀', undefined],
+    ['minLength in code points', { type: 'string', minLength: 2 }, '😀', '😀', 'At least 2 characters.'],
     [
       'minLength before maxLength',
       { type: 'string', minLength: 5, maxLength: 1 },

@@ -296,9 +296,11 @@ function collectInto(
     if (schema.maximum !== undefined && n > schema.maximum) errors[path] = `At most ${schema.maximum}.`;
     return n;
   }
-  if (schema.minLength !== undefined && text.length < schema.minLength)
+  // JSON Schema counts a string's code points (the API's check), not its UTF-16 units: 😀 is one.
+  const length = [...text].length;
+  if (schema.minLength !== undefined && length < schema.minLength)
     errors[path] = `At least ${schema.minLength} characters.`;
-  else if (schema.maxLength !== undefined && text.length > schema.maxLength)
+  else if (schema.maxLength !== undefined && length > schema.maxLength)
     errors[path] = `At most ${schema.maxLength} characters.`;
   else if (schema.pattern && !matches(schema.pattern, text)) errors[path] = 'Not in the expected form.';
   return text;
