@@ -7,26 +7,19 @@
 // them name the form's field `displayName`, `config.tasks.0.stream`, `credentials.secretKey`,
 // `credentials.api_key`. A field shows its own error and those of the paths below it.
 import type { ComponentChildren } from 'preact';
-import { ApiError, type Problem } from './api';
+import { ApiError } from './api';
+import {
+  displayPath,
+  errorAt,
+  fieldErrorsOfProblem,
+  fieldId,
+  normalPath,
+  within,
+  type FieldErrors,
+} from './field-paths';
 import { ErrorNotice } from './ui';
 
-/** Field path (normalized: `config.tasks.0.stream`) → its message ("; " between several). */
-export type FieldErrors = Record<string, string>;
-
-/** `body.config.tasks[0].stream`, `/credentials/x` and `credentials.x` → `config.tasks.0.stream`, `credentials.x`. */
-export function normalPath(path: string): string {
-  return path
-    .replace(/\[(\d+)\]/g, '.$1')
-    .replace(/\//g, '.')
-    .replace(/^\.+/, '')
-    .replace(/^body(\.|$)/, '');
-}
-
-/** A path as people read it: `config.tasks.0.stream` → `config.tasks[0].stream`. */
-export const displayPath = (path: string) => path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
-
-/** The id of a field's input (or fieldset) for a path; its error's id adds `-error`. */
-export const fieldId = (path: string) => `f-${path.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+export { displayPath, errorAt, fieldId, normalPath, type FieldErrors };
 
 /**
  * The errors of a failed call (an ApiError or its problem) by field. `byCode` names the field a
@@ -34,31 +27,7 @@ export const fieldId = (path: string) => `f-${path.replace(/[^A-Za-z0-9_-]/g, '-
  * `warehouse_login_failed` → `credentials.password`.
  */
 export function fieldErrorsOf(error: unknown, byCode: Record<string, string> = {}): FieldErrors {
-  const problem: Problem | undefined = error instanceof ApiError ? error.problem : undefined;
-  if (!problem) return {};
-  const coded = problem.code ? byCode[problem.code] : undefined;
-  if (coded) return { [coded]: problem.detail ?? problem.title ?? problem.code ?? 'is not valid' };
-  const fields: FieldErrors = {};
-  for (const e of problem.errors ?? []) {
-    if (!e.path) continue;
-    const path = normalPath(e.path);
-    const message = e.message ?? e.code ?? 'is not valid';
-    fields[path] = fields[path] ? `${fields[path]}; ${message}` : message;
-  }
-  return fields;
-}
-
-const within = (path: string, field: string) => path === field || path.startsWith(`${field}.`);
-
-/**
- * The message for the field at `path`: its own, and (unless `exact`: fields of their own show
- * them) those of the paths below it, each named by its path.
- */
-export function errorAt(errors: FieldErrors, path: string, exact = false): string | undefined {
-  const messages = Object.entries(errors)
-    .filter(([p]) => (exact ? p === path : within(p, path)))
-    .map(([p, m]) => (p === path ? m : `${displayPath(p)}: ${m}`));
-  return messages.length > 0 ? messages.join('; ') : undefined;
+  return error instanceof ApiError ? fieldErrorsOfProblem(error.problem, byCode) : {};
 }
 
 /** The error of one field, shown under it; its id ties it to the input (aria-describedby). */
