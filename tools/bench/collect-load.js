@@ -17,8 +17,8 @@
 // topic takes on the broker (BENCH_COMPRESSION=lz4|gzip|none picks the records' codec).
 // The hosted server starts with the Node flags of ingestion's image (tools/deploy/node-flags.mjs);
 // BENCH_NODE_FLAGS='<flags>' replaces them, e.g. --compare 'image:' 'default:BENCH_NODE_FLAGS='.
-// Every mode prints the peak RSS (VmHWM) of each hosted process. BENCH_CPU_PROF_DIR=<dir>
-// writes a CPU profile of each hosted process there (node --cpu-prof) when it exits.
+// Every mode prints the peak RSS (VmHWM) of each server process. BENCH_CPU_PROF_DIR=<dir>
+// writes a CPU profile of each server process there (node --cpu-prof) when it exits.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const { randomUUID } = require('node:crypto');
@@ -27,7 +27,7 @@ const readline = require('node:readline');
 const autocannon = require('autocannon');
 
 // Positional arguments before `--debugger` (see above).
-const flagAt = process.argv.findIndex((arg) => arg === '--debugger' || arg === '--compare');
+const flagAt = process.argv.findIndex((arg) => ['--debugger', '--compare', '--floor'].includes(arg));
 const positional = process.argv.slice(2, flagAt >= 0 ? flagAt : undefined);
 const seconds = Number(positional[0] ?? 10);
 const connections = Number(positional[1] ?? 32);
@@ -39,16 +39,24 @@ const { nodeFlags } = require('../deploy/node-flags.mjs');
 const ingestionFlags = nodeFlags('ingestion');
 
 function startServer(mode, env = {}, label = mode) {
-  const profile = process.env.BENCH_CPU_PROF_DIR && mode === 'hosted';
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+    : [];
   const flags = env.BENCH_NODE_FLAGS ?? process.env.BENCH_NODE_FLAGS;
   const nodeArgs = [
     ...(mode !== 'hosted' ? [] : flags === undefined ? ingestionFlags : flags.split(' ').filter(Boolean)),
-    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : []),
+    ...profile,
   ];
-  const child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, 'collect-server.js'), mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
+  // The hosted service's flags go to its own process (collect-server.js starts it); the
+  // baseline and the floor are that process.
+  const child = spawn(
+    process.execPath,
+    [...(mode === 'hosted' ? [] : nodeArgs), path.join(__dirname, 'collect-server.js'), mode],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env, BENCH_SERVICE_NODE_ARGS: JSON.stringify(nodeArgs) },
+    },
+  );
   const lines = readline.createInterface({ input: child.stdout });
   const cpuReplies = [];
   const counts = { requests: 0 };
@@ -137,9 +145,9 @@ const describe = (name, r) => {
 };
 
 /** The service's peak resident set (VmHWM of /proc/<pid>/status), in MB; null off Linux. */
-function peakRssMb(child) {
+function peakRssMb(pid) {
   try {
-    const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
     return Number.isFinite(kb) ? Math.round(kb / 1024) : null;
   } catch {
@@ -148,7 +156,7 @@ function peakRssMb(child) {
 }
 
 async function stop(name, server) {
-  console.log(`peak RSS of ${name} (VmHWM): ${peakRssMb(server.child)} MB (ingestion target < 300 MB)`);
+  console.log(`peak RSS of ${name} (VmHWM): ${peakRssMb(server.pid)} MB (ingestion target < 300 MB)`);
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('exit', resolve));
   await new Promise((resolve) => setImmediate(resolve)); // its last lines read
@@ -172,8 +180,8 @@ async function compare(a, b, rounds, check) {
     `POST /collect, ${a.label} vs ${b.label}, batches of ${EVENTS} events, ${connections} connections, ${seconds}s per run, ${rounds} rounds, node ${process.version}`,
   );
   const servers = {
-    [a.label]: await startServer('hosted', a.env, a.label),
-    [b.label]: await startServer('hosted', b.env, b.label),
+    [a.label]: await startServer(a.mode ?? 'hosted', a.env, a.label),
+    [b.label]: await startServer(b.mode ?? 'hosted', b.env, b.label),
   };
   check?.(servers[a.label], servers[b.label]);
   for (const label of [a.label, b.label]) await run(servers[label]); // warm-up of both
@@ -213,7 +221,15 @@ const debuggerCost = (rounds) =>
     },
   ).then(() => console.log('(target for the recorder: rate ratio on/off >= 0.95)'));
 
+/** The hosted service against its floor in alternating runs: the targets of docs/performance.md. */
+const againstFloor = (rounds) =>
+  compare({ label: 'hosted', env: {} }, { label: 'floor', mode: 'floor', env: {} }, rounds).then(() =>
+    console.log('(targets: rate hosted/floor >= 0.8, server CPU per request hosted/floor <= 1.25)'),
+  );
+
 async function main() {
+  const floorFlag = process.argv.indexOf('--floor');
+  if (floorFlag >= 0) return againstFloor(Number(process.argv[floorFlag + 1] ?? 3) || 3);
   const flag = process.argv.indexOf('--debugger');
   if (flag >= 0) return debuggerCost(Number(process.argv[flag + 1] ?? 3) || 3);
   const compared = process.argv.indexOf('--compare');

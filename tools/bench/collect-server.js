@@ -1,9 +1,9 @@
-// Child process of collect-load.js. `hosted`: the built ingestion service in hosted mode
-// (real Kafka with acks=-1, Redis dedupe, limits set out of the way), resolving its write key at
-// the built control plane, which runs in a process of its own (`control-plane`, on a scratch
-// database) so that this process's CPU and peak RSS are ingestion's alone. `baseline`: a bare node:http server that reads the body,
-// parses it as JSON and answers 202. `floor`: the baseline plus the outbox publish (see floor()). Prints {"port", "writeKey"} when ready, its CPU time on
-// SIGUSR2 (and the collector's pause time); SIGTERM cleans up.
+// Child process of collect-load.js. `hosted`: starts the built ingestion service (see hosted()),
+// resolving its write key at the built control plane, which runs in a process of its own
+// (`control-plane`, on a scratch database). `baseline`: a bare node:http server that reads the
+// body, parses it as JSON and answers 202. `floor`: the baseline plus the outbox publish (see
+// floor()). Prints {"port", "writeKey", "pid"} when ready (pid: the measured process), its CPU
+// time on SIGUSR2 (and the collector's pause time, process-probe.js); SIGTERM cleans up.
 const http = require('node:http');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
@@ -27,7 +27,9 @@ async function baseline() {
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  process.stdout.write(`${JSON.stringify({ port: server.address().port, writeKey: 'none' })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ port: server.address().port, writeKey: 'none', pid: process.pid })}\n`,
+  );
   process.on('SIGTERM', () => process.exit(0));
 }
 
@@ -68,7 +70,9 @@ async function floor() {
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  process.stdout.write(`${JSON.stringify({ port: server.address().port, writeKey: 'none' })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ port: server.address().port, writeKey: 'none', pid: process.pid })}\n`,
+  );
   process.on('SIGTERM', async () => {
     server.close();
     await producer.disconnect();
@@ -80,139 +84,144 @@ async function floor() {
   });
 }
 
+// The built ingestion service itself (apps/ingestion/dist/main.js, hosted mode, configured as in
+// production but for limits set out of the way), in a process of its own with the probe
+// preloaded, so that its CPU and peak RSS are the service's alone. This process starts it and
+// the control plane, relays the probe's lines, and cleans up on SIGTERM. BENCH_SERVICE_NODE_ARGS
+// (a JSON array) are the service's Node flags; BENCH_TOPIC_PREFIX its topics' prefix (another
+// benchmark's outbox, as warehouse-load.js runs delivery behind it).
 async function hosted() {
-  // Tracing as ingestion's main.ts starts it, only when OTEL_* asks for it (docs/operations.md,
-  // "Tracing"), before the services' modules load.
-  lib('@pipeline/telemetry').startTracing('ingestion');
-  const { createLogger } = lib('@pipeline/logger');
-  const { loadConfig } = lib('@pipeline/config');
-  const { createKafka, createProducer, ensureTopics, kafkaConfigSchema } = lib('@pipeline/kafka');
-  const { createRedis } = lib('@pipeline/redis');
-  // The production default level (info), written to /dev/null: the access log's cost is measured,
-  // not the terminal's. BENCH_LOG_LEVEL=error leaves out every line below error.
-  const logger = createLogger({
-    service: 'bench',
-    stream: fs.createWriteStream('/dev/null'),
-    level: process.env.BENCH_LOG_LEVEL || 'info',
-  });
-
   const controlPlane = await startControlPlane();
-  const { writeKey, token } = controlPlane.ready;
-
-  const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'bench', logger });
-  // BENCH_TOPIC: another benchmark's outbox (warehouse-load.js runs delivery behind this server).
-  const topic = process.env.BENCH_TOPIC || `bench.collect.${Date.now()}`;
-  await ensureTopics(kafka, [{ topic, numPartitions: 12 }], { replicationFactor: 1, logger });
-  const producer = createProducer(kafka);
-  await producer.connect();
-  const redis = createRedis(
-    { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' },
-    { logger, keyPrefix: `bench:${topic}:` },
-  );
-  await redis.connect();
-
-  const { CollectService } = ing('collect/collect-service');
-  const { HostedAuthenticator } = ing('auth/hosted-authenticator');
-  const { ControlPlaneClient } = lib('@pipeline/tenancy');
-  const { OutboxPublisher } = ing('outbox/outbox-publisher');
-  const { BatchDedupe } = ing('outbox/batch-dedupe');
-  const { LocalBackstop, SharedRateLimiter, AuthAttemptLimiter } = ing('limits/rate-limits');
-  const { StaticHealth } = ing('health/delivery-health');
-  // The metrics as main.ts wires them (when the build has them).
-  const metricsModule = (() => {
-    try {
-      return ing('metrics/ingestion-metrics');
-    } catch {
-      return undefined;
-    }
-  })();
-  const metrics = metricsModule && new metricsModule.IngestionMetrics({ defaultMetrics: true });
-  // BENCH_COMPRESSION: the outbox records' codec (none, gzip or lz4); BENCH_MAX_IN_FLIGHT: the
-  // publisher's sends in flight at once (its default unless given).
-  const publisher = new OutboxPublisher(producer, {
-    topic,
-    compression: process.env.BENCH_COMPRESSION || 'none',
-    maxInFlight: process.env.BENCH_MAX_IN_FLIGHT ? Number(process.env.BENCH_MAX_IN_FLIGHT) : undefined,
-  });
-  metrics?.watchOutbox(() => publisher.pending);
-  // The live debugger's recorder as main.ts wires it (on by default; DEBUGGER_ENABLED=false
-  // leaves it out), on its own connection, with the production defaults unless the
-  // DEBUGGER_* variables say otherwise.
-  let recorder;
-  let debugRedis;
-  const { DebugStreamWriter } = lib('@pipeline/redis');
-  if (process.env.DEBUGGER_ENABLED !== 'false' && DebugStreamWriter) {
-    debugRedis = createRedis({ REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' }, { logger });
-    await debugRedis.connect();
-    const writer = new DebugStreamWriter(
-      debugRedis,
-      {
-        maxLen: Number(process.env.DEBUGGER_EVENTS_PER_KEY || 500),
-        ttlSeconds: Number(process.env.DEBUGGER_TTL_SECONDS || 86400),
-        maxPerSecond: Number(process.env.DEBUGGER_MAX_EVENTS_PER_SECOND || 50),
+  const { writeKey, token, accountId } = controlPlane.ready;
+  const prefix = process.env.BENCH_TOPIC_PREFIX || `bench.collect.${Date.now()}.${process.pid}.`;
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const service = spawn(
+    process.execPath,
+    [
+      ...JSON.parse(process.env.BENCH_SERVICE_NODE_ARGS || '[]'),
+      '-r',
+      path.join(__dirname, 'process-probe.js'),
+      path.join(root, 'apps/ingestion/dist/main.js'),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        MANAGED_AUTH_ENABLED: 'true',
+        CONTROL_PLANE_URL: `http://127.0.0.1:${controlPlane.ready.port}`,
+        INTERNAL_SERVICE_TOKEN: token,
+        REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+        KAFKA_TOPIC_PREFIX: prefix,
+        // Out of the way: the benchmark measures the limits' cost, not their refusals.
+        RATE_LIMIT_EVENTS_PER_SECOND: '1000000',
+        RATE_LIMIT_LOCAL_BACKSTOP_EPS: '1000000',
+        RATE_LIMIT_EVENTS_PER_DAY: '1000000000',
+        AUTH_RESOLUTION_ATTEMPTS_PER_MINUTE: '100000',
+        // The production default level (info): the access log's cost is measured.
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info',
+        OUTBOX_COMPRESSION: process.env.BENCH_COMPRESSION || 'none',
       },
-      logger,
-    );
-    metrics?.watchDebugger?.(() => writer.stats);
-    recorder = new (ing('debugger/debug-recorder').DebugRecorder)(writer);
-  }
-  const collect = new CollectService({
-    recorder,
-    authenticator: new HostedAuthenticator(
-      new ControlPlaneClient(`http://127.0.0.1:${controlPlane.ready.port}`, token, logger),
-      { validTtlMs: 60_000, invalidTtlMs: 10_000, onCacheResult: metrics?.writeKeyCache },
-      logger,
-    ),
-    logger,
-    metrics,
-    hosted: {
-      publisher,
-      dedupe: new BatchDedupe(redis, logger),
-      backstop: new LocalBackstop(1e9),
-      shared: new SharedRateLimiter(redis, { eventsPerSecond: 1e9, eventsPerDay: 1e9 }, logger),
-      authAttempts: new AuthAttemptLimiter(redis, 1e9),
     },
-  });
-  const app = ing('app').createApp({
-    logger,
-    collect,
-    health: new StaticHealth(),
-    sdk: null,
-    simulate: { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
-    clientAddress: ing('collect/client-address').clientAddressResolver(undefined),
-  });
-  const server = http.createServer(app);
-  server.keepAliveTimeout = 65_000;
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  process.stdout.write(
-    `${JSON.stringify({ port: server.address().port, writeKey, topic, accountId: controlPlane.ready.accountId, debugger: Boolean(recorder) })}\n`,
   );
+  const serviceExited = new Promise((resolve) => service.once('exit', resolve));
+  service.once('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`the ingestion service exited (${code ?? signal})`);
+      controlPlane.stop();
+      process.exit(1);
+    }
+  });
+  // The probe's lines go to the benchmark; the service's own log lines are dropped, or shown on
+  // stderr with BENCH_SERVICE_LOG=1.
+  readline.createInterface({ input: service.stdout }).on('line', (line) => {
+    if (line.startsWith('{"cpuMicros"')) process.stdout.write(`${line}\n`);
+    else if (process.env.BENCH_SERVICE_LOG === '1') process.stderr.write(`${line}\n`);
+  });
+  process.on('SIGUSR2', () => service.kill('SIGUSR2'));
+  await waitUntilReady(`http://127.0.0.1:${port}/readyz`);
+  const debuggerOn = process.env.DEBUGGER_ENABLED !== 'false';
+  process.stdout.write(
+    `${JSON.stringify({ port, writeKey, accountId, pid: service.pid, topicPrefix: prefix, debugger: debuggerOn })}\n`,
+  );
+  let stopping = false;
+  process.removeAllListeners('SIGTERM');
   process.on('SIGTERM', async () => {
+    stopping = true;
+    const topics = await listTopics(prefix);
     // The topic's bytes in the broker's log directory (BENCH_KAFKA_LOG_DIR, the local broker's),
     // before it is deleted: what a codec saves on disk.
     if (process.env.BENCH_KAFKA_LOG_DIR) {
       let bytes = 0;
       for (const dir of fs.readdirSync(process.env.BENCH_KAFKA_LOG_DIR)) {
-        if (!dir.startsWith(`${topic}-`)) continue;
+        if (!topics.some((topic) => dir.startsWith(`${topic}-`))) continue;
         for (const file of fs.readdirSync(path.join(process.env.BENCH_KAFKA_LOG_DIR, dir)))
           if (file.endsWith('.log'))
             bytes += fs.statSync(path.join(process.env.BENCH_KAFKA_LOG_DIR, dir, file)).size;
       }
       process.stdout.write(`${JSON.stringify({ topicBytes: bytes })}\n`);
     }
-    server.close();
+    service.kill('SIGTERM');
     controlPlane.stop();
-    await producer.disconnect();
-    await redis.quit();
-    debugRedis?.disconnect();
-    const admin = kafka.admin();
-    await admin.connect();
-    if (!process.env.BENCH_TOPIC) await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-    await admin.disconnect();
-    await controlPlane.exited;
+    await Promise.all([serviceExited, controlPlane.exited]);
+    if (!process.env.BENCH_TOPIC_PREFIX) await deleteTopics(topics);
     process.exit(0);
   });
 }
+
+async function freePort() {
+  const server = require('node:net').createServer();
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** Polls until `url` answers 200, for at most a minute. */
+async function waitUntilReady(url) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const ok = await fetch(url).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${url} was not ready within a minute`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function kafkaAdmin(use) {
+  const { createLogger } = lib('@pipeline/logger');
+  const { loadConfig } = lib('@pipeline/config');
+  const { createKafka, kafkaConfigSchema } = lib('@pipeline/kafka');
+  const logger = createLogger({
+    service: 'bench',
+    stream: fs.createWriteStream('/dev/null'),
+    level: 'error',
+  });
+  const admin = createKafka(loadConfig(kafkaConfigSchema, process.env), {
+    clientId: 'bench',
+    logger,
+  }).admin();
+  await admin.connect();
+  try {
+    return await use(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+const listTopics = (prefix) =>
+  kafkaAdmin(async (admin) => (await admin.listTopics()).filter((topic) => topic.startsWith(prefix))).catch(
+    () => [],
+  );
+const deleteTopics = (topics) =>
+  topics.length === 0
+    ? Promise.resolve()
+    : kafkaAdmin((admin) => admin.deleteTopics({ topics })).catch(() => undefined);
 
 // The control plane on a scratch database with one account and write key, in its own process.
 async function controlPlaneProcess() {
@@ -220,7 +229,7 @@ async function controlPlaneProcess() {
   const { createLogger } = lib('@pipeline/logger');
   const logger = createLogger({
     service: 'bench-control-plane',
-    stream: fs.createWriteStream('/dev/null'),
+    stream: process.env.BENCH_SERVICE_LOG === '1' ? process.stderr : fs.createWriteStream('/dev/null'),
     level: 'error',
   });
   const scratch = await createScratchDatabase(
@@ -231,12 +240,16 @@ async function controlPlaneProcess() {
   await dataSource.initialize();
   await cp('database/data-source').migrate(dataSource);
   const token = randomBytes(24).toString('hex');
-  const cpApp = cp('app').createApp({
+  const { app: cpApp, services } = cp('composition').composeApi({
     dataSource,
     logger,
     credentialKeys: `b:${randomBytes(32).toString('base64')}`,
-    internalServiceToken: token,
+    internalTokens: new (cp('auth/internal-tokens').InternalTokens)([
+      { token, caller: { caller: 'ingestion' } },
+    ]),
   });
+  // The default warehouse, as the control plane's start creates it: write keys resolve to it.
+  await services.warehouses.bootstrap(process.env.WAREHOUSE_URL || scratch.url);
   const cpServer = http.createServer(cpApp);
   await new Promise((r) => cpServer.listen(0, '127.0.0.1', r));
   const account = await new (cp('accounts/account.service').AccountService)(dataSource).create('Bench');
@@ -272,19 +285,8 @@ function startControlPlane() {
   });
 }
 
-// The parent asks for this process's CPU time (user + system, microseconds) between runs: CPU
-// per request compares the two servers even when they share the machine with the broker.
-// The garbage collector's pause time, summed: how a heap setting (e.g. --max-semi-space-size)
-// trades memory for CPU shows here with less noise than in the CPU time of the whole process.
-let gcMicros = 0;
-new (require('node:perf_hooks').PerformanceObserver)((list) => {
-  for (const entry of list.getEntries()) gcMicros += entry.duration * 1000;
-}).observe({ entryTypes: ['gc'] });
-
-process.on('SIGUSR2', () => {
-  const { user, system } = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ cpuMicros: user + system, gcMicros: Math.round(gcMicros) })}\n`);
-});
+// baseline and floor answer the parent's SIGUSR2 themselves; hosted relays its service's.
+if (process.argv[2] === 'baseline' || process.argv[2] === 'floor') require('./process-probe');
 
 const modes = { baseline, floor, hosted, 'control-plane': controlPlaneProcess };
 (modes[process.argv[2]] ?? hosted)().catch((error) => {

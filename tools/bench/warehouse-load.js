@@ -308,9 +308,10 @@ async function main() {
 
 /** Hosted /collect (202 after Kafka acks) -> row visible in the warehouse, at a steady rate. */
 async function latency(db, client, outbox) {
-  const delivery = startDelivery(db.url, prefixes[prefixes.length - 1]);
+  const prefix = prefixes[prefixes.length - 1];
+  const delivery = startDelivery(db.url, prefix);
   const server = spawn(process.execPath, [path.join(__dirname, 'collect-server.js'), 'hosted'], {
-    env: { ...process.env, BENCH_TOPIC: outbox.topic },
+    env: { ...process.env, BENCH_TOPIC_PREFIX: prefix },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const ready = await new Promise((resolve, reject) => {
