@@ -18,6 +18,7 @@ import { OutboxHealth, StaticHealth } from './health/delivery-health';
 import { KafkaReadiness } from './health/kafka-readiness';
 import { IngestionMetrics, metricsHttp } from './metrics/ingestion-metrics';
 import { AuthAttemptLimiter, LocalBackstop, SharedRateLimiter } from './limits/rate-limits';
+import { SharedStoreBatch } from './limits/shared-store-batch';
 import { BatchDedupe } from './outbox/batch-dedupe';
 import { OutboxPublisher } from './outbox/outbox-publisher';
 import { loadSdkFile } from './sdk/sdk-file';
@@ -36,6 +37,7 @@ async function connectRedis(
     return null;
   }
   const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger, keyPrefix: 'ingestion:' });
+  SharedStoreBatch.for(redis).windowMs = config.REDIS_BATCH_WINDOW_MS;
   // Down at start is not fatal: the limits and dedupe fall back, and ioredis keeps reconnecting.
   await redis
     .connect()

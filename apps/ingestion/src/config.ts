@@ -50,6 +50,9 @@ export const ingestionConfigSchema = z
       .describe(
         'The shared counter store for rate limits and batch dedupe, where revocations are heard, and where the live debugger records (both modes); unset: neither is shared, each instance counts alone, and the debugger is empty.',
       ),
+    REDIS_BATCH_WINDOW_MS: envInt({ min: 0, max: 50, default: 2 }).describe(
+      "How long /collect's rate-limit and dedupe commands wait for other requests' before they leave for Redis together, as one script call: fewer socket writes for the same requests (docs/performance.md). It adds at most this to a request's time; 0: only the requests of the same event-loop turn.",
+    ),
     DEBUGGER_ENABLED: envBool(true).describe(
       'Record each write key\'s recent events for the live debugger (needs `REDIS_URL`; docs/tracking-api.md, "Debugger").',
     ),

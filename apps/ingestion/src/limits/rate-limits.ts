@@ -13,28 +13,9 @@ import {
   type SharedDecision,
   type SharedLimits,
 } from './limit-windows';
+import { SharedStoreBatch } from './shared-store-batch';
 
 export { LocalBackstop, type LimitDecision, type SharedDecision, type SharedLimits } from './limit-windows';
-
-// Checks both windows, then counts the events in both, atomically: a rejected batch is not
-// counted against the day. With a third key (the batch's dedupe key), also answers whether it
-// exists, in the same round trip: 0 allowed, 1 over the second, 2 over the day, 3 allowed and
-// the key exists.
-const SHARED_TAKE = `
-local n = tonumber(ARGV[1])
-local second = tonumber(redis.call('GET', KEYS[1]) or '0')
-if second + n > tonumber(ARGV[2]) then return 1 end
-local day = tonumber(redis.call('GET', KEYS[2]) or '0')
-if day + n > tonumber(ARGV[3]) then return 2 end
-redis.call('INCRBY', KEYS[1], n)
-redis.call('EXPIRE', KEYS[1], 2)
-redis.call('INCRBY', KEYS[2], n)
-redis.call('EXPIRE', KEYS[2], 90000)
-if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then return 3 end
-return 0`;
-
-/** Called as (numberOfKeys, ...keys, ...args): the dedupe key is optional. */
-type SharedTakeCommand = (numberOfKeys: 2 | 3, ...keysThenArgs: (string | number)[]) => Promise<number>;
 
 /**
  * Per write key across all instances, in the shared counter store (defaults 100/s and
@@ -43,7 +24,7 @@ type SharedTakeCommand = (numberOfKeys: 2 | 3, ...keysThenArgs: (string | number
  */
 export class SharedRateLimiter {
   private lastWarning = 0;
-  private readonly sharedTake: SharedTakeCommand | null;
+  private readonly store: SharedStoreBatch | null;
 
   constructor(
     redis: Redis | null,
@@ -51,12 +32,7 @@ export class SharedRateLimiter {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    // A defined command is sent by its SHA (EVALSHA), not as the whole script on every request;
-    // without numberOfKeys it is given on each call (2, or 3 with a dedupe key).
-    redis?.defineCommand('ingestionSharedTake', { lua: SHARED_TAKE });
-    this.sharedTake = redis
-      ? (redis as unknown as Record<'ingestionSharedTake', SharedTakeCommand>).ingestionSharedTake.bind(redis)
-      : null;
+    this.store = redis ? SharedStoreBatch.for(redis) : null;
   }
 
   /**
@@ -70,19 +46,19 @@ export class SharedRateLimiter {
     overrides?: Partial<SharedLimits>,
     alsoCheckExists?: string,
   ): Promise<SharedDecision> {
-    if (!this.sharedTake) return ALLOWED;
+    if (!this.store) return ALLOWED;
     const nowMs = this.now();
     const limits = effectiveLimits(this.defaults, overrides);
-    const keys: string[] = sharedWindowKeys(writeKeyId, nowMs);
-    if (alsoCheckExists !== undefined) keys.push(alsoCheckExists);
+    const [second, day] = sharedWindowKeys(writeKeyId, nowMs);
     try {
-      const result = await this.sharedTake(
-        keys.length as 2 | 3,
-        ...keys,
+      const result = await this.store.take({
+        second,
+        day,
         events,
-        limits.eventsPerSecond,
-        limits.eventsPerDay,
-      );
+        perSecond: limits.eventsPerSecond,
+        perDay: limits.eventsPerDay,
+        ...(alsoCheckExists === undefined ? {} : { exists: alsoCheckExists }),
+      });
       return sharedTakeDecision(result, nowMs, alsoCheckExists !== undefined);
     } catch (error) {
       if (nowMs - this.lastWarning > 10_000) {

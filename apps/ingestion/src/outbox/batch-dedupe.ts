@@ -1,5 +1,6 @@
 import type { Logger } from '@pipeline/logger';
 import type { Redis } from '@pipeline/redis';
+import { SharedStoreBatch } from '../limits/shared-store-batch';
 import { batchDedupeKey, DEDUPE_WINDOW_SECONDS } from './batch-dedupe-key';
 
 /**
@@ -34,7 +35,8 @@ export class BatchDedupe {
   async remember(batchId: string): Promise<void> {
     if (!this.redis) return;
     try {
-      await this.redis.set(this.keyOf(batchId), '1', 'EX', DEDUPE_WINDOW_SECONDS);
+      // With the other requests' takes and marks of this turn, in one call (SharedStoreBatch).
+      await SharedStoreBatch.for(this.redis).mark(this.keyOf(batchId), DEDUPE_WINDOW_SECONDS);
     } catch (error) {
       this.warn(error);
     }

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import fc from 'fast-check';
+import { createLogger } from '@pipeline/logger';
+import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import {
+  batchArguments,
+  hashTagOf,
+  MAX_OPERATIONS_PER_CALL,
+  SharedStoreBatch,
+  type StoreTake,
+} from './shared-store-batch';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const logger = createLogger({ service: 'test', stream: new PassThrough(), level: 'error' });
+
+/** Script calls Redis has run so far (INFO commandstats: evalsha, and eval when it loads). */
+async function scriptCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  let calls = 0;
+  for (const match of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(match[2]);
+  return calls;
+}
+
+describe('SharedStoreBatch (real Redis)', () => {
+  let redis: Redis;
+  let admin: Redis;
+  let prefix: string;
+  const take = (key: string, events: number, perSecond: number, perDay: number, exists?: string) =>
+    ({
+      second: `${key}:s`,
+      day: `${key}:d`,
+      events,
+      perSecond,
+      perDay,
+      ...(exists === undefined ? {} : { exists }),
+    }) satisfies StoreTake;
+
+  beforeEach(async () => {
+    prefix = `test:batch:${randomUUID()}:`;
+    redis = createRedis({ REDIS_URL }, { logger, keyPrefix: prefix });
+    admin = createRedis({ REDIS_URL }, { logger });
+    await Promise.all([redis.connect(), admin.connect()]);
+  });
+  afterEach(async () => {
+    await Promise.all([closeRedis(redis), closeRedis(admin)]);
+  });
+
+  it("answers each take in order within one call: the second's limit, then the day's, then exists", async () => {
+    const batch = SharedStoreBatch.for(redis);
+    batch.windowMs = 0;
+    await admin.set(`${prefix}seen`, '1');
+    // Warm the script into Redis's cache, so the count below is of EVALSHA calls alone.
+    await batch.take(take('warm', 1, 10, 10));
+    const before = await scriptCalls(admin);
+    const answers = await Promise.all([
+      batch.take(take('a', 3, 5, 100)), // 3 of 5 this second
+      batch.take(take('a', 3, 5, 100)), // 6 > 5: over the second, not counted
+      batch.take(take('a', 2, 5, 100, 'seen')), // 5 of 5, and the key exists
+      batch.take(take('b', 4, 100, 3)), // over b's day
+      batch.take(take('c', 1, 100, 100, 'unseen')), // allowed, the key does not exist
+    ]);
+    expect(answers).toEqual([0, 1, 3, 2, 0]);
+    expect(await scriptCalls(admin)).toBe(before + 1);
+    // Only what was allowed was counted, in both windows, with their expiries.
+    expect(await admin.mget(`${prefix}a:s`, `${prefix}a:d`, `${prefix}b:s`, `${prefix}b:d`)).toEqual([
+      '5',
+      '5',
+      null,
+      null,
+    ]);
+    expect(await admin.ttl(`${prefix}a:s`)).toBeGreaterThan(0);
+    expect(await admin.ttl(`${prefix}a:s`)).toBeLessThanOrEqual(2);
+    expect(await admin.ttl(`${prefix}a:d`)).toBeGreaterThan(89_000);
+  });
+
+  it('stores marks with their expiry, and a later take finds them', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    batch.windowMs = 0;
+    await Promise.all([batch.mark('m1', 86_400), batch.mark('m2', 60), batch.take(take('x', 1, 9, 9, 'm1'))]);
+    // Marks are stored after the takes of the same call: a retry racing its first try is
+    // published again (a duplicate the consumers drop), never taken as done before it is.
+    expect(await batch.take(take('x', 1, 9, 9, 'm1'))).toBe(3);
+    expect(await admin.ttl(`${prefix}m1`)).toBeGreaterThan(86_000);
+    expect(await admin.ttl(`${prefix}m2`)).toBeGreaterThan(50);
+    expect(await admin.ttl(`${prefix}m2`)).toBeLessThanOrEqual(60);
+  });
+
+  it('waits its window for the commands of later turns, then sends them as one call', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    await batch.take(take('warm', 1, 10, 10));
+    batch.windowMs = 30;
+    const before = await scriptCalls(admin);
+    const first = batch.take(take('w', 1, 100, 100));
+    await new Promise((resolve) => setImmediate(resolve)); // a later turn of the event loop
+    const second = batch.mark('w-mark', 60);
+    await new Promise((resolve) => setImmediate(resolve));
+    const third = batch.take(take('w', 1, 100, 100));
+    expect(await Promise.all([first, second, third])).toEqual([0, undefined, 0]);
+    expect(await scriptCalls(admin)).toBe(before + 1);
+    expect(await admin.get(`${prefix}w:s`)).toBe('2');
+  });
+
+  it('splits a burst into calls of at most MAX_OPERATIONS_PER_CALL and answers every take', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    batch.windowMs = 0;
+    await batch.take(take('warm', 1, 10, 10));
+    const before = await scriptCalls(admin);
+    const count = MAX_OPERATIONS_PER_CALL * 2 + 1;
+    const answers = await Promise.all(
+      Array.from({ length: count }, () => batch.take(take('burst', 1, count - 1, 1_000_000))),
+    );
+    // The last take in order is the one over the second's limit.
+    expect(answers.slice(0, count - 1).every((answer) => answer === 0)).toBe(true);
+    expect(answers[count - 1]).toBe(1);
+    expect(await scriptCalls(admin)).toBe(before + 3);
+  });
+
+  it('rejects every take and mark of a call when Redis fails it', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    batch.windowMs = 0;
+    await admin.set(`${prefix}not-a-number:s`, 'text');
+    const results = await Promise.allSettled([
+      batch.take(take('not-a-number', 1, 5, 5)),
+      batch.mark('m', 60),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+  });
+
+  it('is one per client: the rate limiter and the dedupe share it', () => {
+    expect(SharedStoreBatch.for(redis)).toBe(SharedStoreBatch.for(redis));
+    expect(SharedStoreBatch.for(redis)).not.toBe(SharedStoreBatch.for(admin));
+  });
+});
+
+describe('batchArguments', () => {
+  it('lays out three keys and four arguments per take, then one of each per mark', () => {
+    const pending = { resolve: () => undefined, reject: () => undefined };
+    expect(
+      batchArguments({
+        takes: [
+          { take: { second: 's1', day: 'd1', events: 3, perSecond: 5, perDay: 9 }, pending },
+          { take: { second: 's2', day: 'd2', events: 1, perSecond: 6, perDay: 7, exists: 'e2' }, pending },
+        ],
+        marks: [{ key: 'm1', seconds: 60, pending }],
+      }),
+    ).toEqual({
+      keys: ['s1', 'd1', 's1', 's2', 'd2', 'e2', 'm1'],
+      args: [2, 1, 3, 5, 9, 0, 1, 6, 7, 1, 60],
+    });
+  });
+});
+
+describe('hashTagOf', () => {
+  it('is the first {...} with something inside, as Redis Cluster hashes it', () => {
+    expect(hashTagOf('rl:s:{wk_1}:17')).toBe('wk_1');
+    expect(hashTagOf('a{b}c{d}')).toBe('b');
+    expect(hashTagOf('a{}b{c}')).toBe('a{}b{c}');
+    expect(hashTagOf('a{b')).toBe('a{b');
+    expect(hashTagOf('a}b{c}')).toBe('c');
+    expect(hashTagOf('plain')).toBe('plain');
+  });
+
+  it('gives keys that share a tag one group, whatever surrounds it', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', minLength: 1 }).filter((tag) => !tag.includes('}')),
+        fc.string({ unit: 'grapheme' }).filter((s) => !s.includes('{')),
+        fc.string({ unit: 'grapheme' }),
+        (tag, before, after) => hashTagOf(`${before}{${tag}}${after}`) === tag,
+      ),
+    );
+  });
+});
