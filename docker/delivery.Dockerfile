@@ -35,5 +35,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=60s --retries=3 \
 STOPSIGNAL SIGTERM
 # The kind comes as arguments (the Kubernetes Deployments set `args`); the dead-letter CLI:
 #   docker run --rm --entrypoint node pipeline/delivery dist/dead-letters/main.js list --destination amplitude
-ENTRYPOINT ["node", "dist/main.js"]
+# --max-semi-space-size=16: V8 sizes the young generation by the machine's memory; capped, the
+# warehouse consumer's peak RSS stays under 300 MB (docs/performance.md, "Memory").
+ENTRYPOINT ["node", "--max-semi-space-size=16", "dist/main.js"]
 CMD ["--destination", "log"]

@@ -112,6 +112,7 @@ node apps/control-plane/dist/database/migrate.js
 
 # The flags ingestion's image starts it with (a V8 heap setting): the dev stack runs what ships.
 ingestion_node_flags=$(node tools/deploy/node-flags.mjs ingestion)
+delivery_node_flags=$(node tools/deploy/node-flags.mjs delivery)
 # `exec`: concurrently then supervises and signals the service itself, not a shell around it.
 names=(control-plane ingestion)
 commands=(
@@ -133,7 +134,7 @@ for i in "${!kinds[@]}"; do
   run="exec"
   if [[ "$restart_crashed" == 1 ]]; then run="exec bash tools/lib/restart-crashed.sh delivery-$kind"; fi
   # The token is named, not written, on the command line: ps shows no secret.
-  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port INTERNAL_SERVICE_TOKEN=\"\$$token_var\" $run node apps/delivery/dist/main.js --destination $kind")
+  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port INTERNAL_SERVICE_TOKEN=\"\$$token_var\" $run node $delivery_node_flags apps/delivery/dist/main.js --destination $kind")
 done
 
 (

@@ -122,8 +122,12 @@ function dockerfileProblems(name, text) {
   if (!script || !existsSync(path.join(repo, 'apps', app, script)))
     fail(`must start a script the build produces (found ${command.join(' ')})`);
   // The Deployments pass the kind as `args`, which replace CMD only.
-  if (name === 'delivery' && exec('ENTRYPOINT')?.join(' ') !== 'node dist/main.js')
-    fail('ENTRYPOINT must be node dist/main.js');
+  const entrypoint = splitNodeCommand(exec('ENTRYPOINT') ?? []);
+  if (
+    name === 'delivery' &&
+    (entrypoint.script !== 'dist/main.js' || exec('ENTRYPOINT').at(-1) !== 'dist/main.js')
+  )
+    fail('ENTRYPOINT must be node [flags] dist/main.js');
   return problems;
 }
 
