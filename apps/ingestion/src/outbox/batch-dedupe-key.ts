@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** How long a committed batch is remembered: a retry within it is acknowledged, not published. */
 export const DEDUPE_WINDOW_SECONDS = 24 * 3600;
@@ -12,10 +12,7 @@ export const DEDUPE_WINDOW_SECONDS = 24 * 3600;
  * as a retry of the first and never published.
  */
 export function batchDedupeId(accountId: string, messageIds: readonly string[]): string {
-  return createHash('sha256')
-    .update(JSON.stringify([accountId, ...messageIds]))
-    .digest('hex')
-    .slice(0, 32);
+  return hash('sha256', JSON.stringify([accountId, ...messageIds]), 'hex').slice(0, 32);
 }
 
 /** The batch's key in the shared store: SharedRateLimiter.take looks it up with the rate limits. */
