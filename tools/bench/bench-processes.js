@@ -29,14 +29,29 @@ function exited(child) {
   return new Promise((resolve) => child.once('exit', resolve));
 }
 
+// Each child is sent SIGTERM once: a second one would run its cleanup twice (a control plane
+// that drops its scratch database would fail half-way through).
+const stopping = new WeakMap();
+
 /** SIGTERM, so that it cleans up (scratch databases, topics); SIGKILL after graceMs. */
-async function stopProcess(child, graceMs = 15_000) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited(child);
-  clearTimeout(timer);
+function stopProcess(child, graceMs = 15_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (!stopping.has(child)) {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    stopping.set(
+      child,
+      exited(child).then(() => clearTimeout(timer)),
+    );
+  }
+  return stopping.get(child);
 }
+
+// What a bench cleans up itself (topics, a scratch database) when it is interrupted, after its
+// children have stopped.
+const cleanups = [];
+/** Runs `cleanup` when the bench is interrupted (Ctrl-C, SIGTERM), after its children stopped. */
+const onInterrupt = (cleanup) => cleanups.push(cleanup);
 
 /** Stops every child this process started and has not stopped yet. */
 const stopAll = () => Promise.all([...children].map((child) => stopProcess(child)));
@@ -44,16 +59,18 @@ const stopAll = () => Promise.all([...children].map((child) => stopProcess(child
 // Ctrl-C or a SIGTERM to the bench stops its children first and waits for them; when the bench
 // exits another way (an error), each child still running is sent SIGTERM, not SIGKILL, so that
 // it stops the processes it started itself and drops its scratch database.
-let stopping = false;
+let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'])
   process.once(signal, () => {
-    if (stopping) return;
-    stopping = true;
+    if (interrupted) return;
+    interrupted = true;
     console.error(`${signal}: stopping the bench's processes`);
-    stopAll().finally(() => process.exit(130));
+    stopAll()
+      .then(() => Promise.all(cleanups.map((cleanup) => Promise.resolve(cleanup()).catch(() => undefined))))
+      .finally(() => process.exit(130));
   });
 process.on('exit', () => {
-  for (const child of children) child.kill('SIGTERM');
+  for (const child of children) if (!stopping.has(child)) child.kill('SIGTERM');
 });
 
 /**
@@ -205,17 +222,19 @@ function kafkaBrokerPid(port) {
   return (brokers.find(listensOn) ?? (brokers.length === 1 ? brokers[0] : undefined))?.pid ?? null;
 }
 
-/** The pids of the PostgreSQL server's processes on this machine (the postmaster and backends). */
-function postgresPids() {
-  return processes()
-    .filter(({ pid }) => {
+/** The pids of the processes on this machine whose name (comm) is `name`: postgres, redis-server. */
+function pidsNamed(name) {
+  return fs
+    .readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid))
+    .filter((pid) => {
       try {
-        return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+        return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
       } catch {
         return false;
       }
     })
-    .map(({ pid }) => pid);
+    .map(Number);
 }
 
 module.exports = {
@@ -226,10 +245,11 @@ module.exports = {
   startDelivery,
   stopProcess,
   stopAll,
+  onInterrupt,
   exited,
   peakRssKb,
   cpuSeconds,
   machineCpuSeconds,
   kafkaBrokerPid,
-  postgresPids,
+  pidsNamed,
 };
