@@ -135,14 +135,16 @@ function startControlPlane() {
 
 /**
  * A built `delivery --destination <destination>` process on the outbox of KAFKA_TOPIC_PREFIX
- * (env), with the flags of delivery's image; its logs at error level, its health port any.
+ * (env), with the flags of delivery's image, or BENCH_NODE_FLAGS ('' for none) to compare a heap
+ * setting, then nodeArgs; its logs at error level, its health port any.
  */
 function startDelivery(destination, env, nodeArgs = []) {
+  const flags = env.BENCH_NODE_FLAGS ?? process.env.BENCH_NODE_FLAGS;
   return track(
     spawn(
       process.execPath,
       [
-        ...imageFlags('delivery'),
+        ...(flags === undefined ? imageFlags('delivery') : flags.split(' ').filter(Boolean)),
         ...nodeArgs,
         path.join(root, 'apps/delivery/dist/main.js'),
         '--destination',

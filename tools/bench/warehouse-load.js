@@ -51,15 +51,8 @@ const sizesFlag = flags.find((f) => f.startsWith('--rows-per-copy='));
 // --cpu-prof=DIR: the delivery process writes a CPU profile there when it stops.
 const profileFlag = flags.find((f) => f.startsWith('--cpu-prof='));
 // The delivery process starts with the Node flags of its image (tools/deploy/node-flags.mjs), or
-// BENCH_NODE_FLAGS ('' for none) to compare a heap setting.
-const imageFlags =
-  process.env.BENCH_NODE_FLAGS === undefined
-    ? require('../deploy/node-flags.mjs').nodeFlags('delivery')
-    : process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean);
-const nodeArgs = [
-  ...imageFlags,
-  ...(profileFlag ? ['--cpu-prof', `--cpu-prof-dir=${profileFlag.split('=')[1]}`] : []),
-];
+// BENCH_NODE_FLAGS ('' for none) to compare a heap setting (bench-processes.js).
+const nodeArgs = profileFlag ? ['--cpu-prof', `--cpu-prof-dir=${profileFlag.split('=')[1]}`] : [];
 const rowsPerCopySizes = sizesFlag ? sizesFlag.split('=')[1].split(',').map(Number) : [undefined];
 const engine = (flags.find((f) => f.startsWith('--engine=')) ?? '--engine=postgres').split('=')[1];
 if (!['postgres', 'clickhouse'].includes(engine))
