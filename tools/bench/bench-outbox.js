@@ -69,6 +69,25 @@ async function countEvents(client, schema) {
   }
 }
 
+/**
+ * Deletes a consumer group, waiting (at most 20 s) while the broker still counts members of
+ * consumers that have just stopped: several of them leave one after the other, and a group that
+ * is not empty yet cannot be deleted. A group that does not exist is done.
+ */
+async function deleteGroup(admin, group) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await admin.deleteGroups([group]);
+      return;
+    } catch (error) {
+      const code = error.groups?.[0]?.error?.type;
+      if (code !== 'NON_EMPTY_GROUP' || Date.now() > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 /** Deletes the outbox, retry and dead-letter topics and the consumer groups of each prefix. */
 async function deleteDeliveryTopics(kafka, destination, prefixes) {
   const { pipelineTopics, prefixedTopic } = lib('@pipeline/kafka');
@@ -87,12 +106,11 @@ async function deleteDeliveryTopics(kafka, destination, prefixes) {
           ],
         })
         .catch(() => undefined);
-      await admin
-        .deleteGroups([
-          consumerGroupFor(destination, prefix),
-          retryGroupFor(consumerGroupFor(destination, prefix)),
-        ])
-        .catch(() => undefined);
+      for (const group of [
+        consumerGroupFor(destination, prefix),
+        retryGroupFor(consumerGroupFor(destination, prefix)),
+      ])
+        await deleteGroup(admin, group);
     }
   } finally {
     await admin.disconnect();
