@@ -19,50 +19,18 @@
 // BENCH_NODE_FLAGS='<flags>' replaces them, e.g. --compare 'image:' 'default:BENCH_NODE_FLAGS='.
 // Every mode prints the peak RSS (VmHWM) of each server process. BENCH_CPU_PROF_DIR=<dir>
 // writes a CPU profile of each server process there (node --cpu-prof) when it exits.
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
-const { randomUUID } = require('node:crypto');
-const path = require('node:path');
-const readline = require('node:readline');
-const autocannon = require('autocannon');
+const { startCollectServer, stopProcess, peakRssKb } = require('./bench-processes');
+const { EVENTS_PER_REQUEST: EVENTS, loadCollect } = require('./collect-requests');
 
 // Positional arguments before `--debugger` (see above).
 const flagAt = process.argv.findIndex((arg) => ['--debugger', '--compare', '--floor'].includes(arg));
 const positional = process.argv.slice(2, flagAt >= 0 ? flagAt : undefined);
 const seconds = Number(positional[0] ?? 10);
 const connections = Number(positional[1] ?? 32);
-const EVENTS = 20;
 
-// The hosted server runs with the flags of ingestion's image (its CMD); BENCH_NODE_FLAGS, in a
-// --compare variant's environment, replaces them ('' for none).
-const { nodeFlags } = require('../deploy/node-flags.mjs');
-const ingestionFlags = nodeFlags('ingestion');
-
-function startServer(mode, env = {}, label = mode) {
-  const profile = process.env.BENCH_CPU_PROF_DIR
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
-    : [];
-  const flags = env.BENCH_NODE_FLAGS ?? process.env.BENCH_NODE_FLAGS;
-  const nodeArgs = [
-    ...(mode !== 'hosted' ? [] : flags === undefined ? ingestionFlags : flags.split(' ').filter(Boolean)),
-    ...profile,
-  ];
-  // The hosted service's flags go to its own process (collect-server.js starts it); the
-  // baseline and the floor are that process.
-  const child = spawn(
-    process.execPath,
-    [...(mode === 'hosted' ? [] : nodeArgs), path.join(__dirname, 'collect-server.js'), mode],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, ...env, BENCH_SERVICE_NODE_ARGS: JSON.stringify(nodeArgs) },
-    },
-  );
-  const lines = readline.createInterface({ input: child.stdout });
-  const cpuReplies = [];
+async function startServer(mode, env = {}, label = mode) {
   const counts = { requests: 0 };
-  lines.on('line', (line) => {
-    const message = JSON.parse(line);
-    if ('cpuMicros' in message) cpuReplies.shift()?.(message);
+  const server = await startCollectServer(mode, env, (message) => {
     if ('topicBytes' in message) {
       const perEvent = message.topicBytes / Math.max(1, counts.requests * EVENTS);
       console.log(
@@ -70,32 +38,7 @@ function startServer(mode, env = {}, label = mode) {
       );
     }
   });
-  const cpuMicros = () =>
-    new Promise((resolve) => {
-      cpuReplies.push(resolve);
-      child.kill('SIGUSR2');
-    });
-  return new Promise((resolve, reject) => {
-    lines.once('line', (line) => resolve({ child, cpuMicros, counts, ...JSON.parse(line) }));
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-}
-
-function body() {
-  const now = new Date().toISOString();
-  const batch = Array.from({ length: EVENTS }, (_, i) => ({
-    type: 'track',
-    event: 'Product Viewed',
-    messageId: randomUUID(),
-    anonymousId: `anon-${i}`,
-    timestamp: now,
-    properties: { sku: 'SKU-1', price: 12.5, currency: 'EUR' },
-    context: {
-      library: { name: 'bench', version: '1' },
-      page: { url: 'https://shop.example/p', path: '/p' },
-    },
-  }));
-  return JSON.stringify({ sentAt: now, batch });
+  return { ...server, counts };
 }
 
 async function run(server, overallRate, route = 'collect') {
@@ -119,19 +62,12 @@ const routes = {
 
 function load(server, overallRate, route) {
   const { path: urlPath, auth } = routes[route](server);
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url: `http://127.0.0.1:${server.port}${urlPath}`,
-        method: 'POST',
-        connections,
-        duration: seconds,
-        ...(overallRate ? { overallRate } : {}),
-        headers: { 'content-type': 'application/json', ...auth },
-        requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }],
-      },
-      (error, result) => (error ? reject(error) : resolve(result)),
-    );
+  return loadCollect({
+    urls: [`http://127.0.0.1:${server.port}${urlPath}`],
+    connections,
+    seconds,
+    headers: auth,
+    overallRate,
   });
 }
 
@@ -144,21 +80,12 @@ const describe = (name, r) => {
   return eps;
 };
 
-/** The service's peak resident set (VmHWM of /proc/<pid>/status), in MB; null off Linux. */
-function peakRssMb(pid) {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
-    return Number.isFinite(kb) ? Math.round(kb / 1024) : null;
-  } catch {
-    return null;
-  }
-}
-
 async function stop(name, server) {
-  console.log(`peak RSS of ${name} (VmHWM): ${peakRssMb(server.pid)} MB (ingestion target < 300 MB)`);
-  server.child.kill('SIGTERM');
-  await new Promise((resolve) => server.child.once('exit', resolve));
+  const kb = peakRssKb(server.pid);
+  console.log(
+    `peak RSS of ${name} (VmHWM): ${kb === null ? null : Math.round(kb / 1024)} MB (ingestion target < 300 MB)`,
+  );
+  await stopProcess(server.child);
   await new Promise((resolve) => setImmediate(resolve)); // its last lines read
 }
 

@@ -89,9 +89,14 @@ async function floor() {
 // preloaded, so that its CPU and peak RSS are the service's alone. This process starts it and
 // the control plane, relays the probe's lines, and cleans up on SIGTERM. BENCH_SERVICE_NODE_ARGS
 // (a JSON array) are the service's Node flags; BENCH_TOPIC_PREFIX its topics' prefix (another
-// benchmark's outbox, as warehouse-load.js runs delivery behind it).
+// benchmark's outbox, as warehouse-load.js runs delivery behind it, or the outbox several
+// services share, as capacity.js runs them).
 async function hosted() {
-  const controlPlane = await startControlPlane();
+  // BENCH_CONTROL_PLANE: the ready line of a control plane already running, which its owner
+  // stops (capacity.js starts one for several services, which then resolve the same write key).
+  const controlPlane = process.env.BENCH_CONTROL_PLANE
+    ? { ready: JSON.parse(process.env.BENCH_CONTROL_PLANE), stop: () => undefined, exited: Promise.resolve() }
+    : await startControlPlane();
   const { writeKey, token, accountId } = controlPlane.ready;
   const prefix = process.env.BENCH_TOPIC_PREFIX || `bench.collect.${Date.now()}.${process.pid}.`;
   const [port, metricsPort] = [await freePort(), await freePort()];
@@ -126,6 +131,7 @@ async function hosted() {
       },
     },
   );
+  let stopping = false;
   const serviceExited = new Promise((resolve) => service.once('exit', resolve));
   service.once('exit', (code, signal) => {
     if (!stopping) {
@@ -141,12 +147,19 @@ async function hosted() {
     else if (process.env.BENCH_SERVICE_LOG === '1') process.stderr.write(`${line}\n`);
   });
   process.on('SIGUSR2', () => service.kill('SIGUSR2'));
-  await waitUntilReady(`http://127.0.0.1:${port}/readyz`);
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`);
+  } catch (error) {
+    // Neither is left running behind this process.
+    stopping = true;
+    service.kill('SIGTERM');
+    controlPlane.stop();
+    throw error;
+  }
   const debuggerOn = process.env.DEBUGGER_ENABLED !== 'false';
   process.stdout.write(
     `${JSON.stringify({ port, writeKey, accountId, pid: service.pid, topicPrefix: prefix, debugger: debuggerOn })}\n`,
   );
-  let stopping = false;
   process.removeAllListeners('SIGTERM');
   process.on('SIGTERM', async () => {
     stopping = true;

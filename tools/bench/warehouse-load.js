@@ -9,24 +9,36 @@
 // the built libs), against a raw `INSERT ... FORMAT JSONEachRow` of the same rows, converted as
 // the engine converts them, into the same server; the latency phase is PostgreSQL's only.
 // --runs=N repeats the measurement N times (each with its own outbox and account).
-const { spawn, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
-const fs = require('node:fs');
 const path = require('node:path');
-const readline = require('node:readline');
 const { PassThrough } = require('node:stream');
 
 const root = path.join(__dirname, '../..');
 const lib = (name) => require(require.resolve(name, { paths: [path.join(root, 'apps/delivery/dist')] }));
 const { createScratchDatabase, DEFAULT_DATABASE_URL } = lib('@pipeline/postgres');
-const { createKafka, createProducer, ensureTopics, kafkaConfigSchema, pipelineTopics, prefixedTopic } =
+const { createKafka, ensureTopics, kafkaConfigSchema, pipelineTopics, prefixedTopic } =
   lib('@pipeline/kafka');
 const { loadConfig } = lib('@pipeline/config');
 const { createLogger } = lib('@pipeline/logger');
-const { normalizeEvent, outboxKey, receiptContextOf, toOutboxEnvelopes, warehouseTables } =
-  lib('@pipeline/events');
+const { normalizeEvent, receiptContextOf, warehouseTables } = lib('@pipeline/events');
 const { warehouseSchemaFor } = lib('@pipeline/tenancy');
-const { WarehouseWriter, consumerGroupFor, deliveryTopicsFor, retryGroupFor } = lib('@pipeline/destinations');
+const { WarehouseWriter } = lib('@pipeline/destinations');
+const {
+  startCollectServer,
+  startDelivery: startProcess,
+  stopProcess: stop,
+  peakRssKb,
+  cpuSeconds,
+} = require('./bench-processes');
+const {
+  PER_RECORD,
+  makeEvents,
+  receiptFor,
+  fillOutbox,
+  countEvents: count,
+  deleteDeliveryTopics,
+} = require('./bench-outbox');
 const { Client } = require(require.resolve('pg', { paths: [path.join(root, 'libs/destinations')] }));
 const destinationsTesting = () => require(path.join(root, 'libs/destinations/dist/testing'));
 
@@ -39,86 +51,30 @@ const sizesFlag = flags.find((f) => f.startsWith('--rows-per-copy='));
 // --cpu-prof=DIR: the delivery process writes a CPU profile there when it stops.
 const profileFlag = flags.find((f) => f.startsWith('--cpu-prof='));
 // The delivery process starts with the Node flags of its image (tools/deploy/node-flags.mjs), or
-// BENCH_NODE_FLAGS ('' for none) to compare a heap setting.
-const imageFlags =
-  process.env.BENCH_NODE_FLAGS === undefined
-    ? require('../deploy/node-flags.mjs').nodeFlags('delivery')
-    : process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean);
-const nodeArgs = [
-  ...imageFlags,
-  ...(profileFlag ? ['--cpu-prof', `--cpu-prof-dir=${profileFlag.split('=')[1]}`] : []),
-];
+// BENCH_NODE_FLAGS ('' for none) to compare a heap setting (bench-processes.js).
+const nodeArgs = profileFlag ? ['--cpu-prof', `--cpu-prof-dir=${profileFlag.split('=')[1]}`] : [];
 const rowsPerCopySizes = sizesFlag ? sizesFlag.split('=')[1].split(',').map(Number) : [undefined];
 const engine = (flags.find((f) => f.startsWith('--engine=')) ?? '--engine=postgres').split('=')[1];
 if (!['postgres', 'clickhouse'].includes(engine))
   throw new Error(`--engine is postgres or clickhouse, not ${engine}`);
 const runs = Number((flags.find((f) => f.startsWith('--runs=')) ?? '--runs=1').split('=')[1]);
-const PER_RECORD = 20;
 const logger = createLogger({ service: 'bench', stream: new PassThrough(), level: 'error' });
 const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), { clientId: 'bench', logger });
 const prefixes = [];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-const makeEvents = (n) =>
-  Array.from({ length: n }, (_, i) => ({
-    type: 'track',
-    event: 'Product Viewed',
-    messageId: randomUUID(),
-    anonymousId: `anon-${i % 500}`,
-    timestamp: new Date().toISOString(),
-    properties: { sku: `SKU-${i % 100}`, price: 12.5, currency: 'EUR' },
-    context: {
-      library: { name: 'bench', version: '1' },
-      page: { url: 'https://shop.example/p', path: '/p', title: 'Product' },
-      campaign: { source: 'newsletter', medium: 'email' },
-    },
-  }));
-
 function startDelivery(warehouseUrl, prefix, rowsPerCopy) {
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, path.join(root, 'apps/delivery/dist/main.js'), '--destination', 'warehouse'],
+  return startProcess(
+    'warehouse',
     {
-      env: {
-        ...process.env,
-        KAFKA_TOPIC_PREFIX: prefix,
-        WAREHOUSE_URL: warehouseUrl,
-        DELIVERY_HTTP_PORT: '0',
-        DELIVERY_SESSION_TIMEOUT_MS: '6000',
-        LOG_LEVEL: 'error',
-        ...(rowsPerCopy ? { WAREHOUSE_ROWS_PER_COPY: String(rowsPerCopy) } : {}),
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      KAFKA_TOPIC_PREFIX: prefix,
+      WAREHOUSE_URL: warehouseUrl,
+      DELIVERY_SESSION_TIMEOUT_MS: '6000',
+      ...(rowsPerCopy ? { WAREHOUSE_ROWS_PER_COPY: String(rowsPerCopy) } : {}),
     },
+    nodeArgs,
   );
-  return child;
-}
-const stop = (child) =>
-  new Promise((resolve) => {
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
-
-/** Peak resident set of a live process (kB), as the kernel counts it. */
-function peakRssKb(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
-}
-
-/** CPU seconds (user + system) a live process has used so far. */
-function cpuSeconds(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  // utime and stime, fields 14 and 15 of proc(5), in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-async function count(client, schema) {
-  try {
-    return (await client.query(`SELECT count(*)::int AS n FROM ${schema}.events`)).rows[0].n;
-  } catch {
-    return 0;
-  }
 }
 
 /** PostgreSQL: a scratch database; the baseline is psql's \copy of the rows as CSV. */
@@ -212,29 +168,8 @@ async function measure(target, rowsPerCopy, run) {
   const accountId = randomUUID();
   const schema = warehouseSchemaFor(accountId);
   const events = makeEvents(total);
-  const receipt = {
-    v: 2,
-    accountId,
-    writeKeyId: randomUUID(),
-    batchId: 'bench',
-    receivedAt: new Date().toISOString(),
-    ip: '203.0.113.1',
-    userAgent: 'bench',
-  };
-  const producer = createProducer(kafka);
-  await producer.connect();
-  for (let i = 0; i < events.length; i += 2000) {
-    const messages = [];
-    for (let j = i; j < Math.min(i + 2000, events.length); j += PER_RECORD) {
-      for (const { envelope, json } of toOutboxEnvelopes(
-        { ...receipt, batchId: `b${j}` },
-        events.slice(j, j + PER_RECORD),
-      ))
-        messages.push({ key: outboxKey(envelope), value: json });
-    }
-    await producer.send({ topic: outbox.topic, acks: -1, messages });
-  }
-  await producer.disconnect();
+  const receipt = receiptFor(accountId);
+  await fillOutbox(kafka, outbox.topic, receipt, events);
   const delivery = startDelivery(target.url, prefix, rowsPerCopy);
   while ((await target.count(schema)) === 0) await sleep(20);
   const firstRow = Date.now();
@@ -266,7 +201,7 @@ async function measure(target, rowsPerCopy, run) {
     `[${label}] baseline: ${target.baselineName} of the same rows         ${Math.round(rawRate)} events/s  (${stored} in ${seconds.toFixed(2)} s)`,
   );
   console.log(`[${label}] ratio delivery/${target.baselineName}: ${(e2eRate / rawRate).toFixed(2)}`);
-  return { outbox, ratio: e2eRate / rawRate, rate: e2eRate };
+  return { ratio: e2eRate / rawRate, rate: e2eRate };
 }
 
 async function main() {
@@ -274,12 +209,10 @@ async function main() {
   console.log(
     `warehouse delivery (${engine}): ${total} track events in records of ${PER_RECORD}, node ${process.version}`,
   );
-  let outbox;
   const results = [];
   for (let run = 1; run <= runs; run += 1)
     for (const rowsPerCopy of rowsPerCopySizes) {
       const result = await measure(target, rowsPerCopy, run);
-      outbox = result.outbox;
       results.push(result);
     }
   if (results.length > 1) {
@@ -288,48 +221,19 @@ async function main() {
       `median of ${results.length}: ${Math.round(median(results.map((r) => r.rate)))} events/s, ratio ${median(results.map((r) => r.ratio)).toFixed(2)}`,
     );
   }
-  if (latencySeconds > 0 && engine === 'postgres') await latency(target.db, target.client, outbox);
+  if (latencySeconds > 0 && engine === 'postgres') await latency(target.db, target.client);
   else if (latencySeconds > 0) console.log('202 -> row visible: measured for PostgreSQL only');
 
-  const admin = kafka.admin();
-  await admin.connect();
-  for (const prefix of prefixes) {
-    const topics = deliveryTopicsFor('warehouse', prefix);
-    await admin
-      .deleteTopics({
-        topics: [
-          prefixedTopic(pipelineTopics.trackingEvents, prefix).topic,
-          topics.retry.topic,
-          topics.deadLetter.topic,
-        ],
-      })
-      .catch(() => undefined);
-    await admin
-      .deleteGroups([
-        consumerGroupFor('warehouse', prefix),
-        retryGroupFor(consumerGroupFor('warehouse', prefix)),
-      ])
-      .catch(() => undefined);
-  }
-  await admin.disconnect();
+  await deleteDeliveryTopics(kafka, 'warehouse', prefixes);
   await target.close();
 }
 
 /** Hosted /collect (202 after Kafka acks) -> row visible in the warehouse, at a steady rate. */
-async function latency(db, client, outbox) {
+async function latency(db, client) {
   const prefix = prefixes[prefixes.length - 1];
   const delivery = startDelivery(db.url, prefix);
-  const server = spawn(process.execPath, [path.join(__dirname, 'collect-server.js'), 'hosted'], {
-    env: { ...process.env, BENCH_TOPIC_PREFIX: prefix },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const ready = await new Promise((resolve, reject) => {
-    // collect-server.js needs the built ingestion and control plane; without them it exits at once.
-    server.once('exit', (code) =>
-      reject(new Error(`collect-server.js exited (${code}) before it was ready`)),
-    );
-    readline.createInterface({ input: server.stdout }).once('line', (line) => resolve(JSON.parse(line)));
-  });
+  // collect-server.js needs the built ingestion and control plane; without them it exits at once.
+  const ready = await startCollectServer('hosted', { BENCH_TOPIC_PREFIX: prefix });
   const latencySchema = warehouseSchemaFor(ready.accountId);
   const acked = new Map();
   const latencies = [];
@@ -384,10 +288,7 @@ async function latency(db, client, outbox) {
     `202 -> row visible (${requestsPerSecond} req/s x ${PER_RECORD} events, ${latencySeconds} s): p50 ${percentile(latencies, 50)} ms  p99 ${percentile(latencies, 99)} ms  (${latencies.length} events)`,
   );
 
-  await new Promise((resolve) => {
-    server.once('exit', resolve);
-    server.kill('SIGTERM');
-  });
+  await stop(ready.child);
   await stop(delivery);
 }
 

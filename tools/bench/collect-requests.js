@@ -1,0 +1,49 @@
+// The load generator of the /collect benchmarks: autocannon posting batches of 20 track events,
+// each request with fresh messageIds (so that dedupe never answers from its cache), over
+// loopback to one server or spread over several. Shared by collect-load.js and capacity.js.
+const { randomUUID } = require('node:crypto');
+const autocannon = require('autocannon');
+
+/** Events per request, the batch a browser library sends at most at once. */
+const EVENTS_PER_REQUEST = 20;
+
+function collectBody() {
+  const now = new Date().toISOString();
+  const batch = Array.from({ length: EVENTS_PER_REQUEST }, (_, i) => ({
+    type: 'track',
+    event: 'Product Viewed',
+    messageId: randomUUID(),
+    anonymousId: `anon-${i}`,
+    timestamp: now,
+    properties: { sku: 'SKU-1', price: 12.5, currency: 'EUR' },
+    context: {
+      library: { name: 'bench', version: '1' },
+      page: { url: 'https://shop.example/p', path: '/p' },
+    },
+  }));
+  return JSON.stringify({ sentAt: now, batch });
+}
+
+/**
+ * POSTs fresh batches to `urls` for `seconds` over `connections` connections: autocannon gives
+ * connection i to urls[i % urls.length], so a multiple of urls.length gives each server the same
+ * number. overallRate caps the requests per second of all of them. Resolves with autocannon's result.
+ */
+function loadCollect({ urls, connections, seconds, headers, overallRate }) {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: urls.length === 1 ? urls[0] : urls,
+        method: 'POST',
+        connections,
+        duration: seconds,
+        ...(overallRate ? { overallRate } : {}),
+        headers: { 'content-type': 'application/json', ...headers },
+        requests: [{ setupRequest: (req) => ({ ...req, body: collectBody() }) }],
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+}
+
+module.exports = { EVENTS_PER_REQUEST, collectBody, loadCollect };
