@@ -5,6 +5,7 @@ import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 import { tracingConfigSchema } from '@pipeline/telemetry';
+import { DEFAULT_WINDOW_MS } from './limits/shared-store-batch';
 
 /**
  * Read only in static mode. Hosted ingestion never touches the warehouse, so its manifests do
@@ -50,7 +51,7 @@ export const ingestionConfigSchema = z
       .describe(
         'The shared counter store for rate limits and batch dedupe, where revocations are heard, and where the live debugger records (both modes); unset: neither is shared, each instance counts alone, and the debugger is empty.',
       ),
-    REDIS_BATCH_WINDOW_MS: envInt({ min: 0, max: 50, default: 2 }).describe(
+    REDIS_BATCH_WINDOW_MS: envInt({ min: 0, max: 50, default: DEFAULT_WINDOW_MS }).describe(
       "How long /collect's rate-limit and dedupe commands wait for other requests' before they leave for Redis together, as one script call: fewer socket writes for the same requests (docs/performance.md). It adds at most this to a request's time; 0: only the requests of the same event-loop turn.",
     ),
     DEBUGGER_ENABLED: envBool(true).describe(
