@@ -7,12 +7,13 @@
 # smoke test of tools/dev.sh, and README's "Your first event" run as printed. All on the Node
 # of .node-version, which it checks.
 #
-# Every run is a fresh machine: it starts its own throwaway PostgreSQL 15 cluster and Redis on
-# free ports (tools/lib/throwaway-services.sh; data under .cache/test-services, wiped each run)
-# and runs every step against them (DATABASE_URL, WAREHOUSE_URL, REDIS_URL), as it starts its
-# own Kafka broker; both are stopped when the run ends, failed or interrupted. PostgreSQL and
-# Redis need to be installed, not running (Debian's packages are installed when missing). Set
-# DATABASE_URL (and WAREHOUSE_URL) or REDIS_URL to run against servers of your own instead.
+# Every run is a fresh machine: it starts its own throwaway PostgreSQL 15 cluster, Redis and
+# three-node Redis Cluster on free ports (tools/lib/throwaway-services.sh; data under
+# .cache/test-services, wiped each run) and runs every step against them (DATABASE_URL,
+# WAREHOUSE_URL, REDIS_URL, REDIS_CLUSTER_NODES_TEST), as it starts its own Kafka broker; all are
+# stopped when the run ends, failed or interrupted. PostgreSQL and Redis need to be installed,
+# not running (Debian's packages are installed when missing). Set DATABASE_URL (and
+# WAREHOUSE_URL), REDIS_URL or REDIS_CLUSTER_NODES_TEST to run against servers of your own.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/throwaway-services.sh"
 cd "$REPO"
@@ -69,7 +70,7 @@ step() { # name, command...
 }
 step "format check" "$PNPM" exec prettier --check . --log-level warn
 step "kafka cluster id" bash tools/kafka/cluster-id.test.sh
-step "throwaway PostgreSQL and Redis" bash tools/lib/throwaway-services.test.sh
+step "throwaway PostgreSQL, Redis and Redis Cluster" bash tools/lib/throwaway-services.test.sh
 step "lint and build" "$PNPM" exec nx run-many -t lint build --output-style=stream
 step "docs and comments: no outside references, every link resolves" node tools/docs/check-docs.mjs
 step "docs: docs/configuration.md matches the config schemas" node tools/docs/generate-config-reference.mjs --check

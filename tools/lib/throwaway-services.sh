@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Throwaway PostgreSQL and Redis for one test run, so that every run of tools/test.sh starts
-# from a fresh machine: nothing a previous run, another step or a developer left in the
-# machine's own servers (a `warehouse` database, keys) can make a test pass or fail.
+# Throwaway PostgreSQL, Redis and a Redis Cluster for one test run, so that every run of
+# tools/test.sh starts from a fresh machine: nothing a previous run, another step or a
+# developer left in the machine's own servers (a `warehouse` database, keys) can make a test
+# pass or fail.
 #
-#   bash tools/lib/throwaway-services.sh start   start both; prints the `export` lines to eval
-#   bash tools/lib/throwaway-services.sh stop    stop both and delete their data
+#   bash tools/lib/throwaway-services.sh start   start them; prints the `export` lines to eval
+#   bash tools/lib/throwaway-services.sh stop    stop them and delete their data
 #   bash tools/lib/throwaway-services.sh env     print the `export` lines of the running ones
 #
 # e.g.  eval "$(bash tools/lib/throwaway-services.sh start)" && pnpm exec jest ...
@@ -12,10 +13,12 @@
 # PostgreSQL is a new cluster of the installed PostgreSQL 15 (`initdb` + `pg_ctl`; Debian's
 # `postgresql` package is installed when missing), trust authentication, user `postgres`, on a
 # free port of 127.0.0.1; Redis is `redis-server` (Debian's `redis-server` when missing) on a
-# free port, without persistence. Both keep their data under .cache/test-services, which each
-# start wipes. A developer who sets DATABASE_URL (or REDIS_URL) keeps their own server for it:
-# nothing is started for that one. WAREHOUSE_URL, when unset, names the `warehouse` database
-# on the server of DATABASE_URL (the throwaway cluster's, or the developer's).
+# free port, without persistence; the Redis Cluster is three more `redis-server`s in cluster
+# mode (REDIS_CLUSTER_NODES_TEST, for the cluster-mode suites). All keep their data under
+# .cache/test-services, which each start wipes. A developer who sets DATABASE_URL (or
+# REDIS_URL, or REDIS_CLUSTER_NODES_TEST) keeps their own server for it: nothing is started for
+# that one. WAREHOUSE_URL, when unset, names the `warehouse` database on the server of
+# DATABASE_URL (the throwaway cluster's, or the developer's).
 #
 # Sourced (tools/test.sh does), it defines start_test_services and stop_test_services, which
 # stop only what this shell started.
@@ -167,10 +170,90 @@ start_throwaway_redis() {
   return 1
 }
 
-# Starts what the environment does not name; exports DATABASE_URL, WAREHOUSE_URL, REDIS_URL.
+# A three-node Redis Cluster (three primaries, no replicas) for the suites that test cluster
+# mode (REDIS_CLUSTER_NODES): each node on a free port with its cluster bus on another
+# (--cluster-port, so that port + 10000 need not be free), no persistence, its nodes file under
+# .cache/test-services/redis-cluster. Exports REDIS_CLUSTER_NODES_TEST=127.0.0.1:p1,....
+REDIS_CLUSTER_SIZE=3
+
+stop_throwaway_redis_cluster() {
+  local dir="$TEST_SERVICES_DIR/redis-cluster" pidfile pid
+  for pidfile in "$dir"/redis-*.pid; do
+    [[ -f "$pidfile" ]] || continue
+    pid="$(cat "$pidfile")"
+    [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pidfile in "$dir"/redis-*.pid; do
+    [[ -f "$pidfile" ]] || continue
+    pid="$(cat "$pidfile")"
+    [[ -n "$pid" ]] || continue
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  rm -rf "$dir"
+}
+
+# True once every node reports cluster_state:ok (all 16384 slots served).
+redis_cluster_ok() { # port...
+  local port
+  for port in "$@"; do
+    redis-cli -h 127.0.0.1 -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+  done
+}
+
+start_throwaway_redis_cluster() {
+  local dir="$TEST_SERVICES_DIR/redis-cluster" attempt port ports bus nodes i up
+  (ensure_debian_package /usr/bin/redis-server redis-server "the tests' own Redis") || return 1
+  stop_throwaway_redis_cluster
+  for attempt in 1 2 3; do
+    mkdir -p "$dir"
+    ports=()
+    for i in $(seq 1 "$REDIS_CLUSTER_SIZE"); do
+      port="$(free_port)"
+      bus="$(free_port)"
+      ports+=("$port")
+      redis-server --port "$port" --cluster-port "$bus" --bind 127.0.0.1 --cluster-enabled yes \
+        --cluster-config-file "$dir/nodes-$port.conf" --save '' --appendonly no --daemonize yes \
+        --pidfile "$dir/redis-$port.pid" --logfile "$dir/redis-$port.log" --dir "$dir" >/dev/null 2>&1 || true
+    done
+    up=0
+    for _ in $(seq 1 100); do
+      up=0
+      for port in "${ports[@]}"; do
+        [[ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" == PONG ]] && up=$((up + 1))
+      done
+      ((up == REDIS_CLUSTER_SIZE)) && break
+      sleep 0.1
+    done
+    if ((up == REDIS_CLUSTER_SIZE)) &&
+      redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 0 --cluster-yes \
+        >"$dir/create.log" 2>&1; then
+      # The nodes learn of each other over the bus: a few seconds at most.
+      for _ in $(seq 1 300); do
+        if redis_cluster_ok "${ports[@]}"; then
+          nodes="$(printf '127.0.0.1:%s,' "${ports[@]}")"
+          export REDIS_CLUSTER_NODES_TEST="${nodes%,}"
+          echo "$REDIS_CLUSTER_NODES_TEST" >"$dir/nodes"
+          REDIS_CLUSTER_STARTED_HERE=1
+          log "Redis Cluster of $REDIS_CLUSTER_SIZE primaries for this run on $REDIS_CLUSTER_NODES_TEST"
+          return 0
+        fi
+        sleep 0.1
+      done
+    fi
+    log "the Redis Cluster did not form (attempt $attempt); its logs:"
+    tail -n 5 "$dir"/create.log "$dir"/redis-*.log >&2 2>/dev/null || true
+    stop_throwaway_redis_cluster
+  done
+  return 1
+}
+
+# Starts what the environment does not name; exports DATABASE_URL, WAREHOUSE_URL, REDIS_URL
+# and REDIS_CLUSTER_NODES_TEST.
 start_test_services() {
   PG_STARTED_HERE=0
   REDIS_STARTED_HERE=0
+  REDIS_CLUSTER_STARTED_HERE=0
   mkdir -p "$TEST_SERVICES_DIR"
   if [[ -n "${DATABASE_URL:-}" ]]; then
     log "DATABASE_URL is set: the tests use that PostgreSQL"
@@ -187,6 +270,11 @@ start_test_services() {
   else
     start_throwaway_redis || { log "cannot start the tests' Redis"; return 1; }
   fi
+  if [[ -n "${REDIS_CLUSTER_NODES_TEST:-}" ]]; then
+    log "REDIS_CLUSTER_NODES_TEST is set: the cluster tests use that Redis Cluster"
+  else
+    start_throwaway_redis_cluster || { log "cannot start the tests' Redis Cluster"; return 1; }
+  fi
   # A server the developer named must answer (the throwaway ones do by now).
   require_services
 }
@@ -195,6 +283,10 @@ start_test_services() {
 stop_test_services() {
   if [[ "${PG_STARTED_HERE:-0}" == 1 ]]; then stop_throwaway_postgres; PG_STARTED_HERE=0; fi
   if [[ "${REDIS_STARTED_HERE:-0}" == 1 ]]; then stop_throwaway_redis; REDIS_STARTED_HERE=0; fi
+  if [[ "${REDIS_CLUSTER_STARTED_HERE:-0}" == 1 ]]; then
+    stop_throwaway_redis_cluster
+    REDIS_CLUSTER_STARTED_HERE=0
+  fi
 }
 
 print_test_service_env() {
@@ -206,6 +298,9 @@ print_test_service_env() {
   if redis_pid >/dev/null && [[ -f "$TEST_SERVICES_DIR/redis/port" ]]; then
     echo "export REDIS_URL=redis://127.0.0.1:$(cat "$TEST_SERVICES_DIR/redis/port")"
   fi
+  if [[ -f "$TEST_SERVICES_DIR/redis-cluster/nodes" ]]; then
+    echo "export REDIS_CLUSTER_NODES_TEST=$(cat "$TEST_SERVICES_DIR/redis-cluster/nodes")"
+  fi
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -216,10 +311,12 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
       echo "export DATABASE_URL=$DATABASE_URL"
       [[ -n "${WAREHOUSE_URL:-}" ]] && echo "export WAREHOUSE_URL=$WAREHOUSE_URL"
       echo "export REDIS_URL=$REDIS_URL"
+      echo "export REDIS_CLUSTER_NODES_TEST=$REDIS_CLUSTER_NODES_TEST"
       ;;
     stop)
       stop_throwaway_postgres
       stop_throwaway_redis
+      stop_throwaway_redis_cluster
       log "stopped"
       ;;
     env) print_test_service_env ;;

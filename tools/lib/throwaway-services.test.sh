@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The test command's own PostgreSQL and Redis (tools/lib/throwaway-services.sh) are a fresh
 # machine: a new cluster holding only PostgreSQL's default databases, with the settings the
-# suites need, and an empty Redis that keeps nothing, neither on the machine's usual ports;
-# stopping them leaves no process, port or data behind; a developer's DATABASE_URL and
-# REDIS_URL start nothing. Run by tools/test.sh, beside (not on) the run's own servers.
+# suites need, an empty Redis that keeps nothing, neither on the machine's usual ports, and a
+# formed three-node Redis Cluster; stopping them leaves no process, port or data behind; a
+# developer's DATABASE_URL, REDIS_URL and REDIS_CLUSTER_NODES_TEST start nothing. Run by tools/test.sh, beside (not on) the run's own servers.
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$REPO"
 
@@ -23,13 +23,15 @@ check() { # description, command...
   if "$@"; then log "ok: $what"; else log "FAILED: $what"; failures=$((failures + 1)); fi
 }
 
-unset DATABASE_URL WAREHOUSE_URL REDIS_URL
+unset DATABASE_URL WAREHOUSE_URL REDIS_URL REDIS_CLUSTER_NODES_TEST
 started=$SECONDS
-check "both start" start_test_services
+check "all start" start_test_services
 check "the cluster lives under the state directory" grep -qxF "$TEST_SERVICES_DIR/postgres" "$TEST_SERVICES_DIR/postgres.dir"
 log "started in $((SECONDS - started))s"
 pg_port="$(node -p "new URL(process.argv[1]).port" "${DATABASE_URL:-postgres://x:1/pipeline}")"
 redis_port="$(node -p "new URL(process.argv[1]).port" "${REDIS_URL:-redis://x:1}")"
+IFS=, read -r -a cluster_nodes <<<"${REDIS_CLUSTER_NODES_TEST:-}"
+cluster_ports=("${cluster_nodes[@]#127.0.0.1:}")
 psql_bin="$(pg_bindir)/psql"
 sql() { "$psql_bin" "postgres://postgres@127.0.0.1:$pg_port/postgres" -XtAc "$1"; }
 expect() { # expected, command...: the command prints exactly the expected text
@@ -54,28 +56,57 @@ check "Redis is empty" expect 0 redis-cli -h 127.0.0.1 -p "$redis_port" dbsize
 check "Redis keeps no snapshots and no append-only file" \
   expect $'save\n\nappendonly\nno' bash -c "redis-cli -h 127.0.0.1 -p $redis_port config get save && redis-cli -h 127.0.0.1 -p $redis_port config get appendonly"
 
+cluster_formed() {
+  local port info
+  [[ ${#cluster_ports[@]} == 3 && "$(printf '%s\n' "${cluster_ports[@]}" "$redis_port" 6379 | sort -u | wc -l)" == 5 ]] ||
+    { echo "nodes: ${REDIS_CLUSTER_NODES_TEST:-}" >&2; return 1; }
+  for port in "${cluster_ports[@]}"; do
+    info="$(redis-cli -h 127.0.0.1 -p "$port" cluster info)"
+    grep -q '^cluster_state:ok' <<<"$info" && grep -q '^cluster_slots_assigned:16384' <<<"$info" &&
+      grep -q '^cluster_known_nodes:3' <<<"$info" && grep -q '^cluster_size:3' <<<"$info" ||
+      { echo "127.0.0.1:$port: $info" >&2; return 1; }
+  done
+}
+check "REDIS_CLUSTER_NODES_TEST names three new nodes of one cluster, every slot served (cluster_state:ok)" cluster_formed
+cluster_spreads() {
+  # Keys of different hash tags land on different nodes: -c follows the MOVED answers.
+  local port=${cluster_ports[0]} tag owners=()
+  for tag in a b c d e f g h i j; do
+    redis-cli -c -h 127.0.0.1 -p "$port" set "{$tag}k" 1 >/dev/null || return 1
+  done
+  for port in "${cluster_ports[@]}"; do owners+=("$(redis-cli -h 127.0.0.1 -p "$port" dbsize)"); done
+  [[ "$(printf '%s\n' "${owners[@]}" | grep -cv '^0$')" -ge 2 ]] || { echo "keys per node: ${owners[*]}" >&2; return 1; }
+}
+check "the cluster spreads keys over its nodes" cluster_spreads
+check "the cluster's nodes keep no snapshots and no append-only file" \
+  expect $'save\n\nappendonly\nno' bash -c "redis-cli -h 127.0.0.1 -p ${cluster_ports[1]:-1} config get save && redis-cli -h 127.0.0.1 -p ${cluster_ports[1]:-1} config get appendonly"
+
 # A developer's own servers (here: the ones just started) are used as they are.
 own() {
   local out
   out="$(
     DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" WAREHOUSE_URL=
+    REDIS_CLUSTER_NODES_TEST="$REDIS_CLUSTER_NODES_TEST"
     start_test_services 2>/dev/null
-    echo "$PG_STARTED_HERE $REDIS_STARTED_HERE $DATABASE_URL $WAREHOUSE_URL $REDIS_URL"
+    echo "$PG_STARTED_HERE $REDIS_STARTED_HERE $REDIS_CLUSTER_STARTED_HERE $DATABASE_URL $WAREHOUSE_URL $REDIS_URL $REDIS_CLUSTER_NODES_TEST"
   )"
-  [[ "$out" == "0 0 $DATABASE_URL postgres://postgres@127.0.0.1:$pg_port/warehouse $REDIS_URL" ]] ||
+  [[ "$out" == "0 0 0 $DATABASE_URL postgres://postgres@127.0.0.1:$pg_port/warehouse $REDIS_URL $REDIS_CLUSTER_NODES_TEST" ]] ||
     { echo "got: $out" >&2; return 1; }
 }
-check "with DATABASE_URL and REDIS_URL set nothing is started, and WAREHOUSE_URL follows DATABASE_URL" own
+check "with DATABASE_URL, REDIS_URL and REDIS_CLUSTER_NODES_TEST set nothing is started, and WAREHOUSE_URL follows DATABASE_URL" own
 
 pg_dir="$(cat "$TEST_SERVICES_DIR/postgres.dir")"
 stop_test_services
 gone() {
+  local port
+  for port in "${cluster_ports[@]}"; do ! port_open 127.0.0.1 "$port" || return 1; done
   ! port_open 127.0.0.1 "$pg_port" && ! port_open 127.0.0.1 "$redis_port" &&
-    [[ ! -e "$pg_dir" && ! -e "$TEST_SERVICES_DIR/redis" && ! -e "$TEST_SERVICES_DIR/postgres.dir" ]]
+    [[ ! -e "$pg_dir" && ! -e "$TEST_SERVICES_DIR/redis" && ! -e "$TEST_SERVICES_DIR/redis-cluster" &&
+      ! -e "$TEST_SERVICES_DIR/postgres.dir" ]]
 }
 check "stopping leaves no port open and no data" gone
 
 mkdir -p "$REPO/.reports/jest"
-echo "{\"project\":\"throwaway PostgreSQL and Redis\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" \
+echo "{\"project\":\"throwaway PostgreSQL, Redis and Redis Cluster\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" \
   >"$REPO/.reports/jest/throwaway-services.json"
 exit $((failures > 0))

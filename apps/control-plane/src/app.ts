@@ -40,7 +40,7 @@ import { DeadLettersController } from './dead-letters/dead-letter.controller';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
 import { debugStreamRouter } from './debugger/debugger-stream';
-import type { Redis } from '@pipeline/redis';
+import type { RedisClient, RedisConnection } from '@pipeline/redis';
 import type { WriteKeyService } from './write-keys/write-key.service';
 import { CONTROLLERS, type ControllerRegistry } from './http/controller-registry';
 import { apiDocsRouter } from './http/api-docs';
@@ -84,12 +84,12 @@ export interface HttpDependencies {
   /** The process's metrics, shared with its job runner and task worker. */
   metrics: ControlPlaneMetrics;
   /**
-   * The live event debugger's Redis (REDIS_URL, without a key prefix): `redis` for the lists,
-   * `redisUrl` for the streams' own connections. Absent: its endpoints answer 503.
+   * The live event debugger's Redis (REDIS_URL or REDIS_CLUSTER_NODES, without a key prefix):
+   * `redis` for the lists, `connection` for the streams' own connections. Absent: its endpoints answer 503.
    */
   debugger?: {
-    redis: Redis;
-    redisUrl: string;
+    redis: RedisClient;
+    connection: RedisConnection;
     maxStreamsPerKey?: number;
     keepAliveMs?: number;
     revalidateMs?: number;
@@ -184,7 +184,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     app.use(RATE_LIMITED_PATHS, exceptOperatorRoutes(apiRateLimit(authenticator, deps.apiRateLimit, logger)));
   app.use(
     debugStreamRouter(authenticator, services.debugger, logger, {
-      redisUrl: deps.debugger?.redisUrl,
+      connection: deps.debugger?.connection,
       ...(deps.debugger?.maxStreamsPerKey ? { maxStreamsPerKey: deps.debugger.maxStreamsPerKey } : {}),
       ...(deps.debugger?.keepAliveMs ? { keepAliveMs: deps.debugger.keepAliveMs } : {}),
       ...(deps.debugger?.revalidateMs ? { revalidateMs: deps.debugger.revalidateMs } : {}),

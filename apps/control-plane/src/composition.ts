@@ -17,7 +17,7 @@ import type { TenantUrlCheckOptions } from '@pipeline/egress';
 import { createKafka } from '@pipeline/kafka';
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
-import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import { closeRedis, createRedis, redisConnectionOf, type RedisClient } from '@pipeline/redis';
 import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
 import { createHttpApp, type HttpDependencies } from './app';
@@ -97,7 +97,7 @@ export interface ServiceDependencies {
    */
   egress?: TenantUrlCheckOptions;
   /** The live debugger's Redis (AppDependencies.debugger); absent: its endpoints answer 503. */
-  debugger?: { redis: Redis };
+  debugger?: { redis: RedisClient };
   /** Opens an engine on a warehouse (sizes and probes); absent: sizes are unknown, checks answer 503. */
   engineFor?: EngineFor;
   /**
@@ -231,17 +231,18 @@ export interface ControlPlane {
 
 /**
  * Where tenant changes are broadcast (revoked write keys, rotated credentials) and the API rate
- * limit's shared counters live; null without REDIS_URL. Connected whether the rate limit is on
+ * limit's shared counters live; null without REDIS_URL or REDIS_CLUSTER_NODES. Connected whether the rate limit is on
  * or not: a revocation must reach ingestion's caches at once either way.
  */
-async function connectRedis(config: ControlPlaneConfig, logger: Logger): Promise<Redis | null> {
-  if (!config.REDIS_URL) {
+async function connectRedis(config: ControlPlaneConfig, logger: Logger): Promise<RedisClient | null> {
+  const connection = redisConnectionOf(config);
+  if (!connection) {
     logger.warn(
-      'REDIS_URL is not set: revocations and tenant changes are not broadcast (caches keep a tenant at most 10 s instead), and the API rate limit is counted per instance',
+      'Neither REDIS_URL nor REDIS_CLUSTER_NODES is set: revocations and tenant changes are not broadcast (caches keep a tenant at most 10 s instead), and the API rate limit is counted per instance',
     );
     return null;
   }
-  const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger, keyPrefix: 'control-plane:' });
+  const redis = createRedis(connection, { logger, keyPrefix: 'control-plane:' });
   // Down at start is not fatal: the limiter counts locally until ioredis reconnects.
   await redis
     .connect()
@@ -250,9 +251,13 @@ async function connectRedis(config: ControlPlaneConfig, logger: Logger): Promise
 }
 
 /** The live debugger's reads: no key prefix (ingestion and the consumers write the keys). */
-async function connectDebuggerRedis(config: ControlPlaneConfig, logger: Logger): Promise<Redis | undefined> {
-  if (!config.REDIS_URL) return undefined;
-  const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger });
+async function connectDebuggerRedis(
+  config: ControlPlaneConfig,
+  logger: Logger,
+): Promise<RedisClient | undefined> {
+  const connection = redisConnectionOf(config);
+  if (!connection) return undefined;
+  const redis = createRedis(connection, { logger });
   await redis
     .connect()
     .catch((error: Error) => logger.warn('debugger redis not reachable at start', { error: error.message }));
@@ -285,6 +290,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   });
   const redis = await connectRedis(config, logger);
   const debuggerRedis = await connectDebuggerRedis(config, logger);
+  const debuggerConnection = redisConnectionOf(config);
 
   const tenantChanges = new TenantChangePublisher(redis, logger);
   // The broker of the dead-letter index and of replays (the delivery consumers' topics).
@@ -329,8 +335,8 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     },
     metrics,
     deadLetterReplayer,
-    ...(debuggerRedis && config.REDIS_URL
-      ? { debugger: { redis: debuggerRedis, redisUrl: config.REDIS_URL } }
+    ...(debuggerRedis && debuggerConnection
+      ? { debugger: { redis: debuggerRedis, connection: debuggerConnection } }
       : {}),
   });
 

@@ -15,6 +15,7 @@ import { defaultAccountLimits, type AccountLimits } from './accounts/account-lim
 import { defaultPrices } from './usage/price-list';
 import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';
 import { tracingConfigSchema } from '@pipeline/telemetry';
+import { redisClusterNodesField } from '@pipeline/redis';
 
 /** A non-negative decimal written as digits (no exponent), so the price list stays exact. */
 const envDecimal = (defaultValue: string) =>
@@ -178,6 +179,7 @@ export const controlPlaneConfigSchema = z
       .describe(
         'Shares the API rate limit counts across instances, broadcasts tenant changes (revoked keys, rotated credentials), and holds the live event debugger that `/api/v1/write-keys/{id}/events` reads; unset: each instance counts alone, and the debugger endpoints answer 503 `debugger_unavailable`.',
       ),
+    REDIS_CLUSTER_NODES: redisClusterNodesField,
     USAGE_PRICE_STORAGE_GB_MONTH: envDecimal(defaultPrices.storagePerGbMonth).describe(
       'USD per GB-month of warehouse storage; a day costs size × price ÷ days of that month.',
     ),

@@ -20,7 +20,7 @@ import { createKafka, ensureTopics, pipelineTopics, prefixedTopic } from '@pipel
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
-import { closeRedis, createRedis, DebugStreamWriter } from '@pipeline/redis';
+import { closeRedis, createRedis, DebugStreamWriter, redisConnectionOf } from '@pipeline/redis';
 import { ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
 import { RedisOutcomeRecorder } from './debugger/redis-outcome-recorder';
 import { forwardingBaseUrls, forwardingLimitsOf, type DeliveryConfig } from './config';
@@ -82,11 +82,12 @@ export async function composeDelivery(
       ? controlPlaneWarehouses(controlPlane, config, logger, () => changes?.live ?? false)
       : {};
   const invalidate = tenants ?? warehouse.warehouseDirectory;
-  if (invalidate && config.REDIS_URL) {
+  const redisConnection = redisConnectionOf(config);
+  if (invalidate && redisConnection) {
     // Rotated credentials, edited integrations and moved placements reach this consumer as
     // soon as they are saved.
     const subscriber = TenantChangeSubscriber.start(
-      config.REDIS_URL,
+      redisConnection,
       (event) => invalidate.invalidate(event),
       logger,
     );
@@ -94,9 +95,9 @@ export async function composeDelivery(
     steps.push({ name: 'tenant changes', run: () => subscriber.stop() });
   }
   let outcomes: RedisOutcomeRecorder | undefined;
-  if (config.DEBUGGER_ENABLED && config.REDIS_URL) {
+  if (config.DEBUGGER_ENABLED && redisConnection) {
     // The live debugger's outcomes: never awaited, dropped while Redis is away.
-    const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger });
+    const redis = createRedis(redisConnection, { logger });
     redis
       .connect()
       .catch((error: Error) =>

@@ -20,6 +20,7 @@ import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 import { tracingConfigSchema } from '@pipeline/telemetry';
+import { redisClusterNodesField } from '@pipeline/redis';
 
 /** The forwarding app types whose vendor host can be replaced (VENDOR_BASE_URL_<APP TYPE>), from the app catalog. */
 const vendorAppTypes = baseUrlAppTypes.forwarding;
@@ -91,8 +92,9 @@ export const deliveryConfigSchema = z.object({
     .describe(
       'Where the control plane broadcasts tenant changes (forwarding kinds: rotated credentials), and where the live debugger records delivery outcomes; unset: a cached tenant is used at most 10 s, and no outcome is recorded.',
     ),
+  REDIS_CLUSTER_NODES: redisClusterNodesField,
   DEBUGGER_ENABLED: envBool(true).describe(
-    'Record where each event went (stored, delivered, skipped, retried, dead-lettered) for the live debugger (needs `REDIS_URL`).',
+    'Record where each event went (stored, delivered, skipped, retried, dead-lettered) for the live debugger (needs `REDIS_URL` or `REDIS_CLUSTER_NODES`).',
   ),
   DEBUGGER_OUTCOMES_PER_KEY: envInt({ min: 10, max: 1_000_000, default: 5000 }).describe(
     'Debugger: recent delivery outcomes kept per write key (a capped Redis stream, approximate), all destinations together.',

@@ -7,7 +7,13 @@ import { createKafka, createProducer, ensureTopics, pipelineTopics, prefixedTopi
 import { sharedCheck, type ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
-import { closeRedis, createRedis, DebugStreamWriter, type Redis } from '@pipeline/redis';
+import {
+  closeRedis,
+  createRedis,
+  DebugStreamWriter,
+  redisConnectionOf,
+  type RedisClient,
+} from '@pipeline/redis';
 import { DebugRecorder } from './debugger/debug-recorder';
 import { createApp } from './app';
 import { HostedAuthenticator } from './auth/hosted-authenticator';
@@ -31,12 +37,15 @@ async function connectRedis(
   config: IngestionConfig,
   logger: Logger,
   steps: ShutdownStep[],
-): Promise<Redis | null> {
-  if (!config.REDIS_URL) {
-    logger.warn('REDIS_URL is not set: no shared rate limits and no batch dedupe across instances');
+): Promise<RedisClient | null> {
+  const connection = redisConnectionOf(config);
+  if (!connection) {
+    logger.warn(
+      'Neither REDIS_URL nor REDIS_CLUSTER_NODES is set: no shared rate limits and no batch dedupe across instances',
+    );
     return null;
   }
-  const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger, keyPrefix: 'ingestion:' });
+  const redis = createRedis(connection, { logger, keyPrefix: 'ingestion:' });
   SharedStoreBatch.for(redis).windowMs = config.REDIS_BATCH_WINDOW_MS;
   // Down at start is not fatal: the limits and dedupe fall back, and ioredis keeps reconnecting.
   await redis
@@ -57,8 +66,9 @@ async function debugRecorder(
   steps: ShutdownStep[],
   metrics: IngestionMetrics,
 ): Promise<DebugRecorder | undefined> {
-  if (!config.DEBUGGER_ENABLED || !config.REDIS_URL) return undefined;
-  const redis = createRedis({ REDIS_URL: config.REDIS_URL }, { logger });
+  const connection = redisConnectionOf(config);
+  if (!config.DEBUGGER_ENABLED || !connection) return undefined;
+  const redis = createRedis(connection, { logger });
   redis
     .connect()
     .catch((error: Error) => logger.warn('debugger redis not reachable at start', { error: error.message }));
@@ -111,10 +121,11 @@ async function hostedCollect(
     },
     logger,
   );
-  if (config.REDIS_URL) {
+  const changesConnection = redisConnectionOf(config);
+  if (changesConnection) {
     // Revoked keys are refused from the next request on (docs/tracking-api.md, "Revoked write keys").
     const subscriber = TenantChangeSubscriber.start(
-      config.REDIS_URL,
+      changesConnection,
       (event) => authenticator.invalidate(event),
       logger,
     );

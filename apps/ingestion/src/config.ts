@@ -6,6 +6,7 @@ import { lifecycleConfigSchema } from '@pipeline/lifecycle';
 import { loggingConfigSchema } from '@pipeline/logger';
 import { tracingConfigSchema } from '@pipeline/telemetry';
 import { DEFAULT_WINDOW_MS } from './limits/shared-store-batch';
+import { redisClusterNodesField } from '@pipeline/redis';
 
 /**
  * Read only in static mode. Hosted ingestion never touches the warehouse, so its manifests do
@@ -51,11 +52,12 @@ export const ingestionConfigSchema = z
       .describe(
         'The shared counter store for rate limits and batch dedupe, where revocations are heard, and where the live debugger records (both modes); unset: neither is shared, each instance counts alone, and the debugger is empty.',
       ),
+    REDIS_CLUSTER_NODES: redisClusterNodesField,
     REDIS_BATCH_WINDOW_MS: envInt({ min: 0, max: 50, default: DEFAULT_WINDOW_MS }).describe(
       "How long /collect's rate-limit and dedupe commands wait for other requests' before they leave for Redis together, as one script call: fewer socket writes for the same requests (docs/performance.md). It adds at most this to a request's time; 0: only the requests of the same event-loop turn.",
     ),
     DEBUGGER_ENABLED: envBool(true).describe(
-      'Record each write key\'s recent events for the live debugger (needs `REDIS_URL`; docs/tracking-api.md, "Debugger").',
+      'Record each write key\'s recent events for the live debugger (needs `REDIS_URL` or `REDIS_CLUSTER_NODES`; docs/tracking-api.md, "Debugger").',
     ),
     DEBUGGER_EVENTS_PER_KEY: envInt({ min: 10, max: 100_000, default: 500 }).describe(
       'Debugger: recent events kept per write key (a capped Redis stream, approximate).',

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@pipeline/logger';
-import { createRedis, type Redis } from './redis-client';
+import { createRedis, type RedisClient } from './redis-client';
 import { DEBUG_PAYLOAD_MAX_BYTES, debugPayload, DebugStreamWriter } from './debug-streams';
 
 const logger = createLogger({ service: 'debug-streams-test', stream: new PassThrough() });
 
 describe('DebugStreamWriter (real Redis)', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   const keys: string[] = [];
   beforeAll(async () => {
     redis = createRedis({ REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' }, { logger });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from './redis-client';
 import type { Logger } from '@pipeline/logger';
 
 /**
@@ -100,11 +100,27 @@ export interface DebugStreamStats {
   recorded: number;
   /** Entries not admitted: over the per-stream rate. */
   sampledOut: number;
-  /** Entries lost: Redis not ready, or the write failed. */
+  /** Entries lost: RedisClient not ready, or the write failed. */
   failed: number;
 }
 
 const EXPIRE_EVERY_MS = 60_000;
+
+interface QueuedEntry {
+  key: string;
+  fields: string[];
+}
+
+/** The entries per stream, each stream's in the order queued. */
+function byKey(entries: readonly QueuedEntry[]): QueuedEntry[][] {
+  const groups = new Map<string, QueuedEntry[]>();
+  for (const entry of entries) {
+    const group = groups.get(entry.key);
+    if (group) group.push(entry);
+    else groups.set(entry.key, [entry]);
+  }
+  return [...groups.values()];
+}
 const MAX_TRACKED_STREAMS = 10_000;
 
 /**
@@ -115,13 +131,13 @@ const MAX_TRACKED_STREAMS = 10_000;
  */
 export class DebugStreamWriter {
   readonly stats: DebugStreamStats = { recorded: 0, sampledOut: 0, failed: 0 };
-  private queue: { key: string; fields: string[] }[] = [];
+  private queue: QueuedEntry[] = [];
   private scheduled = false;
   private readonly expiredAt = new Map<string, number>();
   private readonly windows = new Map<string, { second: number; count: number }>();
 
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: RedisClient | null,
     private readonly options: DebugStreamOptions,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
@@ -170,6 +186,14 @@ export class DebugStreamWriter {
       return;
     }
     const now = this.now();
+    // A cluster pipeline must stay within one node's slots, and streams of different write keys
+    // hash anywhere: there each stream's commands are a pipeline of their own. One server takes
+    // the whole queue in one.
+    if (isCluster(redis)) for (const group of byKey(entries)) this.send(redis, group, now);
+    else this.send(redis, entries, now);
+  }
+
+  private send(redis: RedisClient, entries: QueuedEntry[], now: number): void {
     const pipeline = redis.pipeline();
     for (const { key, fields } of entries) {
       pipeline.xadd(key, 'MAXLEN', '~', String(this.options.maxLen), '*', ...fields);

@@ -1,5 +1,13 @@
-export { closeRedis, createRedis, createSubscriber, type Redis } from './redis-client';
-export { redisConfigSchema, type RedisConfig } from './redis-config';
+export { closeRedis, createRedis, createSubscriber, isCluster, type RedisClient } from './redis-client';
+export {
+  parseRedisNode,
+  redisClusterNodesField,
+  redisConfigSchema,
+  redisConnectionOf,
+  type RedisConfig,
+  type RedisConnection,
+  type RedisNode,
+} from './redis-config';
 export {
   debuggerKeys,
   debugPayload,

@@ -1,5 +1,5 @@
 import type { Logger } from '@pipeline/logger';
-import { closeRedis, createSubscriber, type Redis } from '@pipeline/redis';
+import { closeRedis, createSubscriber, type RedisClient, type RedisConnection } from '@pipeline/redis';
 import {
   parseTenantChange,
   TENANT_CHANGES_CHANNEL,
@@ -9,7 +9,7 @@ import {
 
 export class TenantChangePublisher {
   constructor(
-    private readonly redis: Pick<Redis, 'publish'> | null,
+    private readonly redis: Pick<RedisClient, 'publish'> | null,
     private readonly logger: Logger,
   ) {}
 
@@ -38,21 +38,17 @@ export class TenantChangeSubscriber {
   private everSubscribed = false;
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly listener: (event: TenantChangeEvent) => void,
     private readonly logger: Logger,
   ) {}
 
   static start(
-    redisUrl: string,
+    connection: RedisConnection,
     listener: (event: TenantChangeEvent) => void,
     logger: Logger,
   ): TenantChangeSubscriber {
-    const subscriber = new TenantChangeSubscriber(
-      createSubscriber({ REDIS_URL: redisUrl }, { logger }),
-      listener,
-      logger,
-    );
+    const subscriber = new TenantChangeSubscriber(createSubscriber(connection, { logger }), listener, logger);
     subscriber.listen();
     return subscriber;
   }

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { defaultWarehouseTimeouts, guardedWarehousePools, WarehouseEngines } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
-import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import { closeRedis, createRedis, type RedisClient } from '@pipeline/redis';
 import {
   TenantChangePublisher,
   TenantChangeSubscriber,
@@ -42,7 +42,7 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
   let h: Harness;
   let t: Tenant;
   let cluster: TestCluster;
-  let redis: Redis;
+  let redis: RedisClient;
   let subscriber: TenantChangeSubscriber;
   const heard: TenantChangeEvent[] = [];
   const engines = WarehouseEngines.open(
@@ -99,7 +99,7 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     await cluster.query('GRANT CONNECT, CREATE ON DATABASE analytics TO loader');
     redis = createRedis({ REDIS_URL }, { logger: quiet, keyPrefix: 'control-plane:' });
     await redis.connect();
-    subscriber = TenantChangeSubscriber.start(REDIS_URL, (event) => heard.push(event), quiet);
+    subscriber = TenantChangeSubscriber.start({ REDIS_URL }, (event) => heard.push(event), quiet);
     await waitUntil('subscribed to tenant changes', async () => subscriber.live, 5000);
     h = await startHarness('warehouse app registry', {
       egress,

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
-import { createRedis, type Redis } from '@pipeline/redis';
+import { createRedis, type RedisClient } from '@pipeline/redis';
 import { clientAddressResolver } from '@pipeline/tenancy';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { ApiKeyFailureCounter } from './api-key-failures';
@@ -16,7 +16,7 @@ const freshPrefix = () => `2001:db8:${hex()}:${hex()}`;
 describe('failed API-key attempts per client address (real PostgreSQL and Redis)', () => {
   let h: Harness;
   let t: Tenant;
-  let redis: Redis;
+  let redis: RedisClient;
 
   beforeAll(async () => {
     redis = createRedis({ REDIS_URL }, { logger: createLogger({ service: 't', stream: new PassThrough() }) });

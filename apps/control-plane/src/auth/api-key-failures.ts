@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { AppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
-import type { Redis } from '@pipeline/redis';
+import type { RedisClient } from '@pipeline/redis';
 import type { ApiKeyAuthenticator } from './api-key-authenticator';
 import { presentsKey } from './bearer-token';
 import {
@@ -17,7 +17,7 @@ export interface ApiKeyFailureLimitOptions {
   /** API_KEY_FAILURES_PER_MINUTE: unknown or revoked keys one client address may present a minute. */
   perMinute: number;
   /** The counters shared by every instance (REDIS_URL); null: each instance counts alone. */
-  redis: Redis | null;
+  redis: RedisClient | null;
   /** The client's address (clientAddressResolver over TRUSTED_PROXIES). */
   clientAddress: (request: IncomingMessage) => string | null;
 }
@@ -39,7 +39,7 @@ export class ApiKeyFailureCounter {
   private degraded = false;
 
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: RedisClient | null,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {}

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createLogger } from '@pipeline/logger';
-import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import { closeRedis, createRedis, type RedisClient } from '@pipeline/redis';
 import { createApp } from '../composition';
 import {
   startHarness,
@@ -166,7 +166,7 @@ describe('management API rate limit per API key (real PostgreSQL and Redis)', ()
   });
 
   describe('with Redis', () => {
-    const clients: Redis[] = [];
+    const clients: RedisClient[] = [];
     const logLines: string[] = [];
     const stream = new PassThrough();
     stream.on('data', (chunk: Buffer) => logLines.push(chunk.toString('utf8')));

@@ -7,7 +7,7 @@ import {
   type Store,
 } from 'express-rate-limit';
 import type { Logger } from '@pipeline/logger';
-import type { Redis } from '@pipeline/redis';
+import type { RedisClient } from '@pipeline/redis';
 import type { ApiKeyAuthenticator } from './api-key-authenticator';
 import { rateLimited } from '../http/api-errors';
 
@@ -17,7 +17,7 @@ export interface ApiRateLimitOptions {
   /** API_RATE_LIMIT_PER_MINUTE: requests one API key may make per minute. */
   perMinute: number;
   /** The counter store shared by every instance (REDIS_URL); null: each instance counts alone. */
-  redis: Redis | null;
+  redis: RedisClient | null;
 }
 
 /** The paths counted: the management API and the agent tool interface, both API-key surfaces. */
@@ -49,7 +49,7 @@ export class RedisCounterStore implements Store {
   private degraded = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly logger: Logger,
   ) {}
 

@@ -1,15 +1,15 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
-import { createRedis, debuggerKeys, type Redis } from '@pipeline/redis';
+import { createRedis, debuggerKeys, type RedisClient, type RedisConnection } from '@pipeline/redis';
 import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { debuggerUnavailable, toDebugEvent, type DebuggerService } from './debugger.service';
 
 export const DEBUG_STREAM_PATH = '/api/v1/write-keys/:writeKeyId/events/stream';
 
 export interface DebugStreamOptions {
-  /** REDIS_URL: each stream reads on its own connection (XREAD BLOCK holds it). */
-  redisUrl: string | undefined;
+  /** Where each stream reads, on its own connection (XREAD BLOCK holds it); unset: 503. */
+  connection: RedisConnection | undefined;
   /** Streams one API key may hold open at once. */
   maxStreamsPerKey?: number;
   /** Between `: keep-alive` comments while nothing arrives (the XREAD BLOCK timeout). */
@@ -48,14 +48,14 @@ export function debugStreamRouter(
     res.once('close', hangUp);
     // Gone before this handler ran (the rate limiter's lookup comes first).
     if (req.socket.destroyed) hangUp();
-    let connection: Redis | undefined;
+    let connection: RedisClient | undefined;
     gone.signal.addEventListener('abort', () => connection?.disconnect(), { once: true });
     let apiKeyId: string | undefined;
     let revalidation: NodeJS.Timeout | undefined;
     try {
       const principal = await authenticator.authenticate(req, ['write_keys.read']);
-      const redisUrl = options.redisUrl;
-      if (!redisUrl || !service.available) throw debuggerUnavailable();
+      const redisConnection = options.connection;
+      if (!redisConnection || !service.available) throw debuggerUnavailable();
       const writeKeyId = await service.writeKeyOf(principal.accountId, req.params.writeKeyId);
       if (gone.signal.aborted) return;
       const held = open.get(principal.apiKeyId) ?? 0;
@@ -67,10 +67,10 @@ export function debugStreamRouter(
         );
       apiKeyId = principal.apiKeyId;
       open.set(apiKeyId, held + 1);
-      const reader = createRedis(
-        { REDIS_URL: redisUrl },
-        { logger, connectionName: `debugger-stream:${writeKeyId}` },
-      );
+      const reader = createRedis(redisConnection, {
+        logger,
+        connectionName: `debugger-stream:${writeKeyId}`,
+      });
       connection = reader;
       await reader.connect().catch(() => {
         throw debuggerUnavailable();

@@ -1,5 +1,5 @@
 import { AppError } from '@pipeline/errors';
-import { debuggerKeys, type Redis } from '@pipeline/redis';
+import { debuggerKeys, type RedisClient } from '@pipeline/redis';
 import { invalidField } from '../http/api-errors';
 import type { WriteKeyService } from '../write-keys/write-key.service';
 import type { DebugEvent, DebugEventStatus, DeliveryOutcomeView } from './debugger.dto';
@@ -55,7 +55,7 @@ export class DebuggerService {
   constructor(
     private readonly writeKeys: WriteKeyService,
     /** Null: REDIS_URL unset. */
-    private readonly redis: Redis | null,
+    private readonly redis: RedisClient | null,
   ) {}
 
   get available(): boolean {
@@ -67,7 +67,7 @@ export class DebuggerService {
     return (await this.writeKeys.get(accountId, writeKeyId)).id;
   }
 
-  private client(): Redis {
+  private client(): RedisClient {
     if (!this.redis) throw debuggerUnavailable();
     return this.redis;
   }

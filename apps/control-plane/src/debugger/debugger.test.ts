@@ -9,7 +9,7 @@ import {
   debuggerKeys,
   type DebugEventRecord,
   type DeliveryOutcomeRecord,
-  type Redis,
+  type RedisClient,
 } from '@pipeline/redis';
 import { ApiKeyEntity } from '../auth/api-key.entity';
 import { hashToken } from '../auth/secret-token';
@@ -120,7 +120,7 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
   let h: Harness;
   let t: Tenant;
   let other: Tenant;
-  let redis: Redis;
+  let redis: RedisClient;
   let writeKeyId: string;
   let otherWriteKeyId: string;
   let server: Server;
@@ -130,7 +130,13 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
     redis = createRedis({ REDIS_URL }, { logger });
     await redis.connect();
     h = await startHarness('debugger', {
-      debugger: { redis, redisUrl: REDIS_URL, maxStreamsPerKey: 2, keepAliveMs: 300, revalidateMs: 200 },
+      debugger: {
+        redis,
+        connection: { REDIS_URL },
+        maxStreamsPerKey: 2,
+        keepAliveMs: 300,
+        revalidateMs: 200,
+      },
     });
     t = await h.tenant();
     other = await h.tenant();

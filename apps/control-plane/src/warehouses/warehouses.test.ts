@@ -5,7 +5,7 @@ import request from 'supertest';
 import fc from 'fast-check';
 import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
-import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import { closeRedis, createRedis, type RedisClient } from '@pipeline/redis';
 import {
   ControlPlaneClient,
   ControlPlaneUnavailable,
@@ -601,14 +601,14 @@ describe('sizes and checks through the PostgreSQL engine (real PostgreSQL)', () 
 });
 
 describe('placement and connection changes reach the caches (real PostgreSQL, Redis)', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let subscriber: TenantChangeSubscriber;
   const heard: TenantChangeEvent[] = [];
   let h: Harness;
   beforeAll(async () => {
     redis = createRedis({ REDIS_URL }, { logger: quiet, keyPrefix: 'control-plane:' });
     await redis.connect();
-    subscriber = TenantChangeSubscriber.start(REDIS_URL, (event) => heard.push(event), quiet);
+    subscriber = TenantChangeSubscriber.start({ REDIS_URL }, (event) => heard.push(event), quiet);
     await waitUntil('subscribed to tenant changes', async () => subscriber.live);
     h = await startHarness('warehouse changes', {
       operatorToken: OPERATOR_TOKEN,

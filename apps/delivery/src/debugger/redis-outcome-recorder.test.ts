@@ -23,7 +23,7 @@ import {
   debuggerKeys,
   DebugStreamWriter,
   type DeliveryOutcomeRecord,
-  type Redis,
+  type RedisClient,
 } from '@pipeline/redis';
 import type { TenantRecord } from '@pipeline/tenancy';
 import { RedisOutcomeRecorder } from './redis-outcome-recorder';
@@ -55,7 +55,7 @@ describe('delivery outcomes for the debugger', () => {
   const writeKeyId = randomUUID();
   const kinds = ['warehouse', 'amplitude', 'webhook', 'meta_conversions'];
   const accountId = randomUUID();
-  let redis: Redis;
+  let redis: RedisClient;
   let db: ScratchDatabase;
   let amplitude: LookAlikeServer;
   let flaky: LookAlikeServer;

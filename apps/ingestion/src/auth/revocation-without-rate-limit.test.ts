@@ -86,7 +86,7 @@ describe('revocation with the API rate limit off (built control plane, real Post
       () => Date.UTC(2026, 0, 15, 12, 0, 0),
     );
     const subscriber = TenantChangeSubscriber.start(
-      REDIS_URL,
+      { REDIS_URL },
       (event) => authenticator.invalidate(event),
       logger,
     );

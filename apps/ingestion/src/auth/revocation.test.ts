@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { TenantDirectory } from '@pipeline/destinations';
 import { createLogger } from '@pipeline/logger';
-import { createRedis, type Redis } from '@pipeline/redis';
+import { createRedis, type RedisClient } from '@pipeline/redis';
 import {
   ControlPlaneClient,
   TenantChangePublisher,
@@ -42,7 +42,7 @@ const refused = (authenticator: HostedAuthenticator, key: string) =>
 // hear it on a real Redis, with caches that never expire on their own (a stopped clock). Two
 // accounts: a change of A's drops A's entries only.
 describe('revocation and rotation reach every cache (real PostgreSQL, Redis, control plane)', () => {
-  let publisherRedis: Redis;
+  let publisherRedis: RedisClient;
   let cp: ControlPlane;
   let server: Server;
   let client: ControlPlaneClient;
@@ -85,7 +85,7 @@ describe('revocation and rotation reach every cache (real PostgreSQL, Redis, con
   });
 
   async function subscribed(listener: Parameters<typeof TenantChangeSubscriber.start>[1]) {
-    const subscriber = TenantChangeSubscriber.start(REDIS_URL, listener, logger);
+    const subscriber = TenantChangeSubscriber.start({ REDIS_URL }, listener, logger);
     subscribers.push(subscriber);
     await waitUntil('the subscription live', async () => subscriber.live);
     return subscriber;

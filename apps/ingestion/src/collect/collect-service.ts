@@ -225,14 +225,14 @@ export class CollectService {
       tenant.writeKeyId,
       batch.events.length,
       tenant.rateLimits,
-      hosted.dedupe.keyOf(batch.batchId),
+      hosted.dedupe.keyOf(tenant.writeKeyId, batch.batchId),
     );
     this.enforce(shared);
     const deliveries = deliveryCount(tenant);
     if (deliveries === 0) throw ingestionErrors.durableIngressUnavailable('no_enabled_destination', 60);
 
     const accepted = { ...summary, accepted: true, batchId: batch.batchId, deliveryCount: deliveries };
-    if (shared.exists ?? (await hosted.dedupe.seen(batch.batchId))) {
+    if (shared.exists ?? (await hosted.dedupe.seen(tenant.writeKeyId, batch.batchId))) {
       this.metrics.dedupeHit();
       return { status: 202, body: { ...accepted, deduplicated: true }, events };
     }
@@ -247,7 +247,7 @@ export class CollectService {
       throw ingestionErrors.durableIngressUnavailable('outbox_unavailable', 5);
     }
     this.metrics.published(facts.startedAt);
-    await hosted.dedupe.remember(batch.batchId);
+    await hosted.dedupe.remember(tenant.writeKeyId, batch.batchId);
     return { status: 202, body: { ...accepted, deduplicated: false }, events };
   }
 }

@@ -13,7 +13,7 @@ import { runConsumer, createDestination, type RunningConsumer } from '@pipeline/
 import { ensureTopics } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { createRedis, DebugStreamWriter, type Redis } from '@pipeline/redis';
+import { createRedis, DebugStreamWriter, type RedisClient } from '@pipeline/redis';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 // The delivery app's own recorder, wired as apps/delivery/src/composition.ts wires it.
 import { RedisOutcomeRecorder } from '../../../delivery/src/debugger/redis-outcome-recorder';
@@ -35,8 +35,8 @@ const SDK_PATH = path.resolve(__dirname, '../../../../libs/sdk/dist/sdk.js');
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
 
 let hosted: Hosted;
-let redis: Redis;
-let outcomeRedis: Redis;
+let redis: RedisClient;
+let outcomeRedis: RedisClient;
 let server: Server;
 let ingestion: Server;
 let site: Server;
@@ -74,7 +74,7 @@ async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean,
 beforeAll(async () => {
   if (!existsSync(SDK_PATH)) throw new Error(`${SDK_PATH} is missing: build @pipeline/sdk first`);
   mkdirSync(SCREENSHOTS, { recursive: true });
-  hosted = await startHosted('console debugger', { debugger: { redisUrl: REDIS_URL } });
+  hosted = await startHosted('console debugger', { debugger: { connection: { REDIS_URL } } });
   const logger = createLogger({ service: 'console-debugger-test', stream: new PassThrough() });
   redis = createRedis({ REDIS_URL }, { logger });
   await redis.connect();
@@ -83,7 +83,7 @@ beforeAll(async () => {
     logger,
     credentialKeys: TEST_CREDENTIAL_KEYS,
     internalTokens: TEST_INTERNAL_TOKENS,
-    debugger: { redis, redisUrl: REDIS_URL },
+    debugger: { redis, connection: { REDIS_URL } },
     metrics: hosted.controlPlane.metrics,
   });
   server = createServer(controlPlane);

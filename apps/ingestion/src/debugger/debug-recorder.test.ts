@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { waitUntil } from '@pipeline/control-plane/testing/wait';
-import { debuggerKeys, type DebugEventRecord, type Redis } from '@pipeline/redis';
+import { debuggerKeys, type DebugEventRecord, type RedisClient } from '@pipeline/redis';
 import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
 import { errorPath } from './debug-recorder';
 
@@ -10,13 +10,13 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 type Entry = DebugEventRecord & { id: string };
 
 /** The key's recorded events, oldest first. */
-async function recorded(redis: Redis, writeKeyId: string): Promise<Entry[]> {
+async function recorded(redis: RedisClient, writeKeyId: string): Promise<Entry[]> {
   const entries = (await redis.xrange(debuggerKeys.events(writeKeyId), '-', '+')) as [string, string[]][];
   return entries.map(([id, fields]) => ({ id, ...(JSON.parse(fields[1] as string) as DebugEventRecord) }));
 }
 
 /** Waits (bounded) until the key has at least `count` recorded events. */
-async function waitForRecorded(redis: Redis, writeKeyId: string, count: number): Promise<Entry[]> {
+async function waitForRecorded(redis: RedisClient, writeKeyId: string, count: number): Promise<Entry[]> {
   return waitUntil(`${count} events recorded for ${writeKeyId}`, async () => {
     const entries = await recorded(redis, writeKeyId);
     return entries.length >= count && entries;
@@ -25,10 +25,10 @@ async function waitForRecorded(redis: Redis, writeKeyId: string, count: number):
 
 describe('the debugger recorder in ingestion (real Redis, Kafka, control plane)', () => {
   let h: Hosted;
-  let redis: Redis;
+  let redis: RedisClient;
   beforeAll(async () => {
-    h = await startHosted('debugger', { backstopEps: 1_000_000, debugger: { redisUrl: REDIS_URL } });
-    redis = h.debugRedis as Redis;
+    h = await startHosted('debugger', { backstopEps: 1_000_000, debugger: { connection: { REDIS_URL } } });
+    redis = h.debugRedis as RedisClient;
   });
   const streams = () => [h.tenants.a.openWriteKeyId, h.tenants.b.openWriteKeyId].map(debuggerKeys.events);
   afterAll(async () => {
@@ -183,7 +183,7 @@ describe('the debugger recorder in ingestion (real Redis, Kafka, control plane)'
   it('records rate-limited events as rejected with the request error', async () => {
     const limited = await startHosted('debugger limited', {
       backstopEps: 2,
-      debugger: { redisUrl: REDIS_URL },
+      debugger: { connection: { REDIS_URL } },
     });
     try {
       const key = debuggerKeys.events(limited.openWriteKeyId);
@@ -191,7 +191,7 @@ describe('the debugger recorder in ingestion (real Redis, Kafka, control plane)'
         .set('X-Write-Key', limited.openWriteKey)
         .send({ batch: [event(), event(), event()] });
       expect(response.status).toBe(429);
-      const entries = await waitForRecorded(limited.debugRedis as Redis, limited.openWriteKeyId, 3);
+      const entries = await waitForRecorded(limited.debugRedis as RedisClient, limited.openWriteKeyId, 3);
       expect(entries.map((e) => e.status)).toEqual(['rejected', 'rejected', 'rejected']);
       expect(entries[0]?.errors).toEqual([
         { path: '', message: 'Over the second rate limit', code: 'rate_limit_exceeded' },
@@ -202,7 +202,7 @@ describe('the debugger recorder in ingestion (real Redis, Kafka, control plane)'
       expect(
         (await collect(limited.app).set('X-Write-Key', b.openWriteKey).send({ batch: other })).status,
       ).toBe(202);
-      const others = await waitForRecorded(limited.debugRedis as Redis, b.openWriteKeyId, 2);
+      const others = await waitForRecorded(limited.debugRedis as RedisClient, b.openWriteKeyId, 2);
       expect(others.map((e) => [e.status, e.messageId])).toEqual(other.map((e) => ['accepted', e.messageId]));
       await limited.debugRedis?.del(key, debuggerKeys.events(b.openWriteKeyId));
     } finally {
@@ -217,20 +217,20 @@ describe('debugger sampling and Redis down', () => {
     const second = Date.UTC(2026, 0, 15, 12, 0, 0, 100);
     const h = await startHosted('debugger sampling', {
       backstopEps: 1_000_000,
-      debugger: { redisUrl: REDIS_URL, maxPerSecond: 5, now: () => second },
+      debugger: { connection: { REDIS_URL }, maxPerSecond: 5, now: () => second },
     });
     const { a, b } = h.tenants;
     try {
       const batch = Array.from({ length: 20 }, (_, i) => event({ event: `E${i}` }));
       expect((await collect(h.app).set('X-Write-Key', a.openWriteKey).send({ batch })).status).toBe(202);
-      const entries = await waitForRecorded(h.debugRedis as Redis, a.openWriteKeyId, 5);
+      const entries = await waitForRecorded(h.debugRedis as RedisClient, a.openWriteKeyId, 5);
       expect(entries.map((e) => e.event)).toEqual(['E0', 'E1', 'E2', 'E3', 'E4']);
       // B's key, in the same second, has its own 5.
       const other = Array.from({ length: 6 }, (_, i) => event({ event: `B${i}` }));
       expect((await collect(h.app).set('X-Write-Key', b.openWriteKey).send({ batch: other })).status).toBe(
         202,
       );
-      const others = await waitForRecorded(h.debugRedis as Redis, b.openWriteKeyId, 5);
+      const others = await waitForRecorded(h.debugRedis as RedisClient, b.openWriteKeyId, 5);
       expect(others.map((e) => e.event)).toEqual(['B0', 'B1', 'B2', 'B3', 'B4']);
       expect(h.debugStats?.sampledOut).toBe(15 + 1);
       const metrics = await h.metrics.text();
@@ -244,7 +244,7 @@ describe('debugger sampling and Redis down', () => {
   it('answers /collect as usual with the debugger Redis on a closed port, and counts the loss', async () => {
     const h = await startHosted('debugger redis down', {
       backstopEps: 1_000_000,
-      debugger: { redisUrl: 'redis://127.0.0.1:1' },
+      debugger: { connection: { REDIS_URL: 'redis://127.0.0.1:1' } },
     });
     try {
       expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202);

@@ -16,33 +16,33 @@ import {
 const NOON = Date.UTC(2026, 2, 1, 12, 0, 0, 0);
 
 describe('sharedWindowKeys', () => {
-  it('names the write key, its second and its UTC day', () => {
+  it('names the write key (as the hash tag), its second and its UTC day', () => {
     expect(sharedWindowKeys('wk_1', NOON + 999)).toEqual([
-      `rl:s:wk_1:${NOON / 1000}`,
-      'rl:d:wk_1:2026-03-01',
+      `rl:s:{wk_1}:${NOON / 1000}`,
+      'rl:d:{wk_1}:2026-03-01',
     ]);
     expect(sharedWindowKeys('wk_1', NOON + 1000)).toEqual([
-      `rl:s:wk_1:${NOON / 1000 + 1}`,
-      'rl:d:wk_1:2026-03-01',
+      `rl:s:{wk_1}:${NOON / 1000 + 1}`,
+      'rl:d:{wk_1}:2026-03-01',
     ]);
   });
 
   it('starts a new day at UTC midnight', () => {
     const midnight = Date.UTC(2026, 2, 2);
     expect(sharedWindowKeys('wk_1', midnight - 1)).toEqual([
-      `rl:s:wk_1:${midnight / 1000 - 1}`,
-      'rl:d:wk_1:2026-03-01',
+      `rl:s:{wk_1}:${midnight / 1000 - 1}`,
+      'rl:d:{wk_1}:2026-03-01',
     ]);
     expect(sharedWindowKeys('wk_1', midnight)).toEqual([
-      `rl:s:wk_1:${midnight / 1000}`,
-      'rl:d:wk_1:2026-03-02',
+      `rl:s:{wk_1}:${midnight / 1000}`,
+      'rl:d:{wk_1}:2026-03-02',
     ]);
   });
 
   it('gives two write keys different counters in the same second', () => {
     const [a, b] = [sharedWindowKeys('wk_a', NOON), sharedWindowKeys('wk_b', NOON)];
-    expect(a).toEqual([`rl:s:wk_a:${NOON / 1000}`, 'rl:d:wk_a:2026-03-01']);
-    expect(b).toEqual([`rl:s:wk_b:${NOON / 1000}`, 'rl:d:wk_b:2026-03-01']);
+    expect(a).toEqual([`rl:s:{wk_a}:${NOON / 1000}`, 'rl:d:{wk_a}:2026-03-01']);
+    expect(b).toEqual([`rl:s:{wk_b}:${NOON / 1000}`, 'rl:d:{wk_b}:2026-03-01']);
   });
 });
 

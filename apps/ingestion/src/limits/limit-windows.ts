@@ -61,13 +61,23 @@ export function effectiveLimits(defaults: SharedLimits, overrides?: Partial<Shar
 }
 
 /**
+ * The hash tag of a write key's keys in the shared store: a Redis Cluster hashes only what is
+ * inside the braces, so the windows and the batch dedupe key of one request share one slot and
+ * one script may touch them all. Different write keys spread over the cluster's nodes.
+ */
+export function writeKeyHashTag(writeKeyId: string): string {
+  return `{${writeKeyId}}`;
+}
+
+/**
  * The shared counters of a write key at `nowMs`: its second and its UTC day. The write key id is
- * in both, so no key counts against another's budget.
+ * in both, so no key counts against another's budget; as the hash tag, so both share a slot.
  */
 export function sharedWindowKeys(writeKeyId: string, nowMs: number): [second: string, day: string] {
   const second = Math.floor(nowMs / 1000);
   const day = new Date(nowMs).toISOString().slice(0, 10);
-  return [`rl:s:${writeKeyId}:${second}`, `rl:d:${writeKeyId}:${day}`];
+  const tag = writeKeyHashTag(writeKeyId);
+  return [`rl:s:${tag}:${second}`, `rl:d:${tag}:${day}`];
 }
 
 /** Whole seconds until the next UTC midnight, when the day's count starts again; at least 1. */

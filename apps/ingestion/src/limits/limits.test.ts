@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@pipeline/logger';
 import { collect, event, startHosted, type Hosted } from '../testing/ingestion-harness';
+import { batchDedupeKey } from '../outbox/batch-dedupe-key';
 import { LocalBackstop, SharedRateLimiter } from './rate-limits';
 
 const batchOf = (n: number) => ({ batch: Array.from({ length: n }, () => event()) });
@@ -257,22 +258,22 @@ describe('the shared limits and the dedupe check in one round trip (real Redis)'
         logger,
         () => at,
       );
-      expect(await shared.take('k', 4, undefined, 'dedupe:batch:b1')).toEqual({
+      expect(await shared.take('k', 4, undefined, batchDedupeKey('k', 'b1'))).toEqual({
         allowed: true,
         exists: false,
       });
-      await redis.set('dedupe:batch:b1', '1');
-      expect(await shared.take('k', 4, undefined, 'dedupe:batch:b1')).toEqual({
+      await redis.set(batchDedupeKey('k', 'b1'), '1');
+      expect(await shared.take('k', 4, undefined, batchDedupeKey('k', 'b1'))).toEqual({
         allowed: true,
         exists: true,
       });
       // 8 of 10 counted, seen or not: over the second's limit, the key is not looked at.
-      expect(await shared.take('k', 4, undefined, 'dedupe:batch:b1')).toEqual({
+      expect(await shared.take('k', 4, undefined, batchDedupeKey('k', 'b1'))).toEqual({
         allowed: false,
         limitType: 'second',
         retryAfter: 1,
       });
-      expect(await redis.get('rl:s:k:1768478400')).toBe('8');
+      expect(await redis.get('rl:s:{k}:1768478400')).toBe('8');
       expect(await shared.take('k', 2)).toEqual({ allowed: true });
     } finally {
       redis.disconnect();

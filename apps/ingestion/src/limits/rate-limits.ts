@@ -1,5 +1,5 @@
 import type { Logger } from '@pipeline/logger';
-import type { Redis } from '@pipeline/redis';
+import type { RedisClient } from '@pipeline/redis';
 import {
   ALLOWED,
   AUTH_ATTEMPTS_DENIED,
@@ -27,7 +27,7 @@ export class SharedRateLimiter {
   private readonly store: SharedStoreBatch | null;
 
   constructor(
-    redis: Redis | null,
+    redis: RedisClient | null,
     private readonly defaults: SharedLimits,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
@@ -82,7 +82,7 @@ export class AuthAttemptLimiter {
   private readonly local = new LocalWindows();
 
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: RedisClient | null,
     private readonly perMinute: number,
     private readonly now: () => number = Date.now,
   ) {}

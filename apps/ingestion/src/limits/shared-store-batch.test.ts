@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { createLogger } from '@pipeline/logger';
-import { closeRedis, createRedis, type Redis } from '@pipeline/redis';
+import { closeRedis, createRedis, type RedisClient } from '@pipeline/redis';
 import {
   batchArguments,
   hashTagOf,
@@ -15,7 +15,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const logger = createLogger({ service: 'test', stream: new PassThrough(), level: 'error' });
 
 /** Script calls Redis has run so far (INFO commandstats: evalsha, and eval when it loads). */
-async function scriptCalls(redis: Redis): Promise<number> {
+async function scriptCalls(redis: RedisClient): Promise<number> {
   const info = await redis.info('commandstats');
   let calls = 0;
   for (const match of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(match[2]);
@@ -23,8 +23,8 @@ async function scriptCalls(redis: Redis): Promise<number> {
 }
 
 describe('SharedStoreBatch (real Redis)', () => {
-  let redis: Redis;
-  let admin: Redis;
+  let redis: RedisClient;
+  let admin: RedisClient;
   let prefix: string;
   const take = (key: string, events: number, perSecond: number, perDay: number, exists?: string) =>
     ({

@@ -1,4 +1,4 @@
-import type { Redis } from '@pipeline/redis';
+import { isCluster, type RedisClient } from '@pipeline/redis';
 
 /**
  * One rate-limit take: the write key's second and day counters, the events to count and the
@@ -101,7 +101,7 @@ export function batchArguments(group: Group): { keys: string[]; args: (string | 
   return { keys, args };
 }
 
-const batches = new WeakMap<Redis, SharedStoreBatch>();
+const batches = new WeakMap<RedisClient, SharedStoreBatch>();
 
 /**
  * The shared store's per-request commands of /collect (the rate-limit take with the dedupe
@@ -119,17 +119,17 @@ export class SharedStoreBatch {
   /** REDIS_BATCH_WINDOW_MS: how long a call waits for more requests' commands (0: this turn only). */
   windowMs = DEFAULT_WINDOW_MS;
 
-  private constructor(redis: Redis) {
+  private constructor(redis: RedisClient) {
     redis.defineCommand('ingestionStoreBatch', { lua: BATCH_SCRIPT });
     this.call = (redis as unknown as Record<'ingestionStoreBatch', BatchCommand>).ingestionStoreBatch.bind(
       redis,
     );
     // One server holds every key; a cluster only those of one slot per script.
-    this.groupOf = 'isCluster' in redis && redis.isCluster ? hashTagOf : () => '';
+    this.groupOf = isCluster(redis) ? hashTagOf : () => '';
   }
 
   /** The batch of a client: the rate limiter and the dedupe share it, so they share the call. */
-  static for(redis: Redis): SharedStoreBatch {
+  static for(redis: RedisClient): SharedStoreBatch {
     let batch = batches.get(redis);
     if (!batch) {
       batch = new SharedStoreBatch(redis);

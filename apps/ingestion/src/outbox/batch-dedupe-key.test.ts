@@ -52,10 +52,14 @@ describe('batchDedupeId', () => {
 });
 
 describe('batchDedupeKey', () => {
-  it('is the batch id under the dedupe prefix of the shared store', () => {
-    expect(batchDedupeKey('0123456789abcdef0123456789abcdef')).toBe(
-      'dedupe:batch:0123456789abcdef0123456789abcdef',
+  it("is the batch id under the dedupe prefix and the write key's hash tag", () => {
+    expect(batchDedupeKey('wk_1', '0123456789abcdef0123456789abcdef')).toBe(
+      'dedupe:batch:{wk_1}:0123456789abcdef0123456789abcdef',
     );
+  });
+
+  it('gives the same batch id of two write keys two keys', () => {
+    expect(batchDedupeKey('wk_a', 'b1')).not.toBe(batchDedupeKey('wk_b', 'b1'));
   });
 });
 

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { writeKeyHashTag } from '../limits/limit-windows';
 
 /** How long a committed batch is remembered: a retry within it is acknowledged, not published. */
 export const DEDUPE_WINDOW_SECONDS = 24 * 3600;
@@ -15,7 +16,10 @@ export function batchDedupeId(accountId: string, messageIds: readonly string[]):
   return hash('sha256', JSON.stringify([accountId, ...messageIds]), 'hex').slice(0, 32);
 }
 
-/** The batch's key in the shared store: SharedRateLimiter.take looks it up with the rate limits. */
-export function batchDedupeKey(batchId: string): string {
-  return `dedupe:batch:${batchId}`;
+/**
+ * The batch's key in the shared store: SharedRateLimiter.take looks it up with the rate limits,
+ * in one script, so it carries the write key's hash tag (the limits' keys' slot in a cluster).
+ */
+export function batchDedupeKey(writeKeyId: string, batchId: string): string {
+  return `dedupe:batch:${writeKeyHashTag(writeKeyId)}:${batchId}`;
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@pipeline/logger';
-import type { Redis } from '@pipeline/redis';
+import type { RedisClient } from '@pipeline/redis';
 import { SharedStoreBatch } from '../limits/shared-store-batch';
 import { batchDedupeKey, DEDUPE_WINDOW_SECONDS } from './batch-dedupe-key';
 
@@ -13,30 +13,30 @@ export class BatchDedupe {
   private lastWarning = 0;
 
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: RedisClient | null,
     private readonly logger: Logger,
   ) {}
 
   /** The batch's key in the store: SharedRateLimiter.take looks it up with the rate limits. */
-  keyOf(batchId: string): string {
-    return batchDedupeKey(batchId);
+  keyOf(writeKeyId: string, batchId: string): string {
+    return batchDedupeKey(writeKeyId, batchId);
   }
 
-  async seen(batchId: string): Promise<boolean> {
+  async seen(writeKeyId: string, batchId: string): Promise<boolean> {
     if (!this.redis) return false;
     try {
-      return (await this.redis.exists(this.keyOf(batchId))) === 1;
+      return (await this.redis.exists(this.keyOf(writeKeyId, batchId))) === 1;
     } catch (error) {
       this.warn(error);
       return false;
     }
   }
 
-  async remember(batchId: string): Promise<void> {
+  async remember(writeKeyId: string, batchId: string): Promise<void> {
     if (!this.redis) return;
     try {
       // With the other requests' takes and marks of this turn, in one call (SharedStoreBatch).
-      await SharedStoreBatch.for(this.redis).mark(this.keyOf(batchId), DEDUPE_WINDOW_SECONDS);
+      await SharedStoreBatch.for(this.redis).mark(this.keyOf(writeKeyId, batchId), DEDUPE_WINDOW_SECONDS);
     } catch (error) {
       this.warn(error);
     }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import type { Kafka } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import request from 'supertest';
 import { loadConfig } from '@pipeline/config';
 import { parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
@@ -15,10 +15,15 @@ import {
 } from '@pipeline/kafka';
 import type { WarehouseWriter } from '@pipeline/destinations';
 import { sharedCheck } from '@pipeline/lifecycle';
-import { createLogger } from '@pipeline/logger';
-import { createRedis, DebugStreamWriter, type Redis } from '@pipeline/redis';
+import { createLogger, type Logger } from '@pipeline/logger';
+import { createRedis, DebugStreamWriter, type RedisClient, type RedisConnection } from '@pipeline/redis';
 import { DebugRecorder } from '../debugger/debug-recorder';
-import { clientAddressResolver, ControlPlaneClient } from '@pipeline/tenancy';
+import {
+  clientAddressResolver,
+  ControlPlaneClient,
+  TenantChangePublisher,
+  TenantChangeSubscriber,
+} from '@pipeline/tenancy';
 import {
   startHarness as startControlPlane,
   TEST_INTERNAL_TOKEN,
@@ -56,9 +61,19 @@ export interface HostedOptions {
   publishTimeoutMs?: number;
   /** The outbox codec; LZ4 unless told, so the suites read back what a compressed send wrote. */
   compression?: OutboxCompression;
+  /**
+   * The shared store of the limits and the batch dedupe (a cluster's seed nodes, or a server);
+   * REDIS_URL's server unless given.
+   */
+  redis?: RedisConnection;
+  /**
+   * The control plane broadcasts tenant changes on `redis` and each ingestion instance hears them
+   * (TenantChangeSubscriber, as composition.ts wires it).
+   */
+  tenantChanges?: boolean;
   /** The live debugger's recorder on this Redis (a closed port: Redis down). */
   debugger?: {
-    redisUrl: string;
+    connection: RedisConnection;
     maxPerSecond?: number;
     maxLen?: number;
     /** The sampling window's clock; the real one unless given. */
@@ -101,8 +116,14 @@ export interface Hosted {
   openWriteKey: string;
   /** openWriteKey's id (the debugger's streams are named by it). */
   openWriteKeyId: string;
+  /** The limits' and dedupe's client (under `redisKeyPrefix`); null with `withRedis: false`. */
+  redis: RedisClient | null;
+  /** The key prefix every instance of this suite's ingestion shares in the store. */
+  redisKeyPrefix: string;
+  /** This instance's tenant change subscription, with `tenantChanges`. */
+  tenantChanges: TenantChangeSubscriber | null;
   /** The debugger recorder's Redis connection, when `debugger` was given. */
-  debugRedis: Redis | null;
+  debugRedis: RedisClient | null;
   /** The debugger recorder's counters, when `debugger` was given. */
   debugStats: DebugStreamWriter['stats'] | null;
   accountId: string;
@@ -114,6 +135,11 @@ export interface Hosted {
   tenants: { a: HostedTenant; b: HostedTenant };
   /** Every envelope in the suite's topic, read from the beginning. */
   readTopic(expectedAtLeast?: number): Promise<CommittedEvent[]>;
+  /**
+   * Another ingestion instance behind the same load balancer: the same control plane, topic and
+   * store, its own connections, caches and local backstop. Closed by `close`.
+   */
+  startInstance(): Promise<IngestionInstance>;
   close(): Promise<void>;
 }
 
@@ -165,21 +191,158 @@ async function hostedTenant(controlPlane: ControlPlane): Promise<HostedTenant> {
   };
 }
 
+/** One ingestion instance of a suite, wired as composition.ts wires one. */
+export interface IngestionInstance {
+  app: ReturnType<typeof createApp>;
+  collectService: CollectService;
+  metrics: IngestionMetrics;
+  redis: RedisClient | null;
+  debugRedis: RedisClient | null;
+  debugWriter: DebugStreamWriter | null;
+  tenantChanges: TenantChangeSubscriber | null;
+  close(): Promise<void>;
+}
+
+/** The store of the limits and dedupe: the options' own, or REDIS_URL's server. */
+const storeOf = (options: HostedOptions): RedisConnection =>
+  options.redis ?? { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' };
+
+async function ingestionInstance(
+  options: HostedOptions,
+  suite: {
+    cpUrl: string;
+    logger: Logger;
+    producer: Producer;
+    topic: string;
+    health: OutboxHealth;
+    kafkaReadiness: KafkaReadiness;
+    redisKeyPrefix: string;
+  },
+): Promise<IngestionInstance> {
+  const { logger } = suite;
+  let redis: RedisClient | null = null;
+  if (options.withRedis !== false) {
+    redis = createRedis(storeOf(options), { logger, keyPrefix: suite.redisKeyPrefix });
+    await redis.connect();
+  }
+  // As composition.ts wires them.
+  const metrics = new IngestionMetrics({ defaultMetrics: true });
+  const publisher = new OutboxPublisher(suite.producer, {
+    topic: suite.topic,
+    timeoutMs: options.publishTimeoutMs ?? 8000,
+    compression: options.compression ?? 'lz4',
+  });
+  metrics.watchOutbox(() => publisher.pending);
+  let debugRedis: RedisClient | null = null;
+  let debugWriter: DebugStreamWriter | null = null;
+  if (options.debugger) {
+    debugRedis = createRedis(options.debugger.connection, { logger });
+    // As composition.ts: down at start is not fatal.
+    await debugRedis.connect().catch(() => undefined);
+    debugWriter = new DebugStreamWriter(
+      debugRedis,
+      {
+        maxLen: options.debugger.maxLen ?? 500,
+        ttlSeconds: 3600,
+        maxPerSecond: options.debugger.maxPerSecond ?? 50,
+      },
+      logger,
+      options.debugger.now,
+    );
+    const writer = debugWriter;
+    metrics.watchDebugger(() => writer.stats);
+  }
+  let tenantChanges: TenantChangeSubscriber | null = null;
+  const authenticator = new HostedAuthenticator(
+    new ControlPlaneClient(suite.cpUrl, TEST_INTERNAL_TOKEN, logger),
+    {
+      validTtlMs: 60_000,
+      invalidTtlMs: 10_000,
+      onCacheResult: metrics.writeKeyCache,
+      ...(options.tenantChanges ? { hearsRevocations: () => tenantChanges?.live ?? false } : {}),
+    },
+    logger,
+    options.cacheNow,
+  );
+  if (options.tenantChanges)
+    tenantChanges = TenantChangeSubscriber.start(
+      storeOf(options),
+      (event) => authenticator.invalidate(event),
+      logger,
+    );
+  const collectService = new CollectService({
+    ...(debugWriter ? { recorder: new DebugRecorder(debugWriter) } : {}),
+    authenticator,
+    logger,
+    metrics,
+    hosted: {
+      publisher,
+      dedupe: new BatchDedupe(redis, logger),
+      backstop: new LocalBackstop(options.backstopEps ?? 500, options.now),
+      shared: new SharedRateLimiter(
+        redis,
+        { eventsPerSecond: options.perSecond ?? 10_000, eventsPerDay: options.perDay ?? 1_000_000 },
+        logger,
+        options.now,
+      ),
+      authAttempts: new AuthAttemptLimiter(redis, options.authAttemptsPerMinute ?? 1000, options.now),
+    },
+  });
+  const app = createApp({
+    logger,
+    collect: collectService,
+    health: suite.health,
+    sdk: null,
+    simulate: options.simulate ?? { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
+    clientAddress: clientAddressResolver(options.trustedProxies),
+    readiness: { kafka: sharedCheck(suite.kafkaReadiness.check, 0) },
+    ...(options.publicTrackingUrl ? { publicTrackingUrl: options.publicTrackingUrl } : {}),
+  });
+  return {
+    app,
+    collectService,
+    metrics,
+    redis,
+    debugRedis,
+    debugWriter,
+    tenantChanges,
+    async close() {
+      await tenantChanges?.stop();
+      if (redis) await redis.quit();
+      debugRedis?.disconnect();
+    },
+  };
+}
+
 export async function startHosted(label: string, options: HostedOptions = {}): Promise<Hosted> {
   // With the debugger, the control plane reads what this ingestion records (its own connection).
   const cpDebugRedis = options.debugger
-    ? createRedis(
-        { REDIS_URL: options.debugger.redisUrl },
-        { logger: createLogger({ service: 'control-plane-test', stream: new PassThrough() }) },
-      )
+    ? createRedis(options.debugger.connection, {
+        logger: createLogger({ service: 'control-plane-test', stream: new PassThrough() }),
+      })
     : null;
   await cpDebugRedis?.connect().catch(() => undefined);
-  const controlPlane = await startControlPlane(
-    `ingestion ${label}`,
-    cpDebugRedis && options.debugger
-      ? { debugger: { redis: cpDebugRedis, redisUrl: options.debugger.redisUrl } }
-      : {},
-  );
+  // The control plane's own client carries a key prefix: channels are never prefixed.
+  const cpRedis = options.tenantChanges
+    ? createRedis(storeOf(options), {
+        logger: createLogger({ service: 'control-plane-test', stream: new PassThrough() }),
+        keyPrefix: 'control-plane:',
+      })
+    : null;
+  await cpRedis?.connect();
+  const controlPlane = await startControlPlane(`ingestion ${label}`, {
+    ...(cpDebugRedis && options.debugger
+      ? { debugger: { redis: cpDebugRedis, connection: options.debugger.connection } }
+      : {}),
+    ...(cpRedis
+      ? {
+          tenantChanges: new TenantChangePublisher(
+            cpRedis,
+            createLogger({ service: 'control-plane-test', stream: new PassThrough() }),
+          ),
+        }
+      : {}),
+  });
   const controlPlaneServer = createServer(controlPlane.app);
   await new Promise<void>((resolve) => controlPlaneServer.listen(0, '127.0.0.1', resolve));
   const cpUrl = `http://127.0.0.1:${(controlPlaneServer.address() as AddressInfo).port}`;
@@ -202,77 +365,26 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   await ensureTopics(kafka, [{ topic, numPartitions: 3 }], { replicationFactor: 1, logger });
   const producer = createProducer(kafka);
   await producer.connect();
-  let redis: Redis | null = null;
-  if (options.withRedis !== false) {
-    redis = createRedis(
-      { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' },
-      { logger, keyPrefix: `test:${randomUUID()}:` },
-    );
-    await redis.connect();
-  }
   const healthGroup = `test-group-${randomUUID()}`;
   const health = new OutboxHealth(kafka, topic, { log: healthGroup }, { lagThreshold: 1000, cacheMs: 0 });
   const kafkaReadiness = new KafkaReadiness(kafka, topic);
-  // As composition.ts wires them.
-  const metrics = new IngestionMetrics({ defaultMetrics: true });
-  const publisher = new OutboxPublisher(producer, {
-    topic,
-    timeoutMs: options.publishTimeoutMs ?? 8000,
-    compression: options.compression ?? 'lz4',
-  });
-  metrics.watchOutbox(() => publisher.pending);
-  let debugRedis: Redis | null = null;
-  let debugWriter: DebugStreamWriter | null = null;
-  if (options.debugger) {
-    debugRedis = createRedis({ REDIS_URL: options.debugger.redisUrl }, { logger });
-    // As composition.ts: down at start is not fatal.
-    await debugRedis.connect().catch(() => undefined);
-    debugWriter = new DebugStreamWriter(
-      debugRedis,
-      {
-        maxLen: options.debugger.maxLen ?? 500,
-        ttlSeconds: 3600,
-        maxPerSecond: options.debugger.maxPerSecond ?? 50,
-      },
+  const redisKeyPrefix = `test:${randomUUID()}:`;
+  const instances: IngestionInstance[] = [];
+  const startInstance = async () => {
+    const instance = await ingestionInstance(options, {
+      cpUrl,
       logger,
-      options.debugger.now,
-    );
-    const writer = debugWriter;
-    metrics.watchDebugger(() => writer.stats);
-  }
-  const collect = new CollectService({
-    ...(debugWriter ? { recorder: new DebugRecorder(debugWriter) } : {}),
-    authenticator: new HostedAuthenticator(
-      new ControlPlaneClient(cpUrl, TEST_INTERNAL_TOKEN, logger),
-      { validTtlMs: 60_000, invalidTtlMs: 10_000, onCacheResult: metrics.writeKeyCache },
-      logger,
-      options.cacheNow,
-    ),
-    logger,
-    metrics,
-    hosted: {
-      publisher,
-      dedupe: new BatchDedupe(redis, logger),
-      backstop: new LocalBackstop(options.backstopEps ?? 500, options.now),
-      shared: new SharedRateLimiter(
-        redis,
-        { eventsPerSecond: options.perSecond ?? 10_000, eventsPerDay: options.perDay ?? 1_000_000 },
-        logger,
-        options.now,
-      ),
-      authAttempts: new AuthAttemptLimiter(redis, options.authAttemptsPerMinute ?? 1000, options.now),
-    },
-  });
-  const app = createApp({
-    logger,
-    collect,
-    health,
-    sdk: null,
-    simulate: options.simulate ?? { demoMode: false, adminSetupEnabled: false, adminToken: undefined },
-    clientAddress: clientAddressResolver(options.trustedProxies),
-    readiness: { kafka: sharedCheck(kafkaReadiness.check, 0) },
-    ...(options.publicTrackingUrl ? { publicTrackingUrl: options.publicTrackingUrl } : {}),
-  });
+      producer,
+      topic,
+      health,
+      kafkaReadiness,
+      redisKeyPrefix,
+    });
+    instances.push(instance);
+    return instance;
+  };
+  const first = await startInstance();
+  const { app, metrics, collectService: collect, redis, debugRedis, debugWriter, tenantChanges } = first;
 
   return {
     app,
@@ -288,8 +400,12 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     writeKey,
     openWriteKey,
     openWriteKeyId,
+    redis,
+    redisKeyPrefix,
+    tenantChanges,
     debugRedis,
     debugStats: debugWriter?.stats ?? null,
+    startInstance,
     accountId,
     apiKey,
     tenants,
@@ -312,12 +428,12 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
       await health.close();
       await kafkaReadiness.reset();
       await producer.disconnect();
-      if (redis) await redis.quit();
-      debugRedis?.disconnect();
+      for (const instance of instances) await instance.close();
       controlPlaneServer.closeAllConnections();
       await new Promise((resolve) => controlPlaneServer.close(resolve));
       await controlPlane.close();
       cpDebugRedis?.disconnect();
+      if (cpRedis) await cpRedis.quit();
     },
   };
 }
