@@ -1,4 +1,11 @@
-export { closeRedis, createRedis, createSubscriber, isCluster, type RedisClient } from './redis-client';
+export {
+  closeRedis,
+  createRedis,
+  createSubscriber,
+  isCluster,
+  type Cluster,
+  type RedisClient,
+} from './redis-client';
 export {
   parseRedisNode,
   redisClusterNodesField,

@@ -8,6 +8,7 @@ import type { RedisConnection } from './redis-config';
  * a MULTI's, a pipeline's) must share one hash slot, which is why keys that travel together
  * carry the same `{hash tag}`.
  */
+export type { Cluster };
 export type RedisClient = Redis | Cluster;
 
 const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2000);

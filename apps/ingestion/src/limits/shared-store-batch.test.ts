@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { createLogger } from '@pipeline/logger';
-import { closeRedis, createRedis, type RedisClient } from '@pipeline/redis';
+import { closeRedis, createRedis, type Cluster, type RedisClient } from '@pipeline/redis';
 import {
   batchArguments,
   hashTagOf,
@@ -14,12 +14,36 @@ import {
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const logger = createLogger({ service: 'test', stream: new PassThrough(), level: 'error' });
 
-/** Script calls Redis has run so far (INFO commandstats: evalsha, and eval when it loads). */
-async function scriptCalls(redis: RedisClient): Promise<number> {
-  const info = await redis.info('commandstats');
+/**
+ * The script calls `client` sends while `during` runs, as MONITOR on another connection sees
+ * them: its own commands only, so tests running at the same time on the same Redis do not count.
+ */
+type OneServer = Exclude<RedisClient, Cluster>;
+
+async function scriptCallsOf(client: RedisClient, during: () => Promise<unknown>): Promise<number> {
+  const own = client as OneServer;
+  const addr = /addr=(\S+)/.exec(String(await own.client('INFO')))?.[1];
+  if (!addr) throw new Error('CLIENT INFO named no address');
+  const monitor = await (createRedis({ REDIS_URL }, { logger }) as OneServer).monitor();
+  const marker = `end-${randomUUID()}`;
   let calls = 0;
-  for (const match of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(match[2]);
-  return calls;
+  const ended = new Promise<void>((resolve) =>
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== addr) return;
+      const name = String(args[0]).toLowerCase();
+      if (name === 'evalsha' || name === 'eval') calls += 1;
+      // MONITOR relays a connection's commands in order: after the marker, all were counted.
+      if (name === 'echo' && args[1] === marker) resolve();
+    }),
+  );
+  try {
+    await during();
+    await own.echo(marker);
+    await ended;
+    return calls;
+  } finally {
+    monitor.disconnect();
+  }
 }
 
 describe('SharedStoreBatch (real Redis)', () => {
@@ -52,16 +76,18 @@ describe('SharedStoreBatch (real Redis)', () => {
     await admin.set(`${prefix}seen`, '1');
     // Warm the script into Redis's cache, so the count below is of EVALSHA calls alone.
     await batch.take(take('warm', 1, 10, 10));
-    const before = await scriptCalls(admin);
-    const answers = await Promise.all([
-      batch.take(take('a', 3, 5, 100)), // 3 of 5 this second
-      batch.take(take('a', 3, 5, 100)), // 6 > 5: over the second, not counted
-      batch.take(take('a', 2, 5, 100, 'seen')), // 5 of 5, and the key exists
-      batch.take(take('b', 4, 100, 3)), // over b's day
-      batch.take(take('c', 1, 100, 100, 'unseen')), // allowed, the key does not exist
-    ]);
+    let answers: number[] = [];
+    const calls = await scriptCallsOf(redis, async () => {
+      answers = await Promise.all([
+        batch.take(take('a', 3, 5, 100)), // 3 of 5 this second
+        batch.take(take('a', 3, 5, 100)), // 6 > 5: over the second, not counted
+        batch.take(take('a', 2, 5, 100, 'seen')), // 5 of 5, and the key exists
+        batch.take(take('b', 4, 100, 3)), // over b's day
+        batch.take(take('c', 1, 100, 100, 'unseen')), // allowed, the key does not exist
+      ]);
+    });
     expect(answers).toEqual([0, 1, 3, 2, 0]);
-    expect(await scriptCalls(admin)).toBe(before + 1);
+    expect(calls).toBe(1);
     // Only what was allowed was counted, in both windows, with their expiries.
     expect(await admin.mget(`${prefix}a:s`, `${prefix}a:d`, `${prefix}b:s`, `${prefix}b:d`)).toEqual([
       '5',
@@ -90,14 +116,15 @@ describe('SharedStoreBatch (real Redis)', () => {
     const batch = SharedStoreBatch.for(redis);
     await batch.take(take('warm', 1, 10, 10));
     batch.windowMs = 30;
-    const before = await scriptCalls(admin);
-    const first = batch.take(take('w', 1, 100, 100));
-    await new Promise((resolve) => setImmediate(resolve)); // a later turn of the event loop
-    const second = batch.mark('w-mark', 60);
-    await new Promise((resolve) => setImmediate(resolve));
-    const third = batch.take(take('w', 1, 100, 100));
-    expect(await Promise.all([first, second, third])).toEqual([0, undefined, 0]);
-    expect(await scriptCalls(admin)).toBe(before + 1);
+    const calls = await scriptCallsOf(redis, async () => {
+      const first = batch.take(take('w', 1, 100, 100));
+      await new Promise((resolve) => setImmediate(resolve)); // a later turn of the event loop
+      const second = batch.mark('w-mark', 60);
+      await new Promise((resolve) => setImmediate(resolve));
+      const third = batch.take(take('w', 1, 100, 100));
+      expect(await Promise.all([first, second, third])).toEqual([0, undefined, 0]);
+    });
+    expect(calls).toBe(1);
     expect(await admin.get(`${prefix}w:s`)).toBe('2');
   });
 
@@ -105,15 +132,17 @@ describe('SharedStoreBatch (real Redis)', () => {
     const batch = SharedStoreBatch.for(redis);
     batch.windowMs = 0;
     await batch.take(take('warm', 1, 10, 10));
-    const before = await scriptCalls(admin);
     const count = MAX_OPERATIONS_PER_CALL * 2 + 1;
-    const answers = await Promise.all(
-      Array.from({ length: count }, () => batch.take(take('burst', 1, count - 1, 1_000_000))),
-    );
+    let answers: number[] = [];
+    const calls = await scriptCallsOf(redis, async () => {
+      answers = await Promise.all(
+        Array.from({ length: count }, () => batch.take(take('burst', 1, count - 1, 1_000_000))),
+      );
+    });
     // The last take in order is the one over the second's limit.
     expect(answers.slice(0, count - 1).every((answer) => answer === 0)).toBe(true);
     expect(answers[count - 1]).toBe(1);
-    expect(await scriptCalls(admin)).toBe(before + 3);
+    expect(calls).toBe(3);
   });
 
   it('rejects every take and mark of a call when Redis fails it', async () => {
