@@ -13,6 +13,8 @@ export default mutationConfig({
   dir: 'apps/ingestion',
   mutate: [
     'apps/ingestion/src/limits/limit-windows.ts',
+    // Which commands share a script call, and the layout the script reads them in.
+    ...functionRanges('apps/ingestion/src/limits/shared-store-batch.ts', ['hashTagOf', 'batchArguments']),
     'apps/ingestion/src/outbox/batch-dedupe-key.ts',
     'apps/ingestion/src/outbox/outbox-messages.ts',
     'apps/ingestion/src/collect/batch-receipt.ts',
@@ -45,6 +47,7 @@ export default mutationConfig({
   tests: [
     'src/limits/local-windows.test.ts',
     'src/limits/limit-windows.test.ts',
+    'src/limits/shared-store-batch.test.ts',
     'src/outbox/batch-dedupe-key.test.ts',
     'src/outbox/outbox-messages.test.ts',
     'src/collect/batch-receipt.test.ts',

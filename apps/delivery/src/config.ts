@@ -63,7 +63,7 @@ export const deliveryConfigSchema = z.object({
   WAREHOUSE_ROWS_PER_COPY: envInt({ min: 1, max: 100_000, default: defaultRowsPerCopy }).describe(
     '`--destination warehouse`: rows of one account and table loaded by one COPY (docs/performance.md, "Warehouse").',
   ),
-  WAREHOUSE_PARTITIONS_CONCURRENTLY: envInt({ min: 1, max: 32, default: 8 }).describe(
+  WAREHOUSE_PARTITIONS_CONCURRENTLY: envInt({ min: 1, max: 32, default: 6 }).describe(
     '`--destination warehouse`: outbox partitions loaded at the same time, each on its own connection of the pool (docs/performance.md, "Warehouse"). The forwarding kinds take one partition at a time.',
   ),
   VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }).describe(
