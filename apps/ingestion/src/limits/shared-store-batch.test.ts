@@ -188,6 +188,9 @@ describe('hashTagOf', () => {
     expect(hashTagOf('a{b')).toBe('a{b');
     expect(hashTagOf('a}b{c}')).toBe('c');
     expect(hashTagOf('plain')).toBe('plain');
+    // A '}' before the first '{' closes nothing.
+    expect(hashTagOf('x}y')).toBe('x}y');
+    expect(hashTagOf('}{b}')).toBe('b');
   });
 
   it('gives keys that share a tag one group, whatever surrounds it', () => {
