@@ -38,7 +38,7 @@ import {
   type ClickHouseLayout,
 } from './clickhouse-ddl';
 import { clickhouseErrorKind } from './clickhouse-errors';
-import { receivedText, rowValues, storedTime, utf8Text } from './clickhouse-rows';
+import { clickhouseJsonText, receivedText, rowValues, storedTime, utf8Text } from './clickhouse-rows';
 import {
   canonicalJson,
   checkStreamShape,
@@ -194,14 +194,14 @@ function streamValue(type: ColumnType, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   switch (type) {
     case 'text':
-      return typeof value === 'string' ? utf8Text(value) : JSON.stringify(value);
+      return typeof value === 'string' ? utf8Text(value) : clickhouseJsonText(value);
     case 'numeric':
       if (typeof value === 'number') return Number.isFinite(value) ? value : null;
       return typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : null;
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'jsonb':
-      return JSON.stringify(value);
+      return clickhouseJsonText(value);
   }
 }
 
@@ -341,7 +341,7 @@ export class ClickHouseEngine implements WarehouseEngine {
         values: unique.slice(i, i + this.rowsPerInsert).map((record) => ({
           id: utf8Text(String(record[primaryKey])),
           ...Object.fromEntries(fields.map((f) => [f, streamValue(known.get(f) ?? 'text', record[f])])),
-          _raw: JSON.stringify(record),
+          _raw: clickhouseJsonText(record),
           _synced_at: syncedAt,
         })),
         format: 'JSONEachRow',

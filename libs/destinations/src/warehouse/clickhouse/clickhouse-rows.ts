@@ -46,7 +46,7 @@ export const utf8Text = (text: string): string => text.replace(loneSurrogate, '\
 
 function jsonText(value: unknown): string {
   try {
-    return JSON.stringify(value);
+    return clickhouseJsonText(value);
   } catch (error) {
     throw new UnserializableValue(`value cannot be serialized as JSON: ${(error as Error).message}`);
   }
@@ -78,4 +78,24 @@ export function rowValues(
     else out[column] = storedValue(column, jsonColumns.has(column), row[column]);
   }
   return out;
+}
+
+// JSON.rawJSON (ES2024; Node 21+), not yet in this project's TypeScript lib.
+const { rawJSON } = JSON as unknown as { rawJSON: (text: string) => unknown };
+const INT64_SPAN = 2 ** 63;
+
+/**
+ * A JSON value as the text of a ClickHouse column. ClickHouse's JSON functions (simdjson) refuse
+ * a whole document that holds an integer outside Int64 and UInt64 written without a fraction or
+ * exponent, and JSON.stringify writes -2^63 as -9223372036854776000, just past Int64:
+ * JSONExtractKeysAndValuesRaw then answers nothing and the users view loses every trait. Such a
+ * number is written in exponent form instead, the same double.
+ */
+export function clickhouseJsonText(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    // Number.isInteger is false for anything but a number.
+    Number.isInteger(item) && Math.abs(item as number) >= INT64_SPAN
+      ? rawJSON((item as number).toExponential())
+      : item,
+  );
 }
