@@ -33,7 +33,9 @@ start_stack() { # log file
   done
   return 1
 }
-consumer_pid() { pgrep -s "$leader" -f '^node .*apps/delivery/dist/main.js --destination log' | head -n 1; }
+# node, its image's flags (tools/deploy/node-flags.mjs), the script: not concurrently, whose
+# command line holds every service's command.
+consumer_pid() { pgrep -s "$leader" -f '^node( --[^ ]+)* apps/delivery/dist/main.js --destination log$' | head -n 1; }
 healthy() { curl -fs -o /dev/null "http://127.0.0.1:$1/health"; }
 
 check "the stack came up with restarts on" start_stack "$out"
