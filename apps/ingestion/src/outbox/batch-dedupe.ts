@@ -11,11 +11,14 @@ import { batchDedupeKey, DEDUPE_WINDOW_SECONDS } from './batch-dedupe-key';
  */
 export class BatchDedupe {
   private lastWarning = 0;
+  private readonly store: SharedStoreBatch | null;
 
   constructor(
     private readonly redis: RedisClient | null,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.store = redis ? SharedStoreBatch.for(redis) : null;
+  }
 
   /** The batch's key in the store: SharedRateLimiter.take looks it up with the rate limits. */
   keyOf(writeKeyId: string, batchId: string): string {
@@ -33,10 +36,10 @@ export class BatchDedupe {
   }
 
   async remember(writeKeyId: string, batchId: string): Promise<void> {
-    if (!this.redis) return;
+    if (!this.store) return;
     try {
-      // With the other requests' takes and marks of this turn, in one call (SharedStoreBatch).
-      await SharedStoreBatch.for(this.redis).mark(this.keyOf(writeKeyId, batchId), DEDUPE_WINDOW_SECONDS);
+      // With the other requests' takes and marks of this window, in one call (SharedStoreBatch).
+      await this.store.mark(this.keyOf(writeKeyId, batchId), DEDUPE_WINDOW_SECONDS);
     } catch (error) {
       this.warn(error);
     }
