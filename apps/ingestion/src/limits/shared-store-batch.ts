@@ -13,7 +13,7 @@ export interface StoreTake {
   exists?: string;
 }
 
-// Every take and mark queued in one turn of the event loop, in one script call: per take
+// Every take and mark queued in one window (REDIS_BATCH_WINDOW_MS), in one script call: per take
 // (KEYS second, day, exists-or-second; ARGV events, perSecond, perDay, checkExists) check both
 // windows, then count in both, atomically, so that a refused batch is not counted against the
 // day, and answer 0 allowed, 1 over the second, 2 over the day, 3 allowed and the key exists;
@@ -105,10 +105,11 @@ const batches = new WeakMap<RedisClient, SharedStoreBatch>();
 
 /**
  * The shared store's per-request commands of /collect (the rate-limit take with the dedupe
- * check, and the dedupe mark after the publish), coalesced: everything asked in one turn of the
- * event loop leaves as one script call (per hash tag on a Redis Cluster, where a script's keys
- * must share a slot), instead of one command per request. Under load that is one write and
- * one reply for many requests, where each command cost ioredis's JavaScript and a socket write.
+ * check, and the dedupe mark after the publish), coalesced: everything asked in one window
+ * (windowMs; 0: one turn of the event loop) leaves as one script call (per hash tag on a Redis
+ * Cluster, where a script's keys must share a slot), instead of one command per request. Under
+ * load that is one write and one reply for many requests, where each command cost ioredis's
+ * JavaScript and a socket write.
  * Callers still await their own answer: a request is answered only after its mark is stored.
  */
 export class SharedStoreBatch {
