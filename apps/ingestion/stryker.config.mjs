@@ -13,8 +13,18 @@ export default mutationConfig({
   dir: 'apps/ingestion',
   mutate: [
     'apps/ingestion/src/limits/limit-windows.ts',
-    // Which commands share a script call, and the layout the script reads them in.
-    ...functionRanges('apps/ingestion/src/limits/shared-store-batch.ts', ['hashTagOf', 'batchArguments']),
+    // Which commands share a script call, the layout the script reads them in, and when a queue
+    // leaves (a mark that never leaves is a retry published twice; a take that never leaves, a
+    // request that never answers). Not the class's timers: on one server every key is in one
+    // group, and most of their mutants only add or drop a wake-up that finds nothing to send.
+    ...functionRanges('apps/ingestion/src/limits/shared-store-batch.ts', [
+      'hashTagOf',
+      'batchArguments',
+      'isEmpty',
+      'readyToSend',
+      'nextFlush',
+      'callsOf',
+    ]),
     'apps/ingestion/src/outbox/batch-dedupe-key.ts',
     'apps/ingestion/src/outbox/outbox-messages.ts',
     'apps/ingestion/src/collect/batch-receipt.ts',

@@ -54,7 +54,7 @@ export const ingestionConfigSchema = z
       ),
     REDIS_CLUSTER_NODES: redisClusterNodesField,
     REDIS_BATCH_WINDOW_MS: envInt({ min: 0, max: 50, default: DEFAULT_WINDOW_MS }).describe(
-      "How long /collect's rate-limit and dedupe commands wait for other requests' before they leave for Redis together, as one script call: fewer socket writes for the same requests (docs/performance.md). It adds at most this to a request's time; 0: only the requests of the same event-loop turn.",
+      "How long /collect's rate-limit commands wait for other requests' before they leave for Redis together, as one script call (docs/performance.md). 0: the requests of the same event-loop turn, and while a call is in flight, whatever comes before it returns. Above 0 it adds at most this to a request's time. Dedupe marks wait up to 5 ms for a rate-limit call to ride with.",
     ),
     DEBUGGER_ENABLED: envBool(true).describe(
       'Record each write key\'s recent events for the live debugger (needs `REDIS_URL` or `REDIS_CLUSTER_NODES`; docs/tracking-api.md, "Debugger").',

@@ -247,7 +247,10 @@ export class CollectService {
       throw ingestionErrors.durableIngressUnavailable('outbox_unavailable', 5);
     }
     this.metrics.published(facts.startedAt);
-    await hosted.dedupe.remember(tenant.writeKeyId, batch.batchId);
+    // Not awaited: the batch is durable once published, and the mark only spares a retry a
+    // second publish. Queued before the answer leaves, it is stored before a retry's take is
+    // read (SharedStoreBatch stores a call's marks first); it never rejects (BatchDedupe).
+    void hosted.dedupe.remember(tenant.writeKeyId, batch.batchId);
     return { status: 202, body: { ...accepted, deduplicated: false }, events };
   }
 }

@@ -5,9 +5,13 @@ import { createLogger } from '@pipeline/logger';
 import { closeRedis, createRedis, type Cluster, type RedisClient } from '@pipeline/redis';
 import {
   batchArguments,
+  callsOf,
   hashTagOf,
   MAX_OPERATIONS_PER_CALL,
+  nextFlush,
+  readyToSend,
   SharedStoreBatch,
+  type Group,
   type StoreTake,
 } from './shared-store-batch';
 
@@ -100,16 +104,75 @@ describe('SharedStoreBatch (real Redis)', () => {
     expect(await admin.ttl(`${prefix}a:d`)).toBeGreaterThan(89_000);
   });
 
-  it('stores marks with their expiry, and a later take finds them', async () => {
+  it('stores marks with their expiry before the takes of the same call, which find them', async () => {
     const batch = SharedStoreBatch.for(redis);
     batch.windowMs = 0;
-    await Promise.all([batch.mark('m1', 86_400), batch.mark('m2', 60), batch.take(take('x', 1, 9, 9, 'm1'))]);
-    // Marks are stored after the takes of the same call: a retry racing its first try is
-    // published again (a duplicate the consumers drop), never taken as done before it is.
+    await batch.take(take('warm', 1, 10, 10));
+    let answers: unknown[] = [];
+    const calls = await scriptCallsOf(redis, async () => {
+      answers = await Promise.all([
+        batch.mark('m1', 86_400),
+        batch.mark('m2', 60),
+        batch.take(take('x', 1, 9, 9, 'm1')),
+        batch.take(take('x', 1, 9, 9, 'm3')),
+      ]);
+    });
+    // A mark is queued only once its batch is published: a retry in the same call is done.
+    expect(answers).toEqual([undefined, undefined, 3, 0]);
+    expect(calls).toBe(1);
     expect(await batch.take(take('x', 1, 9, 9, 'm1'))).toBe(3);
     expect(await admin.ttl(`${prefix}m1`)).toBeGreaterThan(86_000);
     expect(await admin.ttl(`${prefix}m2`)).toBeGreaterThan(50);
     expect(await admin.ttl(`${prefix}m2`)).toBeLessThanOrEqual(60);
+  });
+
+  it('holds marks for the next take to ride with', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    batch.windowMs = 0;
+    await batch.take(take('warm', 1, 10, 10));
+    batch.markWaitMs = 1_000;
+    const calls = await scriptCallsOf(redis, async () => {
+      const marked = batch.mark('held', 60);
+      for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      expect(await admin.exists(`${prefix}held`)).toBe(0);
+      // The take's call carries the mark, stored first: the take finds it.
+      expect(await batch.take(take('h', 1, 9, 9, 'held'))).toBe(3);
+      await marked;
+    });
+    expect(calls).toBe(1);
+  });
+
+  it('sends marks without a take after markWaitMs, in one call', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    await batch.take(take('warm', 1, 10, 10));
+    batch.markWaitMs = 20;
+    const alone = await scriptCallsOf(redis, () => batch.mark('alone', 60));
+    expect(alone).toBe(1);
+    expect(await admin.exists(`${prefix}alone`)).toBe(1);
+  });
+
+  it('queues what comes while a call is in flight, and sends it as one call when that returns', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    batch.windowMs = 0;
+    await batch.take(take('warm', 1, 10, 10));
+    const stream = (redis as OneServer).stream;
+    let answers: number[] = [];
+    const calls = await scriptCallsOf(redis, async () => {
+      // The first call's reply is not read while the socket is paused: it stays in flight.
+      stream.pause();
+      const first = batch.take(take('f', 1, 100, 100));
+      const later: Promise<number>[] = [];
+      for (let turn = 0; turn < 3; turn += 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+        later.push(batch.take(take('f', 1, 100, 100)));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      stream.resume();
+      answers = await Promise.all([first, ...later]);
+    });
+    expect(answers).toEqual([0, 0, 0, 0]);
+    expect(calls).toBe(2);
+    expect(await admin.get(`${prefix}f:s`)).toBe('4');
   });
 
   it('waits its window for the commands of later turns, then sends them as one call', async () => {
@@ -177,6 +240,64 @@ describe('batchArguments', () => {
       keys: ['s1', 'd1', 's1', 's2', 'd2', 'e2', 'm1'],
       args: [2, 1, 3, 5, 9, 0, 1, 6, 7, 1, 60],
     });
+  });
+});
+
+describe('when a queue leaves', () => {
+  const pending = { resolve: () => undefined, reject: () => undefined };
+  const takeOf = (n: number) => ({
+    take: { second: `s${n}`, day: 'd', events: 1, perSecond: 9, perDay: 9 },
+    pending,
+  });
+  const markOf = (n: number) => ({ key: `m${n}`, seconds: 60, pending });
+  const group = (takes: number, marks: number): Group => ({
+    takes: Array.from({ length: takes }, (_, i) => takeOf(i)),
+    marks: Array.from({ length: marks }, (_, i) => markOf(i)),
+  });
+
+  it('sends an idle queue with a take on any flush, marks alone only on their timer', () => {
+    expect(readyToSend({ group: group(1, 0), inFlight: 0 }, 'take')).toBe(true);
+    expect(readyToSend({ group: group(1, 2), inFlight: 0 }, 'take')).toBe(true);
+    expect(readyToSend({ group: group(1, 0), inFlight: 0 }, 'mark')).toBe(true);
+    expect(readyToSend({ group: group(0, 1), inFlight: 0 }, 'take')).toBe(false);
+    expect(readyToSend({ group: group(0, 1), inFlight: 0 }, 'mark')).toBe(true);
+    expect(readyToSend({ group: group(0, 0), inFlight: 0 }, 'mark')).toBe(false);
+    expect(readyToSend({ group: group(0, 0), inFlight: 0 }, 'take')).toBe(false);
+  });
+
+  it('holds a queue back while a call of it is in flight', () => {
+    for (const kind of ['take', 'mark'] as const) {
+      expect(readyToSend({ group: group(3, 3), inFlight: 1 }, kind)).toBe(false);
+      expect(readyToSend({ group: group(3, 3), inFlight: 2 }, kind)).toBe(false);
+    }
+  });
+
+  it("schedules, when a queue's last call returns, a take's flush, the marks' timer or nothing", () => {
+    expect(nextFlush({ group: group(1, 0), inFlight: 0 })).toBe('take');
+    expect(nextFlush({ group: group(2, 5), inFlight: 0 })).toBe('take');
+    expect(nextFlush({ group: group(0, 1), inFlight: 0 })).toBe('mark');
+    expect(nextFlush({ group: group(0, 0), inFlight: 0 })).toBeNull();
+    // Another call of the queue still in flight schedules when it returns.
+    expect(nextFlush({ group: group(1, 1), inFlight: 1 })).toBeNull();
+  });
+
+  it('splits a queue into calls of at most MAX_OPERATIONS_PER_CALL takes and marks, in order', () => {
+    expect(callsOf(group(0, 0))).toEqual([]);
+    const max = MAX_OPERATIONS_PER_CALL;
+    const calls = callsOf(group(max + 1, 2 * max + 1));
+    expect(calls.map((c) => [c.takes.length, c.marks.length])).toEqual([
+      [max, max],
+      [1, max],
+      [0, 1],
+    ]);
+    expect(calls.flatMap((c) => c.takes.map((t) => t.take.second))).toEqual(
+      Array.from({ length: max + 1 }, (_, i) => `s${i}`),
+    );
+    expect(calls.flatMap((c) => c.marks.map((m) => m.key))).toEqual(
+      Array.from({ length: 2 * max + 1 }, (_, i) => `m${i}`),
+    );
+    expect(callsOf(group(max, 0)).map((c) => c.takes.length)).toEqual([max]);
+    expect(callsOf(group(0, 1))).toEqual([{ takes: [], marks: [markOf(0)] }]);
   });
 });
 

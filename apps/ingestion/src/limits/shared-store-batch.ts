@@ -13,15 +13,19 @@ export interface StoreTake {
   exists?: string;
 }
 
-// Every take and mark queued in one window (REDIS_BATCH_WINDOW_MS), in one script call: per take
-// (KEYS second, day, exists-or-second; ARGV events, perSecond, perDay, checkExists) check both
-// windows, then count in both, atomically, so that a refused batch is not counted against the
-// day, and answer 0 allowed, 1 over the second, 2 over the day, 3 allowed and the key exists;
-// then per mark (KEYS key; ARGV seconds) SET it with that expiry. ARGV[1] and ARGV[2] are the
-// counts of takes and marks.
+// Every take and mark queued for one call, in one script call: first per mark (KEYS key; ARGV
+// seconds) SET it with that expiry, then per take (KEYS second, day, exists-or-second; ARGV
+// events, perSecond, perDay, checkExists) check both windows, then count in both, atomically,
+// so that a refused batch is not counted against the day, and answer 0 allowed, 1 over the
+// second, 2 over the day, 3 allowed and the key exists. ARGV[1] and ARGV[2] are the counts of
+// takes and marks. Marks go first: a mark is queued only once its batch was published, so a
+// retry whose take shares the call with its first try's mark is rightly found done.
 const BATCH_SCRIPT = `
 local takes = tonumber(ARGV[1])
 local marks = tonumber(ARGV[2])
+for j = 1, marks do
+  redis.call('SET', KEYS[takes * 3 + j], '1', 'EX', ARGV[2 + takes * 4 + j])
+end
 local out = {}
 for i = 0, takes - 1 do
   local k = i * 3
@@ -41,19 +45,23 @@ for i = 0, takes - 1 do
   end
   out[i + 1] = result
 end
-for j = 1, marks do
-  redis.call('SET', KEYS[takes * 3 + j], '1', 'EX', ARGV[2 + takes * 4 + j])
-end
 return out`;
 
 /**
- * A socket write to Redis costs about as much CPU as the HTTP answer (loopback, 2026-11-27); at
- * 1,000 requests/s a turn of the event loop holds about one request, so the call waits this
- * long for others. It adds at most this much to a request's time. Measured against each other
- * (docs/performance.md): 5 ms took 0.85 of 2 ms's CPU per request at the same rate; 10 ms no
- * less CPU than 5, and 0.74 of its rate over 32 connections.
+ * 0: a call leaves at the end of the event-loop turn its first take was queued in, or, while an
+ * earlier call of its group is in flight, as soon as that one returns. Under load the calls
+ * fill by themselves; a fixed wait only adds to every request's time. Measured
+ * (docs/performance.md): a 5 ms window gave 0.57 of the rate over 32 connections, for 0.95 of
+ * the CPU per request.
  */
-export const DEFAULT_WINDOW_MS = 5;
+export const DEFAULT_WINDOW_MS = 0;
+
+/**
+ * A mark holds up no request (/collect answers once its batch is published), so marks wait this
+ * long for a take of their group to ride with, instead of a call of their own. A take's call
+ * carries every mark queued before it: a retry still finds its first try's mark.
+ */
+export const MARK_WAIT_MS = 5;
 
 /** A script call's size: a script blocks Redis while it runs, so a burst goes in several. */
 export const MAX_OPERATIONS_PER_CALL = 256;
@@ -65,7 +73,7 @@ interface Pending<T> {
   reject: (error: unknown) => void;
 }
 
-interface Group {
+export interface Group {
   takes: { take: StoreTake; pending: Pending<number> }[];
   marks: { key: string; seconds: number; pending: Pending<void> }[];
 }
@@ -101,24 +109,70 @@ export function batchArguments(group: Group): { keys: string[]; args: (string | 
   return { keys, args };
 }
 
+/** A group's queued commands, and how many calls of it are on their way. */
+export interface Queue {
+  group: Group;
+  inFlight: number;
+}
+
+/** What wakes a flush: a take (this turn, or windowMs) or the marks' timer (markWaitMs). */
+export type FlushKind = 'take' | 'mark';
+
+const isEmpty = (group: Group) => group.takes.length === 0 && group.marks.length === 0;
+
+/**
+ * Whether a flush sends a group's queue now: not while a call of it is in flight (what it
+ * queued leaves when that returns), and marks alone only on their timer. Exported for its tests.
+ */
+export function readyToSend(queue: Queue, kind: FlushKind): boolean {
+  if (queue.inFlight > 0 || isEmpty(queue.group)) return false;
+  return kind === 'mark' || queue.group.takes.length > 0;
+}
+
+/** The flush a group's last returning call schedules for what it queued meanwhile, if any. */
+export function nextFlush(queue: Queue): FlushKind | null {
+  if (queue.inFlight > 0) return null;
+  if (queue.group.takes.length > 0) return 'take';
+  return queue.group.marks.length > 0 ? 'mark' : null;
+}
+
+/** A queue's commands as script calls of at most MAX_OPERATIONS_PER_CALL takes and marks. */
+export function callsOf(group: Group): Group[] {
+  const calls: Group[] = [];
+  for (
+    let start = 0;
+    start < Math.max(group.takes.length, group.marks.length);
+    start += MAX_OPERATIONS_PER_CALL
+  ) {
+    calls.push({
+      takes: group.takes.slice(start, start + MAX_OPERATIONS_PER_CALL),
+      marks: group.marks.slice(start, start + MAX_OPERATIONS_PER_CALL),
+    });
+  }
+  return calls;
+}
+
 const batches = new WeakMap<RedisClient, SharedStoreBatch>();
 
 /**
  * The shared store's per-request commands of /collect (the rate-limit take with the dedupe
- * check, and the dedupe mark after the publish), coalesced: everything asked in one window
- * (windowMs; 0: one turn of the event loop) leaves as one script call (per hash tag on a Redis
- * Cluster, where a script's keys must share a slot), instead of one command per request. Under
- * load that is one write and one reply for many requests, where each command cost ioredis's
- * JavaScript and a socket write.
- * Callers still await their own answer: a request is answered only after its mark is stored.
+ * check, and the dedupe mark after the publish), coalesced as a group commit: what is queued
+ * while a call is in flight leaves as the next call when it returns, and what is queued while
+ * none is, at the end of the turn (or after windowMs; marks after markWaitMs unless a take
+ * leaves first). One script call per group: per hash tag on a Redis Cluster, where a script's
+ * keys must share a slot. Under load that is one write and one reply for many requests, where
+ * each command cost ioredis's JavaScript and a socket write.
  */
 export class SharedStoreBatch {
-  private groups = new Map<string, Group>();
-  private scheduled = false;
+  private queues = new Map<string, Queue>();
+  private takesScheduled = false;
+  private marksScheduled = false;
   private readonly call: BatchCommand;
   private readonly groupOf: (key: string) => string;
   /** REDIS_BATCH_WINDOW_MS: how long a call waits for more requests' commands (0: this turn only). */
   windowMs = DEFAULT_WINDOW_MS;
+  /** How long a mark waits for a take to ride with (MARK_WAIT_MS); its tests set it. */
+  markWaitMs = MARK_WAIT_MS;
 
   private constructor(redis: RedisClient) {
     redis.defineCommand('ingestionStoreBatch', { lua: BATCH_SCRIPT });
@@ -141,50 +195,67 @@ export class SharedStoreBatch {
 
   take(take: StoreTake): Promise<number> {
     return new Promise((resolve, reject) =>
-      this.group(take.second).takes.push({ take, pending: { resolve, reject } }),
+      this.group(take.second, 'take').takes.push({ take, pending: { resolve, reject } }),
     );
   }
 
   mark(key: string, seconds: number): Promise<void> {
     return new Promise((resolve, reject) =>
-      this.group(key).marks.push({ key, seconds, pending: { resolve, reject } }),
+      this.group(key, 'mark').marks.push({ key, seconds, pending: { resolve, reject } }),
     );
   }
 
-  private group(key: string): Group {
+  private group(key: string, kind: FlushKind): Group {
     const name = this.groupOf(key);
-    let group = this.groups.get(name);
-    if (!group) {
-      group = { takes: [], marks: [] };
-      this.groups.set(name, group);
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = { group: { takes: [], marks: [] }, inFlight: 0 };
+      this.queues.set(name, queue);
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      // setImmediate runs after the poll phase, when the requests read in this turn have all
-      // queued theirs; a window also takes those of the next turns, for fewer, fuller calls.
-      if (this.windowMs > 0) setTimeout(() => this.flush(), this.windowMs);
-      else setImmediate(() => this.flush());
-    }
-    return group;
+    // While a call is in flight, its return schedules the next.
+    if (queue.inFlight === 0) this.schedule(kind);
+    return queue.group;
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const groups = this.groups;
-    this.groups = new Map();
-    for (const group of groups.values()) {
-      for (let start = 0; ; start += MAX_OPERATIONS_PER_CALL) {
-        const takes = group.takes.slice(start, start + MAX_OPERATIONS_PER_CALL);
-        const marks = group.marks.slice(start, start + MAX_OPERATIONS_PER_CALL);
-        if (takes.length === 0 && marks.length === 0) break;
-        this.send({ takes, marks });
+  private schedule(kind: FlushKind): void {
+    if (kind === 'mark') {
+      if (this.marksScheduled) return;
+      this.marksScheduled = true;
+      setTimeout(() => this.flush('mark'), this.markWaitMs);
+      return;
+    }
+    if (this.takesScheduled) return;
+    this.takesScheduled = true;
+    // setImmediate runs after the poll phase, when the requests read in this turn have all
+    // queued theirs; a window also takes those of the next turns.
+    if (this.windowMs > 0) setTimeout(() => this.flush('take'), this.windowMs);
+    else setImmediate(() => this.flush('take'));
+  }
+
+  private flush(kind: FlushKind): void {
+    if (kind === 'mark') this.marksScheduled = false;
+    else this.takesScheduled = false;
+    for (const [name, queue] of this.queues) {
+      if (queue.inFlight === 0 && isEmpty(queue.group)) {
+        this.queues.delete(name);
+        continue;
       }
+      if (!readyToSend(queue, kind)) continue;
+      const calls = callsOf(queue.group);
+      queue.group = { takes: [], marks: [] };
+      queue.inFlight += calls.length;
+      for (const call of calls)
+        this.send(call).finally(() => {
+          queue.inFlight -= 1;
+          const next = nextFlush(queue);
+          if (next) this.schedule(next);
+        });
     }
   }
 
-  private send(group: Group): void {
+  private send(group: Group): Promise<void> {
     const { keys, args } = batchArguments(group);
-    this.call(keys.length, ...keys, ...args).then(
+    return this.call(keys.length, ...keys, ...args).then(
       (results) => {
         group.takes.forEach(({ pending }, index) => pending.resolve(Number(results[index])));
         for (const { pending } of group.marks) pending.resolve();
