@@ -51,7 +51,14 @@ async function connectRedis(
   await redis
     .connect()
     .catch((error: Error) => logger.warn('redis not reachable at start', { error: error.message }));
-  steps.push({ name: 'redis', run: () => closeRedis(redis) });
+  steps.push({
+    name: 'redis',
+    // Runs once requests are answered: their dedupe marks may still be queued.
+    run: async () => {
+      await SharedStoreBatch.for(redis).drain();
+      await closeRedis(redis);
+    },
+  });
   return redis;
 }
 

@@ -151,6 +151,28 @@ describe('SharedStoreBatch (real Redis)', () => {
     expect(await admin.exists(`${prefix}alone`)).toBe(1);
   });
 
+  it('drains at shutdown: sends held marks at once and waits for every call in flight', async () => {
+    const batch = SharedStoreBatch.for(redis);
+    await batch.take(take('warm', 1, 10, 10));
+    batch.markWaitMs = 60_000;
+    const stream = (redis as OneServer).stream;
+    const settled: string[] = [];
+    stream.pause();
+    // A take in flight (its reply unread), then a mark held for a take that never comes.
+    void batch.take(take('d', 1, 9, 9)).then(() => settled.push('take'));
+    await new Promise((resolve) => setImmediate(resolve));
+    void batch.mark('drained', 60).then(() => settled.push('mark'));
+    const drained = batch.drain().then(() => settled.push('drained'));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(settled).toEqual([]);
+    stream.resume();
+    await drained;
+    expect(settled).toEqual(['take', 'mark', 'drained']);
+    expect(await admin.exists(`${prefix}drained`)).toBe(1);
+    // Nothing queued: it returns at once.
+    await batch.drain();
+  });
+
   it('queues what comes while a call is in flight, and sends it as one call when that returns', async () => {
     const batch = SharedStoreBatch.for(redis);
     batch.windowMs = 0;

@@ -167,6 +167,7 @@ export class SharedStoreBatch {
   private queues = new Map<string, Queue>();
   private takesScheduled = false;
   private marksScheduled = false;
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly call: BatchCommand;
   private readonly groupOf: (key: string) => string;
   /** REDIS_BATCH_WINDOW_MS: how long a call waits for more requests' commands (0: this turn only). */
@@ -203,6 +204,18 @@ export class SharedStoreBatch {
     return new Promise((resolve, reject) =>
       this.group(key, 'mark').marks.push({ key, seconds, pending: { resolve, reject } }),
     );
+  }
+
+  /**
+   * Sends everything queued, without waiting for a window or a take, and waits until no call is
+   * in flight: at shutdown, before the connection closes, so that no mark is left behind.
+   */
+  async drain(): Promise<void> {
+    for (;;) {
+      this.flush('mark');
+      if (this.inFlight.size === 0) return;
+      await Promise.all(this.inFlight);
+    }
   }
 
   private group(key: string, kind: FlushKind): Group {
@@ -244,12 +257,15 @@ export class SharedStoreBatch {
       const calls = callsOf(queue.group);
       queue.group = { takes: [], marks: [] };
       queue.inFlight += calls.length;
-      for (const call of calls)
-        this.send(call).finally(() => {
+      for (const call of calls) {
+        const sent: Promise<void> = this.send(call).finally(() => {
+          this.inFlight.delete(sent);
           queue.inFlight -= 1;
           const next = nextFlush(queue);
           if (next) this.schedule(next);
         });
+        this.inFlight.add(sent);
+      }
     }
   }
 
