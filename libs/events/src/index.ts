@@ -1,5 +1,6 @@
 export { correctedTimestamp, normalizeEvent, UnstorableEvent, type ReceiptContext } from './event-normalizer';
 export { checkEventContent, maxEventDepth, storableText, type ContentCheck } from './event-content';
+export { parseJsonText } from './json-text';
 export { eventTimeIso, eventTimeRange, inEventTimeRange, parseEventTime } from './event-time';
 export {
   collectEventTypes,

@@ -1,4 +1,5 @@
 import type { ReceiptContext } from './event-normalizer';
+import { parseJsonText } from './json-text';
 import type { TrackingEvent } from './event-schema';
 
 /**
@@ -87,7 +88,7 @@ const accountIdPattern = /^[0-9A-Za-z-]{1,40}$/;
 export function parseOutboxEnvelope(value: Buffer | null): OutboxEnvelope | null {
   if (!value) return null;
   try {
-    const parsed = JSON.parse(value.toString('utf8')) as Partial<OutboxEnvelope> | null;
+    const parsed = parseJsonText(value.toString('utf8')) as Partial<OutboxEnvelope> | null;
     return parsed !== null &&
       typeof parsed === 'object' &&
       parsed.v === 2 &&
