@@ -1,4 +1,5 @@
 import { AppError } from '@pipeline/errors';
+import { parseJsonText } from '@pipeline/events';
 import { debuggerKeys, type RedisClient } from '@pipeline/redis';
 import { invalidField } from '../http/api-errors';
 import type { WriteKeyService } from '../write-keys/write-key.service';
@@ -36,7 +37,7 @@ const fieldOf = (fields: readonly string[], name: string): string | undefined =>
 /** A stream entry as the API shows it; undefined for an entry that is not one of ours. */
 export function toDebugEvent([id, fields]: StreamEntry): DebugEvent | undefined {
   try {
-    const record = JSON.parse(fieldOf(fields, 'd') ?? '') as Omit<DebugEvent, 'id'>;
+    const record = parseJsonText(fieldOf(fields, 'd') ?? '') as Omit<DebugEvent, 'id'>;
     return { id, ...record };
   } catch {
     return undefined;
@@ -120,7 +121,7 @@ export class DebuggerService {
       for (const [, fields] of page) {
         if (fieldOf(fields, 'm') !== messageId) continue;
         try {
-          found.push(JSON.parse(fieldOf(fields, 'd') ?? '') as DeliveryOutcomeView);
+          found.push(parseJsonText(fieldOf(fields, 'd') ?? '') as DeliveryOutcomeView);
         } catch {
           // Not one of ours.
         }

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { eventLimits, parseEventTime, type EventDialect } from '@pipeline/events';
+import { type EventDialect, eventLimits, parseEventTime, parseJsonText } from '@pipeline/events';
 import { ingestionErrors } from './ingestion-errors';
 
 export interface CollectRequest {
@@ -30,7 +30,7 @@ export function parseCollectBody(raw: Buffer | undefined): CollectRequest {
   if (!raw || raw.length === 0) throw ingestionErrors.invalidPayload('body is missing');
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString('utf8'));
+    body = parseJsonText(raw.toString('utf8'));
   } catch {
     throw ingestionErrors.invalidPayload('body is not valid JSON');
   }

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { checkEventContent, maxEventDepth, parseEventTime, type EventType } from '@pipeline/events';
+import {
+  checkEventContent,
+  type EventType,
+  maxEventDepth,
+  parseEventTime,
+  parseJsonText,
+} from '@pipeline/events';
 import type { CollectRequest } from '../collect/collect-request';
 import { ingestionErrors } from '../collect/ingestion-errors';
 import { MAX_BODY_BYTES } from '../http/request-body';
@@ -143,7 +149,7 @@ export function parseSegmentBody(
   if (!raw || raw.length === 0) throw ingestionErrors.invalidPayload('body is missing');
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString('utf8'));
+    body = parseJsonText(raw.toString('utf8'));
   } catch {
     throw ingestionErrors.invalidPayload('body is not valid JSON');
   }

@@ -3,6 +3,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { Client } from 'pg';
 import { startClickHouseTestServer, type ClickHouseTestServer } from '@pipeline/clickhouse/testing';
 import {
+  parseJsonText,
   eventTypes,
   normalizeEvent,
   parseEventTime,
@@ -250,7 +251,7 @@ async function clickhouseWarehouse(schema: string): Promise<Warehouse> {
       // Stored text back to values: JSON columns parsed (times are compared as ISO below).
       return (await result.json<Record<string, unknown>>()).map((r) => {
         for (const column of jsonColumns)
-          if (typeof r[column] === 'string') r[column] = JSON.parse(r[column] as string) as unknown;
+          if (typeof r[column] === 'string') r[column] = parseJsonText(r[column] as string);
         return r;
       });
     },
@@ -303,7 +304,7 @@ describe.each([
               userId: `${run}.${index}.${input.userId ?? ''}`.slice(0, 200),
               groupId: `${run}.${index}.${input.groupId ?? ''}`.slice(0, 200),
             });
-            const result = validateEvent(JSON.parse(body), Buffer.byteLength(body));
+            const result = validateEvent(parseJsonText(body), Buffer.byteLength(body));
             if (!result.valid) {
               refused += 1;
               return;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Client } from 'pg';
-import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
+import { parseJsonText, normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import { eventOrderOf } from './event-order';
 import { warehouseMigrations } from './warehouse-ddl';
@@ -274,7 +274,7 @@ describe('users and groups keep their newest values (real PostgreSQL)', () => {
               list.filter((e) => e.table === table).map((e) => e.row),
               key,
             ).sort((x, y) => String(x[key]).localeCompare(String(y[key])));
-            const stored = rowsA.map((text) => JSON.parse(text) as Record<string, unknown>);
+            const stored = rowsA.map((text) => parseJsonText(text) as Record<string, unknown>);
             expect(
               stored.map((r) => [r[key], r.message_id, r.traits, r._event_order, r._trait_orders]),
             ).toEqual(expected.map((r) => [r[key], r.message_id, r.traits, r._event_order, r._trait_orders]));

@@ -1,8 +1,15 @@
 import { z } from 'zod';
 import { envInt } from '@pipeline/config';
+import { parseJsonText } from '@pipeline/events';
 import { quietOnLostConnections } from '@pipeline/postgres';
-import { Pool, type PoolClient } from 'pg';
+import { Pool, types, type PoolClient } from 'pg';
 import { warehouseErrorKind } from './warehouse-errors';
+
+// json and jsonb values (traits, properties, context) are read with parseJsonText, not
+// JSON.parse, which V8 can make rename an escaped key (see parseJsonText). pg's type parsers are
+// the process's: every pool and client of it reads them so once this module is loaded.
+types.setTypeParser(types.builtins.JSON, parseJsonText);
+types.setTypeParser(types.builtins.JSONB, parseJsonText);
 
 /** Time limits of every warehouse connection (docs/configuration.md). */
 export interface WarehouseTimeouts {

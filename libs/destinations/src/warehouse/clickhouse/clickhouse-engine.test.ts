@@ -1,7 +1,13 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import fc from 'fast-check';
 import { startClickHouseTestServer, type ClickHouseTestServer } from '@pipeline/clickhouse/testing';
-import { normalizeEvent, validateEvent, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
+import {
+  parseJsonText,
+  normalizeEvent,
+  validateEvent,
+  type WarehouseRow,
+  type WarehouseTable,
+} from '@pipeline/events';
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
 import {
   clickhouseConnectionOf,
@@ -314,7 +320,7 @@ describe('the warehouse engines agree (real PostgreSQL and ClickHouse)', () => {
                   anonymousId: spec.anonymousId,
                   ...(spec.kind === 'identify' ? { userId: id } : { groupId: id }),
                   // As a request body gives them: parsed JSON (fast-check's objects have no prototype).
-                  traits: JSON.parse(JSON.stringify(spec.traits)) as unknown,
+                  traits: parseJsonText(JSON.stringify(spec.traits)),
                   ...(spec.timestamp ? { timestamp: spec.timestamp } : {}),
                 },
                 new Date(Date.UTC(2026, 2, 1, 12, 0, spec.received)),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import { clickhouseClient, type ClickHouseGuardOptions } from '@pipeline/clickhouse';
-import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
+import { parseJsonText, warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import type {
   AccountLocation,
@@ -121,7 +121,7 @@ interface ChangeQuery {
   toChange: (row: Record<string, unknown>) => ChangedRow;
 }
 
-const parsedJson = (text: unknown): unknown => (typeof text === 'string' ? JSON.parse(text) : text);
+const parsedJson = (text: unknown): unknown => (typeof text === 'string' ? parseJsonText(text) : text);
 
 function changeQuery(db: string, request: ChangeRequest): ChangeQuery {
   const { at, key } = request.since;

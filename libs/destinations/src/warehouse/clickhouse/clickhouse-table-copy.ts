@@ -1,4 +1,4 @@
-import { warehouseTables, type WarehouseTable } from '@pipeline/events';
+import { parseJsonText, warehouseTables, type WarehouseTable } from '@pipeline/events';
 import { parseTimestamp, utcText } from '../copy-fields';
 import { UnserializableValue } from '../copy-text';
 import { eventOrderOf } from '../event-order';
@@ -215,7 +215,7 @@ export function canonicalJson(text: string): string {
           )
         : value;
   try {
-    return JSON.stringify(sort(JSON.parse(text)));
+    return JSON.stringify(sort(parseJsonText(text)));
   } catch {
     return text;
   }
