@@ -28,7 +28,8 @@ export type ContentCheck = { ok: true; value: unknown } | { ok: false; path: str
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+/** Adds `key` as an own data property, as JSON.parse makes each key (parseJsonText uses it too). */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   // A plain assignment to "__proto__" would replace the prototype instead of adding the key.
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }

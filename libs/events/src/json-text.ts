@@ -1,4 +1,5 @@
 import { printParseErrorCode, visit } from 'jsonc-parser';
+import { setOwn } from './event-content';
 
 /**
  * JSON.parse, without the key corruption of V8 12.8 to 14.6 (Node 24 and 26; reported to
@@ -19,11 +20,6 @@ export function parseJsonText(text: string): unknown {
 }
 
 type Container = Record<string, unknown> | unknown[];
-
-function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  // A plain assignment to "__proto__" would replace the prototype instead of adding the key.
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /** Exported for its tests: the reading of texts with a backslash. */
 export function parseWithoutKeyCache(text: string): unknown {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type EventDialect, eventLimits, parseEventTime, parseJsonText } from '@pipeline/events';
+import { eventLimits, parseEventTime, parseJsonText, type EventDialect } from '@pipeline/events';
 import { ingestionErrors } from './ingestion-errors';
 
 export interface CollectRequest {

@@ -38,7 +38,8 @@ export class BatchDedupe {
   async remember(writeKeyId: string, batchId: string): Promise<void> {
     if (!this.store) return;
     try {
-      // With the other requests' takes and marks of this window, in one call (SharedStoreBatch).
+      // Rides with the next take's script call, or leaves alone after MARK_WAIT_MS
+      // (SharedStoreBatch).
       await this.store.mark(this.keyOf(writeKeyId, batchId), DEDUPE_WINDOW_SECONDS);
     } catch (error) {
       this.warn(error);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import {
   checkEventContent,
-  type EventType,
   maxEventDepth,
   parseEventTime,
   parseJsonText,
+  type EventType,
 } from '@pipeline/events';
 import type { CollectRequest } from '../collect/collect-request';
 import { ingestionErrors } from '../collect/ingestion-errors';
