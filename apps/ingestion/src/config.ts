@@ -112,7 +112,7 @@ export const ingestionConfigSchema = z
       .default('tracking')
       .describe('Static mode: the warehouse schema events are written to.'),
     DELIVERY_LAG_UNHEALTHY: envInt({ min: 1, max: 1_000_000_000, default: 10_000 }).describe(
-      'Hosted mode: `/health` reports `deliveryHealthy: false` when a delivery consumer group lags by more records (the groups and their lag on `METRICS_PORT` only).',
+      'Hosted mode: `/health` reports a delivery kind `healthy: false`, and `deliveryHealthy: false`, when its consumer group lags by more records (the groups and their lag on `METRICS_PORT` only).',
     ),
     DEMO_MODE: envBool(false).describe('With `ADMIN_SETUP_ENABLED`: serve `POST /admin/simulate`.'),
     ADMIN_SETUP_ENABLED: envBool(false).describe('With `DEMO_MODE`: serve `POST /admin/simulate`.'),

@@ -10,16 +10,38 @@ export interface HealthReporter {
   report(): Promise<HealthReport>;
 }
 
+/** One delivery kind in the full report (metrics port): its consumer group, lag and verdict. */
+export interface DeliveryKindHealth {
+  groupId: string;
+  lag: number;
+  healthy: boolean;
+}
+
 /**
- * What the public /health shows: the statuses (`ok`, `durableIngest`, `deliveryHealthy`), never
- * the consumer groups or their lag, which tell anyone on the internet how the pipeline is built
- * and how far behind it is. The whole report is on the metrics port (metricsHttp).
+ * What the public /health shows: the statuses (`ok`, `durableIngest`, `deliveryHealthy`) and,
+ * in hosted mode, `delivery` with one `{ healthy }` per delivery kind, as the spec's answer has
+ * it; never the consumer groups or their lag, which tell anyone on the internet how the
+ * pipeline is built and how far behind it is. The whole report is on the metrics port
+ * (metricsHttp).
  */
 export function publicHealth(report: HealthReport): HealthReport {
-  const { ok, durableIngest, deliveryHealthy } = report.body;
+  const { ok, durableIngest, deliveryHealthy, delivery } = report.body;
+  const kinds =
+    delivery && typeof delivery === 'object' ? (delivery as Record<string, DeliveryKindHealth>) : undefined;
   return {
     status: report.status,
-    body: { ok, durableIngest, ...(deliveryHealthy !== undefined ? { deliveryHealthy } : {}) },
+    body: {
+      ok,
+      durableIngest,
+      ...(deliveryHealthy !== undefined ? { deliveryHealthy } : {}),
+      ...(kinds
+        ? {
+            delivery: Object.fromEntries(
+              Object.entries(kinds).map(([kind, health]) => [kind, { healthy: health.healthy === true }]),
+            ),
+          }
+        : {}),
+    },
   };
 }
 
@@ -82,18 +104,16 @@ export class OutboxHealth implements HealthReporter {
       await admin.connect();
       this.admin = admin;
     }
-    const delivery: Record<string, { groupId: string; lag: number }> = {};
+    const delivery: Record<string, DeliveryKindHealth> = {};
     // Kinds nobody runs have no group at the broker and are not reported.
     const known = new Set((await this.admin.listGroups()).groups.map((g) => g.groupId));
     const ends = await this.admin.fetchTopicOffsets(this.topic);
     for (const [kind, groupId] of Object.entries(this.groups)) {
       if (!known.has(groupId)) continue;
-      delivery[kind] = {
-        groupId,
-        lag: (await consumerGroupLag(this.admin, groupId, this.topic, ends)).total,
-      };
+      const lag = (await consumerGroupLag(this.admin, groupId, this.topic, ends)).total;
+      delivery[kind] = { groupId, lag, healthy: lag <= this.options.lagThreshold };
     }
-    const deliveryHealthy = Object.values(delivery).every((d) => d.lag <= this.options.lagThreshold);
+    const deliveryHealthy = Object.values(delivery).every((d) => d.healthy);
     return { status: 200, body: { ok: true, durableIngest: true, deliveryHealthy, delivery } };
   }
 }

@@ -4,28 +4,41 @@ import { collect, event, startHosted, type Hosted } from '../testing/ingestion-h
 import { IngestionMetrics, metricsHttp } from '../metrics/ingestion-metrics';
 
 describe('publicHealth', () => {
-  it('keeps the statuses and drops the consumer groups and their lag', () => {
+  it("keeps the statuses and each kind's verdict, and drops the consumer groups and their lag", () => {
     const report = {
       status: 200,
       body: {
         ok: true,
         durableIngest: true,
         deliveryHealthy: false,
-        delivery: { amplitude: { groupId: 'delivery.amplitude', lag: 12_345 } },
+        delivery: {
+          amplitude: { groupId: 'delivery.amplitude', lag: 12_345, healthy: false },
+          warehouse: { groupId: 'delivery.warehouse', lag: 3, healthy: true },
+        },
       },
     };
     expect(publicHealth(report)).toEqual({
       status: 200,
-      body: { ok: true, durableIngest: true, deliveryHealthy: false },
+      body: {
+        ok: true,
+        durableIngest: true,
+        deliveryHealthy: false,
+        delivery: { amplitude: { healthy: false }, warehouse: { healthy: true } },
+      },
     });
     expect(publicHealth({ status: 200, body: { ok: true, durableIngest: false } })).toEqual({
       status: 200,
       body: { ok: true, durableIngest: false },
     });
     // The outbox cannot be read: the load balancer still sees 503.
-    expect(publicHealth({ status: 503, body: { ok: false, durableIngest: true, delivery: {} } })).toEqual({
+    expect(
+      publicHealth({
+        status: 503,
+        body: { ok: false, durableIngest: true, deliveryHealthy: false, delivery: {} },
+      }),
+    ).toEqual({
       status: 503,
-      body: { ok: false, durableIngest: true },
+      body: { ok: false, durableIngest: true, deliveryHealthy: false, delivery: {} },
     });
   });
 
@@ -38,6 +51,24 @@ describe('publicHealth', () => {
   });
 });
 
+/** Sends three events, then puts the `log` kind's group at the start of the topic: it lags by every record. */
+async function lagByEveryRecord(h: Hosted): Promise<number> {
+  for (let i = 0; i < 3; i += 1)
+    expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202);
+  const admin = h.kafka.admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(h.topic);
+  await admin.setOffsets({
+    groupId: h.healthGroup,
+    topic: h.topic,
+    partitions: offsets.map((p) => ({ partition: p.partition, offset: p.low })),
+  });
+  await admin.disconnect();
+  const records = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  expect(records).toBeGreaterThanOrEqual(3);
+  return records;
+}
+
 describe('GET /health, hosted mode: statuses on the public port, groups and lag on the metrics port', () => {
   let h: Hosted;
   beforeAll(async () => {
@@ -46,26 +77,18 @@ describe('GET /health, hosted mode: statuses on the public port, groups and lag 
   afterAll(() => h.close());
 
   it('shows a lagging consumer group only on the metrics port', async () => {
-    for (let i = 0; i < 3; i += 1)
-      expect((await collect(h.app).set('X-Write-Key', h.openWriteKey).send(event())).status).toBe(202);
-    // The `log` kind's group exists at the broker, at the start of the topic: it lags by every record.
-    const admin = h.kafka.admin();
-    await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(h.topic);
-    await admin.setOffsets({
-      groupId: h.healthGroup,
-      topic: h.topic,
-      partitions: offsets.map((p) => ({ partition: p.partition, offset: p.low })),
-    });
-    await admin.disconnect();
-    const records = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-    expect(records).toBeGreaterThanOrEqual(3);
+    const records = await lagByEveryRecord(h);
 
     const open = await request(h.app).get('/health');
     expect(open.status).toBe(200);
-    expect(open.body).toEqual({ ok: true, durableIngest: true, deliveryHealthy: true });
+    expect(open.body).toEqual({
+      ok: true,
+      durableIngest: true,
+      deliveryHealthy: true,
+      delivery: { log: { healthy: true } },
+    });
     expect(open.text).not.toContain(h.healthGroup);
-    expect(open.text).not.toMatch(/lag|groupId|delivery"/);
+    expect(open.text).not.toMatch(/lag|groupId/);
 
     const internal = await request(h.metricsApp).get('/health');
     expect(internal.status).toBe(200);
@@ -73,7 +96,31 @@ describe('GET /health, hosted mode: statuses on the public port, groups and lag 
       ok: true,
       durableIngest: true,
       deliveryHealthy: true,
-      delivery: { log: { groupId: h.healthGroup, lag: records } },
+      delivery: { log: { groupId: h.healthGroup, lag: records, healthy: true } },
+    });
+  });
+});
+
+describe('GET /health, hosted mode: a kind behind DELIVERY_LAG_UNHEALTHY', () => {
+  let h: Hosted;
+  beforeAll(async () => {
+    h = await startHosted('public health, lagging', { deliveryLagUnhealthy: 2 });
+  });
+  afterAll(() => h.close());
+
+  it('is unhealthy in public by kind, with its lag only on the metrics port', async () => {
+    const records = await lagByEveryRecord(h);
+    const open = await request(h.app).get('/health');
+    expect([open.status, open.body]).toEqual([
+      200,
+      { ok: true, durableIngest: true, deliveryHealthy: false, delivery: { log: { healthy: false } } },
+    ]);
+    const internal = await request(h.metricsApp).get('/health');
+    expect(internal.body).toEqual({
+      ok: true,
+      durableIngest: true,
+      deliveryHealthy: false,
+      delivery: { log: { groupId: h.healthGroup, lag: records, healthy: false } },
     });
   });
 });

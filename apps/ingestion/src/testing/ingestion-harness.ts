@@ -81,6 +81,8 @@ export interface HostedOptions {
   };
   /** PUBLIC_TRACKING_URL; unset: the Segment settings name the address a request arrived at. */
   publicTrackingUrl?: string;
+  /** DELIVERY_LAG_UNHEALTHY of /health; 1,000 unless given. */
+  deliveryLagUnhealthy?: number;
 }
 
 /** One account of the suite's control plane, with its write keys. */
@@ -366,7 +368,15 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   const producer = createProducer(kafka);
   await producer.connect();
   const healthGroup = `test-group-${randomUUID()}`;
-  const health = new OutboxHealth(kafka, topic, { log: healthGroup }, { lagThreshold: 1000, cacheMs: 0 });
+  const health = new OutboxHealth(
+    kafka,
+    topic,
+    { log: healthGroup },
+    {
+      lagThreshold: options.deliveryLagUnhealthy ?? 1000,
+      cacheMs: 0,
+    },
+  );
   const kafkaReadiness = new KafkaReadiness(kafka, topic);
   const redisKeyPrefix = `test:${randomUUID()}:`;
   const instances: IngestionInstance[] = [];
