@@ -21,15 +21,37 @@ function fieldErrors(error: ValidateError, req: Request): ProblemFieldError[] {
   });
 }
 
-/** Where, shallowest first, the body has a property `key` (tsoa drops the parents of array items). */
-function prefixInBody(body: unknown, key: string): string {
+/**
+ * The values prefixInBody looks at, at most, per field error: the body is the client's, and a
+ * 2 MB body of small objects holds hundreds of thousands.
+ */
+export const PREFIX_SEARCH_BUDGET = 10_000;
+
+/**
+ * Where, shallowest first, the body has a property `key` (tsoa drops the parents of array
+ * items); '' when none is found within `budget` values. `visited` counts what it looked at.
+ */
+export function prefixInBody(
+  body: unknown,
+  key: string,
+  budget = PREFIX_SEARCH_BUDGET,
+  visited = { count: 0 },
+): string {
   const queue: [unknown, string][] = [[body, '']];
-  for (let entry = queue.shift(); entry; entry = queue.shift()) {
+  // An index, not shift(): shifting a long queue moves all of it each time.
+  for (let entry = queue[0], next = 0; entry && visited.count < budget; entry = queue[(next += 1)]) {
+    visited.count += 1;
     const [node, prefix] = entry;
     if (node === null || typeof node !== 'object') continue;
     if (!Array.isArray(node) && Object.hasOwn(node, key)) return prefix;
-    for (const [k, v] of Object.entries(node))
-      queue.push([v, Array.isArray(node) ? `${prefix}[${k}]` : `${prefix}.${k}`]);
+    // for...in stops when told; Object.entries would first copy a 100,000-item array whole.
+    for (const k in node) {
+      if (queue.length - next > budget) break;
+      queue.push([
+        (node as Record<string, unknown>)[k],
+        Array.isArray(node) ? `${prefix}[${k}]` : `${prefix}.${k}`,
+      ]);
+    }
   }
   return '';
 }

@@ -98,6 +98,10 @@ describe('rotating a write key (real PostgreSQL)', () => {
     const answer = await h.as(t.key).post(`/api/v1/write-keys/${key.id}/rotate`).send({ name: 'renamed' });
     expect(answer.status).toBe(400);
     expect(answer.body.code).toBe('validation_failed');
+    // Named where the client put it, as every other body's fields are.
+    expect(answer.body.errors).toEqual([
+      { path: 'body.name', message: '"name" is an excess property and therefore is not allowed' },
+    ]);
     expect((await resolve(key.key)).status).toBe(200);
     const empty = await h.as(t.key).post(`/api/v1/write-keys/${key.id}/rotate`).send({});
     expect(empty.status).toBe(200);

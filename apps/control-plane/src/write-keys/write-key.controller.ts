@@ -119,8 +119,10 @@ export class WriteKeysController extends Controller {
   async rotateWriteKey(
     @Request() request: ExpressRequest,
     @Path() writeKeyId: string,
-    // Validated only: a body with any field is refused before anything is rotated.
-    @Body() _body?: RotateWriteKeyBody,
+    // Validated only: a body with any field is refused before anything is rotated. Named
+    // `body`, as tsoa names its fields in the errors (`body.name`).
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- read by tsoa's validation alone
+    @Body() body?: RotateWriteKeyBody,
   ): Promise<{ data: WriteKeyCreated }> {
     return { data: await this.writeKeys.rotate(principalOf(request).accountId, writeKeyId) };
   }
