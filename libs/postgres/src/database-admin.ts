@@ -19,6 +19,9 @@ const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 async function withMaintenanceClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: withDatabase(url, 'postgres') });
+  // A server that restarts or terminates the session fails the query in hand; node-postgres
+  // also emits 'error', which would end the process without this listener.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     return await fn(client);

@@ -6,7 +6,7 @@ import {
   WarehouseWriter,
 } from '@pipeline/destinations';
 import { warehouseTables, type RowOf, type WarehouseRow } from '@pipeline/events';
-import { createScratchDatabase, DEFAULT_DATABASE_URL } from '@pipeline/postgres';
+import { createScratchDatabase, DEFAULT_DATABASE_URL, quietOnLostConnections } from '@pipeline/postgres';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import {
   OneWarehouse,
@@ -60,6 +60,9 @@ export async function startScratchWarehouse(label: string): Promise<ScratchWareh
   const writer = new WarehouseWriter(scratch.url);
   const reached = accountWarehousesAt(scratch.url);
   const direct = new Pool({ connectionString: scratch.url, max: 2 });
+  // drop() forces the database's backends off: a client that pool.end() has let go but whose
+  // backend has not yet exited gets 57P01, which without a listener ends the test process.
+  quietOnLostConnections(direct);
   return {
     url: scratch.url,
     warehouses: reached.warehouses,
