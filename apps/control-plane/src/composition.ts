@@ -24,6 +24,7 @@ import { createHttpApp, type HttpDependencies } from './app';
 import { AppSettingsValidator } from './apps/app-settings';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
+import { UnreadableCredentialsLog } from './apps/unreadable-credentials-log';
 import { TenantUrlPolicy } from './apps/tenant-urls';
 import { WarehouseAppCheck } from './apps/warehouse-app-check';
 import { InternalTokens } from './auth/internal-tokens';
@@ -117,7 +118,8 @@ export interface ServiceDependencies {
  */
 export function composeServices(deps: ServiceDependencies) {
   const { dataSource, tenantChanges } = deps;
-  const cipher = new CredentialCipher(deps.credentialKeys);
+  const credentialsLog = new UnreadableCredentialsLog(deps.logger);
+  const cipher = new CredentialCipher(deps.credentialKeys, credentialsLog.onUnreadable);
   const limiter = new AccountLimiter(deps.accountLimits);
   const urls = new TenantUrlPolicy(deps.egress);
   const { engines } = deps;
@@ -177,6 +179,7 @@ export function composeServices(deps: ServiceDependencies) {
     warehouseMoves,
     accountWarehouses: reader,
     cipher,
+    credentialsLog,
     limiter,
     apps,
     jobs,
@@ -351,6 +354,12 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     logger.warn('warehouse apps not registered: their owners must correct them', {
       refused: warehouseApps.refused,
     });
+  // Credentials the keys cannot open are said once, here, with the fix; the warehouses among
+  // them show it in their status (the console's warehouse page).
+  services.credentialsLog.startAudited([
+    ...(await services.warehouses.auditSeals()),
+    ...(await services.apps.unreadableCredentials()),
+  ]);
   const warehouse = services.accountWarehouses;
 
   // The order main registers them in; hooks run in reverse, so the workers stop before the

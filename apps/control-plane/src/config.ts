@@ -55,7 +55,7 @@ export const controlPlaneConfigSchema = z
         'The bearer token of the operator API (`/api/v1/operator/...`: warehouses), 32+ characters. Unset: the operator API is off and its routes answer 404; the operator CLI works either way.',
       ),
     WAREHOUSE_URL: warehouseUrlField(DEFAULT_WAREHOUSE_URL).describe(
-      'The default warehouse, created from it at the first start (docs/warehouses.md): `postgres://user:password@host:5432/database?sslmode=verify-full` (PostgreSQL, `sslmode` its one parameter), `clickhouse://user:password@host:8123/database` (ClickHouse over HTTP) or `clickhouses://user:password@host:8443/database` (HTTPS, certificate and host name verified; no parameters).',
+      'The default warehouse, created from it at the first start; at later starts its password follows it (docs/warehouses.md): `postgres://user:password@host:5432/database?sslmode=verify-full` (PostgreSQL, `sslmode` its one parameter), `clickhouse://user:password@host:8123/database` (ClickHouse over HTTP) or `clickhouses://user:password@host:8443/database` (HTTPS, certificate and host name verified; no parameters).',
     ),
     TASK_WORKER_ENABLED: envBool(true).describe(
       'Run the task worker in this process; `false` for API-only replicas.',

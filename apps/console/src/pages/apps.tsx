@@ -292,6 +292,11 @@ function AppForm({ type, app, onChanged }: { type: AppType; app?: AppDetail; onC
           </dd>
         </dl>
       ) : null}
+      {app?.credentialsError ? (
+        <p class="notice error" role="alert">
+          {app.credentialsError.message}. Type them again below to replace them.
+        </p>
+      ) : null}
       <div aria-live="polite" class="outcome">
         {outcome?.kind === 'ok' ? (
           <p class="notice good" role="status">

@@ -27,6 +27,12 @@ export interface AppDetail extends AppListItem {
   consecutiveFailureCount: number;
   /** The credential fields that are set, every value masked; null when none were given. */
   credentials: Record<string, string> | null;
+  /**
+   * Present when credentials are stored but the service cannot open them (`credentials_unreadable`:
+   * the encryption key that sealed them is missing or was replaced). The app delivers nothing
+   * until an operator restores the key or the credentials are entered again.
+   */
+  credentialsError?: { code: 'credentials_unreadable'; message: string };
 }
 
 export interface CreateAppBody {

@@ -10,7 +10,13 @@ import { isAppError } from '@pipeline/errors';
 import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import { conflict, invalidField, unprocessable } from '../http/api-errors';
+import {
+  conflict,
+  invalidField,
+  isCredentialsUnreadable,
+  unprocessable,
+  type UnreadableReason,
+} from '../http/api-errors';
 import { findInAccount, softDelete } from '../database/account-resource';
 import { isUuid } from '../http/ids';
 import { iso, isoOrNull, pageOf, whereState } from '../http/list-query';
@@ -418,15 +424,62 @@ export class AppService {
     }
   }
 
+  /**
+   * Every app whose stored credentials this process's keys cannot open (at start, for the log
+   * that tells the operator once), read a page at a time.
+   */
+  async unreadableCredentials(): Promise<{ appId: string; keyId: string; reason: UnreadableReason }[]> {
+    const found: { appId: string; keyId: string; reason: UnreadableReason }[] = [];
+    const pageSize = 500;
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const page = await this.repository
+        .createQueryBuilder('app')
+        .select(['app.id', 'app.credentialsCiphertext', 'app.credentialsKeyId'])
+        .where('app.credentialsCiphertext IS NOT NULL')
+        .andWhere("app.state <> 'deleted'")
+        .andWhere('app.id > :after', { after })
+        .orderBy('app.id', 'ASC')
+        .limit(pageSize)
+        .getMany();
+      for (const app of page) {
+        try {
+          this.openCredentials(app);
+        } catch (error) {
+          if (!isCredentialsUnreadable(error)) throw error;
+          found.push({
+            appId: app.id,
+            keyId: app.credentialsKeyId ?? '',
+            reason: error.details?.reason as UnreadableReason,
+          });
+        }
+      }
+      const last = page.at(-1);
+      if (!last || page.length < pageSize) return found;
+      after = last.id;
+    }
+  }
+
   private toDetail(app: AppEntity): AppDetail {
-    const credentials = this.openCredentials(app);
-    return {
+    const detail = {
       ...toListItem(app),
       permissions: app.permissions,
       config: maskSecretFields(app.config) as Record<string, unknown>,
       consecutiveFailureCount: app.consecutiveFailureCount,
-      credentials: credentials ? maskAll(credentials) : null,
     };
+    let credentials: Record<string, unknown> | null;
+    try {
+      credentials = this.openCredentials(app);
+    } catch (error) {
+      // The app is still shown, with why its credentials cannot be used and what fixes it.
+      if (!isCredentialsUnreadable(error)) throw error;
+      return {
+        ...detail,
+        credentials: null,
+        credentialsError: { code: 'credentials_unreadable', message: error.message },
+      };
+    }
+    return { ...detail, credentials: credentials ? maskAll(credentials) : null };
   }
 }
 

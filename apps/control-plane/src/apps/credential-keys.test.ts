@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isAppError } from '@pipeline/errors';
 import { CredentialCipher } from './credential-cipher';
 
 // The key list an operator configures (CREDENTIAL_KEYS) and the refusals of a sealed blob that
@@ -12,6 +13,9 @@ function thrown(run: () => unknown): string {
   try {
     run();
   } catch (error) {
+    // Credentials the keys cannot open: the code, and why, which names the key.
+    if (isAppError(error))
+      return `${error.code} ${String(error.details?.reason)} ${String(error.details?.keyId)}`;
     return error instanceof Error ? error.message : String(error);
   }
   return 'nothing thrown';
@@ -55,7 +59,7 @@ describe('CredentialCipher', () => {
     const older = new CredentialCipher(`old:${k1}`).seal({ apiKey: 'b' }, appId);
     expect(new CredentialCipher(`new:${k2},old:${k1}`).open(older, appId)).toEqual({ apiKey: 'b' });
     expect(thrown(() => new CredentialCipher(`old:${k1}`).open(sealed, appId))).toBe(
-      'credentials were sealed with key new, which is not configured',
+      'credentials_unreadable key_missing new',
     );
   });
 
@@ -63,7 +67,7 @@ describe('CredentialCipher', () => {
     const cipher = new CredentialCipher(`k1:${k1}`);
     const sealed = cipher.seal({ name: 'Zoë' }, 'app-é');
     expect(cipher.open(sealed, 'app-é')).toEqual({ name: 'Zoë' });
-    expect(thrown(() => cipher.open(sealed, 'app-e'))).toMatch(/unable to authenticate/);
+    expect(thrown(() => cipher.open(sealed, 'app-e'))).toBe('credentials_unreadable key_differs k1');
   });
 
   it('refuses a blob shorter than the IV and a full tag before deciphering', () => {
@@ -75,6 +79,6 @@ describe('CredentialCipher', () => {
       );
     }
     // IV and a whole tag, no body: deciphered, and refused as forged.
-    expect(thrown(() => cipher.open(blob(28), appId))).toMatch(/unable to authenticate/);
+    expect(thrown(() => cipher.open(blob(28), appId))).toBe('credentials_unreadable key_differs k1');
   });
 });

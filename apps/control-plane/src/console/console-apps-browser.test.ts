@@ -259,6 +259,40 @@ describe('the Apps page', () => {
     await page.close();
   });
 
+  it('says when stored credentials cannot be opened, and takes them typed again', async () => {
+    const created = await h
+      .as(t.key)
+      .post('/api/v1/apps')
+      .send({
+        appType: 'amplitude',
+        displayName: 'Sealed elsewhere',
+        credentials: { apiKey: 'amp-sealed-elsewhere-1' },
+      });
+    expect(created.status).toBe(201);
+    // As if sealed by a key this control plane does not hold (a key made anew, a lost key).
+    await h.db.dataSource.query("UPDATE apps SET credentials_key_id = 'gone' WHERE id = $1", [
+      created.body.data.id,
+    ]);
+    const page = await signedIn(t.key, `#/apps/${created.body.data.id}`);
+    await page.getByRole('heading', { name: 'Sealed elsewhere' }).waitFor();
+    const alert = page.getByRole('alert').filter({ hasText: 'The stored credentials cannot be opened' });
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('Type them again below to replace them.');
+    expect(await alert.innerText()).not.toContain('gone');
+    await shot(page, '28-apps-credentials-unreadable');
+    await page.getByLabel(/^API key/).fill('amp-typed-again-2');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: /saved/i }).waitFor();
+    await alert.waitFor({ state: 'detached' });
+    const detail = await h.as(t.key).get(`/api/v1/apps/${created.body.data.id}`);
+    expect([detail.body.data.credentials, detail.body.data.credentialsError]).toEqual([
+      { apiKey: '**********' },
+      undefined,
+    ]);
+    expect(problemsOf(page)).toEqual([]);
+    await page.close();
+  });
+
   it('renders every field of every app type of the catalog with a labelled input', async () => {
     const page = await signedIn(t.key, '#/apps/new');
     await page.getByRole('heading', { name: 'Add an app' }).waitFor();

@@ -46,3 +46,30 @@ export const warehouseUnavailable = (cause?: unknown) => {
 
 export const isWarehouseUnavailable = (error: unknown): error is AppError =>
   isAppError(error) && error.code === 'warehouse_unavailable';
+
+/** Why stored credentials do not open: their key is not configured, or the key of that name is another. */
+export type UnreadableReason = 'key_missing' | 'key_differs';
+
+/**
+ * Stored credentials (a warehouse's password, an app's credentials) that the configured
+ * CREDENTIALS_ENCRYPTION_KEYS cannot open: the server's configuration, not the request, is at
+ * fault, so 503. The process says so once, with the key and the fix, when it first meets the
+ * key (`reported`: the error handler does not log each request again).
+ */
+export const credentialsUnreadable = (keyId: string, reason: UnreadableReason) =>
+  new AppError(
+    503,
+    'credentials_unreadable',
+    reason === 'key_missing'
+      ? 'The stored credentials cannot be opened: the encryption key that sealed them is missing from this service; an operator must restore it, or the credentials must be entered again'
+      : "The stored credentials cannot be opened: this service's encryption key of that name is not the one that sealed them (it was replaced, or the stored value altered); an operator must restore the original key, or the credentials must be entered again",
+    // The key id is the operator's: logged and in the warehouse's status, never in an answer.
+    { keyId, reason, reported: true },
+  );
+
+export const isCredentialsUnreadable = (error: unknown): error is AppError =>
+  isAppError(error) && error.code === 'credentials_unreadable';
+
+/** An error the process has already told its operator about: not logged again per request. */
+export const isAlreadyReported = (error: unknown): boolean =>
+  isAppError(error) && error.details?.reported === true;

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { ValidateError } from '@tsoa/runtime';
 import { isAppError } from '@pipeline/errors';
 import { currentRequestId, type Logger } from '@pipeline/logger';
+import { isAlreadyReported } from './api-errors';
 import { problem, type Problem, type ProblemFieldError, type ProblemLimit } from './problem';
 
 /**
@@ -96,7 +97,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const requestId = currentRequestId();
     if (requestId) body.requestId = requestId;
     // An AppError's cause (a driver's message naming a host or user) reaches the logs only.
-    if (body.status >= 500) logger.error('request failed', { error, cause: causeOf(error) });
+    // What the process already told its operator (credentials its keys cannot open) is not
+    // logged again for every request that meets it.
+    if (body.status >= 500 && !isAlreadyReported(error))
+      logger.error('request failed', { error, cause: causeOf(error) });
     const retryAfter = isAppError(error) ? error.details?.retryAfterSeconds : undefined;
     if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
     res.status(body.status).type('application/problem+json').json(body);

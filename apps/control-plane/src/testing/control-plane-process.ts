@@ -23,17 +23,26 @@ export function requireBuiltControlPlane(): void {
 export async function startControlPlaneProcess(
   env: (port: number) => NodeJS.ProcessEnv,
   started: ChildProcess[],
-): Promise<{ child: ChildProcess; base: string; applicationName: string; stderr: () => string }> {
+): Promise<{
+  child: ChildProcess;
+  base: string;
+  applicationName: string;
+  stderr: () => string;
+  /** Its log lines (JSON, one per line), as far as the last 200 KB. */
+  stdout: () => string;
+}> {
   const port = 20000 + Math.floor(Math.random() * 10000);
   const applicationName = `control-plane-process-${port}`;
   const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
     env: { ...env(port), PGAPPNAME: applicationName },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
   // Read, so a chatty child never blocks on a full pipe, and kept, to explain a failed exit.
   let stderr = '';
+  let stdout = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-20_000)));
+  child.stdout?.on('data', (chunk: Buffer) => (stdout = (stdout + chunk.toString('utf8')).slice(-200_000)));
   const base = `http://127.0.0.1:${port}`;
   await until(
     async () =>
@@ -45,7 +54,7 @@ export async function startControlPlaneProcess(
     // Generous: a loaded machine starts the process slowly, and this is a bound, not a claim.
     60_000,
   );
-  return { child, base, applicationName, stderr: () => stderr };
+  return { child, base, applicationName, stderr: () => stderr, stdout: () => stdout };
 }
 
 type Queryable = { query(sql: string, parameters: unknown[]): Promise<{ n: number }[]> };

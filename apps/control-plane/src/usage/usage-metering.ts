@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
-import { isWarehouseUnavailable } from '../http/api-errors';
+import { isAlreadyReported, isWarehouseUnavailable } from '../http/api-errors';
 import type { AccountWarehouses } from '../warehouse/account-warehouses';
 import { returnedRows } from '../database/returned-rows';
 import { costsOfDay, type DayFigures, type PriceList } from './price-list';
@@ -98,6 +98,8 @@ export class UsageMetering {
         await this.meterDay(id, day, now);
         metered += 1;
       } catch (error) {
+        // Credentials the keys cannot open were told once at start, with the fix.
+        if (isAlreadyReported(error)) continue;
         logger.error('usage metering failed', {
           accountId: id,
           day,

@@ -10,7 +10,14 @@ import {
   type WarehouseEngineName,
   type WarehouseTlsMode,
 } from '@pipeline/tenancy';
-import { badRequest, conflict, invalidField, unprocessable } from '../http/api-errors';
+import {
+  badRequest,
+  conflict,
+  invalidField,
+  isCredentialsUnreadable,
+  unprocessable,
+  type UnreadableReason,
+} from '../http/api-errors';
 import { isUuid } from '../http/ids';
 import {
   AccountWarehouseEntity,
@@ -87,6 +94,16 @@ export const noDefaultWarehouse = () =>
     'warehouse_not_configured',
     'No default warehouse yet: it is created from WAREHOUSE_URL when the control plane starts',
   );
+
+/** The status detail of a warehouse whose password the keys cannot open; its prefix marks it. */
+const UNREADABLE_DETAIL_PREFIX = 'credentials_unreadable: ';
+const unreadableDetail = (keyId: string, reason: UnreadableReason) =>
+  `${UNREADABLE_DETAIL_PREFIX}${
+    reason === 'key_missing'
+      ? `the password is sealed with key ${keyId}, which the control plane's CREDENTIALS_ENCRYPTION_KEYS does not hold`
+      : `the password is sealed with key ${keyId}, and the control plane's key of that name does not open it (made anew?)`
+  }; restore the key, or set the password again (warehouses update)`;
+const isUnreadableDetail = (detail: string | null) => detail?.startsWith(UNREADABLE_DETAIL_PREFIX) === true;
 
 /** The password is bound to its warehouse: a ciphertext copied onto another row does not open. */
 const associatedDataOf = (warehouseId: string) => `warehouse:${warehouseId}`;
@@ -181,28 +198,91 @@ export class WarehouseRegistry {
         defaultCreated: result.created,
         accountsPlaced: result.placed.length,
       });
-    else await this.warnIfUrlMoved(warehouseUrl);
+    if (!result.created) await this.followUrl(warehouseUrl);
     return { created: result.created, placed: result.placed.length };
   }
 
   /**
-   * WAREHOUSE_URL only seeds the registry: once the default warehouse exists, editing the
-   * variable moves nothing, which an operator who edited it should hear (never the password).
+   * The default warehouse is WAREHOUSE_URL's at every start. Its password is sealed again from
+   * the variable when the stored seal does not open (the credential keys were made anew: a
+   * wiped .cache/dev-secrets.env, a second clone on the same database) or holds another
+   * password, so the first event of a restarted stack lands instead of every resolve failing.
+   * A different server (engine, host, port, database, user) moves nothing: the accounts' tables
+   * are on the registered one, and moving them is a move; the operator hears it (never the
+   * password). Returns what it did, for the tests.
    */
-  private async warnIfUrlMoved(warehouseUrl: string): Promise<void> {
-    const stored = await this.dataSource
-      .getRepository(WarehouseEntity)
-      .findOneBy({ name: DEFAULT_WAREHOUSE_NAME });
-    if (!stored) return;
+  async followUrl(warehouseUrl: string): Promise<'unchanged' | 'resealed' | 'differs'> {
+    const repository = this.dataSource.getRepository(WarehouseEntity);
+    const stored = await repository.findOneBy({ name: DEFAULT_WAREHOUSE_NAME, owner: 'platform' });
+    if (!stored) return 'unchanged';
     const fields = fieldsOf(warehouseConnectionFromUrl(warehouseUrl));
     const moved = (['engine', 'host', 'port', 'database', 'user'] as const).filter(
       (field) => fields[field] !== stored[field],
     );
-    if (moved.length > 0)
+    if (moved.length > 0) {
       this.options.logger?.warn(
         'WAREHOUSE_URL differs from the registered warehouse "default"; the registry is used: change it with `warehouses update default`',
         { differs: moved },
       );
+      return 'differs';
+    }
+    let why: 'unreadable' | 'password_differs' | undefined;
+    try {
+      if (this.connectionOf(stored).password !== fields.password) why = 'password_differs';
+    } catch (error) {
+      if (!isCredentialsUnreadable(error)) throw error;
+      why = 'unreadable';
+    }
+    if (!why) return 'unchanged';
+    const sealed = this.sealer.seal({ password: fields.password }, associatedDataOf(stored.id));
+    await repository.update(
+      { id: stored.id },
+      {
+        passwordCiphertext: sealed.ciphertext,
+        passwordKeyId: sealed.keyId,
+        ...(isUnreadableDetail(stored.statusDetail)
+          ? { status: 'active' as const, statusDetail: null, statusChangedAt: new Date() }
+          : {}),
+      },
+    );
+    this.options.logger?.warn(
+      why === 'unreadable'
+        ? `the password of warehouse "default" was sealed with key ${stored.passwordKeyId}, which CREDENTIALS_ENCRYPTION_KEYS cannot open: sealed again from WAREHOUSE_URL with key ${sealed.keyId}`
+        : 'WAREHOUSE_URL holds another password for warehouse "default": sealed again from WAREHOUSE_URL',
+      { warehouseId: stored.id },
+    );
+    await this.publishChanged(await this.placedOn(this.dataSource.manager, stored.id));
+    return 'resealed';
+  }
+
+  /**
+   * At start, after the bootstrap: a warehouse whose password this process's keys cannot open
+   * is `misconfigured`, its detail naming the key (what the operator API and the tenant's
+   * console show), and the consumers' resolves of it answer 503 `credentials_unreadable`; one
+   * that opens again after such a report (the key restored) is `active` again. Returns the
+   * unreadable ones, which the start logs once.
+   */
+  async auditSeals(): Promise<{ warehouse: string; keyId: string; reason: UnreadableReason }[]> {
+    const repository = this.dataSource.getRepository(WarehouseEntity);
+    const unreadable: { warehouse: string; keyId: string; reason: UnreadableReason }[] = [];
+    for (const warehouse of await repository.find({ order: { createdAt: 'ASC' } })) {
+      try {
+        this.connectionOf(warehouse);
+      } catch (error) {
+        if (!isCredentialsUnreadable(error)) throw error;
+        const reason = error.details?.reason as UnreadableReason;
+        unreadable.push({ warehouse: warehouse.name, keyId: warehouse.passwordKeyId, reason });
+        await this.reportStatus(
+          warehouse.id,
+          'misconfigured',
+          unreadableDetail(warehouse.passwordKeyId, reason),
+        );
+        continue;
+      }
+      if (warehouse.status === 'misconfigured' && isUnreadableDetail(warehouse.statusDetail))
+        await this.reportStatus(warehouse.id, 'active');
+    }
+    return unreadable;
   }
 
   /**
