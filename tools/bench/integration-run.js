@@ -26,8 +26,8 @@ async function main() {
   const { JobRunner } = cp('jobs/job-runner');
   const { IntegrationRunExecutor } = cp('integrations/integration-run-executor');
   const { CredentialCipher } = cp('apps/credential-cipher');
-  const { WarehouseReader } = cp('warehouse/warehouse-reader');
-  const { PgQueryMeter } = cp('warehouse/query-meter');
+  const { WarehouseReader } = cp('warehouse-access/warehouse-reader');
+  const { PgQueryMeter } = cp('warehouse-access/query-meter');
 
   const keys = `bench:${randomBytes(32).toString('base64')}`;
   const control = await createMigratedScratchDatabase('bench integration run');

@@ -56,17 +56,17 @@ import {
   PlacedWarehouses,
   defaultWarehouseMaxConnections,
   type AccountWarehouses,
-} from './warehouse/account-warehouses';
+} from './warehouse-access/account-warehouses';
 import { defaultPrices, priceList, type PriceList } from './usage/price-list';
-import { PgQueryMeter } from './warehouse/query-meter';
+import { PgQueryMeter } from './warehouse-access/query-meter';
 import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { WriteKeyService } from './write-keys/write-key.service';
-import { WarehousePlacements } from './warehouses/warehouse-placements';
-import { WarehouseMoves } from './warehouses/warehouse-moves';
-import { WarehouseMoveExecutor } from './warehouses/warehouse-move-executor';
-import { WarehouseRegistry, type EngineFor } from './warehouses/warehouse-registry';
+import { WarehousePlacements } from './warehouse-registry/warehouse-placements';
+import { WarehouseMoves } from './warehouse-registry/warehouse-moves';
+import { WarehouseMoveExecutor } from './warehouse-registry/warehouse-move-executor';
+import { WarehouseRegistry, type EngineFor } from './warehouse-registry/warehouse-registry';
 import { OperatorToken } from './auth/operator-token';
 
 /** What the services need: the database, config values, and the callbacks that wake workers. */

@@ -10,7 +10,7 @@ import { postgresConfigSchema } from '@pipeline/postgres';
 import { CredentialCipher } from './apps/credential-cipher';
 import { duplicateTokenProblems, internalTokenFields } from './auth/internal-tokens';
 import { OPERATOR_TOKEN_MIN_LENGTH } from './auth/operator-token';
-import { DEFAULT_WAREHOUSE_URL } from './warehouse/account-warehouses';
+import { DEFAULT_WAREHOUSE_URL } from './warehouse-access/account-warehouses';
 import { defaultAccountLimits, type AccountLimits } from './accounts/account-limits';
 import { defaultPrices } from './usage/price-list';
 import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';

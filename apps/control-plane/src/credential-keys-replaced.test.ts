@@ -13,8 +13,8 @@ import {
   startControlPlaneProcess,
 } from './testing/control-plane-process';
 import { startScratchWarehouse, type ScratchWarehouse } from './testing/warehouse';
-import { WarehousePlacements } from './warehouses/warehouse-placements';
-import { WarehouseRegistry } from './warehouses/warehouse-registry';
+import { WarehousePlacements } from './warehouse-registry/warehouse-placements';
+import { WarehouseRegistry } from './warehouse-registry/warehouse-registry';
 
 // The built control plane restarted with CREDENTIALS_ENCRYPTION_KEYS made anew, as a second
 // clone of the dev stack on the same database does (a new .cache/dev-secrets.env with the same

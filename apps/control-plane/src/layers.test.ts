@@ -10,9 +10,10 @@ const LAYERS = [
   'http',
   'database',
   'work-queue',
-  'warehouse',
-  // Features, each above the features it uses; warehouses first, since every account is placed on one.
-  'warehouses',
+  'warehouse-access',
+  // Features, each above the features it uses; the warehouse registry first, since every account is
+  // placed on one.
+  'warehouse-registry',
   'accounts',
   'auth',
   'write-keys',
@@ -22,7 +23,7 @@ const LAYERS = [
   'integrations',
   'tasks',
   'usage',
-  'account-warehouse',
+  'tenant-warehouse',
   'me',
   'debugger',
   'dead-letters',
@@ -53,8 +54,8 @@ const PLACED_ABOVE_THEIR_FOLDER: Record<string, Layer> = {
   // but dist/database/migrate.js is the command the images, tools/dev.sh and operators run.
   'database/migrate.ts': 'main',
   // A move runs as a job: its executor implements the job runner's interface, while the rest of
-  // the warehouses sit below the jobs (an account is placed before it has any).
-  'warehouses/warehouse-move-executor.ts': 'jobs',
+  // the warehouse registry sits below the jobs (an account is placed before it has any).
+  'warehouse-registry/warehouse-move-executor.ts': 'jobs',
 };
 
 const src = __dirname;

@@ -8,7 +8,7 @@ import { CredentialCipher } from './apps/credential-cipher';
 import { JobRunner } from './jobs/job-runner';
 import { IntegrationRunExecutor } from './integrations/integration-run-executor';
 import { TaskWorker } from './tasks/task-worker';
-import { isWarehouseConnectionFailure } from './warehouse/connection-failure';
+import { isWarehouseConnectionFailure } from './warehouse-access/connection-failure';
 import { startHarness, TEST_CREDENTIAL_KEYS, type Harness, type Tenant } from './testing/harness';
 import { startBrazeUsersRun } from './testing/integration-fixtures';
 import { accountWarehousesAt } from './testing/warehouse';

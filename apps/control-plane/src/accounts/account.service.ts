@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { badRequest } from '../http/api-errors';
-import { placeOnDefault } from '../warehouses/warehouse-registry';
+import { placeOnDefault } from '../warehouse-registry/warehouse-registry';
 import { AccountEntity } from './account.entity';
 
 /** Workspace features an account can have; tasks need `automations`. */

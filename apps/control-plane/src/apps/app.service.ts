@@ -28,7 +28,7 @@ import { AppSettingsValidator } from './app-settings';
 import type { CredentialCipher } from './credential-cipher';
 import { keepMaskedSecrets, maskAll, maskSecretFields } from './secret-masking';
 import { enteredAgain, recipientOrigin, secretRequiredForNewHost, TenantUrlPolicy } from './tenant-urls';
-import type { WarehouseRegistry } from '../warehouses/warehouse-registry';
+import type { WarehouseRegistry } from '../warehouse-registry/warehouse-registry';
 import {
   isWarehouseAppType,
   WarehouseAppCheck,

@@ -15,8 +15,8 @@ import { startHarness, TEST_WAREHOUSE_TOKEN, type Harness, type Tenant } from '.
 import { trackRow } from '../testing/warehouse';
 import { waitUntil } from '../testing/wait';
 import { JobRunner } from '../jobs/job-runner';
-import { PlacedWarehouses } from '../warehouse/account-warehouses';
-import { WarehouseMoveExecutor } from '../warehouses/warehouse-move-executor';
+import { PlacedWarehouses } from '../warehouse-access/account-warehouses';
+import { WarehouseMoveExecutor } from '../warehouse-registry/warehouse-move-executor';
 
 // A customer's postgres_warehouse app is a warehouse of the registry: created, rotated and
 // removed with the app, only ever its own account's, never the default, and once the account is

@@ -6,10 +6,10 @@ import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes } from '../auth/scopes';
 import { WriteKeyService } from '../write-keys/write-key.service';
 import { CredentialCipher } from '../apps/credential-cipher';
-import { WarehouseRegistry, type EngineFor } from '../warehouses/warehouse-registry';
-import type { WarehouseMoveView, WarehouseSummary } from '../warehouses/warehouse.dto';
-import { WarehouseMoves } from '../warehouses/warehouse-moves';
-import { WarehousePlacements } from '../warehouses/warehouse-placements';
+import { WarehouseRegistry, type EngineFor } from '../warehouse-registry/warehouse-registry';
+import type { WarehouseMoveView, WarehouseSummary } from '../warehouse-registry/warehouse.dto';
+import { WarehouseMoves } from '../warehouse-registry/warehouse-moves';
+import { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
 
 export interface CliIo {
   out(text: string): void;

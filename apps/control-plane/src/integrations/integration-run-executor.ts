@@ -26,10 +26,10 @@ import {
 import type { JobService } from '../jobs/job.service';
 import { dispatchSourceSync } from '../sources/source-sync-dispatch';
 import { SourceEntity } from '../sources/source.entity';
-import type { AccountWarehouses } from '../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
 import { isWarehouseUnavailable } from '../http/api-errors';
 import { returnedRows } from '../database/returned-rows';
-import { checkStreamTableName } from '../warehouse/warehouse-names';
+import { checkStreamTableName } from '../warehouse-access/warehouse-names';
 import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
 import { IntegrationEntity, type IntegrationRunStatus } from './integration.entity';
 import { scheduledTasks, type ScheduledTask } from './integration-tasks';

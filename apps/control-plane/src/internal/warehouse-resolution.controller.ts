@@ -12,9 +12,9 @@ import {
 } from '@tsoa/runtime';
 import type { ResolvedWarehouse } from '@pipeline/tenancy';
 import type { Problem } from '../http/problem';
-import type { ResolveWarehouseBody, WarehouseStatusReport } from '../warehouses/warehouse.dto';
-import type { WarehousePlacements } from '../warehouses/warehouse-placements';
-import type { WarehouseRegistry } from '../warehouses/warehouse-registry';
+import type { ResolveWarehouseBody, WarehouseStatusReport } from '../warehouse-registry/warehouse.dto';
+import type { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
+import type { WarehouseRegistry } from '../warehouse-registry/warehouse-registry';
 
 /**
  * Internal: the warehouse consumer asks where an account's rows go, with the password to get

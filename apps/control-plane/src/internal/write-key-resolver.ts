@@ -6,7 +6,7 @@ import type { AppService } from '../apps/app.service';
 import { hashToken } from '../auth/secret-token';
 import { isUuid } from '../http/ids';
 import { IntegrationEntity } from '../integrations/integration.entity';
-import type { WarehousePlacements } from '../warehouses/warehouse-placements';
+import type { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
 import { resolvedDestination } from '../integrations/resolved-destination';
 import type {

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
 import type { JobKind } from '../jobs/job.entity';
 import type { JobMetrics, JobOutcome } from '../jobs/job-runner';
-import { warehouseStatuses } from '../warehouses/warehouse.entity';
+import { warehouseStatuses } from '../warehouse-registry/warehouse.entity';
 import { TASK_RUN_KIND, type TaskRunMetrics, type TaskRunOutcome } from '../tasks/task-worker';
 
 const jobKinds = ['source_sync', 'integration_run'] as const satisfies readonly JobKind[];

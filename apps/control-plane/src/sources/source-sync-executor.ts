@@ -17,7 +17,7 @@ import { ownerFieldsAfter, type OwnerStatuses } from '../jobs/owner-status';
 import { SourceEntity, type IntegrationStatus } from './source.entity';
 import { StreamStates } from './stream-states';
 import { isWarehouseUnavailable } from '../http/api-errors';
-import type { AccountWarehouses } from '../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
 
 export interface SourceSyncOptions {
   dataSource: DataSource;

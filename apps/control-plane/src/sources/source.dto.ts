@@ -1,4 +1,4 @@
-import type { WarehouseStatus } from '../warehouses/warehouse.entity';
+import type { WarehouseStatus } from '../warehouse-registry/warehouse.entity';
 import type { AppRole } from '../apps/app.entity';
 import type { JobView } from '../jobs/job.dto';
 import type { ResourceState } from '../http/resource-state';

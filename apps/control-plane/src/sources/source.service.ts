@@ -27,7 +27,7 @@ import { SourceEntity, type IntegrationStatus } from './source.entity';
 import { nextSyncOf } from './source-schedule';
 import { checkFrequency, describeFrequency, hoursToDays, isIanaTimeZone } from './sync-schedule-format';
 import { warehouseSchemaFor, warehouseTablesFor } from './warehouse-location';
-import { accountWarehouseOf } from '../warehouses/warehouse-placements';
+import { accountWarehouseOf } from '../warehouse-registry/warehouse-placements';
 import { shownError } from '../work-queue/tenant-error';
 
 export type SourceSort = 'created_at' | 'updated_at' | 'last_sync_at';

@@ -12,7 +12,7 @@ import {
 import { TaskRunEntity, type RunError, type RunProgress } from './task-run.entity';
 import { findTemplate } from './templates/catalog';
 import type { StepContext } from './templates/template';
-import type { AccountWarehouses } from '../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
 import { isWarehouseUnavailable } from '../http/api-errors';
 import { classifyFailure, newErrorReference, withheldFields } from '../work-queue/tenant-error';
 

@@ -24,7 +24,7 @@ import { TaskRunEntity, type RunProgress, type TaskRunStatus } from './task-run.
 import { ParamsValidator } from './params-validator';
 import { findTemplate } from './templates/catalog';
 import type { TaskTemplate } from './templates/template';
-import type { AccountWarehouses } from '../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
 import { returnedRows } from '../database/returned-rows';
 import { shownError } from '../work-queue/tenant-error';
 

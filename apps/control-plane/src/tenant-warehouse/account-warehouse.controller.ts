@@ -2,7 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import { Controller, Get, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
 import { principalOf } from '../auth/principal';
 import type { Problem } from '../http/problem';
-import type { WarehousePlacements } from '../warehouses/warehouse-placements';
+import type { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
 import type { AccountWarehouse } from './account-warehouse.dto';
 
 /**

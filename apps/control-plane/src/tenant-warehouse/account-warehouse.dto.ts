@@ -1,4 +1,4 @@
-import type { WarehouseStatus } from '../warehouses/warehouse.entity';
+import type { WarehouseStatus } from '../warehouse-registry/warehouse.entity';
 
 /** Where the account's warehouse data lives now, and how that warehouse is doing. */
 export interface AccountWarehouse {

@@ -12,12 +12,12 @@ import { ControlPlaneMetrics } from '../metrics/control-plane-metrics';
 import { ApiKeyService } from '../auth/api-key.service';
 import { InternalTokens } from '../auth/internal-tokens';
 import { scopes as allScopes, type Scope } from '../auth/scopes';
-import type { AccountWarehouses } from '../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
 import { OperatorToken } from '../auth/operator-token';
 import type { PriceList } from '../usage/price-list';
 import type { WriteKeyRateLimitCeilings } from '../write-keys/rate-limits';
 import type { ApiRateLimitOptions } from '../auth/api-rate-limit';
-import { PgQueryMeter } from '../warehouse/query-meter';
+import { PgQueryMeter } from '../warehouse-access/query-meter';
 import { createMigratedScratchDatabase, type MigratedScratchDatabase } from '../scratch-data-source';
 import { accountWarehousesAt, startScratchWarehouse, type ScratchWarehouse } from './warehouse';
 

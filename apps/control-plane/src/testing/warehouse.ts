@@ -12,8 +12,8 @@ import {
   OneWarehouse,
   defaultWarehouseMaxConnections,
   type AccountWarehouses,
-} from '../warehouse/account-warehouses';
-import type { QueryMeter } from '../warehouse/query-meter';
+} from '../warehouse-access/account-warehouses';
+import type { QueryMeter } from '../warehouse-access/query-meter';
 
 /** The control plane's view of the warehouse at `url` (metered into `meter` when given), and how to close it. */
 export function accountWarehousesAt(

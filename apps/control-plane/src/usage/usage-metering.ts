@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
 import { isAlreadyReported, isWarehouseUnavailable } from '../http/api-errors';
-import type { AccountWarehouses } from '../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
 import { returnedRows } from '../database/returned-rows';
 import { costsOfDay, type DayFigures, type PriceList } from './price-list';
 

@@ -13,7 +13,7 @@ import {
   type ScratchWarehouse,
 } from '../testing/warehouse';
 import { priceList } from './price-list';
-import { PgQueryMeter } from '../warehouse/query-meter';
+import { PgQueryMeter } from '../warehouse-access/query-meter';
 import type { DailyUsageItem, UsageSummary } from './usage.dto';
 import { utcDay } from './usage-metering';
 

@@ -32,7 +32,7 @@ import {
   type Tenant,
 } from '../testing/harness';
 import { userRow } from '../testing/warehouse';
-import { PlacedWarehouses } from '../warehouse/account-warehouses';
+import { PlacedWarehouses } from '../warehouse-access/account-warehouses';
 import { waitUntil } from '../testing/wait';
 import type { WarehouseMoveView } from './warehouse.dto';
 import { WarehouseMoveExecutor, type WarehouseMoveTimings } from './warehouse-move-executor';

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { AccountWarehouses } from '../../warehouse/account-warehouses';
+import type { AccountWarehouses } from '../../warehouse-access/account-warehouses';
 
 /**
  * A capability a template needs (docs/tasks-and-mcp.md#templates): a connected integration of an app type, a

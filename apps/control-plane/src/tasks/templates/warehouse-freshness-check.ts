@@ -1,4 +1,4 @@
-import { warehouseTableNames, type WarehouseTableName } from '../../warehouse/warehouse-names';
+import { warehouseTableNames, type WarehouseTableName } from '../../warehouse-access/warehouse-names';
 import { bySeverity, summarize, type Finding, type TaskTemplate } from './template';
 
 export interface WarehouseFreshnessParams {
