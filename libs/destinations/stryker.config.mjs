@@ -3,6 +3,7 @@ import { mutationConfig } from '../../tools/mutation/base-config.mjs';
 const src = 'libs/destinations/src';
 const forwarding = `${src}/forwarding`;
 const warehouse = `${src}/warehouse`;
+const postgres = `${warehouse}/postgres`;
 
 /** Pure logic whose mistake would lose data, mix tenants or open the network, beyond the mappings. */
 const delivery = [
@@ -27,9 +28,9 @@ const delivery = [
 const warehouseRows = [
   `${warehouse}/warehouse-row-batches.ts`,
   `${warehouse}/event-order.ts`,
-  `${warehouse}/warehouse-statements.ts`,
+  `${postgres}/warehouse-statements.ts`,
   `${warehouse}/copy-text.ts`,
-  `${warehouse}/warehouse-ddl.ts`,
+  `${postgres}/warehouse-ddl.ts`,
   `${warehouse}/warehouse-errors.ts`,
   `${warehouse}/stream-table-columns.ts`,
   // How a process shares its warehouse connections between warehouses.
@@ -79,9 +80,9 @@ const config = mutationConfig({
     'src/retry-schedule.test.ts',
     'src/tenant-directory.test.ts',
     'src/warehouse/warehouse-row-batches.test.ts',
-    'src/warehouse/warehouse-statements.test.ts',
+    'src/warehouse/postgres/warehouse-statements.test.ts',
     'src/warehouse/copy-text.test.ts',
-    'src/warehouse/warehouse-migrations.test.ts',
+    'src/warehouse/postgres/warehouse-migrations.test.ts',
     'src/warehouse/warehouse-errors.test.ts',
     'src/warehouse/stream-table-columns.test.ts',
     'src/warehouse/warehouse-connection-budget.test.ts',
