@@ -18,7 +18,7 @@ import {
   type WarehouseDirectory,
 } from './warehouse/warehouse-directory';
 import { WarehouseEngines } from './warehouse/warehouse-engines';
-import { guardedWarehousePools } from './warehouse/postgres-engine';
+import { guardedWarehousePools } from './warehouse/postgres/postgres-engine';
 import { guardedClickHouseClients } from './warehouse/clickhouse/clickhouse-engine';
 import {
   defaultWarehouseTimeouts,

@@ -73,7 +73,7 @@ export {
 } from './forwarding/forwarding-destination';
 export { LogDestination } from './log-destination';
 export { TenantDirectory, type TenantDirectoryOptions } from './tenant-directory';
-export { defaultRowsPerCopy, WarehouseWriter } from './warehouse/warehouse-writer';
+export { defaultRowsPerCopy, WarehouseWriter } from './warehouse/postgres/warehouse-writer';
 export type {
   AccountLocation,
   ChangedRow,
@@ -94,7 +94,7 @@ export type {
   WriteOrigin,
   WriteResult,
 } from './warehouse/warehouse-engine';
-export { warehouseMigrations } from './warehouse/warehouse-ddl';
+export { warehouseMigrations } from './warehouse/postgres/warehouse-ddl';
 export {
   ClickHouseEngine,
   directClickHouseClient,
@@ -113,7 +113,7 @@ export {
   type WarehousePoolFactory,
   type WarehousePoolSettings,
   type WarehouseQueryMeter,
-} from './warehouse/postgres-engine';
+} from './warehouse/postgres/postgres-engine';
 export {
   engineErrorKinds,
   openWarehouseEngine,
@@ -149,7 +149,7 @@ export {
   type BreakerState,
   type BreakerTimings,
 } from './warehouse/warehouse-breaker';
-export { StreamTableWriter } from './warehouse/stream-table-writer';
+export { StreamTableWriter } from './warehouse/postgres/stream-table-writer';
 export {
   defaultWarehouseTimeouts,
   clickhouseClusterPattern,

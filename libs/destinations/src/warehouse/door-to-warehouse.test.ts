@@ -17,7 +17,7 @@ import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } fro
 import { clickhouseConnectionOf } from '../testing/warehouse-table-rows';
 import { ClickHouseEngine } from './clickhouse/clickhouse-engine';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
-import { WarehouseWriter } from './warehouse-writer';
+import { WarehouseWriter } from './postgres/warehouse-writer';
 
 // The boundary of the door and the warehouse, generatively: every event the validator accepts
 // (after a trip through JSON text, as a request body makes) is normalized and stored by the

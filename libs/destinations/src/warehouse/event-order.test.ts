@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { compareEventOrders, eventOrderOf, eventOrderSql } from './event-order';
 
-// The ordering key without a database; warehouse-event-order.test.ts checks that PostgreSQL
+// The ordering key without a database; postgres/warehouse-event-order.test.ts checks that PostgreSQL
 // orders the stored rows by it the same way.
 
 const order = (timestamp: unknown, receivedAt: unknown, messageId: unknown) =>

@@ -1,4 +1,4 @@
-import { quoteIdent } from './warehouse-ddl';
+import { quoteIdent } from './postgres/warehouse-ddl';
 
 // How a source stream's records become typed columns and upsert statements: pure, so what a
 // record's fields may name (identifiers reach SQL quoted, and only when plain) and how values

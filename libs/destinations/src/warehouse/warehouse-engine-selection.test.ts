@@ -8,7 +8,7 @@ import {
   type ClickHouseClientSettings,
 } from './clickhouse/clickhouse-engine';
 import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
-import { PostgresEngine } from './postgres-engine';
+import { PostgresEngine } from './postgres/postgres-engine';
 import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import { engineErrorKinds, openWarehouseEngine, WarehouseEngines } from './warehouse-engines';
 import { warehouseConnectionFromUrl } from './warehouse-directory';

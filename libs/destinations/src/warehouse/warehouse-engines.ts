@@ -2,7 +2,7 @@ import type { WarehouseRow } from '@pipeline/events';
 import type { WarehouseConnection, WarehouseEngineName } from '@pipeline/tenancy';
 import { ClickHouseEngine, type ClickHouseEngineOptions } from './clickhouse/clickhouse-engine';
 import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
-import { PostgresEngine, type PostgresEngineOptions } from './postgres-engine';
+import { PostgresEngine, type PostgresEngineOptions } from './postgres/postgres-engine';
 import { poolCap, WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';
 import { warehouseErrorKind } from './warehouse-errors';
 import type {

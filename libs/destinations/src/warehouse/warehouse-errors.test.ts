@@ -126,7 +126,7 @@ describe('describeWarehouseError', () => {
 
 // Whether rows that met an error are dead-lettered (data), parked until the warehouse is back
 // (unavailable) or until somebody fixes it (misconfigured), or stop the process (unexpected).
-// postgres-engine.test.ts meets the real errors of a real server.
+// postgres/postgres-engine.test.ts meets the real errors of a real server.
 describe('warehouseErrorKind, the verdicts of the engine', () => {
   it.each([
     '28000',

@@ -15,7 +15,7 @@ import { WarehouseDestination, type WarehouseEngineSource } from './warehouse-de
 import { ResolvingWarehouseDirectory, warehouseConnectionFromUrl } from './warehouse-directory';
 import { WarehouseEngines } from './warehouse-engines';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
-import { guardedWarehousePools } from './postgres-engine';
+import { guardedWarehousePools } from './postgres/postgres-engine';
 
 // Routing by placement (real PostgreSQL, one database per warehouse). An account moving
 // between warehouses: during the copy stage its rows go to both; a target that refuses them

@@ -16,7 +16,7 @@ import {
 } from '../../testing/warehouse-table-rows';
 import { waitFor } from '../../testing/topic-records';
 import { warehouseConnectionOf } from '../../testing/warehouse-connection';
-import { PostgresEngine } from '../postgres-engine';
+import { PostgresEngine } from '../postgres/postgres-engine';
 import type {
   AccountLocation,
   ChangedRow,

@@ -21,7 +21,7 @@ import type {
   WriteOrigin,
   WriteResult,
 } from '../warehouse-engine';
-import type { WarehouseQueryMeter } from '../postgres-engine';
+import type { WarehouseQueryMeter } from '../postgres/postgres-engine';
 import type { WarehouseTimeouts } from '../warehouse-pool';
 import { isPlainIdentifier, uniqueByKey, wantedColumns, type ColumnType } from '../stream-table-columns';
 import { jsonColumns, rowsByTable } from '../warehouse-row-batches';
@@ -56,7 +56,7 @@ import {
   warehouseShape,
 } from './clickhouse-table-copy';
 import { copyLine, parseCopyText } from '../copy-fields';
-import { checkedShape } from '../table-copy';
+import { checkedShape } from '../postgres/table-copy';
 
 /** The settings of an engine's HTTP client; a `connect` hook builds the client from them. */
 export interface ClickHouseClientSettings {

@@ -5,7 +5,7 @@ import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/even
 import { useTestClusters, type TestCluster } from '@pipeline/postgres/testing';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { warehouseConnectionOf } from '../../testing/warehouse-connection';
-import { PostgresEngine } from '../postgres-engine';
+import { PostgresEngine } from '../postgres/postgres-engine';
 import type { AccountLocation, WarehouseEngine } from '../warehouse-engine';
 import { defaultWarehouseTimeouts } from '../warehouse-pool';
 import { ClickHouseEngine } from './clickhouse-engine';

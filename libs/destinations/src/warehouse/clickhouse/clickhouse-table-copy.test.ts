@@ -1,6 +1,6 @@
 import { UnserializableValue } from '../copy-text';
 import { eventOrderOf } from '../event-order';
-import { checkedShape } from '../table-copy';
+import { checkedShape } from '../postgres/table-copy';
 import { warehouseTables } from '@pipeline/events';
 import { versionOf } from './clickhouse-rows';
 import {

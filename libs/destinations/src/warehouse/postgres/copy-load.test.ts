@@ -10,7 +10,7 @@ import {
   type WarehouseRow,
 } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { copyText } from './copy-text';
+import { copyText } from '../copy-text';
 import { WarehouseWriter } from './warehouse-writer';
 
 // The COPY path of the warehouse writer, generatively: validated events with any Unicode, the

@@ -1,8 +1,8 @@
 import { Client } from 'pg';
 import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { startPgBouncer, type PgBouncer } from '../testing/pgbouncer';
-import { mergeById } from './warehouse-row-batches';
+import { startPgBouncer, type PgBouncer } from '../../testing/pgbouncer';
+import { mergeById } from '../warehouse-row-batches';
 import { StreamTableWriter } from './stream-table-writer';
 import { WarehouseWriter } from './warehouse-writer';
 

@@ -1,10 +1,10 @@
 import { Client } from 'pg';
 import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { startPgBouncer, type PgBouncer } from '../testing/pgbouncer';
-import { warehouseConnectionOf } from '../testing/warehouse-connection';
+import { startPgBouncer, type PgBouncer } from '../../testing/pgbouncer';
+import { warehouseConnectionOf } from '../../testing/warehouse-connection';
 import { PostgresEngine } from './postgres-engine';
-import type { AccountLocation, ChangedRow, ReadPurpose } from './warehouse-engine';
+import type { AccountLocation, ChangedRow, ReadPurpose } from '../warehouse-engine';
 
 // The engine behind PgBouncer in transaction mode, two server connections for its pool of
 // four: its connections send no time limits at startup (PgBouncer would refuse them), each read

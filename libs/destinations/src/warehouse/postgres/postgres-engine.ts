@@ -24,14 +24,14 @@ import type {
   WarehouseErrorClass,
   WarehouseTableName,
   WriteResult,
-} from './warehouse-engine';
-import { warehouseErrorKind } from './warehouse-errors';
+} from '../warehouse-engine';
+import { warehouseErrorKind } from '../warehouse-errors';
 import {
   beginStatement,
   inWarehouseTransaction,
   withTransactionLock,
   type WarehouseTimeouts,
-} from './warehouse-pool';
+} from '../warehouse-pool';
 import {
   checkedShape,
   copyLines,
@@ -46,7 +46,7 @@ import {
 } from './table-copy';
 import { defaultRowsPerCopy, WarehouseWriter } from './warehouse-writer';
 import { StreamTableWriter } from './stream-table-writer';
-import { isPlainIdentifier } from './stream-table-columns';
+import { isPlainIdentifier } from '../stream-table-columns';
 
 /**
  * The settings of an engine's pool; a `connect` hook builds the pool from them. No time limits:

@@ -8,17 +8,17 @@ import {
   upsertValues,
   wantedColumns,
   type ColumnType,
-} from './stream-table-columns';
+} from '../stream-table-columns';
 import { quoteIdent } from './warehouse-ddl';
-import { warehouseErrorKind } from './warehouse-errors';
+import { warehouseErrorKind } from '../warehouse-errors';
 import {
   defaultWarehouseTimeouts,
   inWarehouseTransaction,
   warehousePool,
   withTransactionLock,
   type WarehouseTimeouts,
-} from './warehouse-pool';
-import type { StreamWriteResult } from './warehouse-engine';
+} from '../warehouse-pool';
+import type { StreamWriteResult } from '../warehouse-engine';
 
 export type { StreamWriteResult };
 

@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { Client } from 'pg';
 import { normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { warehouseConnectionOf as connectionOf } from '../testing/warehouse-connection';
+import { warehouseConnectionOf as connectionOf } from '../../testing/warehouse-connection';
 import { PostgresEngine } from './postgres-engine';
-import type { AccountLocation, WarehouseEngine } from './warehouse-engine';
-import { defaultWarehouseTimeouts } from './warehouse-pool';
+import type { AccountLocation, WarehouseEngine } from '../warehouse-engine';
+import { defaultWarehouseTimeouts } from '../warehouse-pool';
 import { checkedShape, mergeStatement } from './table-copy';
 
 const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;

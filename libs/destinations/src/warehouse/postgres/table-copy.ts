@@ -1,7 +1,7 @@
-import { eventOrderSql } from './event-order';
+import { eventOrderSql } from '../event-order';
 import { conflictKey, quoteIdent } from './warehouse-ddl';
-import type { TableShape, WarehouseTableName } from './warehouse-engine';
-import { isPlainIdentifier } from './stream-table-columns';
+import type { TableShape, WarehouseTableName } from '../warehouse-engine';
+import { isPlainIdentifier } from '../stream-table-columns';
 import { orderedMerge } from './warehouse-statements';
 
 // The SQL a move between warehouses sends to copy and compare an account's tables: pure, so

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { Client } from 'pg';
 import { parseJsonText, normalizeEvent, validateEvent, type WarehouseRow } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { eventOrderOf } from './event-order';
+import { eventOrderOf } from '../event-order';
 import { warehouseMigrations } from './warehouse-ddl';
-import { mergeById } from './warehouse-row-batches';
+import { mergeById } from '../warehouse-row-batches';
 import { WarehouseWriter } from './warehouse-writer';
 
 // Users and groups never roll back: whatever order events arrive in (dead-letter replays, late

@@ -8,7 +8,7 @@ import {
   type ReceiptContext,
 } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
-import { eventOrderOf } from './event-order';
+import { eventOrderOf } from '../event-order';
 import { WarehouseWriter } from './warehouse-writer';
 
 // Each event type through the door's validator, the normalizer and the real writer into

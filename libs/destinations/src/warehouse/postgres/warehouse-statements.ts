@@ -1,4 +1,4 @@
-import { eventOrderSql } from './event-order';
+import { eventOrderSql } from '../event-order';
 import { quoteIdent } from './warehouse-ddl';
 
 // The SQL text the warehouse writer sends: pure, so that what it names (schema, table, columns,

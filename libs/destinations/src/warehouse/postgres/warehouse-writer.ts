@@ -3,11 +3,11 @@ import { pipeline } from 'node:stream/promises';
 import type { Pool, PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { warehouseTables, type WarehouseRow, type WarehouseTable } from '@pipeline/events';
-import { copyText, jsonbText } from './copy-text';
+import { copyText, jsonbText } from '../copy-text';
 import { conflictKey, orderColumns, quoteIdent, warehouseMigrations } from './warehouse-ddl';
-import { jsonColumns, rowsByTable, rowsToLoad } from './warehouse-row-batches';
+import { jsonColumns, rowsByTable, rowsToLoad } from '../warehouse-row-batches';
 import { copyStatement, isWarehouseSchemaName, upsertFromJson } from './warehouse-statements';
-import { warehouseErrorKind } from './warehouse-errors';
+import { warehouseErrorKind } from '../warehouse-errors';
 import {
   beginStatement,
   defaultWarehouseTimeouts,
@@ -15,8 +15,8 @@ import {
   warehousePool,
   withTransactionLock,
   type WarehouseTimeouts,
-} from './warehouse-pool';
-import type { WriteResult } from './warehouse-engine';
+} from '../warehouse-pool';
+import type { WriteResult } from '../warehouse-engine';
 
 export type { WriteResult };
 
