@@ -19,7 +19,7 @@ import {
 } from './warehouse/warehouse-directory';
 import { WarehouseEngines } from './warehouse/warehouse-engines';
 import { guardedWarehousePools } from './warehouse/postgres/postgres-engine';
-import { guardedClickHouseClients } from './warehouse/clickhouse/clickhouse-engine';
+import { guardedClickHouseClients } from './warehouse/clickhouse/clickhouse-server';
 import {
   defaultWarehouseTimeouts,
   type WarehousePoolLimits,

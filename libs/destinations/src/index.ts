@@ -95,15 +95,14 @@ export type {
   WriteResult,
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/postgres/warehouse-ddl';
+export { ClickHouseEngine, type ClickHouseEngineOptions } from './warehouse/clickhouse/clickhouse-engine';
 export {
-  ClickHouseEngine,
   directClickHouseClient,
   guardedClickHouseClients,
-  insertToken,
   type ClickHouseClientFactory,
   type ClickHouseClientSettings,
-  type ClickHouseEngineOptions,
-} from './warehouse/clickhouse/clickhouse-engine';
+} from './warehouse/clickhouse/clickhouse-server';
+export { insertToken } from './warehouse/clickhouse/clickhouse-row-writer';
 export { clickhouseErrorKind } from './warehouse/clickhouse/clickhouse-errors';
 export { clickhouseMigrations } from './warehouse/clickhouse/clickhouse-ddl';
 export {

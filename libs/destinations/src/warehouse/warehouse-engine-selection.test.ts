@@ -2,11 +2,8 @@ import { startClickHouseTestServer, type ClickHouseTestServer } from '@pipeline/
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import { warehouseConnectionOf } from '../testing/warehouse-connection';
-import {
-  ClickHouseEngine,
-  directClickHouseClient,
-  type ClickHouseClientSettings,
-} from './clickhouse/clickhouse-engine';
+import { ClickHouseEngine } from './clickhouse/clickhouse-engine';
+import { directClickHouseClient, type ClickHouseClientSettings } from './clickhouse/clickhouse-server';
 import { clickhouseErrorKind } from './clickhouse/clickhouse-errors';
 import { PostgresEngine } from './postgres/postgres-engine';
 import { WarehouseConnectionBudgetExhausted } from './warehouse-connection-budget';

@@ -25,7 +25,8 @@ import type {
   WriteOrigin,
 } from '../warehouse-engine';
 import { defaultWarehouseTimeouts } from '../warehouse-pool';
-import { ClickHouseEngine, directClickHouseClient, type ClickHouseClientFactory } from './clickhouse-engine';
+import { ClickHouseEngine } from './clickhouse-engine';
+import { directClickHouseClient, type ClickHouseClientFactory } from './clickhouse-server';
 
 // One suite, both engines: what the PostgreSQL engine answers is the contract, and the ClickHouse
 // engine, against a real ClickHouse (chdb's engine behind its HTTP interface), must answer the
