@@ -21,7 +21,8 @@
 # DATABASE_URL (the throwaway cluster's, or the developer's).
 #
 # Sourced (tools/test.sh does), it defines start_test_services and stop_test_services, which
-# stop only what this shell started.
+# stop only what this shell started. Its PostgreSQL and Redis helpers also start the dev stack's
+# own servers (tools/lib/dev-services.sh), with their data kept between runs.
 if [[ -z "${REPO:-}" ]] || ! declare -F ensure_debian_package >/dev/null; then
   source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 fi
@@ -45,7 +46,7 @@ pg_bindir() {
   for dir in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
     [[ -x "$dir/initdb" && -x "$dir/pg_ctl" ]] && { echo "$dir"; return 0; }
   done
-  ensure_debian_package /usr/lib/postgresql/15/bin/initdb postgresql "initdb and pg_ctl, for the tests' own PostgreSQL"
+  ensure_debian_package /usr/lib/postgresql/15/bin/initdb postgresql "initdb and pg_ctl, for the tests' and the dev stack's own PostgreSQL"
   echo /usr/lib/postgresql/15/bin
 }
 
@@ -55,68 +56,102 @@ as_pg_user() {
   if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# The directory the cluster lives in: .cache/test-services/postgres, unless the `postgres`
-# user cannot reach it (a checkout under /root): then a directory under /tmp, recorded in
-# .cache/test-services/postgres.dir so that `stop` finds it.
-pg_state_dir() {
-  local dir="$TEST_SERVICES_DIR/postgres"
+# The PostgreSQL and Redis below serve two purposes, named by their second argument: a
+# `throwaway` server for one test run (a free port, data wiped at start and stop, no
+# durability paid for) or a `kept` one for the dev stack (tools/lib/dev-services.sh: the port
+# it is given, data kept between runs, the servers' own durable defaults). Their first argument
+# is the directory of their data and pid files (.cache/test-services, .cache/dev-services).
+
+# The directory the cluster lives in: <dir>/postgres, unless the `postgres` user cannot reach
+# it (a checkout under /root): then a directory under $TMPDIR, pipeline-<kind>-postgres.XXXXXX.
+# Either is recorded in <dir>/postgres.dir, so that `stop`, and a kept cluster's next start,
+# find it.
+pg_state_dir() { # dir, throwaway|kept
+  local dir
+  if [[ -f "$1/postgres.dir" ]] && dir="$(cat "$1/postgres.dir")" && [[ -d "$dir" ]]; then
+    echo "$dir"
+    return 0
+  fi
+  dir="$1/postgres"
   mkdir -p "$dir"
   if [[ "$(id -u)" == 0 ]]; then
     chown postgres: "$dir"
     if ! runuser -u postgres -- test -w "$dir"; then
       rmdir "$dir"
-      dir="$(mktemp -d "${TMPDIR:-/tmp}/pipeline-test-postgres.XXXXXX")"
+      dir="$(mktemp -d "${TMPDIR:-/tmp}/pipeline-$2-postgres.XXXXXX")"
       chown postgres: "$dir"
     fi
   fi
-  echo "$dir" >"$TEST_SERVICES_DIR/postgres.dir"
+  echo "$dir" >"$1/postgres.dir"
   echo "$dir"
 }
 
-stop_throwaway_postgres() {
-  local dir bin
-  [[ -f "$TEST_SERVICES_DIR/postgres.dir" ]] || return 0
-  dir="$(cat "$TEST_SERVICES_DIR/postgres.dir")"
-  if [[ -f "$dir/data/postmaster.pid" ]]; then
-    bin="$(pg_bindir)"
-    # fast: running sessions are ended; the data is thrown away anyway.
-    as_pg_user "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
-      { log "pg_ctl stop failed; killing the postmaster"; kill -KILL "$(head -n 1 "$dir/data/postmaster.pid")" 2>/dev/null || true; }
-  fi
-  rm -rf "$dir" "$TEST_SERVICES_DIR/postgres.dir"
+# The port of the cluster of <dir> when it runs: its postmaster.pid names a live `postgres`
+# (not a stale file a reboot left, whose pid another process may have by now).
+postgres_cluster_port() { # dir
+  local dir pid
+  [[ -f "$1/postgres.dir" ]] && dir="$(cat "$1/postgres.dir")" && [[ -f "$dir/data/postmaster.pid" ]] || return 1
+  pid="$(sed -n 1p "$dir/data/postmaster.pid")"
+  [[ -n "$pid" && "$(ps -o comm= -p "$pid" 2>/dev/null)" == postgres ]] || return 1
+  sed -n 4p "$dir/data/postmaster.pid"
 }
 
-start_throwaway_postgres() {
-  local bin dir port attempt
+# Stops the cluster of <dir> (fast: running sessions are ended, then a clean shutdown); a
+# throwaway one is deleted too.
+stop_postgres_cluster() { # dir, throwaway|kept
+  local dir
+  [[ -f "$1/postgres.dir" ]] || return 0
+  dir="$(cat "$1/postgres.dir")"
+  if postgres_cluster_port "$1" >/dev/null; then
+    as_pg_user "$(pg_bindir)/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
+      { log "pg_ctl stop failed; killing the postmaster"; kill -KILL "$(head -n 1 "$dir/data/postmaster.pid")" 2>/dev/null || true; }
+  fi
+  if [[ "$2" == throwaway ]]; then rm -rf "$dir" "$1/postgres.dir"; fi
+}
+
+# Starts a cluster of the installed PostgreSQL: trust authentication, user `postgres`, TCP on
+# 127.0.0.1 only. Throwaway: a new cluster (one a killed run left is deleted first) on a free
+# port, another port when that one is lost to another process before the server binds it.
+# Kept: the cluster of <dir> (made the first time) on the port given. Sets PG_PORT and PG_DIR.
+start_postgres_cluster() { # dir, throwaway|kept, [port]
+  local bin dir port attempt attempts=3 initdb_flags=() settings=
   bin="$(pg_bindir)" || return 1
-  stop_throwaway_postgres # a cluster a killed run left behind
-  dir="$(pg_state_dir)" || return 1
-  as_pg_user "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync \
-    >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; log "initdb failed"; return 1; }
-  for attempt in 1 2 3; do
-    port="$(free_port)"
-    # A test cluster: its data is thrown away, so no durability (fsync, full pages) is paid
-    # for; small shared buffers on a machine shared by many. autovacuum off, as on the
-    # machine's own server, so that it does not compete with the suites for two cores.
+  if [[ "$2" == throwaway ]]; then
+    stop_postgres_cluster "$1" throwaway
+    # Its data is thrown away, so no durability (fsync, full pages) is paid for; small shared
+    # buffers on a machine shared by many. autovacuum off, as on the machine's own server, so
+    # that it does not compete with the suites for two cores.
+    initdb_flags=(--no-sync)
+    settings="max_connections = $TEST_PG_MAX_CONNECTIONS
+shared_buffers = 64MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+autovacuum = off"
+  fi
+  [[ -n "${3:-}" ]] && attempts=1
+  dir="$(pg_state_dir "$1" "$2")" || return 1
+  if [[ ! -d "$dir/data" ]]; then
+    # Made aside and moved in whole: an interrupted initdb never leaves a half-made cluster.
+    rm -rf "$dir/data.new"
+    as_pg_user "$bin/initdb" -D "$dir/data.new" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 "${initdb_flags[@]}" \
+      >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; log "initdb failed"; return 1; }
+    mv "$dir/data.new" "$dir/data"
+  fi
+  for attempt in $(seq 1 "$attempts"); do
+    port="${3:-$(free_port)}"
     # No Unix socket: every client connects over TCP by URL (and a socket path under a deep
     # checkout could exceed the 107-byte limit).
     cat >"$dir/data/postgresql.auto.conf" <<CONF
 listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = ''
-max_connections = $TEST_PG_MAX_CONNECTIONS
-shared_buffers = 64MB
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-autovacuum = off
+$settings
 CONF
     if as_pg_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null 2>&1; then
       echo "$port" >"$dir/port"
-      export DATABASE_URL="postgres://postgres@127.0.0.1:$port/pipeline"
-      export WAREHOUSE_URL="${WAREHOUSE_URL:-postgres://postgres@127.0.0.1:$port/warehouse}"
-      PG_STARTED_HERE=1
-      log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') for this run on 127.0.0.1:$port (data in ${dir#"$REPO/"})"
+      PG_PORT=$port
+      PG_DIR=$dir
       return 0
     fi
     log "PostgreSQL did not start on port $port (attempt $attempt); its log:"
@@ -125,49 +160,82 @@ CONF
   return 1
 }
 
-redis_pid() {
-  local pid
-  [[ -f "$TEST_SERVICES_DIR/redis/redis.pid" ]] || return 1
-  pid="$(cat "$TEST_SERVICES_DIR/redis/redis.pid")"
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+# The `pipeline` database (DATABASE_URL) and the `warehouse` one (WAREHOUSE_URL, unless set)
+# of the PostgreSQL on 127.0.0.1:<port>.
+export_postgres_urls() { # port
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$1/pipeline"
+  export WAREHOUSE_URL="${WAREHOUSE_URL:-postgres://postgres@127.0.0.1:$1/warehouse}"
 }
 
-stop_throwaway_redis() {
+stop_throwaway_postgres() { stop_postgres_cluster "$TEST_SERVICES_DIR" throwaway; }
+
+start_throwaway_postgres() {
+  start_postgres_cluster "$TEST_SERVICES_DIR" throwaway || return 1
+  export_postgres_urls "$PG_PORT"
+  PG_STARTED_HERE=1
+  log "PostgreSQL $("$(pg_bindir)/postgres" --version | awk '{print $3}') for this run on 127.0.0.1:$PG_PORT (data in ${PG_DIR#"$REPO/"})"
+}
+
+# The pid of the Redis of <dir> when it runs.
+redis_pid() { # dir
   local pid
-  if pid="$(redis_pid)"; then
+  [[ -f "$1/redis/redis.pid" ]] || return 1
+  pid="$(cat "$1/redis/redis.pid")"
+  [[ -n "$pid" && "$(ps -o comm= -p "$pid" 2>/dev/null)" == redis-server ]] && echo "$pid"
+}
+
+# Stops the Redis of <dir> (SIGTERM: a kept one writes its append-only file out first); a
+# throwaway one's directory is deleted too.
+stop_redis_server() { # dir, throwaway|kept
+  local pid
+  if pid="$(redis_pid "$1")"; then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
   fi
-  rm -rf "$TEST_SERVICES_DIR/redis"
+  if [[ "$2" == throwaway ]]; then rm -rf "$1/redis"; fi
 }
 
-start_throwaway_redis() {
-  local dir="$TEST_SERVICES_DIR/redis" port attempt
-  (ensure_debian_package /usr/bin/redis-server redis-server "the tests' own Redis") || return 1
-  stop_throwaway_redis
+# Starts `redis-server` with its files in <dir>/redis. Throwaway: on a free port (another when
+# that one is lost), no RDB snapshots and no append-only file, so nothing of a run outlives it.
+# Kept: on the port given, every write in the append-only file, read back at the next start.
+# Sets REDIS_PORT.
+start_redis_server() { # dir, throwaway|kept, [port]
+  local dir="$1/redis" port attempt attempts=3 appendonly=yes
+  (ensure_debian_package /usr/bin/redis-server redis-server "the tests' and the dev stack's own Redis") || return 1
+  if [[ "$2" == throwaway ]]; then
+    stop_redis_server "$1" throwaway
+    appendonly=no
+  fi
+  [[ -n "${3:-}" ]] && attempts=1
   mkdir -p "$dir"
-  for attempt in 1 2 3; do
-    port="$(free_port)"
-    # No RDB snapshots, no append-only file: nothing of a run outlives it.
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+  for attempt in $(seq 1 "$attempts"); do
+    port="${3:-$(free_port)}"
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly "$appendonly" --daemonize yes \
       --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null 2>&1 || true
     for _ in $(seq 1 100); do
       if [[ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" == PONG ]]; then
         echo "$port" >"$dir/port"
-        export REDIS_URL="redis://127.0.0.1:$port"
-        REDIS_STARTED_HERE=1
-        log "Redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') for this run on 127.0.0.1:$port"
+        REDIS_PORT=$port
         return 0
       fi
       sleep 0.1
     done
     log "Redis did not answer on port $port (attempt $attempt); its log:"
     tail -n 5 "$dir/redis.log" >&2 || true
-    stop_throwaway_redis
+    stop_redis_server "$1" "$2"
     mkdir -p "$dir"
   done
   return 1
+}
+
+stop_throwaway_redis() { stop_redis_server "$TEST_SERVICES_DIR" throwaway; }
+
+start_throwaway_redis() {
+  start_redis_server "$TEST_SERVICES_DIR" throwaway || return 1
+  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+  REDIS_STARTED_HERE=1
+  log "Redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') for this run on 127.0.0.1:$REDIS_PORT"
 }
 
 # A three-node Redis Cluster (three primaries, no replicas) for the suites that test cluster
@@ -295,7 +363,7 @@ print_test_service_env() {
     echo "export DATABASE_URL=postgres://postgres@127.0.0.1:$(cat "$dir/port")/pipeline"
     echo "export WAREHOUSE_URL=postgres://postgres@127.0.0.1:$(cat "$dir/port")/warehouse"
   fi
-  if redis_pid >/dev/null && [[ -f "$TEST_SERVICES_DIR/redis/port" ]]; then
+  if redis_pid "$TEST_SERVICES_DIR" >/dev/null && [[ -f "$TEST_SERVICES_DIR/redis/port" ]]; then
     echo "export REDIS_URL=redis://127.0.0.1:$(cat "$TEST_SERVICES_DIR/redis/port")"
   fi
   if [[ -f "$TEST_SERVICES_DIR/redis-cluster/nodes" ]]; then

@@ -32,7 +32,7 @@ cluster_dir_is_expected() {
   local recorded
   recorded="$(cat "$TEST_SERVICES_DIR/postgres.dir")"
   if [[ "$(id -u)" == 0 ]] && ! runuser -u postgres -- test -d "$TEST_SERVICES_DIR"; then
-    [[ "$recorded" == "${TMPDIR:-/tmp}"/pipeline-test-postgres.* && -d "$recorded" ]]
+    [[ "$recorded" == "${TMPDIR:-/tmp}"/pipeline-throwaway-postgres.* && -d "$recorded" ]]
   else
     [[ "$recorded" == "$TEST_SERVICES_DIR/postgres" ]]
   fi
