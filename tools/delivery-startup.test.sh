@@ -14,8 +14,7 @@ http_base="${STARTUP_TEST_HTTP_PORT:-15400}"
 read -r -a kinds <<<"$(node -p "require('./libs/catalog/dist').deliveryKinds.join(' ')")"
 out="$REPO/.reports/delivery-startup"
 mkdir -p "$out"
-failures=0
-checks=0
+source "$REPO/tools/lib/checks.sh"
 broker() { KAFKA_STATE_DIR="$state" KAFKA_PORT="$broker_port" KAFKA_CONTROLLER_PORT="$controller_port" bash tools/kafka/kafka.sh "$@"; }
 
 round() { # n
@@ -52,6 +51,4 @@ for n in $(seq 1 "$rounds"); do
   rm -rf "$state"
 done
 log "$((checks - failures)) of $checks rounds came up"
-mkdir -p "$REPO/.reports/jest"
-echo "{\"project\":\"delivery start-up (fresh broker)\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" >"$REPO/.reports/jest/delivery-startup.json"
-exit $((failures > 0))
+end_checks delivery-startup "delivery start-up (fresh broker)"

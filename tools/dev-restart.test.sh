@@ -12,14 +12,7 @@ ing_port="${RESTART_TEST_INGESTION_PORT:-14001}"
 delivery_port="${RESTART_TEST_DELIVERY_PORT:-14400}"
 out="$REPO/.reports/dev-restart.log"
 mkdir -p "$(dirname "$out")"
-failures=0
-checks=0
-check() { # description, command...
-  local what=$1
-  shift
-  checks=$((checks + 1))
-  if "$@"; then log "ok: $what"; else log "FAILED: $what"; failures=$((failures + 1)); fi
-}
+source "$REPO/tools/lib/checks.sh"
 env_for_stack=(DEV_RESTART_CRASHED=1 DELIVERY_DESTINATIONS=log CONTROL_PLANE_PORT="$cp_port"
   INGESTION_PORT="$ing_port" DELIVERY_HTTP_PORT_BASE="$delivery_port" LOG_FORMAT=json)
 
@@ -94,6 +87,4 @@ if ((failures > 0)); then
   log "stack output (last 40 lines of $out):"
   tail -n 40 "$out" >&2
 fi
-mkdir -p "$REPO/.reports/jest"
-echo "{\"project\":\"dev stack restarts (tools/dev.sh)\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" >"$REPO/.reports/jest/dev-restart.json"
-exit $((failures > 0))
+end_checks dev-restart "dev stack restarts (tools/dev.sh)"

@@ -24,25 +24,7 @@ work="$REPO/.reports/first-event"
 out="$work/stack.log"
 rm -rf "$work"
 mkdir -p "$work/blocks"
-failures=0
-checks=0
-check() { # description, command...
-  local what=$1; shift
-  checks=$((checks + 1))
-  if "$@"; then log "ok: $what"; else log "FAILED: $what"; failures=$((failures + 1)); fi
-}
-# Polls a command until it succeeds: at most $1 seconds, every 0.25 s. Exit status 2 means
-# "will never succeed" and ends the wait at once.
-until_true() {
-  local deadline=$((SECONDS + $1)) status; shift
-  while true; do
-    status=0
-    "$@" || status=$?
-    ((status == 0)) && return 0
-    ((status != 2 && SECONDS < deadline)) || return 1
-    sleep 0.25
-  done
-}
+source "$REPO/tools/lib/checks.sh"
 
 # The blocks, as printed; the ports replaced only when overridden. The examples of the docs
 # pages that continue README's shell come after its steps.
@@ -92,9 +74,7 @@ check "the dev stack came up" until_true 180 stack_up
 if ((failures > 0)); then # nothing else can pass; say why at once
   log "stack output (last 40 lines of $out):"
   tail -n 40 "$out" >&2
-  mkdir -p "$REPO/.reports/jest"
-  echo "{\"project\":\"first event (README)\",\"passed\":0,\"failed\":1,\"skipped\":0}" >"$REPO/.reports/jest/first-event.json"
-  exit 1
+  end_checks first-event "first event (README)"
 fi
 log "stack up after $((SECONDS - started))s"
 
@@ -198,6 +178,4 @@ if ((failures > 0)); then
   log "stack output (last 40 lines of $out):"
   tail -n 40 "$out" >&2
 fi
-mkdir -p "$REPO/.reports/jest"
-echo "{\"project\":\"first event (README)\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" >"$REPO/.reports/jest/first-event.json"
-exit $((failures > 0))
+end_checks first-event "first event (README)"

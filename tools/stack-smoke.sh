@@ -10,13 +10,7 @@ ing_port="${SMOKE_INGESTION_PORT:-13001}"
 delivery_port="${SMOKE_DELIVERY_PORT:-13400}"
 out="$REPO/.reports/stack-smoke.log"
 mkdir -p "$(dirname "$out")"
-failures=0
-checks=0
-check() { # description, command...
-  local what=$1; shift
-  checks=$((checks + 1))
-  if "$@"; then log "ok: $what"; else log "FAILED: $what"; failures=$((failures + 1)); fi
-}
+source "$REPO/tools/lib/checks.sh"
 
 started=$SECONDS
 # Its own session and process group, as a terminal would give it: the group is what Ctrl-C
@@ -122,6 +116,4 @@ if (( failures > 0 )); then
   log "stack output (last 60 lines of $out):"
   tail -n 60 "$out" >&2
 fi
-mkdir -p "$REPO/.reports/jest"
-echo "{\"project\":\"stack-smoke (tools/dev.sh)\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" >"$REPO/.reports/jest/stack-smoke.json"
-exit $(( failures > 0 ))
+end_checks stack-smoke "stack-smoke (tools/dev.sh)"

@@ -14,11 +14,7 @@ out="$REPO/.cache/pruned"
 logs="$REPO/.reports/pruned-install"
 rm -rf "$out" "$logs"
 mkdir -p "$out" "$logs"
-failures=0
-check() { # description, command...
-  local what=$1; shift
-  if "$@"; then log "ok: $what"; else log "FAILED: $what"; failures=$((failures + 1)); fi
-}
+source "$REPO/tools/lib/checks.sh"
 started=$SECONDS
 
 # The images' build stage, one deployable each (the migrations image uses the control plane's).

@@ -14,14 +14,7 @@ export TEST_SERVICES_DIR
 source "$REPO/tools/lib/throwaway-services.sh"
 trap 'stop_test_services; rm -rf "$TEST_SERVICES_DIR"' EXIT
 
-failures=0
-checks=0
-check() { # description, command...
-  local what=$1
-  shift
-  checks=$((checks + 1))
-  if "$@"; then log "ok: $what"; else log "FAILED: $what"; failures=$((failures + 1)); fi
-}
+source "$REPO/tools/lib/checks.sh"
 
 unset DATABASE_URL WAREHOUSE_URL REDIS_URL REDIS_CLUSTER_NODES_TEST
 started=$SECONDS
@@ -117,7 +110,4 @@ gone() {
 }
 check "stopping leaves no port open and no data" gone
 
-mkdir -p "$REPO/.reports/jest"
-echo "{\"project\":\"throwaway PostgreSQL, Redis and Redis Cluster\",\"passed\":$((checks - failures)),\"failed\":$failures,\"skipped\":0}" \
-  >"$REPO/.reports/jest/throwaway-services.json"
-exit $((failures > 0))
+end_checks throwaway-services "throwaway PostgreSQL, Redis and Redis Cluster"
