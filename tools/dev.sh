@@ -3,17 +3,24 @@
 # foreground (Kafka, migrations, control plane, ingestion, delivery consumers). Ctrl-C stops
 # all of it; the Kafka broker too when this script started it.
 #
+# PostgreSQL and Redis are the ones answering on 127.0.0.1:5432 and :6379 (or DATABASE_URL,
+# REDIS_URL). When none answers there, it starts its own there (tools/lib/dev-services.sh), says
+# so, and stops them with the stack; their data is kept in .cache/dev-services between runs.
+#
 #   bash tools/dev.sh            start (reusing a running broker and its data)
 #   bash tools/dev.sh --reset    start from an empty broker (kafka.sh reset first)
 #
 # Environment: CONTROL_PLANE_PORT (3000), INGESTION_PORT (3001), INGESTION_METRICS_PORT (ingestion's
-# /metrics; INGESTION_PORT + 6463, so 9464 by default), DATABASE_URL, REDIS_URL,
+# /metrics; INGESTION_PORT + 6463, so 9464 by default), DATABASE_URL, REDIS_URL, DEV_POSTGRES_PORT
+# (5432) and DEV_REDIS_PORT (6379: where the servers are looked for, or started, when those two
+# are unset), DEV_SERVICES_DIR (.cache/dev-services: the data of the servers it starts),
 # KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log;
 # any kind of `delivery --destination`, e.g. warehouse,log,amplitude,webhook), DELIVERY_HTTP_PORT_BASE
 # (9400: each consumer's /metrics and /health, on consecutive ports), DEV_RESTART_CRASHED (1; 0
 # under CI=true: a crashed delivery consumer is restarted with a growing delay instead of
 # stopping the stack).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/dev-services.sh"
 cd "$REPO"
 
 reset=0
@@ -28,11 +35,8 @@ ing_metrics_port="${INGESTION_METRICS_PORT:-$((ing_port + 6463))}"
 destinations="${DELIVERY_DESTINATIONS:-warehouse,log}"
 delivery_port_base="${DELIVERY_HTTP_PORT_BASE:-9400}"
 export LOG_FORMAT="${LOG_FORMAT:-pretty}"
-export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/pipeline}"
-export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
 install_dependencies
-require_services
 
 # Local secrets of the control plane, made once and kept in the ignored .cache (the
 # environment wins when it sets them). Production sets its own; see README.
@@ -79,17 +83,9 @@ if ((reset)); then
   log "--reset: stopping the broker and deleting its data"
   "$REPO/tools/kafka/kafka.sh" reset
 fi
-log "building"
-"$PNPM" exec nx run-many -t build --output-style=static >/dev/null || { "$PNPM" exec nx run-many -t build; exit 1; }
 
-start_kafka
-# A broker that a killed earlier stack started (its lock names it) is this stack's to stop.
-if [[ "${running_kafka:-0}" == 1 && "$KAFKA_STARTED_HERE" == 0 ]]; then
-  log "adopting the broker a stopped stack (pid ${running_pid:-?}) left running"
-  KAFKA_STARTED_HERE=1
-fi
-echo "$$ $KAFKA_STARTED_HERE control-plane:$cp_port,ingestion:$ing_port" >"$lock"
 supervisor=
+lock_written=0
 cleanup() {
   # The services' own shutdown is bounded (SHUTDOWN_TIMEOUT_MS); wait for all of it, so that
   # when this script returns nothing of the stack is left.
@@ -100,12 +96,28 @@ cleanup() {
     while kill -0 "$supervisor" 2>/dev/null; do wait "$supervisor" 2>/dev/null || true; done
   fi
   stop_kafka_if_started_here
-  rm -f "$lock"
+  release_dev_services
+  # Only this stack's own lock: a killed stack's names the broker it started, for the next start.
+  if ((lock_written)); then rm -f "$lock"; fi
   log "stopped"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# Before the build, so that a server that does not answer is said at once.
+use_dev_services
+
+log "building"
+"$PNPM" exec nx run-many -t build --output-style=static >/dev/null || { "$PNPM" exec nx run-many -t build; exit 1; }
+
+start_kafka
+# A broker that a killed earlier stack started (its lock names it) is this stack's to stop.
+if [[ "${running_kafka:-0}" == 1 && "$KAFKA_STARTED_HERE" == 0 ]]; then
+  log "adopting the broker a stopped stack (pid ${running_pid:-?}) left running"
+  KAFKA_STARTED_HERE=1
+fi
+echo "$$ $KAFKA_STARTED_HERE control-plane:$cp_port,ingestion:$ing_port" >"$lock"
+lock_written=1
 
 log "applying migrations"
 node apps/control-plane/dist/database/migrate.js
@@ -148,7 +160,8 @@ done
     ingestion       http://127.0.0.1:$ing_port        (probes: /livez, /readyz; metrics: :$ing_metrics_port/metrics)
     kafka           ${KAFKA_BROKERS}
     delivery        ${delivery_ports[*]}   (each: /metrics, /health)
-    postgres        ${DATABASE_URL}
+    postgres        ${DATABASE_URL}$(own_service_note postgres)
+    redis           ${REDIS_URL}$(own_service_note redis)
 
   First API key and write key (each key is printed once; store it):
     node apps/control-plane/dist/cli/main.js accounts create --name "My company" --features automations

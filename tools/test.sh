@@ -4,8 +4,9 @@
 # generated docs/configuration.md and docs/openapi.json being current), the shape of the commit
 # messages (CONTRIBUTING.md), the unit and integration suites against a real Kafka broker
 # (4.3.1; @pipeline/kafka and the outbox also against 3.9.1), PostgreSQL and Redis, the stack
-# smoke test of tools/dev.sh, and README's "Your first event" run as printed. All on the Node
-# of .node-version, which it checks.
+# smoke test of tools/dev.sh, tools/dev.sh starting its own PostgreSQL and Redis where none
+# answers, and README's "Your first event" run as printed. All on the Node of .node-version,
+# which it checks.
 #
 # Every run is a fresh machine: it starts its own throwaway PostgreSQL 15 cluster, Redis and
 # three-node Redis Cluster on free ports (tools/lib/throwaway-services.sh; data under
@@ -88,6 +89,8 @@ step "pruned production installs" bash tools/deploy/check-pruned-install.sh
 step "stack smoke test" bash tools/stack-smoke.sh
 step "README's first event, as printed" bash tools/first-event.test.sh
 step "dev stack restarts a crashed consumer" bash tools/dev-restart.test.sh
+step "dev stack starts its own PostgreSQL and Redis where none answers, and keeps their data" \
+  bash tools/dev-own-services.test.sh
 step "every delivery kind starts at once on a fresh broker" bash tools/delivery-startup.test.sh
 step "Kafka 3.9: @pipeline/kafka and the outbox against a 3.9.1 broker" bash tools/kafka/kafka-3.9.test.sh
 # Mutation testing of the pure logic (docs/testing.md#mutation-testing): incremental, so only the
