@@ -8,7 +8,8 @@ import { functionRanges, mutationConfig } from '../../tools/mutation/base-config
 // - what a /collect or Segment request may be and where its write key comes from, and what a
 //   Segment request may cost before and after its key is checked;
 // - the write-key checks: which keys are looked up, what is cached and for how long;
-// - where the Segment settings document sends a page's events.
+// - where the Segment settings document sends a page's events;
+// - what the public /health shows of the delivery report (never the groups or their lag).
 export default mutationConfig({
   dir: 'apps/ingestion',
   mutate: [
@@ -53,6 +54,7 @@ export default mutationConfig({
       'segmentSettingsDocument',
       'arrivalOrigin',
     ]),
+    ...functionRanges('apps/ingestion/src/health/delivery-health.ts', ['publicHealth']),
   ],
   tests: [
     'src/limits/local-windows.test.ts',
@@ -68,6 +70,7 @@ export default mutationConfig({
     'src/auth/write-key-authenticators.test.ts',
     'src/segment/segment-request.test.ts',
     'src/segment/segment-settings-document.test.ts',
+    'src/health/delivery-health.test.ts',
   ],
   breakAt: 97,
 });

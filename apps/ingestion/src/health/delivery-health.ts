@@ -25,9 +25,8 @@ export interface DeliveryKindHealth {
  * (metricsHttp).
  */
 export function publicHealth(report: HealthReport): HealthReport {
-  const { ok, durableIngest, deliveryHealthy, delivery } = report.body;
-  const kinds =
-    delivery && typeof delivery === 'object' ? (delivery as Record<string, DeliveryKindHealth>) : undefined;
+  const { ok, durableIngest, deliveryHealthy } = report.body;
+  const kinds = report.body.delivery as Record<string, DeliveryKindHealth> | undefined;
   return {
     status: report.status,
     body: {
