@@ -16,7 +16,8 @@
 # are unset), DEV_SERVICES_DIR (.cache/dev-services: the data of the servers it starts),
 # KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log;
 # any kind of `delivery --destination`, e.g. warehouse,log,amplitude,webhook), DELIVERY_HTTP_PORT_BASE
-# (9400: each consumer's /metrics and /health, on consecutive ports), DEV_RESTART_CRASHED (1; 0
+# (9400: each consumer's /metrics and /health, on consecutive ports), DEV_SECRETS_FILE
+# (.cache/dev-secrets.env: the local secrets, made when missing), DEV_RESTART_CRASHED (1; 0
 # under CI=true: a crashed delivery consumer is restarted with a growing delay instead of
 # stopping the stack).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
@@ -39,10 +40,12 @@ export LOG_FORMAT="${LOG_FORMAT:-pretty}"
 install_dependencies
 
 # Local secrets of the control plane, made once and kept in the ignored .cache (the
-# environment wins when it sets them). Production sets its own; see README.
-secrets="$REPO/.cache/dev-secrets.env"
+# environment wins when it sets them; DEV_SECRETS_FILE names another file, as the first-event
+# test does). Production sets its own; see README. A new file on a database an earlier one
+# filled works: the control plane seals the default warehouse again from WAREHOUSE_URL.
+secrets="${DEV_SECRETS_FILE:-$REPO/.cache/dev-secrets.env}"
 if [[ ! -f "$secrets" ]]; then
-  mkdir -p "$REPO/.cache"
+  mkdir -p "$(dirname "$secrets")"
   (umask 077 && {
     echo "DEV_CREDENTIALS_ENCRYPTION_KEYS=dev1:$(head -c 32 /dev/urandom | base64)"
     echo "DEV_INTERNAL_SERVICE_TOKEN=$(head -c 32 /dev/urandom | base64 | tr -d '/+=')"

@@ -6,6 +6,8 @@
 # reach the warehouse, and step 5's API reference and API call and step 6's console answer.
 # Then, in the same shell, the examples of docs/ that continue it: a destination
 # (management-api.md), a batch (tracking-api.md) and a task read over MCP (tasks-and-mcp.md).
+# Last, the stack is started again with its local secrets made anew (a second clone on the same
+# database): the default warehouse is sealed again and one more event lands.
 #
 # The README's ports are used unless overridden (a developer's own stack may hold them):
 # FIRST_EVENT_CONTROL_PLANE_PORT (3000), FIRST_EVENT_INGESTION_PORT (3001),
@@ -52,9 +54,16 @@ for name in keys_block collect_block psql_block page_block serve_block api_block
 done
 
 started=$SECONDS
-DEV_RESTART_CRASHED=0 CONTROL_PLANE_PORT=$cp_port INGESTION_PORT=$ing_port DELIVERY_HTTP_PORT_BASE=$delivery_port \
-  LOG_FORMAT=json setsid bash tools/dev.sh >"$out" 2>&1 </dev/null &
-leader=$!
+# Its own local secrets, made anew by dev.sh, never the developer's .cache/dev-secrets.env: on
+# the test command's database, which the stack smoke test's stack filled with another key,
+# this is already the "second clone" start; the end of this test wipes them and starts again.
+secrets_file="$work/dev-secrets.env"
+start_stack() { # log file
+  DEV_SECRETS_FILE="$secrets_file" DEV_RESTART_CRASHED=0 CONTROL_PLANE_PORT=$cp_port INGESTION_PORT=$ing_port \
+    DELIVERY_HTTP_PORT_BASE=$delivery_port LOG_FORMAT=json setsid bash tools/dev.sh >"$1" 2>&1 </dev/null &
+  leader=$!
+}
+start_stack "$out"
 server=
 stop_all() {
   [[ -n "$server" ]] && kill -TERM "$server" 2>/dev/null
@@ -169,6 +178,33 @@ task_succeeded() {
     grep -q 'status\\": \\"succeeded'
 }
 check "that task's run succeeds" until_true 30 task_succeeded
+
+# The local secrets wiped (a second clone, a cleared .cache) and the stack started again on the
+# same database: the default warehouse is sealed again from WAREHOUSE_URL and the next event lands.
+stop_all
+server= # stopped with the stack; the second stop_all must not signal it again
+rm -f "$secrets_file"
+out="$work/stack-again.log"
+start_stack "$out"
+check "the dev stack came up again with its secrets made anew" until_true 180 stack_up
+resealed() { grep -q 'sealed again from WAREHOUSE_URL' "$out"; }
+check "the control plane sealed the default warehouse again from WAREHOUSE_URL" resealed
+after_restart() {
+  local status
+  status="$(curl -s -o "$work/after-restart.out" -w '%{http_code}' "http://127.0.0.1:$ing_port/collect" \
+    -H "X-Write-Key: $WRITE_KEY" -H 'Origin: http://localhost' -H 'Content-Type: application/json' \
+    -d '{"type":"track","event":"After Restart","messageId":"after-restart","anonymousId":"visitor-3","timestamp":"2026-01-15T11:00:00Z"}')"
+  [[ "$status" == 202 ]]
+}
+check "an event sent after the restart is accepted" after_restart
+check "step 3's psql line then prints that event" until_true 30 row_printed 'track +\| After Restart +\| visitor-3 +\|'
+# The Amplitude app of "Connect a destination" was sealed with the wiped key: said once, with the fix.
+told_once() {
+  [[ "$(grep -c '"message":"stored credentials cannot be opened"' "$out")" == 1 ]] &&
+    grep '"message":"stored credentials cannot be opened"' "$out" | grep "\"appIds\":\[[^]]*\"$AMPLITUDE_APP\"" |
+    grep -q '"fix":"stored credentials are sealed with key dev1'
+}
+check "the app sealed with the wiped key is logged once, by id, with the fix" told_once
 
 stop_all
 trap - EXIT
