@@ -22,17 +22,34 @@ describe('prefixInBody', () => {
       context: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])),
       batch: Array.from({ length: 150_000 }, () => ({})),
     };
-    const visited = { count: 0 };
-    expect(prefixInBody(body, 'missing', PREFIX_SEARCH_BUDGET, visited)).toBe('');
-    expect(visited.count).toBe(PREFIX_SEARCH_BUDGET);
-    const few = { count: 0 };
+    const effort = { visited: 0, queued: 0 };
+    expect(prefixInBody(body, 'missing', PREFIX_SEARCH_BUDGET, effort)).toBe('');
+    expect(effort.visited).toBe(PREFIX_SEARCH_BUDGET);
+    expect(effort.queued).toBeLessThanOrEqual(2 * PREFIX_SEARCH_BUDGET + 1);
+    const few = { visited: 0, queued: 0 };
     expect(prefixInBody(body, 'missing', 5, few)).toBe('');
-    expect(few.count).toBe(5);
+    expect(few).toEqual({ visited: 5, queued: 8 });
     // Within the budget, a key past the wide object is still found.
-    const found = { count: 0 };
+    const found = { visited: 0, queued: 0 };
     expect(
       prefixInBody({ a: Array.from({ length: 50 }, () => ({})), b: { hit: 1 } }, 'hit', 100, found),
     ).toBe('.b');
-    expect(found.count).toBeLessThanOrEqual(100);
+    expect(found.visited).toBe(3);
+  });
+
+  it('queues at most its budget of waiting values, counted from where it is', () => {
+    // The root, then `wide`: while `wide` is read, six values may wait (budget 5, one past it).
+    const effort = { visited: 0, queued: 0 };
+    const wide = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]));
+    expect(prefixInBody({ wide }, 'missing', 5, effort)).toBe('');
+    expect(effort).toEqual({ visited: 5, queued: 7 });
+    const atRoot = { visited: 0, queued: 0 };
+    expect(prefixInBody(wide, 'missing', 5, atRoot)).toBe('');
+    expect(atRoot).toEqual({ visited: 5, queued: 6 });
+  });
+
+  it('does not spend its budget on the characters of a string', () => {
+    // Breadth first: root, a, b, then c, unless the four characters of `a` were queued first.
+    expect(prefixInBody({ a: 'xxxx', b: { c: { hit: 1 } } }, 'hit', 4)).toBe('.b.c');
   });
 });

@@ -30,18 +30,20 @@ export const PREFIX_SEARCH_BUDGET = 10_000;
 
 /**
  * Where, shallowest first, the body has a property `key` (tsoa drops the parents of array
- * items); '' when none is found within `budget` values. `visited` counts what it looked at.
+ * items); '' when none is found within `budget` values. `effort` counts the values it looked
+ * at and the ones it queued (never more than `budget` waiting).
  */
 export function prefixInBody(
   body: unknown,
   key: string,
   budget = PREFIX_SEARCH_BUDGET,
-  visited = { count: 0 },
+  effort = { visited: 0, queued: 0 },
 ): string {
   const queue: [unknown, string][] = [[body, '']];
+  effort.queued = 1;
   // An index, not shift(): shifting a long queue moves all of it each time.
-  for (let entry = queue[0], next = 0; entry && visited.count < budget; entry = queue[(next += 1)]) {
-    visited.count += 1;
+  for (let entry = queue[0], next = 0; entry && effort.visited < budget; entry = queue[(next += 1)]) {
+    effort.visited += 1;
     const [node, prefix] = entry;
     if (node === null || typeof node !== 'object') continue;
     if (!Array.isArray(node) && Object.hasOwn(node, key)) return prefix;
@@ -52,6 +54,7 @@ export function prefixInBody(
         (node as Record<string, unknown>)[k],
         Array.isArray(node) ? `${prefix}[${k}]` : `${prefix}.${k}`,
       ]);
+      effort.queued = queue.length;
     }
   }
   return '';
