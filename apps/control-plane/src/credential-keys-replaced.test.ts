@@ -158,7 +158,9 @@ describe('the control plane restarted with its credential keys made anew (real P
     for (const lookup of lookups)
       expect([lookup.status, lookup.body.code]).toEqual([503, 'credentials_unreadable']);
     // The key's id is the operator's: in the log and the warehouse's status, never in an answer.
-    expect(lookups[0]!.body.detail).toContain('the encryption key that sealed them');
+    expect(lookups[0]!.body.detail).toBe(
+      "The stored credentials cannot be opened: this service's encryption key of that name is not the one that sealed them (it was replaced, or the stored value altered); an operator must restore the original key, or the credentials must be entered again",
+    );
     expect(JSON.stringify(lookups.map((l) => l.body))).not.toContain('dev1');
     const app = await request(second.base)
       .get(`/api/v1/apps/${amplitude.body.data.id}`)

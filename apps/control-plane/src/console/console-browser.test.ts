@@ -202,6 +202,39 @@ describe('the console in Chromium', () => {
     }
   });
 
+  it('shows a warehouse whose password the keys cannot open, and what fixes it', async () => {
+    const other = await h.tenant();
+    const placed = await h.services.placements.resolve(other.accountId);
+    const id = placed.placement.warehouseId;
+    const [{ password_key_id: keyId }] = (await h.db.dataSource.query(
+      'SELECT password_key_id FROM warehouses WHERE id = $1',
+      [id],
+    )) as { password_key_id: string }[];
+    // Sealed, as far as this control plane can tell, by a key it does not hold.
+    await h.db.dataSource.query("UPDATE warehouses SET password_key_id = 'gone' WHERE id = $1", [id]);
+    try {
+      const found = await h.services.warehouses.auditSeals();
+      expect(found.filter((f) => f.keyId === 'gone')).toEqual([
+        { warehouse: expect.any(String), keyId: 'gone', reason: 'key_missing' },
+      ]);
+      const page = await signedIn(other.key);
+      const warehouse = page.locator('section[aria-labelledby="warehouse-heading"]');
+      await warehouse.locator('.badge.bad', { hasText: 'misconfigured' }).waitFor();
+      await expect(warehouse.innerText()).resolves.toContain(
+        'credentials_unreadable: the password is sealed with key gone',
+      );
+      await expect(warehouse.innerText()).resolves.toContain('restore the key, or set the password again');
+      await shot(page, '02c-overview-warehouse-credentials-unreadable');
+      await page.close();
+    } finally {
+      await h.db.dataSource.query('UPDATE warehouses SET password_key_id = $2 WHERE id = $1', [id, keyId]);
+    }
+    // The key back: the next audit (a start) sets it active again.
+    await h.services.warehouses.auditSeals();
+    const view = await h.as(other.key).get('/api/v1/warehouse');
+    expect([view.body.data.status, view.body.data.statusDetail]).toEqual(['active', null]);
+  });
+
   it('signs in, shows the source with its last error, and opens its failed job', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${base}/console/`);
