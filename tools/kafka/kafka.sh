@@ -9,7 +9,7 @@
 #   tools/kafka/kafka.sh owned    exit 0 when the broker on the port is the one this script started
 #   tools/kafka/kafka.sh reset    stop and delete the broker's data
 #   tools/kafka/kafka.sh format [id]  format the (empty) storage with a cluster id, new by default
-#   tools/kafka/kafka.sh cluster-id   print a new cluster id
+#   tools/kafka/kafka.sh cluster-id [N]   print a new cluster id (N of them, one a line)
 #   tools/kafka/kafka.sh version      print the Kafka version this script runs
 #
 # Environment: KAFKA_VERSION (pom.xml's, 4.3.1; 3.9.1 runs the 3.9 line), KAFKA_PORT (9092),
@@ -217,6 +217,6 @@ case "${1:-}" in
   version) printf '%s\n' "$version" ;;
   reset) stop; rm -rf "$data" "$run"; say "data removed" ;;
   format) format_storage "${2:-$(new_cluster_id)}" ;;
-  cluster-id) new_cluster_id ;;
+  cluster-id) for _ in $(seq 1 "${2:-1}"); do new_cluster_id; done ;;
   *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
