@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mutationModules, mutationOptions } from './modules.mjs';
 import { incrementalFile, recordedScore, requiredBreak } from './mutation-score.mjs';
+import { whyRun } from './unchanged.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { positionals, values } = parseArgs({
@@ -79,6 +80,30 @@ function formatReport(value, depth = 0) {
 const results = [];
 for (const { name, config } of selected) {
   console.log(`\n== mutation testing${values.full ? ' (full)' : ''}: ${name} (${config})`);
+  const breakAtNow = (await mutationOptions(root, config)).thresholds.break;
+  if (!values.full) {
+    const options = await mutationOptions(root, config);
+    const why = whyRun(root, {
+      dir: path.dirname(config),
+      config,
+      options,
+      reportFile: incrementalFile(name),
+    });
+    if (!why) {
+      // The committed report is what this run would write (tools/mutation/unchanged.mjs).
+      console.log('nothing it mutates or runs changed since its committed results: not run');
+      const score = recordedScore(root, name);
+      const problems =
+        score !== undefined && breakAtNow < requiredBreak(score.score)
+          ? [`scores ${score.score.toFixed(2)}: its break must be at least ${requiredBreak(score.score)}`]
+          : [];
+      if (score !== undefined && score.score < breakAtNow)
+        problems.push(`scores ${score.score.toFixed(2)}, under its break ${breakAtNow}`);
+      results.push({ name, score, breakAt: breakAtNow, seconds: 0, problems });
+      continue;
+    }
+    console.log(`runs: ${why}`);
+  }
   const started = process.hrtime.bigint();
   const args = ['exec', 'stryker', 'run', config, ...(values.full ? ['--force'] : [])];
   const run = spawnSync('pnpm', args, { cwd: root, stdio: 'inherit' });
