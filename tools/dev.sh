@@ -17,7 +17,9 @@
 # KAFKA_PORT (9092), LOG_FORMAT (pretty here), LOG_LEVEL (info), DELIVERY_DESTINATIONS (warehouse,log;
 # any kind of `delivery --destination`, e.g. warehouse,log,amplitude,webhook), DELIVERY_HTTP_PORT_BASE
 # (9400: each consumer's /metrics and /health, on consecutive ports), DEV_SECRETS_FILE
-# (.cache/dev-secrets.env: the local secrets, made when missing), DEV_RESTART_CRASHED (1; 0
+# (.cache/dev-secrets.env: the local secrets, made when missing), DEV_SKIP_BUILD (0; 1: run
+# the dist as it is, for a caller that has just built it, as tools/test.sh's later dev-stack
+# steps), DEV_RESTART_CRASHED (1; 0
 # under CI=true: a crashed delivery consumer is restarted with a growing delay instead of
 # stopping the stack).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bootstrap.sh"
@@ -110,8 +112,12 @@ trap 'exit 143' TERM
 # Before the build, so that a server that does not answer is said at once.
 use_dev_services
 
-log "building"
-"$PNPM" exec nx run-many -t build --output-style=static >/dev/null || { "$PNPM" exec nx run-many -t build; exit 1; }
+if [[ "${DEV_SKIP_BUILD:-0}" == 1 ]]; then
+  log "not building: DEV_SKIP_BUILD=1 (the caller has just built everything)"
+else
+  log "building"
+  "$PNPM" exec nx run-many -t build --output-style=static >/dev/null || { "$PNPM" exec nx run-many -t build; exit 1; }
+fi
 
 start_kafka
 # A broker that a killed earlier stack started (its lock names it) is this stack's to stop.
