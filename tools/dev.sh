@@ -141,6 +141,10 @@ commands=(
   "PORT=$ing_port METRICS_PORT=$ing_metrics_port MANAGED_AUTH_ENABLED=true CONTROL_PLANE_URL=http://127.0.0.1:$cp_port INTERNAL_SERVICE_TOKEN=\"\$INTERNAL_TOKEN_INGESTION\" exec node $ingestion_node_flags apps/ingestion/dist/main.js"
 )
 IFS=',' read -ra kinds <<<"$destinations"
+# A consumer restarted after a crash (or a stack started after one was killed) gets its
+# partitions once the group drops the dead member: 6 s here, the least Kafka allows, not
+# production's 30 s.
+delivery_session_timeout="${DELIVERY_SESSION_TIMEOUT_MS:-6000}"
 delivery_ports=()
 restart_crashed="${DEV_RESTART_CRASHED:-$([[ "${CI:-}" == true ]] && echo 0 || echo 1)}"
 for i in "${!kinds[@]}"; do
@@ -155,7 +159,7 @@ for i in "${!kinds[@]}"; do
   run="exec"
   if [[ "$restart_crashed" == 1 ]]; then run="exec bash tools/lib/restart-crashed.sh delivery-$kind"; fi
   # The token is named, not written, on the command line: ps shows no secret.
-  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) CONTROL_PLANE_URL=http://127.0.0.1:$cp_port INTERNAL_SERVICE_TOKEN=\"\$$token_var\" $run node $delivery_node_flags apps/delivery/dist/main.js --destination $kind")
+  commands+=("DELIVERY_HTTP_PORT=$((delivery_port_base + i)) DELIVERY_SESSION_TIMEOUT_MS=$delivery_session_timeout CONTROL_PLANE_URL=http://127.0.0.1:$cp_port INTERNAL_SERVICE_TOKEN=\"\$$token_var\" $run node $delivery_node_flags apps/delivery/dist/main.js --destination $kind")
 done
 
 (
