@@ -60,3 +60,11 @@ export function eventOrderSql(alias: string): string {
     `COALESCE(CASE WHEN isfinite(${alias}.${column}) THEN lpad((floor(extract(epoch FROM ${alias}.${column}) * 1000)::bigint + ${shift})::text, ${width}, '0') END, '${missing}')`;
   return `(${instant('"timestamp"')} || '.' || ${instant('received_at')} || '.' || COALESCE(${alias}.message_id, '')) COLLATE "C"`;
 }
+
+/**
+ * The SQL of the message id inside an ordering key (`expression`, text): what follows the two
+ * fixed-width instants and their dots.
+ */
+export function messageIdOfOrder(expression: string): string {
+  return `substr(${expression}, ${2 * width + 3})`;
+}

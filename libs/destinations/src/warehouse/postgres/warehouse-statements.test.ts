@@ -70,8 +70,19 @@ describe('the warehouse writer’s SQL', () => {
       "END, '{}'::jsonb) || COALESCE((SELECT jsonb_object_agg(n.key, to_jsonb(COALESCE(EXCLUDED._trait_orders ->> n.key, EXCLUDED._event_order))) FROM jsonb_each(",
     );
     expect(sql).toContain('ELSE stored."email" END, traits = COALESCE(stored.traits, ');
+    // The row's own event again wins no column, and no trait it set itself: the message ids in
+    // the orders (after two 17-digit instants and their dots) must differ.
+    expect(sql).toContain(
+      'THEN EXCLUDED."email" ELSE stored."email" END'.replace(
+        'THEN',
+        'AND NOT stored.message_id IS NOT DISTINCT FROM EXCLUDED.message_id) THEN',
+      ),
+    );
+    expect(sql).toContain(
+      'AND substr(COALESCE(EXCLUDED._trait_orders ->> n.key, EXCLUDED._event_order), 37) IS DISTINCT FROM substr((CASE WHEN stored.traits ? n.key',
+    );
     expect(sql).toMatch(
-      / WHERE NOT stored.message_id IS NOT DISTINCT FROM EXCLUDED.message_id AND \(\(EXCLUDED._event_order > COALESCE\(stored._event_order, .*\)\) OR EXISTS \(SELECT 1 FROM jsonb_each\(COALESCE\(EXCLUDED.traits, '\{\}'::jsonb\)\) n WHERE COALESCE\(.*, true\)\)\)$/,
+      / WHERE \(EXCLUDED._event_order > COALESCE\(stored._event_order, .*\) AND NOT stored.message_id IS NOT DISTINCT FROM EXCLUDED.message_id\) OR EXISTS \(SELECT 1 FROM jsonb_each\(COALESCE\(EXCLUDED.traits, '\{\}'::jsonb\)\) n WHERE COALESCE\(.*, true\) AND substr\(COALESCE\(EXCLUDED._trait_orders ->> n.key, EXCLUDED._event_order\), 37\) IS DISTINCT FROM stored.message_id\)$/,
     );
     expect(sql).not.toContain('"user_id" = ');
   });

@@ -1,4 +1,4 @@
-import { eventOrderSql } from '../event-order';
+import { eventOrderSql, messageIdOfOrder } from '../event-order';
 import { quoteIdent } from './warehouse-ddl';
 
 // The SQL text the warehouse writer sends: pure, so that what it names (schema, table, columns,
@@ -52,10 +52,16 @@ export function orderedMerge(
   key: string,
 ): string {
   const storedOrder = `COALESCE(${target}._event_order, ${eventOrderSql(target)})`;
-  const newer = `(EXCLUDED._event_order > ${storedOrder})`;
+  // The row's own event again (a client's retry reaches ingestion with a later received_at)
+  // changes nothing, as the same message id in events does: neither its columns nor, below, the
+  // traits it set. Its other traits may still lose to the events folded in with it.
+  const sameEvent = `${target}.message_id IS NOT DISTINCT FROM EXCLUDED.message_id`;
+  const newer = `(EXCLUDED._event_order > ${storedOrder} AND NOT ${sameEvent})`;
   const storedKeyOrder = `CASE WHEN ${target}.traits ? n.key THEN COALESCE(${target}._trait_orders ->> n.key, ${storedOrder}) END`;
   const stagedKeyOrder = `COALESCE(EXCLUDED._trait_orders ->> n.key, EXCLUDED._event_order)`;
-  const keyWins = `COALESCE(${stagedKeyOrder} COLLATE "C" > (${storedKeyOrder}) COLLATE "C", true)`;
+  // A key is won by a newer order of another event than the stored one's and than the row's own.
+  const stagedMessage = messageIdOfOrder(stagedKeyOrder);
+  const keyWins = `COALESCE(${stagedKeyOrder} COLLATE "C" > (${storedKeyOrder}) COLLATE "C" AND ${stagedMessage} IS DISTINCT FROM ${messageIdOfOrder(`(${storedKeyOrder})`)}, true) AND ${stagedMessage} IS DISTINCT FROM ${target}.message_id`;
   const newKeys = (value: string) =>
     `COALESCE((SELECT jsonb_object_agg(n.key, ${value}) FROM jsonb_each(COALESCE(EXCLUDED.traits, '{}'::jsonb)) n WHERE ${keyWins}), '{}'::jsonb)`;
   const storedKeyOrders = `COALESCE(${target}._trait_orders, CASE WHEN jsonb_typeof(${target}.traits) = 'object' THEN (SELECT jsonb_object_agg(k, ${storedOrder}) FROM jsonb_object_keys(${target}.traits) k) END, '{}'::jsonb)`;
@@ -70,8 +76,5 @@ export function orderedMerge(
       return `${quoteIdent(c)} = CASE WHEN ${newer} THEN EXCLUDED.${quoteIdent(c)} ELSE ${target}.${quoteIdent(c)} END`;
     });
   const anyKeyWins = `EXISTS (SELECT 1 FROM jsonb_each(COALESCE(EXCLUDED.traits, '{}'::jsonb)) n WHERE ${keyWins})`;
-  // The row's own event sent again (a client's retry reaches ingestion with a later received_at)
-  // changes nothing, as the same message id in events does.
-  const sameEvent = `${target}.message_id IS NOT DISTINCT FROM EXCLUDED.message_id`;
-  return `DO UPDATE SET ${assignments.join(', ')} WHERE NOT ${sameEvent} AND (${newer} OR ${anyKeyWins})`;
+  return `DO UPDATE SET ${assignments.join(', ')} WHERE ${newer} OR ${anyKeyWins}`;
 }
