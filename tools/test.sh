@@ -81,7 +81,7 @@ step "commits: every message after efecdc5 is <area>: <what changed>, a blank li
 step "mutation configs: breaks hold their scores, narrowing is explained, docs/testing.md's table is current" \
   sh -c 'node --test tools/mutation/scope-change.test.mjs tools/mutation/unchanged.test.mjs && node tools/mutation/check-configs.mjs && node tools/mutation/scope-report.mjs --check'
 step "test summary: fails on a failed, skipped or todo test and on a missing report" node --test tools/test-report/summarize.test.mjs
-step "tests" bash tools/test-lanes.sh
+step "tests" "$PNPM" exec nx run-many -t test --output-style=stream
 step "kubernetes manifests" bash tools/deploy/validate-manifests.sh
 step "monitoring: alert rules and dashboard" bash tools/monitoring/check-monitoring.sh
 step "container image files" node tools/deploy/check-container-files.mjs

@@ -163,9 +163,7 @@ const engines = {
 
 /**
  * The crash run against one engine, each engine's a test file of its own
- * (warehouse-crash-postgres, warehouse-crash-clickhouse), so either can be run alone. A run is
- * mostly waiting for the consumer group to drop the killed member (its 6 s session timeout, 32
- * times in all): the test command runs delivery's project beside the others (tools/test-lanes.sh).
+ * (warehouse-crash-postgres, warehouse-crash-clickhouse), so either can be run alone.
  */
 export function warehouseCrashSuite(name: keyof typeof engines): void {
   const { engine, kills, open } = engines[name];
