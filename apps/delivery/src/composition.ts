@@ -134,6 +134,7 @@ export async function composeDelivery(
       warehouseTimeouts: warehouseTimeoutsOf(config),
       warehousePoolLimits: warehousePoolLimitsOf(config),
       warehouseRowsPerCopy: config.WAREHOUSE_ROWS_PER_COPY,
+      warehouseCustomerBudgetMs: config.WAREHOUSE_CUSTOMER_BATCH_BUDGET_MS,
       egressAllowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
       ...(config.WAREHOUSE_CLICKHOUSE_CLUSTER
         ? { clickhouseCluster: config.WAREHOUSE_CLICKHOUSE_CLUSTER }

@@ -66,6 +66,9 @@ export const deliveryConfigSchema = z.object({
   WAREHOUSE_PARTITIONS_CONCURRENTLY: envInt({ min: 1, max: 32, default: 6 }).describe(
     '`--destination warehouse`: outbox partitions loaded at the same time, each on its own connection of the pool (docs/performance.md, "Warehouse"). The forwarding kinds take one partition at a time.',
   ),
+  WAREHOUSE_CUSTOMER_BATCH_BUDGET_MS: envInt({ min: 100, max: 600_000, default: 5_000 }).describe(
+    "`--destination warehouse`: a customer-owned warehouse's time in one batch; past it, what it has not taken is held in the retry topic as from a warehouse that is down, and the batch's other accounts go on.",
+  ),
   VENDOR_TIMEOUT_MS: envInt({ min: 100, max: 120_000, default: 10_000 }).describe(
     "Forwarding kinds: one vendor request's time limit.",
   ),

@@ -40,6 +40,8 @@ export interface DestinationDependencies {
   reportWarehouseStatus?: ReportWarehouseStatus;
   /** Cooldowns of the per-warehouse breakers. */
   warehouseBreaker?: Partial<BreakerTimings>;
+  /** A customer-owned warehouse's time in one batch (WAREHOUSE_CUSTOMER_BATCH_BUDGET_MS). */
+  warehouseCustomerBudgetMs?: number;
   /** Where forwarding kinds find each record's destinations (the control plane, cached). */
   tenants?: TenantDirectory;
   /** Time budgets, concurrency and circuit breakers of the forwarding kinds. */
@@ -89,6 +91,7 @@ export function createDestination(
       ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
       ...(deps.reportWarehouseStatus ? { reportStatus: deps.reportWarehouseStatus } : {}),
       ...(deps.warehouseBreaker ? { breaker: deps.warehouseBreaker } : {}),
+      ...(deps.warehouseCustomerBudgetMs ? { customerBudgetMs: deps.warehouseCustomerBudgetMs } : {}),
     });
   const forwarder = deps.forwarder;
   if (!forwarder || forwarder.appType !== kind || !deps.tenants)

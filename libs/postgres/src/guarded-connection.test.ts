@@ -13,10 +13,15 @@ import {
   customerConnectionProblem,
   guardedSocketFactory,
   InvalidWarehouseConnection,
+  createScratchDatabase,
   postgresConfigSchema,
   warehouseClient,
+  WarehouseAnswerTooLarge,
   warehouseConnectionPool,
+  WarehouseReadTimeout,
+  type ScratchDatabase,
 } from './index';
+import { Client } from 'pg';
 import { useTestClusters, type TestCluster } from './testing';
 
 // Real sockets and servers: a TCP listener that counts connections stands in for what must
@@ -571,5 +576,95 @@ describe('hostile connection fields', () => {
       'a'.repeat(63),
     ])
       expect(customerConnectionProblem(customer({ host }))).toBeUndefined();
+  });
+});
+
+describe('client-side limits on a customer connection (a server that disarms its own)', () => {
+  const allowLoopback = { allowPrivateRanges: ['127.0.0.0/8'] };
+  let scratch: ScratchDatabase;
+  let hostile: WarehouseConnection;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase(DATABASE_URL, 'guarded_limits');
+    const admin = new Client({ connectionString: scratch.url });
+    await admin.connect();
+    // The review's trap: plpgsql catches query_canceled, so statement_timeout never ends the
+    // statement. Bounded at two minutes so a failed run leaves no backend behind for long.
+    await admin.query(`
+      CREATE TABLE events (id int);
+      CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE started timestamptz := clock_timestamp();
+      BEGIN
+        WHILE clock_timestamp() < started + interval '2 minutes' LOOP
+          BEGIN PERFORM pg_sleep(3600); EXCEPTION WHEN query_canceled THEN NULL; END;
+        END LOOP;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER stall BEFORE INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION stall();`);
+    await admin.end();
+    hostile = customer({
+      host: local.hostname,
+      port: Number(local.port || 5432),
+      user: decodeURIComponent(local.username || 'postgres'),
+      password: decodeURIComponent(local.password),
+      database: scratch.name,
+    });
+  });
+
+  afterAll(async () => {
+    await scratch.drop();
+  });
+
+  it('ends a statement the server will not end: the server-side timeout alone would hang', async () => {
+    const pool = warehouseConnectionPool(hostile, {
+      ...allowLoopback,
+      statementTimeoutMs: 200,
+      readDeadlineMs: 1_500,
+    });
+    const started = Date.now();
+    const error = await pool.query('INSERT INTO events VALUES (1)').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const waited = Date.now() - started;
+    expect(error).toBeInstanceOf(WarehouseReadTimeout);
+    expect((error as WarehouseReadTimeout).code).toBe('ETIMEDOUT');
+    // The statement_timeout (200 ms) fired and was trapped; only our deadline ended the wait.
+    expect(waited).toBeGreaterThanOrEqual(1_400);
+    // The pool drops the broken connection and the next query gets a new one.
+    const { rows } = await pool.query<{ one: number }>('SELECT 1 AS one');
+    expect(rows[0]?.one).toBe(1);
+    await pool.end();
+  });
+
+  it('lets a statement that answers within the deadline finish, however long it is silent', async () => {
+    const pool = warehouseConnectionPool(hostile, { ...allowLoopback, readDeadlineMs: 1_500 });
+    const { rows } = await pool.query<{ done: boolean }>('SELECT pg_sleep(0.8) IS NOT NULL AS done');
+    expect(rows[0]?.done).toBe(true);
+    await pool.end();
+  });
+
+  it('cuts an answer larger than the cap, and takes one just under it', async () => {
+    const pool = warehouseConnectionPool(hostile, { ...allowLoopback, maxAnswerBytes: 1_000_000 });
+    const error = await pool.query("SELECT repeat('x', 2000000) AS big").then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WarehouseAnswerTooLarge);
+    const { rows } = await pool.query<{ small: string }>("SELECT repeat('y', 900000) AS small");
+    expect(rows[0]?.small.length).toBe(900_000);
+    await pool.end();
+  });
+
+  it('bounds a single client too (the connection check)', async () => {
+    const client = warehouseClient(hostile, { ...allowLoopback, readDeadlineMs: 1_000 });
+    client.on('error', () => undefined);
+    await client.connect();
+    const error = await client.query('INSERT INTO events VALUES (1)').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WarehouseReadTimeout);
+    await client.end().catch(() => undefined);
   });
 });

@@ -83,6 +83,19 @@ export interface WarehousePoolOptions {
 }
 
 export interface GuardOptions {
+  /**
+   * A customer's socket that neither sends nor receives a byte for this long is destroyed
+   * (ETIMEDOUT): the server-side statement_timeout is the customer's to disarm (a trigger that
+   * traps query_canceled, a relay that stops forwarding), so the deadline that holds is ours.
+   * Set it above the statement timeout; 0 or unset: none.
+   */
+  readDeadlineMs?: number;
+  /**
+   * Bytes a customer's server may send in answer to one request (from one write of ours to the
+   * next) before its socket is destroyed: node-postgres buffers a message of any declared
+   * length, and a hostile server's rows would otherwise fill the process's memory.
+   */
+  maxAnswerBytes?: number;
   /** Operator-allowed ranges (EGRESS_ALLOW_PRIVATE_RANGES); tests allow loopback with it. */
   allowPrivateRanges?: readonly string[];
   /** Name resolution; the system resolver by default (tests give their own). */
@@ -158,6 +171,60 @@ export function guardedSocketFactory(options: GuardOptions = {}): () => Socket {
   };
 }
 
+/** 64 MiB: far above any answer the engines read from a customer's server in one request. */
+export const defaultMaxAnswerBytes = 64 * 1024 * 1024;
+
+/** A customer's server stopped answering within the read deadline. */
+export class WarehouseReadTimeout extends Error {
+  // A network code: the warehouse is unavailable, its records are parked and tried again.
+  readonly code = 'ETIMEDOUT';
+
+  constructor(readonly timeoutMs: number) {
+    super(`warehouse server sent nothing for ${timeoutMs} ms: connection closed by the client`);
+    this.name = 'WarehouseReadTimeout';
+  }
+}
+
+/** A customer's server answered one request with more than the process accepts. */
+export class WarehouseAnswerTooLarge extends Error {
+  readonly code = 'WAREHOUSE_ANSWER_TOO_LARGE';
+
+  constructor(readonly limitBytes: number) {
+    super(`warehouse server answered with more than ${limitBytes} bytes: connection closed by the client`);
+    this.name = 'WarehouseAnswerTooLarge';
+  }
+}
+
+/**
+ * Client-side limits on a customer's connection once it is logged in: keepalive probes (a peer
+ * that vanished without a FIN is noticed), an idle deadline, and a cap on the bytes of one
+ * answer. Set on the stream node-postgres reads, the TLS socket when there is one: the raw
+ * socket under it sees no activity of its own. Node counts both reads and writes as activity,
+ * so a COPY we are still sending is not idle, and a server that stops reading it (its window
+ * full) is. Before login, connectTimeoutMs bounds the wait.
+ */
+function bounded(client: Client, options: GuardOptions): void {
+  const readDeadlineMs = options.readDeadlineMs ?? 0;
+  const maxAnswerBytes = options.maxAnswerBytes ?? defaultMaxAnswerBytes;
+  const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+  socket.setKeepAlive(true, 10_000);
+  if (readDeadlineMs > 0) {
+    socket.setTimeout(readDeadlineMs);
+    socket.on('timeout', () => socket.destroy(new WarehouseReadTimeout(readDeadlineMs)));
+  }
+  let answered = 0;
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  socket.write = ((...args: unknown[]) => {
+    answered = 0;
+    return write(...args);
+  }) as Socket['write'];
+  // After node-postgres's own listener: it has parsed at most one chunk past the cap.
+  socket.on('data', (chunk: Buffer) => {
+    answered += chunk.length;
+    if (answered > maxAnswerBytes) socket.destroy(new WarehouseAnswerTooLarge(maxAnswerBytes));
+  });
+}
+
 function checked(connection: WarehouseConnection): void {
   if (connection.owner !== 'customer') return;
   const problem = customerConnectionProblem(connection);
@@ -173,10 +240,12 @@ export function warehouseClient(
   options: WarehousePoolOptions & GuardOptions = {},
 ): Client {
   checked(connection);
-  return new Client({
+  const client = new Client({
     ...clientConfig(connection, options),
     ...(connection.owner === 'customer' ? { stream: guardedSocketFactory(options) } : {}),
   });
+  if (connection.owner === 'customer') client.once('connect', () => bounded(client, options));
+  return client;
 }
 
 /**
@@ -213,5 +282,6 @@ export function warehouseConnectionPool(
   };
   const pool = new Pool(config);
   quietOnLostConnections(pool);
+  if (connection.owner === 'customer') pool.on('connect', (client) => bounded(client, options));
   return pool;
 }

@@ -121,6 +121,8 @@ export async function checkWarehouseConnection(
     client = warehouseClient(connection, {
       connectTimeoutMs: 10_000,
       statementTimeoutMs: 15_000,
+      // The statement_timeout above is the server's to honour; this one is ours.
+      readDeadlineMs: 20_000,
       ...options,
     });
   } catch (error) {

@@ -57,7 +57,46 @@ export interface WarehouseDestinationOptions {
   outcomes?: OutcomeRecorder;
   reportStatus?: ReportWarehouseStatus;
   breaker?: Partial<BreakerTimings>;
+  /**
+   * A customer-owned warehouse's time in one batch (WAREHOUSE_CUSTOMER_BATCH_BUDGET_MS): past
+   * it, what it has not taken is held as from a warehouse that is down, and the batch goes on.
+   */
+  customerBudgetMs?: number;
   now?: () => number;
+}
+
+/** 5 s: the other accounts of a batch wait at most this for a customer's server. */
+export const defaultCustomerBudgetMs = 5_000;
+
+/**
+ * Failed writes of one account's rows in one batch, past which a customer's server counts as
+ * misconfigured: splitting around k refused events of n costs about 2k·log2(n) writes, so this
+ * isolates a few bad events, while a server that refuses everything as data (2n−1 writes) is
+ * stopped early and its rows held.
+ */
+export const maxCustomerRefusedWrites = 64;
+
+/** A customer's server refused more writes of one batch as data than a few bad events explain. */
+export class RefusedTooOften extends Error {
+  readonly code = 'WAREHOUSE_REFUSED_TOO_OFTEN';
+
+  constructor(
+    readonly refusals: number,
+    readonly last: string,
+  ) {
+    super(`the server refused ${refusals} writes of one batch as data (last: ${last})`);
+    this.name = 'RefusedTooOften';
+  }
+}
+
+/** A customer's server took longer than its budget: its unfinished work is held. */
+export class BudgetSpent extends Error {
+  readonly code = 'WAREHOUSE_BUDGET_SPENT';
+
+  constructor(readonly budgetMs: number) {
+    super(`no answer within the batch's ${budgetMs} ms budget for a customer warehouse`);
+    this.name = 'BudgetSpent';
+  }
 }
 
 /** One event of a record, normalized, with its account. */
@@ -208,7 +247,7 @@ export class WarehouseDestination implements Destination {
           reason: 'no_warehouse: the account has no warehouse placement',
         });
       const outcome: RoundOutcome = { dataErrors: new Map(), holds: new Map(), moved: new Set() };
-      await Promise.all([...work.values()].map((warehouse) => this.writeWarehouse(warehouse, outcome)));
+      await Promise.all([...work.values()].map((warehouse) => this.writeWithinBudget(warehouse, outcome)));
       const next = new Map<string, Item[]>();
       for (const [accountId, items] of pending) {
         if (outcome.moved.has(accountId)) {
@@ -281,6 +320,44 @@ export class WarehouseDestination implements Destination {
     return breaker;
   }
 
+  /**
+   * A customer's warehouse gets `customerBudgetMs`: every time limit on its connection but
+   * ours is the customer's to disarm, and its slowness must not hold the batch's other
+   * accounts. When the budget is spent its work goes on in the background (bounded by the
+   * connection's read deadline, writes are idempotent) and is discarded: every item of it not
+   * already refused as data is held, and its breaker opens as for an outage, so the next
+   * batches hold its rows at once until a probe finds it answering.
+   */
+  private async writeWithinBudget(warehouse: WarehouseWork, outcome: RoundOutcome): Promise<void> {
+    const { connection } = warehouse;
+    if (connection.owner !== 'customer') return this.writeWarehouse(warehouse, outcome);
+    const budgetMs = this.options.customerBudgetMs ?? defaultCustomerBudgetMs;
+    const own: RoundOutcome = { dataErrors: new Map(), holds: new Map(), moved: new Set() };
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      this.writeWarehouse(warehouse, own).then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), budgetMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (!finished) {
+      const breaker = this.breakerFor(connection.warehouseId);
+      const cause: BreakerCause = { kind: 'unavailable', detail: new BudgetSpent(budgetMs).message };
+      this.broken(connection, cause, breaker.failed(cause), false);
+      const hold: Hold = {
+        warehouseId: connection.warehouseId,
+        reason: `warehouse_${cause.kind}: ${cause.detail}`,
+        retryAfterMs: breaker.retryAfterMs(),
+      };
+      for (const account of warehouse.accounts)
+        for (const item of account.items) if (!own.dataErrors.has(item)) own.holds.set(item, hold);
+    }
+    for (const [item, reason] of own.dataErrors)
+      if (!outcome.dataErrors.has(item)) outcome.dataErrors.set(item, reason);
+    for (const [item, hold] of own.holds) outcome.holds.set(item, hold);
+    for (const accountId of own.moved) outcome.moved.add(accountId);
+  }
+
   /** Writes one warehouse's accounts in turn; what it cannot write now is held. */
   private async writeWarehouse(warehouse: WarehouseWork, outcome: RoundOutcome): Promise<void> {
     const { connection } = warehouse;
@@ -305,7 +382,13 @@ export class WarehouseDestination implements Destination {
       const engine = this.options.engines.for(connection);
       try {
         await engine.ensureAccount(account.location);
-        await this.store(engine, connection, account, account.items, outcome.dataErrors);
+        // Kept apart until the whole write ends: a server that refuses too often, or runs out
+        // of its budget, has all of the account's rows held, none dead-lettered.
+        const refused = new Map<Item, string>();
+        await this.store(engine, connection, account, account.items, refused, { refusals: 0 });
+        // A move writes the event twice; one dead letter says it, whichever refused it first.
+        for (const [item, reason] of refused)
+          if (!outcome.dataErrors.has(item)) outcome.dataErrors.set(item, reason);
         if (breaker.succeeded()) this.recovered(connection);
       } catch (error) {
         if (error instanceof WarehouseConnectionBudgetExhausted) {
@@ -337,6 +420,7 @@ export class WarehouseDestination implements Destination {
     account: AccountWrite,
     items: Item[],
     dataErrors: Map<Item, string>,
+    tally: { refusals: number },
   ): Promise<void> {
     try {
       const result = await engine.writeRows(
@@ -351,6 +435,9 @@ export class WarehouseDestination implements Destination {
       });
     } catch (error) {
       if (this.verdictOf(engine, connection, error) !== 'data') throw error;
+      tally.refusals += 1;
+      if (connection.owner === 'customer' && tally.refusals > maxCustomerRefusedWrites)
+        throw new RefusedTooOften(tally.refusals, this.describe(connection, error));
       const [only] = items;
       if (items.length === 1 && only) {
         const detail = this.describe(connection, error);
@@ -360,14 +447,13 @@ export class WarehouseDestination implements Destination {
           messageId: String(only.event.messageId),
           error: detail,
         });
-        // A move writes the event twice; one dead letter says it, whichever refused it first.
-        if (!dataErrors.has(only)) dataErrors.set(only, `data_error: ${detail}`);
+        dataErrors.set(only, `data_error: ${detail}`);
         return;
       }
       // Halves are written in order, so for users and groups the latest values still win.
       const half = Math.ceil(items.length / 2);
-      await this.store(engine, connection, account, items.slice(0, half), dataErrors);
-      await this.store(engine, connection, account, items.slice(half), dataErrors);
+      await this.store(engine, connection, account, items.slice(0, half), dataErrors, tally);
+      await this.store(engine, connection, account, items.slice(half), dataErrors, tally);
     }
   }
 

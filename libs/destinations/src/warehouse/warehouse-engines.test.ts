@@ -10,6 +10,7 @@ import type { WarehouseConnection } from '@pipeline/tenancy';
 import { waitFor } from '../testing/topic-records';
 import { warehouseConnectionOf } from '../testing/warehouse-connection';
 import type { AccountLocation } from './warehouse-engine';
+import { guardedWarehousePools } from './postgres/postgres-engine';
 import { WarehouseEngines } from './warehouse-engines';
 import { defaultWarehouseTimeouts } from './warehouse-pool';
 
@@ -219,5 +220,60 @@ describe('WarehouseEngines (real PostgreSQL)', () => {
       ),
     ).toBeNull();
     expect(engines.pools()[0]?.active).toBe(0);
+  });
+
+  it("holds customers' pools to half the budget, so busy customer servers leave the platform room", async () => {
+    const customer = (connection: WarehouseConnection): WarehouseConnection => ({
+      ...connection,
+      owner: 'customer',
+    });
+    engines = WarehouseEngines.open(
+      { processMaxConnections: 8, idleMs: 60_000 },
+      {
+        postgres: {
+          timeouts: defaultWarehouseTimeouts,
+          connect: guardedWarehousePools({ allowPrivateRanges: ['127.0.0.0/8'] }),
+        },
+        clickhouse: { timeouts: defaultWarehouseTimeouts },
+      },
+    );
+    expect(engines.customerBudget()).toBe(4);
+    const customers = connections.slice(0, 3).map(customer);
+    for (const connection of customers) await engines.for(connection).probe();
+    // Half of the customers' 4 free -> 2, then half of 2 -> 1, then the last 1.
+    expect(engines.pools().map((p) => [p.warehouseId, p.cap])).toEqual([
+      ['w0', 2],
+      ['w1', 1],
+      ['w2', 1],
+    ]);
+    expect(engines.heldByCustomers()).toBe(4);
+    // Every customer pool busy, as on servers that never answer.
+    const locks = await Promise.all(dbs.slice(0, 3).map((db) => lockEvents(db.url)));
+    const reads = customers.map((connection) =>
+      engines.for(connection).query(account, 'event_names', since, query),
+    );
+    await waitFor(
+      async () => engines.pools().every((p) => p.active === 1),
+      5000,
+      'the customer reads to wait',
+    );
+    // Another customer's warehouse finds the customers' half used up, though 4 connections are free...
+    const refused = await engines
+      .for(customer({ ...connections[3]!, warehouseId: 'w3-customer' }))
+      .probe()
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(refused).toMatchObject({ code: '53300', warehouseId: 'w3-customer' });
+    // ...which stay for the platform's warehouse.
+    await engines.for(connections[3]!).probe();
+    expect(engines.pools().find((p) => p.warehouseId === 'w3')?.cap).toBe(2);
+    for (const lock of locks) await lock.release();
+    expect((await Promise.all(reads)).map((rows) => rows.length)).toEqual([0, 0, 0]);
+    // Idle now: a new customer's warehouse closes the least recently used customer pool, not the platform's.
+    await engines.for(customer({ ...connections[3]!, warehouseId: 'w3-customer' })).probe();
+    expect(engines.pools().map((p) => p.warehouseId)).toContain('w3');
+    expect(engines.heldByCustomers()).toBeLessThanOrEqual(4);
   });
 });

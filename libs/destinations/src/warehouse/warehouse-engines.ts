@@ -103,7 +103,8 @@ const fingerprintOf = (connection: WarehouseConnection): string =>
  * `idleMs`. All pools share `processMaxConnections`: a pool opens with at most its warehouse's
  * maxConnections and half of the budget still free (poolCap); when nothing is free, the least
  * recently used idle pool is closed to make room, and when every pool is busy the operation
- * fails as `unavailable` (SQLSTATE 53300), so its rows are parked rather than lost. A pool
+ * fails as `unavailable` (SQLSTATE 53300), so its rows are parked rather than lost. The pools of
+ * customer-owned warehouses share at most half of the budget (customerBudget). A pool
  * keeps its size until it closes: a warehouse squeezed by a busy moment gets its full share
  * again the next time it opens.
  *
@@ -224,15 +225,38 @@ export class WarehouseEngines {
     entry.idleTimer.unref();
   }
 
+  /**
+   * Connections the pools of customer-owned warehouses may hold together: half of the budget.
+   * A customer's server can hold every connection it is given (a statement it never answers),
+   * so the other half always stays for the platform's warehouses.
+   */
+  customerBudget(): number {
+    return Math.floor(this.options.processMaxConnections / 2);
+  }
+
+  /** Connections the open pools of customer-owned warehouses may hold together. */
+  heldByCustomers(): number {
+    let sum = 0;
+    for (const entry of [...this.open.values(), ...this.retiring])
+      if (entry.connection.owner === 'customer') sum += entry.cap;
+    return sum;
+  }
+
+  private capFor(connection: WarehouseConnection): number {
+    const cap = poolCap(this.options.processMaxConnections, this.held(), connection.maxConnections);
+    if (connection.owner !== 'customer') return cap;
+    return Math.min(cap, poolCap(this.customerBudget(), this.heldByCustomers(), connection.maxConnections));
+  }
+
   private openEntry(connection: WarehouseConnection, fingerprint: string): Entry {
     const budget = this.options.processMaxConnections;
-    let cap = poolCap(budget, this.held(), connection.maxConnections);
+    let cap = this.capFor(connection);
     while (cap === 0) {
-      const idle = this.leastRecentlyUsedIdle();
+      const idle = this.leastRecentlyUsedIdle(connection.owner === 'customer');
       if (!idle) throw new WarehouseConnectionBudgetExhausted(connection.warehouseId, budget);
       // An idle pool holds no checked-out connection: ending it frees its share at once.
       this.closeIdle(idle);
-      cap = poolCap(budget, this.held(), connection.maxConnections);
+      cap = this.capFor(connection);
     }
     const entry: Entry = {
       connection,
@@ -247,10 +271,16 @@ export class WarehouseEngines {
     return entry;
   }
 
-  private leastRecentlyUsedIdle(): Entry | undefined {
+  /**
+   * The idle pool unused longest; for a customer's warehouse whose half is used up, a
+   * customer's: closing a platform pool would not make room in the customers' half.
+   */
+  private leastRecentlyUsedIdle(customer: boolean): Entry | undefined {
+    const customersOnly = customer && this.heldByCustomers() >= this.customerBudget();
     let oldest: Entry | undefined;
     for (const entry of this.open.values()) {
-      if (entry.active === 0 && (!oldest || entry.lastUsed < oldest.lastUsed)) oldest = entry;
+      if (entry.active > 0 || (customersOnly && entry.connection.owner !== 'customer')) continue;
+      if (!oldest || entry.lastUsed < oldest.lastUsed) oldest = entry;
     }
     return oldest;
   }

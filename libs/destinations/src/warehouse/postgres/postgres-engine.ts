@@ -57,6 +57,8 @@ export interface WarehousePoolSettings {
   max: number;
   idleTimeoutMillis: number;
   connectionTimeoutMillis: number;
+  /** A customer's connection silent this long is closed by us (GuardOptions.readDeadlineMs). */
+  readDeadlineMs: number;
 }
 
 /** Builds an engine's pool (a guarded pool for a customer's server checks every address it connects to). */
@@ -77,6 +79,7 @@ export interface PostgresEngineOptions {
 }
 
 const connectTimeoutMs = 5000;
+const readDeadlineGraceMs = 5000;
 
 /**
  * Pools built by @pipeline/postgres's warehouseConnectionPool: every field set, never a URL, and
@@ -91,6 +94,7 @@ export const guardedWarehousePools =
       max: settings.max,
       idleTimeoutMs: settings.idleTimeoutMillis,
       connectTimeoutMs: settings.connectionTimeoutMillis,
+      readDeadlineMs: settings.readDeadlineMs,
     });
 
 const tableNames: readonly WarehouseTableName[] = ['events', 'users', 'groups', 'aliases'];
@@ -184,6 +188,8 @@ export class PostgresEngine implements WarehouseEngine {
       max: options.poolMax,
       idleTimeoutMillis: options.idleTimeoutMs,
       connectionTimeoutMillis: connectTimeoutMs,
+      // The server's own statement_timeout ends a statement first; this ends one it refused to.
+      readDeadlineMs: options.timeouts.statementTimeoutMs + readDeadlineGraceMs,
     });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
