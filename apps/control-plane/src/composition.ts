@@ -86,6 +86,8 @@ export interface ServiceDependencies {
   onJobCancelled?: (jobId: string) => void;
   /** The usage price list (default: the documented defaults). */
   prices?: PriceList;
+  /** An account's time in a metering pass (USAGE_METERING_ACCOUNT_DEADLINE_MS). */
+  meteringAccountDeadlineMs?: number;
   /** WRITE_KEY_MAX_EVENTS_PER_SECOND / _PER_DAY (default: the documented defaults). */
   writeKeyRateLimitCeilings?: WriteKeyRateLimitCeilings;
   /** What one account may hold (ACCOUNT_MAX_*; default: the documented defaults). */
@@ -168,7 +170,9 @@ export function composeServices(deps: ServiceDependencies) {
           }),
         ));
   const tasks = new TaskService(dataSource, reader, deps.onTaskRunQueued, limiter);
-  const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices));
+  const metering = new UsageMetering(dataSource, reader, deps.prices ?? priceList(defaultPrices), {
+    ...(deps.meteringAccountDeadlineMs ? { accountDeadlineMs: deps.meteringAccountDeadlineMs } : {}),
+  });
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
   const deadLetters = new DeadLetterService(dataSource, deps.deadLetterReplayer);
@@ -313,6 +317,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     onJobQueued: () => jobs?.wake(),
     onJobCancelled: (jobId) => jobs?.cancelled(jobId),
     prices,
+    meteringAccountDeadlineMs: config.USAGE_METERING_ACCOUNT_DEADLINE_MS,
     accountLimits: accountLimitsOf(config),
     writeKeyRateLimitCeilings: {
       eventsPerSecond: config.WRITE_KEY_MAX_EVENTS_PER_SECOND,

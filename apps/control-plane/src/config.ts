@@ -198,6 +198,9 @@ export const controlPlaneConfigSchema = z
     USAGE_METERING_INTERVAL_MS: envInt({ default: 900_000, min: 1000, max: 86_400_000 }).describe(
       'How often usage is metered: how old, at most, the figures the usage endpoints answer are (their `meteredAt`).',
     ),
+    USAGE_METERING_ACCOUNT_DEADLINE_MS: envInt({ default: 60_000, min: 1000, max: 3_600_000 }).describe(
+      "An account's time in a metering pass: past it the pass records the account as failed (`metering_timed_out`, its usage of today answers 503 `warehouse_unavailable` until a pass succeeds) and goes on with the next account, so a customer's server that never answers delays nobody else's figures.",
+    ),
     DEAD_LETTER_INDEX_ENABLED: envBool(true).describe(
       "Read every delivery kind's dead-letter topic (on `KAFKA_BROKERS`, under `KAFKA_TOPIC_PREFIX`) into the dead-letter index that `/api/v1/dead-letters` lists, in this process (its own consumer group, `<prefix>control-plane.dead-letter-index`, so several replicas share the work). `false` for API-only replicas; at least one process must index.",
     ),

@@ -1,9 +1,22 @@
+import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
+import { createLogger } from '@pipeline/logger';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, trackRow, type ScratchWarehouse } from '../testing/warehouse';
 import type { DailyUsageItem, UsageSummary } from './usage.dto';
-import { utcDay } from './usage-metering';
+import { defaultPrices, priceList } from './price-list';
+import { UsageMetering, utcDay } from './usage-metering';
+
+const logged: string[] = [];
+const logStream = new PassThrough();
+logStream.on('data', (chunk: Buffer) => logged.push(chunk.toString('utf8')));
+const logger = createLogger({
+  service: 'usage-isolation-test',
+  format: 'json',
+  level: 'info',
+  stream: logStream,
+});
 
 const BOUND_MS = 10_000;
 
@@ -149,6 +162,52 @@ describe('usage answers from what the metering job stored (real PostgreSQL)', ()
       await locker.query('ROLLBACK').catch(() => undefined);
       await locker.end();
     }
+  });
+
+  it("finishes a metering pass while C's warehouse never answers: B is metered, C times out and says so", async () => {
+    const c = await h.tenant();
+    await warehouse.seed(c.accountId, [trackRow({ name: 'c1', at: new Date() })]);
+    const metering = new UsageMetering(
+      h.db.dataSource,
+      h.services.accountWarehouses,
+      priceList(defaultPrices),
+      {
+        accountDeadlineMs: 1_000,
+      },
+    );
+    const before = await stored(b.accountId);
+    const locker = new Client({ connectionString: warehouse.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      // C's tables only: metering C waits for the lock (lock_timeout: 30 s), B's does not.
+      await locker.query(`LOCK TABLE "${warehouseSchemaFor(c.accountId)}".events IN ACCESS EXCLUSIVE MODE`);
+      const metered = await within(BOUND_MS, metering.meterAll(today, logger), 'the metering pass');
+      expect(metered).toBeGreaterThanOrEqual(1);
+      const after = await stored(b.accountId);
+      expect(after.metered_at.getTime()).toBeGreaterThan(before.metered_at.getTime());
+      expect(Number(after.tracking_rows)).toBe(1);
+      const [state] = (await h.db.dataSource.query(
+        'SELECT failure_code FROM usage_metering_state WHERE account_id = $1',
+        [c.accountId],
+      )) as { failure_code: string | null }[];
+      expect(state?.failure_code).toBe('metering_timed_out');
+      // Never metered before: today's usage is not known, not zero.
+      const usageOfC = await h.as(c.key).get('/api/v1/usage/daily?days=1');
+      expect(usageOfC.status).toBe(503);
+      expect(usageOfC.body).toMatchObject({ code: 'warehouse_unavailable' });
+      expect(
+        logged.some(
+          (line) => line.includes('metering_timed_out') || line.includes('did not end within 1000 ms'),
+        ),
+      ).toBe(true);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+    // The lock gone, the next pass meters C again.
+    await within(BOUND_MS, metering.meterDay(c.accountId, today), "C's metering");
+    expect(Number((await stored(c.accountId)).tracking_rows)).toBe(1);
   });
 
   it('answers the stored figures after the warehouse is gone, and keeps them when metering fails', async () => {

@@ -24,12 +24,40 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
  * metering pass, never per request, so no tenant's usage calls hold the shared warehouse pool.
  * An account whose warehouse schema does not exist yet has zero storage and tracking rows.
  */
+export interface MeteringOptions {
+  /**
+   * An account's time in a metering pass (USAGE_METERING_ACCOUNT_DEADLINE_MS): past it the
+   * pass records the account as failed (`metering_timed_out`) and goes on to the next one. A
+   * customer's own server may never answer; the pass must not wait for it with every other
+   * account behind.
+   */
+  accountDeadlineMs?: number;
+}
+
+/** 60 s: far longer than metering an account takes, far shorter than a pass's interval. */
+export const defaultAccountDeadlineMs = 60_000;
+
+/** An account's metering did not end within its deadline; it may still end in the background. */
+export class MeteringTimedOut extends Error {
+  readonly code = 'metering_timed_out';
+
+  constructor(readonly deadlineMs: number) {
+    super(`metering did not end within ${deadlineMs} ms`);
+    this.name = 'MeteringTimedOut';
+  }
+}
+
 export class UsageMetering {
+  private readonly accountDeadlineMs: number;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly warehouses: AccountWarehouses,
     private readonly prices: PriceList,
-  ) {}
+    options: MeteringOptions = {},
+  ) {
+    this.accountDeadlineMs = options.accountDeadlineMs ?? defaultAccountDeadlineMs;
+  }
 
   /**
    * Meters and stores the day, and records how the attempt went in usage_metering_state: the
@@ -39,17 +67,21 @@ export class UsageMetering {
     try {
       await this.store(accountId, day, now);
     } catch (error) {
-      await this.dataSource.query(
-        `INSERT INTO usage_metering_state (account_id, failed_at, failure_code) VALUES ($1, now(), $2)
-         ON CONFLICT (account_id) DO UPDATE SET failed_at = now(), failure_code = EXCLUDED.failure_code`,
-        [accountId, isWarehouseUnavailable(error) ? error.code : 'metering_failed'],
-      );
+      await this.recordFailure(accountId, failureCodeOf(error));
       throw error;
     }
     await this.dataSource.query(
       `INSERT INTO usage_metering_state (account_id, succeeded_at) VALUES ($1, now())
        ON CONFLICT (account_id) DO UPDATE SET succeeded_at = now()`,
       [accountId],
+    );
+  }
+
+  private async recordFailure(accountId: string, code: string): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO usage_metering_state (account_id, failed_at, failure_code) VALUES ($1, now(), $2)
+       ON CONFLICT (account_id) DO UPDATE SET failed_at = now(), failure_code = EXCLUDED.failure_code`,
+      [accountId, code],
     );
   }
 
@@ -89,13 +121,16 @@ export class UsageMetering {
     );
   }
 
-  /** Meters the day for every account; one account's failure does not stop the others. */
+  /**
+   * Meters the day for every account; one account's failure, or its server's silence past the
+   * account's deadline, does not stop the others.
+   */
   async meterAll(day: string, logger: Logger, now: Date = new Date()): Promise<number> {
     const accounts = returnedRows<{ id: string }>(await this.dataSource.query('SELECT id FROM accounts'));
     let metered = 0;
     for (const { id } of accounts) {
       try {
-        await this.meterDay(id, day, now);
+        await this.meterWithinDeadline(id, day, now);
         metered += 1;
       } catch (error) {
         // Credentials the keys cannot open were told once at start, with the fix.
@@ -109,6 +144,29 @@ export class UsageMetering {
       }
     }
     return metered;
+  }
+
+  /**
+   * meterDay, given up after the account's deadline. The abandoned attempt goes on until its
+   * connection's own deadline ends it (a customer's server: the read deadline); what it stores
+   * then is as good as the next pass's.
+   */
+  private async meterWithinDeadline(accountId: string, day: string, now: Date): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const attempt = this.meterDay(accountId, day, now);
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new MeteringTimedOut(this.accountDeadlineMs)), this.accountDeadlineMs);
+    });
+    try {
+      await Promise.race([attempt, late]);
+    } catch (error) {
+      if (!(error instanceof MeteringTimedOut)) throw error;
+      attempt.catch(() => undefined);
+      await this.recordFailure(accountId, error.code);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async figures(accountId: string, day: string, isToday: boolean): Promise<DayFigures> {
@@ -178,6 +236,9 @@ export class UsageMetering {
     return row?.rows ?? 0;
   }
 }
+
+const failureCodeOf = (error: unknown): string =>
+  isWarehouseUnavailable(error) ? error.code : 'metering_failed';
 
 /**
  * Meters every account's today and yesterday (so the last hours of a day are counted once it

@@ -125,7 +125,9 @@ export class UsageService {
         [accountId],
       ),
     );
-    if (state?.failure_code === 'warehouse_unavailable') throw warehouseUnavailable();
+    // A pass that gave up on the account's silent server knows no more than one refused.
+    if (state?.failure_code === 'warehouse_unavailable' || state?.failure_code === 'metering_timed_out')
+      throw warehouseUnavailable();
   }
 }
 
