@@ -1,5 +1,5 @@
 import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
-import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpAgent, createServer as createHttpServer } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ClickHouseLogLevel } from '@clickhouse/client';
@@ -178,6 +178,105 @@ const problemOf = (over: Partial<WarehouseConnection>) => {
   const problem = customerConnectionProblem(fields(over));
   return problem && { field: problem.field, message: problem.message };
 };
+
+/**
+ * A ClickHouse look-alike that fights back: it answers the headers at once, then trickles the
+ * body and never ends it, or sends far more than any answer should hold.
+ */
+async function hostileHttpServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createHttpServer((request, response) => {
+    response.writeHead(200, {
+      'Content-Type': 'application/json; charset=UTF-8',
+      'X-ClickHouse-Format': 'JSONEachRow',
+    });
+    if (request.url?.includes('huge')) {
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      for (let i = 0; i < 64; i += 1) response.write(chunk);
+      response.end();
+      return;
+    }
+    response.write('{"n":');
+    // ...and nothing more: the request timeout stopped counting at the headers.
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (typeof address !== 'object' || !address) throw new Error('no port');
+  return {
+    port: address.port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe("a customer's server that holds or floods an answer", () => {
+  const guard = { allowPrivateRanges: ['127.0.0.0/8'] };
+  let hostile: { port: number; close: () => Promise<void> };
+  beforeAll(async () => {
+    hostile = await hostileHttpServer();
+  });
+  afterAll(async () => {
+    await hostile.close();
+  });
+
+  test('a body that never ends fails once the socket is idle for the request timeout', async () => {
+    const client = clickhouseClient(connection({ port: hostile.port }), {
+      ...options,
+      requestTimeoutMs: 800,
+      guard,
+    });
+    try {
+      const started = Date.now();
+      const error = await client
+        .query({ query: 'SELECT 1 AS n', format: 'JSONEachRow' })
+        .then((result) => result.json())
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      // Node's HTTP client reports the socket we destroyed as the answer aborted: a network
+      // error the engine reads as unavailable, so the rows are held, never dead-lettered.
+      expect(error).toMatchObject({ code: 'ECONNRESET', message: 'aborted' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('an answer over the cap is cut off, before the client buffers it all', async () => {
+    const client = clickhouseClient(connection({ port: hostile.port }), {
+      ...options,
+      guard: { ...guard, maxAnswerBytes: 1_000_000 },
+    });
+    try {
+      const error = await client
+        .query({ query: 'SELECT huge', format: 'JSONEachRow', query_id: 'huge' })
+        .then((result) => result.text())
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(error).toMatchObject({ code: 'ECONNRESET', message: 'aborted' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('the same answer is read whole under a cap above it', async () => {
+    const client = clickhouseClient(connection({ port: hostile.port }), {
+      ...options,
+      guard: { ...guard, maxAnswerBytes: 8_000_000 },
+    });
+    try {
+      const result = await client.query({ query: 'SELECT huge', format: 'JSONEachRow', query_id: 'huge' });
+      expect((await result.text()).length).toBe(64 * 64 * 1024);
+    } finally {
+      await client.close();
+    }
+  });
+});
 
 describe('InvalidClickHouseConnection', () => {
   test('has its code, name, field, rule and a message without the value', () => {

@@ -8,7 +8,15 @@ import {
   type ClickHouseClient,
   type ClickHouseClientConfigOptions,
 } from '@clickhouse/client';
-import { guardedLookup, literalRefusal, parseAllowedRanges, type AllowedRange } from '@pipeline/egress';
+import {
+  defaultMaxAnswerBytes,
+  guardedLookup,
+  limitSocket,
+  literalRefusal,
+  parseAllowedRanges,
+  type AllowedRange,
+  type SocketLimits,
+} from '@pipeline/egress';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 
 /**
@@ -32,6 +40,11 @@ export interface ClickHouseGuardOptions {
   allowPrivateRanges?: readonly string[];
   /** Name resolution; the system resolver by default (tests give their own). */
   lookup?: typeof dnsLookup;
+  /**
+   * Bytes one answer of a customer's server may hold (64 MiB by default): the client would
+   * buffer a whole JSON answer of any size.
+   */
+  maxAnswerBytes?: number;
 }
 
 export interface ClickHouseClientOptions {
@@ -94,12 +107,15 @@ type CreateConnection = (
  * An agent whose every connect checks the address: an IP literal before connecting (Node
  * skips the lookup for one), a name through a lookup that resolves all its addresses and
  * refuses them all if one is refused, so the socket connects only to an address the check saw.
- * TLS keeps the host name for SNI and the certificate check, never the address.
+ * TLS keeps the host name for SNI and the certificate check, never the address. Each socket
+ * gets limitSocket's limits: the client's request_timeout stops counting once the answer's
+ * headers arrive, so a server that trickles the body would otherwise hold the request forever.
  */
 function guardedAgent<A extends HttpAgent>(
   agent: A,
   allowed: readonly AllowedRange[],
   lookup: typeof dnsLookup,
+  limits: SocketLimits,
 ): A {
   const checkedLookup = guardedLookup(allowed, lookup);
   const create = (agent as unknown as { createConnection: CreateConnection }).createConnection.bind(agent);
@@ -114,7 +130,9 @@ function guardedAgent<A extends HttpAgent>(
       callback(new InvalidClickHouseConnection('host', 'is not a TCP host (socket paths are refused)'));
       return undefined;
     }
-    return create({ ...options, lookup: checkedLookup }, callback);
+    const socket = create({ ...options, lookup: checkedLookup }, callback);
+    if (socket) limitSocket(socket, limits);
+    return socket;
   };
   return agent;
 }
@@ -159,6 +177,10 @@ export function clickhouseClientConfig(
           agent,
           parseAllowedRanges(options.guard?.allowPrivateRanges ?? []),
           options.guard?.lookup ?? dnsLookup,
+          {
+            idleMs: options.requestTimeoutMs,
+            maxAnswerBytes: options.guard?.maxAnswerBytes ?? defaultMaxAnswerBytes,
+          },
         )
       : agent;
   const host = isIP(connection.host) === 6 ? `[${connection.host}]` : connection.host;

@@ -9,6 +9,13 @@ export {
 } from './connection-guard';
 export { createGuardedFetch, sharedGuardedFetch, type GuardedFetchOptions } from './guarded-fetch';
 export { describeNetworkFailure, type NetworkFailure } from './network-failure';
+export {
+  AnswerTooLarge,
+  ConnectionIdle,
+  defaultMaxAnswerBytes,
+  limitSocket,
+  type SocketLimits,
+} from './socket-limits';
 export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after';
 export {
   tenantUrlChecker,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer, type Server, type Socket } from 'node:net';
 import { loadConfig } from '@pipeline/config';
-import { EgressRefused } from '@pipeline/egress';
+import { AnswerTooLarge, ConnectionIdle, EgressRefused } from '@pipeline/egress';
 import type { WarehouseConnection } from '@pipeline/tenancy';
 import fc from 'fast-check';
 import {
@@ -16,9 +16,7 @@ import {
   createScratchDatabase,
   postgresConfigSchema,
   warehouseClient,
-  WarehouseAnswerTooLarge,
   warehouseConnectionPool,
-  WarehouseReadTimeout,
   type ScratchDatabase,
 } from './index';
 import { Client } from 'pg';
@@ -627,8 +625,8 @@ describe('client-side limits on a customer connection (a server that disarms its
       (e: unknown) => e,
     );
     const waited = Date.now() - started;
-    expect(error).toBeInstanceOf(WarehouseReadTimeout);
-    expect((error as WarehouseReadTimeout).code).toBe('ETIMEDOUT');
+    expect(error).toBeInstanceOf(ConnectionIdle);
+    expect((error as ConnectionIdle).code).toBe('ETIMEDOUT');
     // The statement_timeout (200 ms) fired and was trapped; only our deadline ended the wait.
     expect(waited).toBeGreaterThanOrEqual(1_400);
     // The pool drops the broken connection and the next query gets a new one.
@@ -650,7 +648,7 @@ describe('client-side limits on a customer connection (a server that disarms its
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(WarehouseAnswerTooLarge);
+    expect(error).toBeInstanceOf(AnswerTooLarge);
     const { rows } = await pool.query<{ small: string }>("SELECT repeat('y', 900000) AS small");
     expect(rows[0]?.small.length).toBe(900_000);
     await pool.end();
@@ -664,7 +662,7 @@ describe('client-side limits on a customer connection (a server that disarms its
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(WarehouseReadTimeout);
+    expect(error).toBeInstanceOf(ConnectionIdle);
     await client.end().catch(() => undefined);
   });
 });

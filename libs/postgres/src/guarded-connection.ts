@@ -2,7 +2,9 @@ import { lookup as dnsLookup } from 'node:dns';
 import { isIP, Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import {
+  defaultMaxAnswerBytes,
   guardedLookup,
+  limitSocket,
   literalRefusal,
   lookupOver,
   parseAllowedRanges,
@@ -171,57 +173,16 @@ export function guardedSocketFactory(options: GuardOptions = {}): () => Socket {
   };
 }
 
-/** 64 MiB: far above any answer the engines read from a customer's server in one request. */
-export const defaultMaxAnswerBytes = 64 * 1024 * 1024;
-
-/** A customer's server stopped answering within the read deadline. */
-export class WarehouseReadTimeout extends Error {
-  // A network code: the warehouse is unavailable, its records are parked and tried again.
-  readonly code = 'ETIMEDOUT';
-
-  constructor(readonly timeoutMs: number) {
-    super(`warehouse server sent nothing for ${timeoutMs} ms: connection closed by the client`);
-    this.name = 'WarehouseReadTimeout';
-  }
-}
-
-/** A customer's server answered one request with more than the process accepts. */
-export class WarehouseAnswerTooLarge extends Error {
-  readonly code = 'WAREHOUSE_ANSWER_TOO_LARGE';
-
-  constructor(readonly limitBytes: number) {
-    super(`warehouse server answered with more than ${limitBytes} bytes: connection closed by the client`);
-    this.name = 'WarehouseAnswerTooLarge';
-  }
-}
-
 /**
- * Client-side limits on a customer's connection once it is logged in: keepalive probes (a peer
- * that vanished without a FIN is noticed), an idle deadline, and a cap on the bytes of one
- * answer. Set on the stream node-postgres reads, the TLS socket when there is one: the raw
- * socket under it sees no activity of its own. Node counts both reads and writes as activity,
- * so a COPY we are still sending is not idle, and a server that stops reading it (its window
- * full) is. Before login, connectTimeoutMs bounds the wait.
+ * The limits of limitSocket on a customer's connection once it is logged in (before login,
+ * connectTimeoutMs bounds the wait), on the stream node-postgres reads: the TLS socket when
+ * there is one, since the raw socket under it sees no activity of its own.
  */
 function bounded(client: Client, options: GuardOptions): void {
-  const readDeadlineMs = options.readDeadlineMs ?? 0;
-  const maxAnswerBytes = options.maxAnswerBytes ?? defaultMaxAnswerBytes;
   const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
-  socket.setKeepAlive(true, 10_000);
-  if (readDeadlineMs > 0) {
-    socket.setTimeout(readDeadlineMs);
-    socket.on('timeout', () => socket.destroy(new WarehouseReadTimeout(readDeadlineMs)));
-  }
-  let answered = 0;
-  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
-  socket.write = ((...args: unknown[]) => {
-    answered = 0;
-    return write(...args);
-  }) as Socket['write'];
-  // After node-postgres's own listener: it has parsed at most one chunk past the cap.
-  socket.on('data', (chunk: Buffer) => {
-    answered += chunk.length;
-    if (answered > maxAnswerBytes) socket.destroy(new WarehouseAnswerTooLarge(maxAnswerBytes));
+  limitSocket(socket, {
+    idleMs: options.readDeadlineMs ?? 0,
+    maxAnswerBytes: options.maxAnswerBytes ?? defaultMaxAnswerBytes,
   });
 }
 

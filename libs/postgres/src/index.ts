@@ -8,14 +8,11 @@ export {
 export { DEFAULT_DATABASE_URL, postgresConfigSchema, type PostgresConfig } from './postgres-config';
 export {
   customerConnectionProblem,
-  defaultMaxAnswerBytes,
   guardedSocketFactory,
   InvalidWarehouseConnection,
   warehouseClient,
   quietOnLostConnections,
   warehouseConnectionPool,
-  WarehouseAnswerTooLarge,
-  WarehouseReadTimeout,
   type GuardOptions,
   type WarehousePoolOptions,
 } from './guarded-connection';
