@@ -141,7 +141,7 @@ export class WarehousePlacements {
     if (input.abandonData !== true)
       throw badRequest(
         'abandon_data_required',
-        'Re-placing copies nothing: the account\'s data on its current warehouse is left behind. Send "abandonData": true to do it, or start a move (POST /api/v1/operator/warehouse-moves) to copy it',
+        'Re-placing copies nothing: the account\'s data on its current warehouse is left behind. Send "abandonData": true (CLI: --abandon-data) to do it, or start a move (POST /api/v1/operator/warehouse-moves) to copy it',
       );
     const id = input.accountId.toLowerCase();
     const target = await this.registry.find(warehouseIdOrName);
