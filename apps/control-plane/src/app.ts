@@ -128,7 +128,10 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [MeController, new MeController(dataSource)],
     [DebuggerController, new DebuggerController(services.debugger)],
     [DeadLettersController, new DeadLettersController(services.deadLetters)],
-    [OperatorWarehousesController, new OperatorWarehousesController(services.warehouses)],
+    [
+      OperatorWarehousesController,
+      new OperatorWarehousesController(services.warehouses, services.placements),
+    ],
     [AccountWarehouseController, new AccountWarehouseController(services.placements)],
     [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
     [

@@ -148,7 +148,7 @@ export function composeServices(deps: ServiceDependencies) {
   const sources = new SourceService(dataSource, apps, jobs, urls, limiter);
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
-  const placements = new WarehousePlacements(dataSource, warehouses, tenantChanges);
+  const placements = new WarehousePlacements(dataSource, warehouses, tenantChanges, deps.logger);
   const warehouseMoves = new WarehouseMoves(dataSource, warehouses, placements, deps.onJobQueued);
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements);
   // Each account's own warehouse, through the process's engines; without them (a test graph

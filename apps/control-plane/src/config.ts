@@ -249,12 +249,16 @@ export const migrateConfigSchema = z.object({
 });
 
 /**
- * What the operator CLI needs: the database, and the credential keys for the commands that seal
- * or open a warehouse's password (`warehouses add`, sizes in `warehouses list`).
+ * What the operator CLI needs: the database, the credential keys for the commands that seal
+ * or open a warehouse's password (`warehouses add`, sizes in `warehouses list`), and the
+ * control plane's Redis, where its placement and connection changes are broadcast to the
+ * consumers (unset: they follow within their cache time).
  */
 export const operatorCliConfigSchema = z.object({
   ...migrateConfigSchema.shape,
   CREDENTIALS_ENCRYPTION_KEYS: controlPlaneConfigSchema.shape.CREDENTIALS_ENCRYPTION_KEYS.optional(),
+  REDIS_URL: controlPlaneConfigSchema.shape.REDIS_URL,
+  REDIS_CLUSTER_NODES: controlPlaneConfigSchema.shape.REDIS_CLUSTER_NODES,
 });
 
 export type ControlPlaneConfig = z.infer<typeof controlPlaneConfigSchema>;

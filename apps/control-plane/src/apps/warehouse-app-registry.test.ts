@@ -373,10 +373,10 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
     const appId = await createApp(tenant.key);
     const { id } = (await rowOf(appId)) as { id: string };
     const defaultId = (await h.services.warehouses.find('default')).id;
-    // A finished move's record names the warehouse (as one onto the customer's server would).
+    // An active move onto the customer's server names the warehouse.
     await h.db.dataSource.query(
       `INSERT INTO warehouse_moves (account_id, from_warehouse_id, to_warehouse_id, schema, stage)
-       VALUES ($1, $2, $3, 'pipeline_data', 'done')`,
+       VALUES ($1, $2, $3, 'pipeline_data', 'queued')`,
       [tenant.accountId, defaultId, id],
     );
     const deleted = await h.as(tenant.key).delete(`/api/v1/apps/${appId}`);

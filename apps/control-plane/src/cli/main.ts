@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import { loadConfigOrExit } from '@pipeline/config';
 import { defaultWarehouseTimeouts, WarehouseEngines } from '@pipeline/destinations';
+import { createLogger } from '@pipeline/logger';
+import { closeRedis, createRedis, redisConnectionOf } from '@pipeline/redis';
+import { TenantChangePublisher } from '@pipeline/tenancy';
 import { operatorCliConfigSchema } from '../config';
 import { createDataSource } from '../data-model';
 import { runOperatorCli } from './operator-cli';
@@ -14,7 +17,25 @@ async function main(): Promise<number> {
     { processMaxConnections: 8, idleMs: 10_000 },
     { postgres: { timeouts: defaultWarehouseTimeouts }, clickhouse: { timeouts: defaultWarehouseTimeouts } },
   );
+  // Placement and connection changes are broadcast as the control plane's own are, so the
+  // consumers act on `warehouses place` or `update` at once rather than after their cache time.
+  // On standard error: standard output is the commands' answer (`--json` is parsed by scripts).
+  const logger = createLogger({
+    service: 'pipeline-cli',
+    level: config.LOG_LEVEL,
+    format: config.LOG_FORMAT,
+    stream: process.stderr,
+  });
+  const redisConnection = redisConnectionOf(config);
+  const redis = redisConnection
+    ? createRedis(redisConnection, { logger, keyPrefix: 'control-plane:' })
+    : null;
   try {
+    await redis?.connect().catch((error: Error) =>
+      logger.warn('redis not reachable: changes reach the consumers within their cache time', {
+        error: error.message,
+      }),
+    );
     return await runOperatorCli(
       process.argv.slice(2),
       dataSource,
@@ -26,9 +47,11 @@ async function main(): Promise<number> {
         credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
         env: process.env,
         engineFor: (connection) => engines.for(connection),
+        tenantChanges: new TenantChangePublisher(redis, logger),
       },
     );
   } finally {
+    if (redis) await closeRedis(redis);
     await engines.close();
     await dataSource.destroy();
   }

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { DataSource } from 'typeorm';
 import { isAppError } from '@pipeline/errors';
+import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountService, accountFeatures } from '../accounts/account.service';
 import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes } from '../auth/scopes';
@@ -24,6 +25,8 @@ export interface CliOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Opens engines to size warehouses; absent: sizes are not shown. */
   engineFor?: EngineFor;
+  /** Tells the consumers of placement and connection changes (REDIS_URL); absent: their cache time. */
+  tenantChanges?: TenantChangePublisher;
 }
 
 const integer = (name: string, min: number, max: number) => (value: string) => {
@@ -46,7 +49,7 @@ function humanMove(m: WarehouseMoveView): string {
     .map(([table, rows]) => `${table} ${rows}`)
     .join(', ');
   const error = m.error ? `  ${m.error.code}: ${m.error.message}` : '';
-  return `${m.id}  account ${m.accountId}  ${m.fromWarehouseId} -> ${m.toWarehouseId}  ${m.stage}${copied ? `  copied ${copied}` : ''}${error}`;
+  return `${m.id}  account ${m.accountId}  ${m.fromWarehouseId ?? '(deleted)'} -> ${m.toWarehouseId ?? '(deleted)'}  ${m.stage}${copied ? `  copied ${copied}` : ''}${error}`;
 }
 
 const list = (value: string) =>
@@ -207,7 +210,11 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
   const sealer = options.credentialKeys
     ? new CredentialCipher(options.credentialKeys)
     : { seal: noKeys, open: noKeys };
-  const registry = () => new WarehouseRegistry(dataSource, sealer, { engineFor: options.engineFor });
+  const registry = () =>
+    new WarehouseRegistry(dataSource, sealer, {
+      engineFor: options.engineFor,
+      tenantChanges: options.tenantChanges,
+    });
   const warehouses = program.command('warehouses').description('Warehouses accounts are placed on');
   warehouses
     .command('add')
@@ -354,6 +361,49 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
         placed,
         placed.map((a) => `${a.accountId}  ${a.accountName}  ${a.schema}  epoch ${a.epoch}`).join('\n') ||
           'no accounts',
+      );
+    });
+  warehouses
+    .command('place <account-id>')
+    .description(
+      'Re-place an account on another warehouse WITHOUT copying its data (for a warehouse that is gone for good): its tables on the old one are left behind, unread',
+    )
+    .requiredOption('--to <warehouse>', 'the warehouse (id or name) its events load into from now on')
+    .option('--abandon-data', "required: says the account's data on its current warehouse is left behind")
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, o: { to: string; abandonData?: boolean; json?: boolean }) => {
+      const warehouseRegistry = registry();
+      const placed = await new WarehousePlacements(
+        dataSource,
+        warehouseRegistry,
+        options.tenantChanges,
+      ).placeAbandoningData(o.to, {
+        accountId,
+        abandonData: o.abandonData === true,
+      });
+      const left = placed.abandoned
+        ? `; its data stays in schema ${placed.abandoned.schema} of warehouse ${placed.abandoned.warehouseId}, unread`
+        : '';
+      print(
+        o.json,
+        placed,
+        `account ${placed.accountId} placed on warehouse ${placed.warehouseId} (schema ${placed.schema}, epoch ${placed.epoch})${left}`,
+      );
+    });
+  warehouses
+    .command('delete <warehouse>')
+    .description(
+      "Delete a warehouse's entry (id or name) that holds no account; the server's data is not touched",
+    )
+    .option('--json', 'print JSON')
+    .action(async (warehouse: string, o: { json?: boolean }) => {
+      const warehouseRegistry = registry();
+      const found = await warehouseRegistry.find(warehouse);
+      await warehouseRegistry.remove(found.id);
+      print(
+        o.json,
+        { id: found.id, name: found.name, deleted: true },
+        `warehouse ${found.id} "${found.name}" deleted`,
       );
     });
   const moves = () => {

@@ -1,6 +1,7 @@
 import {
   Body,
   Controller,
+  Delete,
   Get,
   Patch,
   Path,
@@ -13,13 +14,16 @@ import {
 } from '@tsoa/runtime';
 import type { Problem } from '../http/problem';
 import type {
+  AbandonedPlacementView,
   CreateWarehouseBody,
+  PlaceAccountBody,
   PlacedAccount,
   UpdateWarehouseBody,
   WarehouseSummary,
   WarehouseView,
 } from './warehouse.dto';
 import type { WarehouseRegistry } from './warehouse-registry';
+import type { WarehousePlacements } from './warehouse-placements';
 
 /**
  * The operator's warehouses: the PostgreSQL servers accounts' warehouse data lives on. Needs
@@ -31,7 +35,10 @@ import type { WarehouseRegistry } from './warehouse-registry';
 @Response<Problem>(401, 'invalid_operator_token: no operator token, or another one')
 @Response<Problem>(404, 'not_found: OPERATOR_API_TOKEN is unset, so the operator API is off')
 export class OperatorWarehousesController extends Controller {
-  constructor(private readonly warehouses: WarehouseRegistry) {
+  constructor(
+    private readonly warehouses: WarehouseRegistry,
+    private readonly placements: WarehousePlacements,
+  ) {
     super();
   }
 
@@ -92,6 +99,48 @@ export class OperatorWarehousesController extends Controller {
   @Response<Problem>(404, 'warehouse_not_found')
   async listWarehouseAccounts(@Path() warehouse: string): Promise<{ data: PlacedAccount[] }> {
     return { data: await this.warehouses.accountsOf(warehouse) };
+  }
+
+  /**
+   * Re-places an account on this warehouse without copying: the way off a warehouse that is
+   * gone for good (an online move needs the old server to answer). The account's tables on the
+   * old warehouse are left behind, unread; `abandonData: true` says so. The placement's epoch
+   * goes up and the consumers are told at once (REDIS_URL), so the account's next events and
+   * the ones held for the lost warehouse load here.
+   */
+  @Post('{warehouse}/accounts')
+  @Security('operator_token')
+  @Response<Problem>(
+    400,
+    'abandon_data_required: abandonData is not true; validation_failed: accountId is not a UUID',
+  )
+  @Response<Problem>(404, 'warehouse_not_found, or account_not_found')
+  @Response<Problem>(
+    409,
+    "warehouse_move_in_progress: a move of the account is active; already_on_warehouse; warehouse_of_another_account: another account's own server",
+  )
+  async placeWarehouseAccount(
+    @Path() warehouse: string,
+    @Body() body: PlaceAccountBody,
+  ): Promise<{ data: AbandonedPlacementView }> {
+    return { data: await this.placements.placeAbandoningData(warehouse, body) };
+  }
+
+  /**
+   * Deletes a warehouse's entry (never the server's data) once it holds no account: after its
+   * accounts were moved off it, or re-placed with `abandonData`.
+   */
+  @Delete('{warehouse}')
+  @Security('operator_token')
+  @SuccessResponse(204, 'Deleted')
+  @Response<Problem>(404, 'warehouse_not_found')
+  @Response<Problem>(
+    409,
+    "warehouse_in_use: accounts are placed on it (or being moved onto it); warehouse_in_move: an active move's source or target; warehouse_is_default; warehouse_owned_by_app: a customer's warehouse goes with its app",
+  )
+  async deleteWarehouse(@Path() warehouse: string): Promise<void> {
+    await this.warehouses.remove(warehouse);
+    this.setStatus(204);
   }
 
   /**

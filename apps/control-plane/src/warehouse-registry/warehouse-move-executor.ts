@@ -89,6 +89,8 @@ export class WarehouseMoveExecutor implements JobExecutor {
     const { dataSource, registry, engineFor, logger } = this.deps;
     const repository = dataSource.getRepository(WarehouseMoveEntity);
     let move = await repository.findOneByOrFail({ jobId: context.job.id });
+    // Only a finished move's side is ever null (warehouse_moves_active_sides): nothing to run.
+    if (move.fromWarehouseId === null || move.toWarehouseId === null) return { rowsRead: 0, rowsWritten: 0 };
     const source = engineFor(registry.connectionOf(await registry.find(move.fromWarehouseId)));
     const target = engineFor(registry.connectionOf(await registry.find(move.toWarehouseId)));
     const account: AccountLocation = { accountId: move.accountId, schema: move.schema };

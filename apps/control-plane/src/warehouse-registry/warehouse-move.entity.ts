@@ -43,11 +43,13 @@ export class WarehouseMoveEntity {
   @Column({ name: 'account_id', type: 'uuid' })
   accountId!: string;
 
-  @Column({ name: 'from_warehouse_id', type: 'uuid' })
-  fromWarehouseId!: string;
+  /** Null once that warehouse was deleted: only a finished move's side can be. */
+  @Column({ name: 'from_warehouse_id', type: 'uuid', nullable: true })
+  fromWarehouseId!: string | null;
 
-  @Column({ name: 'to_warehouse_id', type: 'uuid' })
-  toWarehouseId!: string;
+  /** Null once that warehouse was deleted: only a finished move's side can be. */
+  @Column({ name: 'to_warehouse_id', type: 'uuid', nullable: true })
+  toWarehouseId!: string | null;
 
   /** The account's schema on the source (and on the target unless `toSchema` names another). */
   @Column({ type: 'text' })

@@ -16,6 +16,7 @@ export const moveNotFound = (id: string) =>
   new AppError(404, 'warehouse_move_not_found', `No warehouse move ${id}`);
 
 const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
 
 export function moveViewOf(move: WarehouseMoveEntity): WarehouseMoveView {
   return {
@@ -55,7 +56,8 @@ export class WarehouseMoves {
    * 400 validation_failed, 404 account_not_found / warehouse_not_found, 409
    * warehouse_not_platform (the account is on a customer's warehouse),
    * warehouse_of_another_account (the target is another account's own server), already_on_warehouse,
-   * warehouse_move_in_progress (one active move per account). The engines may differ: every
+   * warehouse_move_in_progress (one active move per account), warehouse_placement_changed (the
+   * account was re-placed while the move started), warehouse_removed. The engines may differ: every
    * engine exports and imports PostgreSQL's COPY text (docs/warehouses.md, "Between PostgreSQL
    * and ClickHouse").
    */
@@ -85,6 +87,17 @@ export class WarehouseMoves {
     let id: string;
     try {
       id = await this.dataSource.transaction(async (tx) => {
+        // Still on the source: a placement changed meanwhile (an operator's re-placement, which
+        // locks this row too) would leave the move copying from where the account is not.
+        const [still] = (await tx.query(
+          'SELECT 1 FROM account_warehouses WHERE account_id = $1 AND warehouse_id = $2 FOR SHARE',
+          [accountId, source.id],
+        )) as unknown[];
+        if (!still)
+          throw conflict(
+            'warehouse_placement_changed',
+            'The account was placed on another warehouse meanwhile: start the move again',
+          );
         const [job] = returnedRows<{ id: string }>(
           await tx.query(
             `INSERT INTO jobs (account_id, kind, trigger, status) VALUES ($1, 'warehouse_move', 'manual', 'queued')
@@ -114,6 +127,9 @@ export class WarehouseMoves {
       const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
       if (driver?.code === UNIQUE_VIOLATION && driver.constraint === 'warehouse_moves_one_active')
         throw conflict('warehouse_move_in_progress', 'The account is moving already: one move at a time');
+      // The target's entry was deleted between its lookup and the move's insert.
+      if (driver?.code === FOREIGN_KEY_VIOLATION)
+        throw conflict('warehouse_removed', `Warehouse ${String(input.toWarehouse)} was just removed`);
       throw error;
     }
     this.onJobQueued?.();

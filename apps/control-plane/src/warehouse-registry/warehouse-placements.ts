@@ -6,7 +6,8 @@ import {
   type TenantChangePublisher,
   type WarehousePlacement,
 } from '@pipeline/tenancy';
-import { conflict } from '../http/api-errors';
+import type { Logger } from '@pipeline/logger';
+import { badRequest, conflict, invalidField } from '../http/api-errors';
 import { isUuid } from '../http/ids';
 import {
   AccountWarehouseEntity,
@@ -32,6 +33,7 @@ export class WarehousePlacements {
     private readonly dataSource: DataSource,
     private readonly registry: WarehouseRegistry,
     private readonly tenantChanges?: TenantChangePublisher,
+    private readonly logger?: Logger,
   ) {}
 
   /** The placement only, without the connection: what the tenant record and the API carry. */
@@ -119,6 +121,91 @@ export class WarehousePlacements {
     return placement;
   }
 
+  /**
+   * Re-places an account on another warehouse without copying anything: the way off a
+   * warehouse that is gone for good, where an online move cannot read the source. The account's
+   * tables on the old warehouse stay there, untouched and no longer read or written; from the
+   * broadcast on, its events load into `warehouseIdOrName`, held ones included. The caller must
+   * say so (`abandonData: true`): 400 abandon_data_required otherwise. Also 400
+   * validation_failed, 404 account_not_found / warehouse_not_found, 409 already_on_warehouse,
+   * warehouse_of_another_account, and warehouse_move_in_progress while a move of the account is
+   * active (it fails by itself when its source is lost; the operator waits for that rather
+   * than have two actors change one placement).
+   */
+  async placeAbandoningData(
+    warehouseIdOrName: string,
+    input: { accountId?: unknown; abandonData?: unknown },
+  ): Promise<AbandonedPlacement> {
+    if (typeof input.accountId !== 'string' || !isUuid(input.accountId))
+      throw invalidField('body.accountId', "an account's id (a UUID)");
+    if (input.abandonData !== true)
+      throw badRequest(
+        'abandon_data_required',
+        'Re-placing copies nothing: the account\'s data on its current warehouse is left behind. Send "abandonData": true (CLI: --abandon-data) to do it, or start a move (POST /api/v1/operator/warehouse-moves) to copy it',
+      );
+    const id = input.accountId.toLowerCase();
+    const target = await this.registry.find(warehouseIdOrName);
+    const result = await this.dataSource.transaction(async (manager) => {
+      // As place(): the app's edit or deletion, and the entry's deletion, wait for this.
+      const [warehouse] = (await manager.query(
+        'SELECT id, owner, account_id, schema FROM warehouses WHERE id = $1 FOR SHARE',
+        [target.id],
+      )) as Pick<WarehouseRowForPlacement, 'id' | 'owner' | 'account_id' | 'schema'>[];
+      if (!warehouse) throw conflict('warehouse_removed', `Warehouse ${warehouseIdOrName} was just removed`);
+      if (warehouse.owner === 'customer' && warehouse.account_id !== id)
+        throw warehouseOfAnotherAccount(target.name);
+      const [account] = (await manager.query('SELECT 1 FROM accounts WHERE id = $1', [id])) as unknown[];
+      if (!account) throw accountNotFound(input.accountId as string);
+      // The placement row first: a move's start locks it too (FOR SHARE) before its insert, so
+      // either that move is seen below or it finds the account re-placed and is refused.
+      const [current] = (await manager.query(
+        'SELECT warehouse_id, schema FROM account_warehouses WHERE account_id = $1 FOR UPDATE',
+        [id],
+      )) as { warehouse_id: string; schema: string }[];
+      const [move] = (await manager.query(
+        "SELECT id, stage FROM warehouse_moves WHERE account_id = $1 AND stage NOT IN ('done', 'failed')",
+        [id],
+      )) as { id: string; stage: string }[];
+      if (move)
+        throw conflict(
+          'warehouse_move_in_progress',
+          `Move ${move.id} of the account is at its ${move.stage} stage: wait for it to end (it fails by itself when its source cannot be read), then re-place`,
+        );
+      if (current?.warehouse_id === warehouse.id)
+        throw conflict('already_on_warehouse', `The account is on warehouse ${target.name} already`);
+      const schema = placementSchemaFor({ schema: warehouse.schema }, id);
+      const [placed] = (await manager.query(
+        `INSERT INTO account_warehouses (account_id, warehouse_id, schema)
+         VALUES ($1, $2, $3)
+         ON CONFLICT (account_id) DO UPDATE
+           SET warehouse_id = EXCLUDED.warehouse_id, schema = EXCLUDED.schema,
+               epoch = account_warehouses.epoch + 1, move_to_warehouse_id = NULL, placed_at = now()
+         RETURNING epoch`,
+        [id, warehouse.id, schema],
+      )) as { epoch: number }[];
+      if (!placed) throw new Error(`account ${id} was not placed`);
+      return {
+        accountId: id,
+        warehouseId: warehouse.id,
+        engine: target.engine,
+        schema,
+        epoch: placed.epoch,
+        abandoned: current ? { warehouseId: current.warehouse_id, schema: current.schema } : null,
+      };
+    });
+    // The consumers drop their cached placement now and resolve the new one (epoch + 1), as at
+    // a move's cut-over; without Redis they do within their cache time.
+    await this.tenantChanges?.publish({ kind: 'tenant_changed', accountId: id });
+    this.logger?.warn('account re-placed without its data', {
+      accountId: id,
+      toWarehouseId: result.warehouseId,
+      epoch: result.epoch,
+      abandonedWarehouseId: result.abandoned?.warehouseId ?? null,
+      abandonedSchema: result.abandoned?.schema ?? null,
+    });
+    return result;
+  }
+
   private async placed(
     accountId: string,
   ): Promise<{ placement: AccountWarehouseEntity; warehouse: WarehouseEntity }> {
@@ -144,6 +231,17 @@ export class WarehousePlacements {
     await this.tenantChanges?.publish({ kind: 'tenant_changed', accountId: id });
     return repository.findOneByOrFail({ accountId: id });
   }
+}
+
+/** A re-placement without copying: where the account is now, and what it left behind. */
+export interface AbandonedPlacement {
+  accountId: string;
+  warehouseId: string;
+  engine: WarehouseEngineName;
+  schema: string;
+  epoch: number;
+  /** The warehouse and schema its tables stay on, unread; null when it had no placement. */
+  abandoned: { warehouseId: string; schema: string } | null;
 }
 
 interface WarehouseRowForPlacement {

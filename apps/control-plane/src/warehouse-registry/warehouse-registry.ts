@@ -87,6 +87,16 @@ export const warehouseNotFound = (idOrName: string) =>
   new AppError(404, 'warehouse_not_found', `No warehouse ${idOrName}`);
 export const accountNotFound = (accountId: string) =>
   new AppError(404, 'account_not_found', `No account with id ${accountId}`);
+export const warehouseInUse = (name: string, accounts?: number) =>
+  conflict(
+    'warehouse_in_use',
+    `Warehouse ${name} holds ${accounts === undefined ? 'accounts' : `${accounts} account(s)`}: move them off it, or re-place them with abandonData, first`,
+  );
+export const warehouseInMove = (name: string, moveId?: string) =>
+  conflict(
+    'warehouse_in_move',
+    `Warehouse ${name} is a side of an active move${moveId ? ` (${moveId})` : ''}: wait for it to end`,
+  );
 /** No default warehouse: the control plane has not started once since the upgrade. */
 export const noDefaultWarehouse = () =>
   new AppError(
@@ -110,6 +120,7 @@ const associatedDataOf = (warehouseId: string) => `warehouse:${warehouseId}`;
 
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
+const CHECK_VIOLATION = '23514';
 const isUniqueViolation = (error: unknown, constraint: string) => {
   const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
   return driver?.code === UNIQUE_VIOLATION && driver.constraint === constraint;
@@ -397,11 +408,63 @@ export class WarehouseRegistry {
       await manager.query('UPDATE warehouses SET is_default = false WHERE is_default AND id <> $1', [
         warehouse.id,
       ]);
-      await manager.query('UPDATE warehouses SET is_default = true, updated_at = now() WHERE id = $1', [
-        warehouse.id,
-      ]);
+      const updated = (await manager.query(
+        'UPDATE warehouses SET is_default = true, updated_at = now() WHERE id = $1',
+        [warehouse.id],
+      )) as [unknown[], number];
+      // Deleted since it was found: the old default keeps its flag (the transaction rolls back).
+      if (updated[1] === 0) throw warehouseNotFound(idOrName);
     });
     return viewOf(await this.find(warehouse.id));
+  }
+
+  /**
+   * Deletes a platform warehouse's entry, never a server's data: 404 warehouse_not_found, 409
+   * warehouse_is_default, warehouse_owned_by_app (a customer's goes with its app),
+   * warehouse_in_use (an account is placed on it, or a move copies one onto it) and
+   * warehouse_in_move (an active move's source or target). A finished move's record keeps its
+   * other side; this one becomes null there.
+   */
+  async remove(idOrName: string): Promise<void> {
+    const found = await this.find(idOrName);
+    if (found.owner === 'customer')
+      throw conflict(
+        'warehouse_owned_by_app',
+        `Warehouse ${found.name} is the account's warehouse app ${found.appId}: it goes when the app is deleted`,
+      );
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        // set-default of this warehouse waits, and fails once it is gone; a placement (FOR SHARE)
+        // or a move's insert (its foreign key) waits too, and is refused after.
+        await manager.query('SELECT pg_advisory_xact_lock($1)', [DEFAULT_LOCK]);
+        const [row] = (await manager.query('SELECT is_default FROM warehouses WHERE id = $1 FOR UPDATE', [
+          found.id,
+        ])) as { is_default: boolean }[];
+        if (!row) throw warehouseNotFound(idOrName);
+        if (row.is_default)
+          throw conflict(
+            'warehouse_is_default',
+            `Warehouse ${found.name} is the default: make another one the default first`,
+          );
+        const placed = await this.placedOn(manager, found.id);
+        if (placed.length > 0) throw warehouseInUse(found.name, placed.length);
+        const move = await this.activeMoveOf(manager, found.id);
+        if (move) throw warehouseInMove(found.name, move);
+        await manager.query('DELETE FROM warehouses WHERE id = $1', [found.id]);
+      });
+    } catch (error) {
+      const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
+      // Raced past the checks: a placement's foreign key, or an active move's sides.
+      if (driver?.code === FOREIGN_KEY_VIOLATION) throw warehouseInUse(found.name);
+      if (driver?.code === CHECK_VIOLATION && driver.constraint === 'warehouse_moves_active_sides')
+        throw warehouseInMove(found.name);
+      throw error;
+    }
+    this.options.logger?.info('warehouse deleted', {
+      warehouseId: found.id,
+      name: found.name,
+      engine: found.engine,
+    });
   }
 
   /** The accounts placed on a warehouse, oldest placement first. */
@@ -538,8 +601,9 @@ export class WarehouseRegistry {
 
   /**
    * Removes the warehouse of an app that is deleted or loses its password, in the caller's
-   * transaction; 409 warehouse_app_in_use while an account is placed on it (the placement's
-   * foreign key refuses it too, so a placement made meanwhile cannot be orphaned).
+   * transaction; 409 warehouse_app_in_use while an account is placed on it or an active move
+   * names it (the placement's foreign key and the moves' check refuse it too, so one made
+   * meanwhile cannot be orphaned). A finished move's record keeps the other side.
    */
   async removeCustomer(manager: EntityManager, appId: string): Promise<void> {
     const existing = await manager
@@ -551,13 +615,18 @@ export class WarehouseRegistry {
     if (!existing) return;
     if ((await this.placedOn(manager, existing.id)).length > 0)
       throw warehouseAppInUse(appId, 'the account is placed on it; move the account off it first');
+    if (await this.activeMoveOf(manager, existing.id))
+      throw warehouseAppInUse(appId, 'an active move names it; wait for the move to end');
     try {
       await manager.query('DELETE FROM warehouses WHERE id = $1', [existing.id]);
     } catch (error) {
-      // A move's record (or a placement made meanwhile) still names it.
-      const driver = (error as { driverError?: { code?: string } }).driverError;
-      if (driver?.code === FOREIGN_KEY_VIOLATION)
-        throw warehouseAppInUse(appId, 'a placement or a move still names it');
+      // A placement or an active move made meanwhile names it (a finished move's side goes null).
+      const driver = (error as { driverError?: { code?: string; constraint?: string } }).driverError;
+      if (
+        driver?.code === FOREIGN_KEY_VIOLATION ||
+        (driver?.code === CHECK_VIOLATION && driver.constraint === 'warehouse_moves_active_sides')
+      )
+        throw warehouseAppInUse(appId, 'a placement or an active move still names it');
       throw error;
     }
   }
@@ -572,6 +641,17 @@ export class WarehouseRegistry {
   async ofApp(appId: string): Promise<WarehouseEntity | null> {
     if (!isUuid(appId)) return null;
     return this.dataSource.getRepository(WarehouseEntity).findOneBy({ appId: appId.toLowerCase() });
+  }
+
+  /** The id of a move that is not done or failed with the warehouse on either side. */
+  private async activeMoveOf(manager: EntityManager, warehouseId: string): Promise<string | undefined> {
+    const [move] = (await manager.query(
+      `SELECT id FROM warehouse_moves
+        WHERE (from_warehouse_id = $1 OR to_warehouse_id = $1) AND stage NOT IN ('done', 'failed')
+        LIMIT 1`,
+      [warehouseId],
+    )) as { id: string }[];
+    return move?.id;
   }
 
   private async placedOn(manager: EntityManager, warehouseId: string): Promise<string[]> {

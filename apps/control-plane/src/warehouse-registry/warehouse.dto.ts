@@ -46,6 +46,35 @@ export interface PlacedAccount {
   placedAt: string;
 }
 
+/**
+ * Re-places an account on this warehouse without copying its data: for a warehouse that is
+ * gone for good. Its tables stay on the old warehouse, unread.
+ */
+export interface PlaceAccountBody {
+  /**
+   * @minLength 1
+   * @maxLength 64
+   */
+  accountId: string;
+  /**
+   * Must be `true`: the account's data on its current warehouse is left behind (400
+   * `abandon_data_required` otherwise).
+   */
+  abandonData?: boolean;
+}
+
+/** Where a re-placed account is now, and what it left behind. */
+export interface AbandonedPlacementView {
+  accountId: string;
+  warehouseId: string;
+  engine: WarehouseEngineName;
+  schema: string;
+  /** @isInt */
+  epoch: number;
+  /** The warehouse and schema its old tables stay on, unread; null when it had no placement. */
+  abandoned: { warehouseId: string; schema: string } | null;
+}
+
 /** A new platform warehouse. */
 export interface CreateWarehouseBody {
   /**
@@ -189,8 +218,10 @@ export interface WarehouseMoveVerification {
 export interface WarehouseMoveView {
   id: string;
   accountId: string;
-  fromWarehouseId: string;
-  toWarehouseId: string;
+  /** Null once that warehouse was deleted (a finished move's record outlives it). */
+  fromWarehouseId: string | null;
+  /** Null once that warehouse was deleted (a finished move's record outlives it). */
+  toWarehouseId: string | null;
   /** The account's schema on the source, and on the target unless `toSchema` names another. */
   schema: string;
   /** The schema on the target when it differs: the app's, on the account's own server. */
