@@ -149,7 +149,11 @@ export function composeServices(deps: ServiceDependencies) {
   const integrations = new IntegrationService(dataSource, apps, jobs, urls, tenantChanges, limiter);
   const writeKeys = new WriteKeyService(dataSource, deps.writeKeyRateLimitCeilings, tenantChanges, limiter);
   const placements = new WarehousePlacements(dataSource, warehouses, tenantChanges, deps.logger);
-  const warehouseMoves = new WarehouseMoves(dataSource, warehouses, placements, deps.onJobQueued);
+  const warehouseMoves = new WarehouseMoves(dataSource, warehouses, placements, {
+    ...(deps.onJobQueued ? { onJobQueued: deps.onJobQueued } : {}),
+    ...(deps.onJobCancelled ? { onJobCancelled: deps.onJobCancelled } : {}),
+    ...(tenantChanges ? { tenantChanges } : {}),
+  });
   const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements);
   // Each account's own warehouse, through the process's engines; without them (a test graph
   // that reads nothing), WAREHOUSE_URL's default database.
@@ -446,6 +450,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
           logger,
           timings: {
             consumerWaitMs: config.WAREHOUSE_MOVE_CONSUMER_WAIT_MS,
+            deadlineMs: config.WAREHOUSE_MOVE_DEADLINE_MS,
             drainMs: config.WAREHOUSE_MOVE_DRAIN_MS,
             batchRows: config.WAREHOUSE_MOVE_BATCH_ROWS,
           },

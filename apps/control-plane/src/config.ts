@@ -117,6 +117,9 @@ export const controlPlaneConfigSchema = z
     WAREHOUSE_MOVE_CONSUMER_WAIT_MS: envInt({ default: 90_000, min: 0, max: 3_600_000 }).describe(
       "A warehouse move: how long after the target is announced the backfill starts, so that every warehouse consumer writes to both warehouses first. At least the consumers' `TENANT_CACHE_TTL_SECONDS` (60 s by default) plus a margin.",
     ),
+    WAREHOUSE_MOVE_DEADLINE_MS: envInt({ default: 86_400_000, min: 1000, max: 2_592_000_000 }).describe(
+      'A warehouse move not done this long after it was created fails (`warehouse_move_timed_out`), across restarts: before the cut-over the account stays on its source, after it on the target with the source schema kept.',
+    ),
     WAREHOUSE_MOVE_DRAIN_MS: envInt({ default: 180_000, min: 0, max: 3_600_000 }).describe(
       "A warehouse move: how long after the cut-over the source is copied and compared once more before it is dropped, so that writers holding the old placement are done. At least the consumers' `TENANT_CACHE_TTL_SECONDS` plus a batch's longest write (`WAREHOUSE_STATEMENT_TIMEOUT_MS`).",
     ),

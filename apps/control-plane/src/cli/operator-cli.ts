@@ -411,7 +411,8 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
     return new WarehouseMoves(
       dataSource,
       warehouseRegistry,
-      new WarehousePlacements(dataSource, warehouseRegistry),
+      new WarehousePlacements(dataSource, warehouseRegistry, options.tenantChanges),
+      options.tenantChanges ? { tenantChanges: options.tenantChanges } : {},
     );
   };
   warehouses
@@ -424,6 +425,16 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
     .action(async (accountId: string, o: { to: string; json?: boolean }) => {
       const started = await moves().start({ accountId, toWarehouse: o.to });
       print(o.json, started, `move ${started.id} of account ${started.accountId} queued`);
+    });
+  warehouses
+    .command('cancel-move <move-id>')
+    .description(
+      'Cancel a warehouse move that has not finished: before its cut-over the account stays on its source, after it on the target with the source schema kept',
+    )
+    .option('--json', 'print JSON')
+    .action(async (moveId: string, o: { json?: boolean }) => {
+      const cancelled = await moves().cancel(moveId);
+      print(o.json, cancelled, `move ${cancelled.id} of account ${cancelled.accountId} cancelled`);
     });
   warehouses
     .command('moves')

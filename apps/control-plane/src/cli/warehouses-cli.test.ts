@@ -323,5 +323,23 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
       1,
       "error: required option '--to <warehouse>' not specified\n",
     ]);
+
+    // Cancelled while queued: the job never starts, and a second cancel is refused.
+    const cancelled = await cli(['warehouses', 'cancel-move', move.id, '--json']);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.json()).toMatchObject({
+      id: move.id,
+      stage: 'failed',
+      error: { code: 'warehouse_move_cancelled' },
+    });
+    const [after] = (await h.db.dataSource.query('SELECT status FROM jobs WHERE id = $1', [
+      move.jobId,
+    ])) as Record<string, unknown>[];
+    expect(after).toEqual({ status: 'cancelled' });
+    const twice = await cli(['warehouses', 'cancel-move', move.id]);
+    expect([twice.code, twice.err]).toEqual([
+      1,
+      `error: Move ${move.id} is failed already (warehouse_move_finished)\n`,
+    ]);
   });
 });

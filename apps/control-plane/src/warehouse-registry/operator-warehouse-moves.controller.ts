@@ -51,6 +51,20 @@ export class OperatorWarehouseMovesController extends Controller {
     return { data };
   }
 
+  /**
+   * Cancels a move that has not finished, at any stage: it ends as `failed` with
+   * `warehouse_move_cancelled` and its job slot is freed. Before the cut-over the account stays
+   * on its source (writers stop writing to the target); after it the account stays on the
+   * target and the source's schema is kept.
+   */
+  @Post('{moveId}/cancel')
+  @Security('operator_token')
+  @Response<Problem>(404, 'warehouse_move_not_found')
+  @Response<Problem>(409, 'warehouse_move_finished: the move is done or failed already')
+  async cancelWarehouseMove(@Path() moveId: string): Promise<{ data: WarehouseMoveView }> {
+    return { data: await this.moves.cancel(moveId) };
+  }
+
   /** One move: its stage, rows copied per table, the last comparison and any error. */
   @Get('{moveId}')
   @Security('operator_token')

@@ -19,6 +19,7 @@ import {
   type WarehouseMoveStage,
 } from './warehouse-move.entity';
 import type { EngineFor, WarehouseRegistry } from './warehouse-registry';
+import { beforeCutOver, endUnfinishedMove } from './warehouse-moves';
 
 export interface WarehouseMoveTimings {
   /** From setting the move target to the backfill (WAREHOUSE_MOVE_CONSUMER_WAIT_MS). */
@@ -27,6 +28,11 @@ export interface WarehouseMoveTimings {
   drainMs: number;
   /** Rows per copied batch (WAREHOUSE_MOVE_BATCH_ROWS). */
   batchRows: number;
+  /**
+   * A move not done this long after it was created fails (`warehouse_move_timed_out`):
+   * WAREHOUSE_MOVE_DEADLINE_MS.
+   */
+  deadlineMs?: number;
   /** Comparisons of a day whose source rows are not all on the target yet (rows in flight). */
   verifyAttempts?: number;
   /** Between those comparisons. */
@@ -42,9 +48,11 @@ export interface WarehouseMoveExecutorDependencies {
   timings: WarehouseMoveTimings;
 }
 
+/** 24 h: a day for the largest copy, far less than "for good". */
+export const defaultMoveDeadlineMs = 86_400_000;
+
 /** Copies before the cut-over: the first, and one more when the comparison finds rows missing. */
 const MAX_COPY_ATTEMPTS = 2;
-const beforeCutOver: readonly WarehouseMoveStage[] = ['queued', 'copy', 'verify', 'cut_over'];
 
 /** Waits until `until` (ms since the epoch) or the abort; the job's heartbeat runs meanwhile. */
 function waitUntil(until: number, signal: AbortSignal): Promise<void> {
@@ -86,9 +94,9 @@ export class WarehouseMoveExecutor implements JobExecutor {
   constructor(private readonly deps: WarehouseMoveExecutorDependencies) {}
 
   async execute(context: JobContext): Promise<JobCounts> {
-    const { dataSource, registry, engineFor, logger } = this.deps;
+    const { dataSource, registry, engineFor } = this.deps;
     const repository = dataSource.getRepository(WarehouseMoveEntity);
-    let move = await repository.findOneByOrFail({ jobId: context.job.id });
+    const move = await repository.findOneByOrFail({ jobId: context.job.id });
     // Only a finished move's side is ever null (warehouse_moves_active_sides): nothing to run.
     if (move.fromWarehouseId === null || move.toWarehouseId === null) return { rowsRead: 0, rowsWritten: 0 };
     const source = engineFor(registry.connectionOf(await registry.find(move.fromWarehouseId)));
@@ -96,43 +104,35 @@ export class WarehouseMoveExecutor implements JobExecutor {
     const account: AccountLocation = { accountId: move.accountId, schema: move.schema };
     const onTarget: AccountLocation = { accountId: move.accountId, schema: move.toSchema ?? move.schema };
     const counts: JobCounts = { rowsRead: 0, rowsWritten: 0 };
-    const run = { move, source, target, account, onTarget, counts, context };
+    // The move's deadline counts from its creation, across restarts: a target that answers
+    // slowly, or a source that is gone, ends it instead of holding a job slot for good.
+    const deadlineMs = this.deps.timings.deadlineMs ?? defaultMoveDeadlineMs;
+    const deadlineAt = move.createdAt.getTime() + deadlineMs;
+    const expiry = new AbortController();
+    const timer = setTimeout(() => expiry.abort(), Math.max(0, deadlineAt - Date.now()));
+    const signal = AbortSignal.any([context.signal, expiry.signal]);
+    const run: MoveRun = { move, source, target, account, onTarget, counts, context: { ...context, signal } };
+    const expired = new Promise<never>((_, reject) =>
+      expiry.signal.addEventListener('abort', () => reject(new Error('deadline')), { once: true }),
+    );
+    expired.catch(() => undefined);
     try {
-      for (;;) {
-        run.move = move = await repository.findOneByOrFail({ id: move.id });
-        logger.info('warehouse move stage', {
-          moveId: move.id,
-          accountId: move.accountId,
-          stage: move.stage,
-        });
-        switch (move.stage) {
-          case 'queued':
-          case 'copy':
-            await this.copyStage(run);
-            break;
-          case 'verify':
-            await this.verifyStage(run);
-            break;
-          case 'cut_over':
-            await this.cutOver(move);
-            break;
-          case 'drain':
-            await this.drain(run);
-            break;
-          case 'retire':
-            await source.dropAccount(account);
-            await this.setStage(move.id, 'done', { finished_at: new Date() });
-            logger.info('warehouse move done', { moveId: move.id, accountId: move.accountId });
-            break;
-          case 'done':
-          case 'failed':
-            return counts;
-        }
-      }
+      // Raced: an engine call the deadline cannot interrupt is abandoned (its connection's own
+      // read deadline ends it).
+      return await Promise.race([this.stages(run), expired]);
     } catch (error) {
+      const current = await repository.findOneByOrFail({ id: move.id });
+      if (expiry.signal.aborted && !context.signal.aborted)
+        throw new JobFailure(
+          'warehouse_move_timed_out',
+          `The move did not finish within ${deadlineMs} ms (at its ${current.stage} stage); ${
+            beforeCutOver.includes(current.stage)
+              ? 'the account stays on its source'
+              : 'the account is on the target, its source schema is kept'
+          }`,
+        );
       if (context.signal.aborted || error instanceof JobFailure) throw error;
       const message = error instanceof Error ? error.message : String(error);
-      const current = await repository.findOneByOrFail({ id: move.id });
       if (beforeCutOver.includes(current.stage)) {
         const kind = source.classifyError(error);
         throw new JobFailure(
@@ -147,6 +147,42 @@ export class WarehouseMoveExecutor implements JobExecutor {
         `The move's ${current.stage} stage failed and is tried again`,
         message,
       );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Runs the move's stages from where it is until it is done or failed. */
+  private async stages(run: MoveRun): Promise<JobCounts> {
+    const { logger } = this.deps;
+    const repository = this.deps.dataSource.getRepository(WarehouseMoveEntity);
+    for (;;) {
+      const move = (run.move = await repository.findOneByOrFail({ id: run.move.id }));
+      run.context.signal.throwIfAborted();
+      logger.info('warehouse move stage', { moveId: move.id, accountId: move.accountId, stage: move.stage });
+      switch (move.stage) {
+        case 'queued':
+        case 'copy':
+          await this.copyStage(run);
+          break;
+        case 'verify':
+          await this.verifyStage(run);
+          break;
+        case 'cut_over':
+          await this.cutOver(move);
+          break;
+        case 'drain':
+          await this.drain(run);
+          break;
+        case 'retire':
+          await run.source.dropAccount(run.account);
+          await this.setStage(move.id, 'done', { finished_at: new Date() });
+          logger.info('warehouse move done', { moveId: move.id, accountId: move.accountId });
+          break;
+        case 'done':
+        case 'failed':
+          return run.counts;
+      }
     }
   }
 
@@ -158,11 +194,10 @@ export class WarehouseMoveExecutor implements JobExecutor {
       transition.to === 'failed'
         ? transition.error
         : { code: 'warehouse_move_cancelled', message: 'The move was cancelled' };
-    if (beforeCutOver.includes(move.stage)) await this.untarget(tx, move);
-    await tx.query(
-      `UPDATE warehouse_moves SET stage = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1`,
-      [move.id, JSON.stringify(error)],
-    );
+    const { untargeted } = await endUnfinishedMove(tx, move, error);
+    // Told before the commit: a consumer that asks at once may still see the target for one
+    // cache time and write there too, which the source never misses.
+    if (untargeted) await this.announce(move.accountId);
     this.deps.logger.warn('warehouse move failed', { moveId: move.id, stage: move.stage, ...error });
   }
 
@@ -336,18 +371,6 @@ export class WarehouseMoveExecutor implements JobExecutor {
     }
     const ok = Object.values(tables).every((t) => t.missingDays.length === 0);
     return { stage, at: new Date().toISOString(), ok, tables };
-  }
-
-  /** The move target is cleared: writers go back to the source alone. */
-  private async untarget(tx: EntityManager, move: WarehouseMoveEntity): Promise<void> {
-    await tx.query(
-      `UPDATE account_warehouses SET move_to_warehouse_id = NULL
-        WHERE account_id = $1 AND move_to_warehouse_id = $2`,
-      [move.accountId, move.toWarehouseId],
-    );
-    // Told before the commit: a consumer that asks at once may still see the target for one
-    // cache time and write there too, which the source never misses.
-    await this.announce(move.accountId);
   }
 
   private async announce(accountId: string): Promise<void> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
+import { Client } from 'pg';
 import request from 'supertest';
 import {
   controlPlaneWarehouseCalls,
@@ -454,6 +455,95 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       .send({ accountId: t.accountId, toWarehouse: 'second' });
     expect(again.status).toBe(202);
     expect((await finished(again.body.data.id)).stage).toBe('done');
+  });
+
+  it('cancels a move at any stage before it finishes: the job ends, the account stays on its source', async () => {
+    const t = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    const account = { accountId: t.accountId, schema };
+    await engine.writeRows(account, [row({ type: 'track', messageId: 'c-1', event: 'E' }, new Date())]);
+    timings.consumerWaitMs = 600_000;
+    try {
+      const started = await operator
+        .post('/api/v1/operator/warehouse-moves')
+        .send({ accountId: t.accountId, toWarehouse: 'second' });
+      expect(started.status).toBe(202);
+      const moveId = started.body.data.id as string;
+      await waitUntil('the move in its copy stage, writing to both', async () => {
+        const placed = await placementRow(t.accountId);
+        return placed?.move_to_warehouse_id !== null;
+      });
+      const cancelled = await operator.post(`/api/v1/operator/warehouse-moves/${moveId}/cancel`);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.data).toMatchObject({
+        id: moveId,
+        stage: 'failed',
+        error: { code: 'warehouse_move_cancelled' },
+      });
+      expect(cancelled.body.data.finishedAt).not.toBeNull();
+      const [job] = (await h.db.dataSource.query('SELECT status, error FROM jobs WHERE id = $1', [
+        started.body.data.jobId,
+      ])) as { status: string; error: { code: string } }[];
+      expect(job).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
+      // Writers go back to the source alone, where the account stays.
+      expect(await placementRow(t.accountId)).toMatchObject({ move_to_warehouse_id: null, epoch: 1 });
+      expect((await h.services.placements.resolve(t.accountId)).alsoWriteTo).toBeUndefined();
+      // Its worker let go of it: no job of the runner is running any more.
+      await waitUntil('the worker to let the cancelled job go', async () => {
+        const [running] = (await h.db.dataSource.query(
+          'SELECT count(*)::int AS n FROM jobs WHERE id = $1 AND worker_id IS NOT NULL',
+          [started.body.data.jobId],
+        )) as { n: number }[];
+        return running?.n === 0;
+      });
+      const again = await operator.post(`/api/v1/operator/warehouse-moves/${moveId}/cancel`);
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ code: 'warehouse_move_finished' });
+      const unknown = await operator.post(`/api/v1/operator/warehouse-moves/${randomUUID()}/cancel`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body).toMatchObject({ code: 'warehouse_move_not_found' });
+    } finally {
+      timings.consumerWaitMs = CACHE_MS * 3;
+    }
+    // Another move of the account is accepted: the cancelled one is not active.
+    const next = await operator
+      .post('/api/v1/operator/warehouse-moves')
+      .send({ accountId: t.accountId, toWarehouse: 'second' });
+    expect(next.status).toBe(202);
+    expect((await finished(next.body.data.id)).stage).toBe('done');
+  });
+
+  it('ends a move past its deadline even while a call to the target never returns', async () => {
+    const t = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    const account = { accountId: t.accountId, schema };
+    await engine.writeRows(account, [row({ type: 'track', messageId: 'd-1', event: 'E' }, new Date())]);
+    // The account's tables on the target exist and are locked: the copy's import waits for
+    // the lock (lock_timeout: 30 s), far past the move's 2 s deadline.
+    const second = h.services.warehouses.connectionOf(await h.services.warehouses.find('second'));
+    await engines.for(second).ensureAccount(account);
+    const locker = new Client({ connectionString: target.urlFor('warehouse') });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query(`LOCK TABLE ${schema}.events IN ACCESS EXCLUSIVE MODE`);
+    timings.deadlineMs = 2_000;
+    try {
+      const started = await operator
+        .post('/api/v1/operator/warehouse-moves')
+        .send({ accountId: t.accountId, toWarehouse: 'second' });
+      const move = await finished(started.body.data.id, 15_000);
+      expect(move).toMatchObject({ stage: 'failed', error: { code: 'warehouse_move_timed_out' } });
+      expect(move.error?.message).toContain('the account stays on its source');
+      const [job] = (await h.db.dataSource.query('SELECT status FROM jobs WHERE id = $1', [
+        started.body.data.jobId,
+      ])) as { status: string }[];
+      expect(job).toEqual({ status: 'failed' });
+      expect(await placementRow(t.accountId)).toMatchObject({ move_to_warehouse_id: null, epoch: 1 });
+    } finally {
+      delete timings.deadlineMs;
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
   });
 
   it('resumes a move at its stage after the control plane stops mid-drain', async () => {

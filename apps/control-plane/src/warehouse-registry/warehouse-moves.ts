@@ -1,10 +1,11 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '@pipeline/errors';
+import type { TenantChangePublisher } from '@pipeline/tenancy';
 import { badRequest, conflict } from '../http/api-errors';
 import { isUuid } from '../http/ids';
 import { returnedRows } from '../database/returned-rows';
 import type { WarehouseMoveView } from './warehouse.dto';
-import { WarehouseMoveEntity } from './warehouse-move.entity';
+import { WarehouseMoveEntity, type WarehouseMoveStage } from './warehouse-move.entity';
 import {
   placementSchemaFor,
   warehouseOfAnotherAccount,
@@ -17,6 +18,34 @@ export const moveNotFound = (id: string) =>
 
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
+
+/** Stages before the cut-over: the account is still on its source. */
+export const beforeCutOver: readonly WarehouseMoveStage[] = ['queued', 'copy', 'verify', 'cut_over'];
+
+/**
+ * Ends a move that did not finish (failed, cancelled, out of time), in the caller's
+ * transaction. Before the cut-over the move target is cleared, so writers go back to the
+ * source alone, and the account stays there; after it the account stays on the target and the
+ * source's schema is kept (never retired). Returns whether writers must be told.
+ */
+export async function endUnfinishedMove(
+  tx: EntityManager,
+  move: WarehouseMoveEntity,
+  error: { code: string; message: string },
+): Promise<{ untargeted: boolean }> {
+  const untargeted = beforeCutOver.includes(move.stage);
+  if (untargeted)
+    await tx.query(
+      `UPDATE account_warehouses SET move_to_warehouse_id = NULL
+        WHERE account_id = $1 AND move_to_warehouse_id = $2`,
+      [move.accountId, move.toWarehouseId],
+    );
+  await tx.query(
+    `UPDATE warehouse_moves SET stage = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1`,
+    [move.id, JSON.stringify(error)],
+  );
+  return { untargeted };
+}
 
 export function moveViewOf(move: WarehouseMoveEntity): WarehouseMoveView {
   return {
@@ -44,12 +73,20 @@ export function moveViewOf(move: WarehouseMoveEntity): WarehouseMoveView {
  * runner (kind `warehouse_move`, WarehouseMoveExecutor), so a control plane that restarts
  * resumes it at its stage.
  */
+export interface WarehouseMovesOptions {
+  onJobQueued?: () => void;
+  /** Stops a cancelled move's job at once when it runs in this process. */
+  onJobCancelled?: (jobId: string) => void;
+  /** Tells writers a cancelled move's target is gone. */
+  tenantChanges?: TenantChangePublisher;
+}
+
 export class WarehouseMoves {
   constructor(
     private readonly dataSource: DataSource,
     private readonly registry: WarehouseRegistry,
     private readonly placements: WarehousePlacements,
-    private readonly onJobQueued?: () => void,
+    private readonly options: WarehouseMovesOptions = {},
   ) {}
 
   /**
@@ -132,8 +169,46 @@ export class WarehouseMoves {
         throw conflict('warehouse_removed', `Warehouse ${String(input.toWarehouse)} was just removed`);
       throw error;
     }
-    this.onJobQueued?.();
+    this.options.onJobQueued?.();
     return this.get(id);
+  }
+
+  /**
+   * Cancels a move that has not finished, whatever its stage: its job is cancelled (the
+   * worker's slot is freed at once in this process, at its next heartbeat elsewhere) and the
+   * move ends as `failed` with `warehouse_move_cancelled`. Before the cut-over the account stays
+   * on its source and writers stop writing to the target; after it the account stays on the
+   * target and the source's schema is kept. 404 warehouse_move_not_found, 409
+   * warehouse_move_finished.
+   */
+  async cancel(id: string): Promise<WarehouseMoveView> {
+    if (!isUuid(id)) throw moveNotFound(id);
+    const moveId = id.toLowerCase();
+    const { move, untargeted } = await this.dataSource.transaction(async (tx) => {
+      const found = await tx
+        .getRepository(WarehouseMoveEntity)
+        .findOne({ where: { id: moveId }, lock: { mode: 'pessimistic_write' } });
+      if (!found) throw moveNotFound(id);
+      if (found.stage === 'done' || found.stage === 'failed')
+        throw conflict('warehouse_move_finished', `Move ${found.id} is ${found.stage} already`);
+      if (found.jobId)
+        await tx.query(
+          `UPDATE jobs SET status = 'cancelled', worker_id = NULL, heartbeat_at = NULL,
+                  finished_at = now(), updated_at = now(),
+                  error = jsonb_build_object('code', 'cancelled', 'message', 'Cancelled by the operator')
+            WHERE id = $1 AND status IN ('queued', 'running')`,
+          [found.jobId],
+        );
+      const ended = await endUnfinishedMove(tx, found, {
+        code: 'warehouse_move_cancelled',
+        message: 'The move was cancelled by the operator',
+      });
+      return { move: found, ...ended };
+    });
+    if (move.jobId) this.options.onJobCancelled?.(move.jobId);
+    if (untargeted)
+      await this.options.tenantChanges?.publish({ kind: 'tenant_changed', accountId: move.accountId });
+    return this.get(move.id);
   }
 
   async get(id: string): Promise<WarehouseMoveView> {
