@@ -148,11 +148,26 @@ function contractProblems(objects, secrets) {
       }
       // Hosted ingestion reads no warehouse: its credentials must not be mounted there.
       const hosted = role === 'ingestion' && env.get('MANAGED_AUTH_ENABLED') === 'true';
+      // Nor does any delivery kind but the warehouse one: WAREHOUSE_URL holds the platform
+      // warehouse's password, and a forwarding consumer parses answers from tenants' servers.
+      const deliveryArgs = role === 'delivery' ? (container.args ?? []) : [];
+      const deliveryKind = deliveryArgs.includes('--destination')
+        ? deliveryArgs[deliveryArgs.indexOf('--destination') + 1]
+        : undefined;
+      const warehouseless = role === 'delivery' && deliveryKind !== 'warehouse';
+      if (warehouseless && env.has('WAREHOUSE_URL'))
+        fail(
+          `${cid}: WAREHOUSE_URL (the platform warehouse's password) is mounted in delivery kind ${deliveryKind}; only the warehouse kind reads it`,
+        );
       const wanted = hosted
         ? schemas.ingestion.filter((key) => !ingestionConfig.staticModeOnlyVariables.includes(key))
-        : schemas[role];
+        : warehouseless
+          ? schemas.delivery.filter((key) => key !== 'WAREHOUSE_URL')
+          : schemas[role];
       for (const key of wanted) if (!env.has(key)) fail(`${cid}: ${key} (read by ${role}) is not set`);
-      for (const key of env.keys()) if (!wanted.includes(key)) fail(`${cid}: ${key} is not read by ${role}`);
+      for (const key of env.keys())
+        if (!wanted.includes(key) && !(warehouseless && key === 'WAREHOUSE_URL'))
+          fail(`${cid}: ${key} is not read by ${role}`);
 
       if (role === 'delivery') {
         const args = container.args ?? [];
@@ -431,6 +446,24 @@ const breaks = [
     'the warehouse credentials mounted in hosted ingestion',
     (o) => {
       dep(o, 'ingestion').containers[0].env.push({
+        name: 'WAREHOUSE_URL',
+        valueFrom: { secretKeyRef: { name: 'warehouse-database', key: 'WAREHOUSE_URL' } },
+      });
+    },
+  ],
+  [
+    'the warehouse credentials mounted in a forwarding consumer',
+    (o) => {
+      dep(o, 'delivery-webhook').containers[0].env.push({
+        name: 'WAREHOUSE_URL',
+        valueFrom: { secretKeyRef: { name: 'warehouse-database', key: 'WAREHOUSE_URL', optional: true } },
+      });
+    },
+  ],
+  [
+    'the warehouse credentials mounted in the log consumer',
+    (o) => {
+      dep(o, 'delivery-log').containers[0].env.push({
         name: 'WAREHOUSE_URL',
         valueFrom: { secretKeyRef: { name: 'warehouse-database', key: 'WAREHOUSE_URL' } },
       });
