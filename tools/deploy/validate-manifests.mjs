@@ -97,6 +97,7 @@ function contractProblems(objects, secrets) {
     Object.entries(selector ?? {}).every(([key, value]) => labels?.[key] === value);
   const workloads = [...byKind('Deployment'), ...byKind('Job')];
   const seenRoles = new Set();
+  const operatorListeners = [];
   const deliveryKinds = new Map();
 
   for (const workload of workloads) {
@@ -147,11 +148,26 @@ function contractProblems(objects, secrets) {
       }
       // Hosted ingestion reads no warehouse: its credentials must not be mounted there.
       const hosted = role === 'ingestion' && env.get('MANAGED_AUTH_ENABLED') === 'true';
+      // Nor does any delivery kind but the warehouse one: WAREHOUSE_URL holds the platform
+      // warehouse's password, and a forwarding consumer parses answers from tenants' servers.
+      const deliveryArgs = role === 'delivery' ? (container.args ?? []) : [];
+      const deliveryKind = deliveryArgs.includes('--destination')
+        ? deliveryArgs[deliveryArgs.indexOf('--destination') + 1]
+        : undefined;
+      const warehouseless = role === 'delivery' && deliveryKind !== 'warehouse';
+      if (warehouseless && env.has('WAREHOUSE_URL'))
+        fail(
+          `${cid}: WAREHOUSE_URL (the platform warehouse's password) is mounted in delivery kind ${deliveryKind}; only the warehouse kind reads it`,
+        );
       const wanted = hosted
         ? schemas.ingestion.filter((key) => !ingestionConfig.staticModeOnlyVariables.includes(key))
-        : schemas[role];
+        : warehouseless
+          ? schemas.delivery.filter((key) => key !== 'WAREHOUSE_URL')
+          : schemas[role];
       for (const key of wanted) if (!env.has(key)) fail(`${cid}: ${key} (read by ${role}) is not set`);
-      for (const key of env.keys()) if (!wanted.includes(key)) fail(`${cid}: ${key} is not read by ${role}`);
+      for (const key of env.keys())
+        if (!wanted.includes(key) && !(warehouseless && key === 'WAREHOUSE_URL'))
+          fail(`${cid}: ${key} is not read by ${role}`);
 
       if (role === 'delivery') {
         const args = container.args ?? [];
@@ -193,6 +209,16 @@ function contractProblems(objects, secrets) {
         if (probe?.path !== probePath) fail(`${cid}: ${probeName} must GET ${probePath}`);
         else if (probePort !== port)
           fail(`${cid}: ${probeName} port ${probePort} is not ${listenPort[role]}=${port}`);
+      }
+      if (role === 'control-plane') {
+        // The operator API's own listener: a container port, never PORT, reached through
+        // ClusterIP Services only (checked with the Ingress below).
+        const operatorPort = Number(env.get('OPERATOR_PORT'));
+        if (!(operatorPort > 0) || operatorPort === port)
+          fail(`${cid}: OPERATOR_PORT ${env.get('OPERATOR_PORT')} must be a port other than PORT=${port}`);
+        else if (![...named.values()].includes(operatorPort))
+          fail(`${cid}: OPERATOR_PORT ${operatorPort} is not a container port`);
+        operatorListeners.push({ workload, operatorPort, named });
       }
       if (role === 'ingestion') {
         // The Ingress routes every path of PORT: /metrics must be on a port of its own that no
@@ -344,6 +370,53 @@ function contractProblems(objects, secrets) {
       );
     }
   }
+  // The operator API: its port only behind ClusterIP Services, none of which an Ingress names;
+  // no Ingress path under /api/v1/operator; the ingress controller not admitted to the port.
+  const operatorBackends = new Set();
+  for (const { workload, operatorPort, named } of operatorListeners) {
+    for (const service of byKind('Service').filter((x) =>
+      matches(x.spec.selector, workload.spec.template.metadata.labels),
+    )) {
+      for (const servicePort of service.spec.ports ?? []) {
+        const target =
+          typeof servicePort.targetPort === 'string'
+            ? named.get(servicePort.targetPort)
+            : (servicePort.targetPort ?? servicePort.port);
+        if (target !== operatorPort) continue;
+        operatorBackends.add(`${service.metadata.name}:${servicePort.name}`);
+        operatorBackends.add(`${service.metadata.name}:${servicePort.port}`);
+        if ((service.spec.type ?? 'ClusterIP') !== 'ClusterIP')
+          fail(
+            `Service/${service.metadata.name}: exposes OPERATOR_PORT ${operatorPort} as ${service.spec.type}; only ClusterIP may`,
+          );
+      }
+    }
+    if (operatorBackends.size === 0)
+      fail(`no ClusterIP Service port reaches the control plane's OPERATOR_PORT ${operatorPort}`);
+    if (cpPolicy)
+      for (const rule of cpPolicy.spec.ingress ?? []) {
+        const fromIngress = (rule.from ?? []).some(
+          (peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'ingress-nginx',
+        );
+        const ports = (rule.ports ?? []).map((p) =>
+          typeof p.port === 'string' ? named.get(p.port) : p.port,
+        );
+        if (fromIngress && (ports.length === 0 || ports.includes(operatorPort)))
+          fail(
+            `NetworkPolicy/${cpPolicy.metadata.name}: admits the ingress controller to OPERATOR_PORT ${operatorPort}`,
+          );
+      }
+  }
+  for (const route of routes) {
+    const port = route.backend.service.port ?? {};
+    if (
+      operatorBackends.has(`${route.service}:${port.name}`) ||
+      operatorBackends.has(`${route.service}:${port.number}`)
+    )
+      fail(`Ingress/${route.ing.metadata.name}: path ${route.path} routes the control plane's OPERATOR_PORT`);
+    if (/^\/api\/v1\/operator(\/|$)/i.test(route.path))
+      fail(`Ingress/${route.ing.metadata.name}: path ${route.path} routes the operator API`);
+  }
   // Prometheus finds what it scrapes by these annotations: the control plane's and each consumer's.
   for (const workload of byKind('Deployment')) {
     const notes = workload.spec.template.metadata.annotations ?? {};
@@ -376,6 +449,82 @@ const breaks = [
         name: 'WAREHOUSE_URL',
         valueFrom: { secretKeyRef: { name: 'warehouse-database', key: 'WAREHOUSE_URL' } },
       });
+    },
+  ],
+  [
+    'the warehouse credentials mounted in a forwarding consumer',
+    (o) => {
+      dep(o, 'delivery-webhook').containers[0].env.push({
+        name: 'WAREHOUSE_URL',
+        valueFrom: { secretKeyRef: { name: 'warehouse-database', key: 'WAREHOUSE_URL', optional: true } },
+      });
+    },
+  ],
+  [
+    'the warehouse credentials mounted in the log consumer',
+    (o) => {
+      dep(o, 'delivery-log').containers[0].env.push({
+        name: 'WAREHOUSE_URL',
+        valueFrom: { secretKeyRef: { name: 'warehouse-database', key: 'WAREHOUSE_URL' } },
+      });
+    },
+  ],
+  [
+    "the operator API's Service routed by an Ingress",
+    (o) => {
+      const paths = o.find((x) => x.kind === 'Ingress' && x.metadata.name === 'control-plane').spec.rules[0]
+        .http.paths;
+      paths.push({
+        path: '/api/v2',
+        pathType: 'Prefix',
+        backend: { service: { name: 'control-plane-operator', port: { name: 'operator' } } },
+      });
+    },
+  ],
+  [
+    'the operator port added to the public Service and routed by its number',
+    (o) => {
+      o.find((x) => x.kind === 'Service' && x.metadata.name === 'control-plane').spec.ports.push({
+        name: 'admin',
+        port: 3100,
+        targetPort: 3100,
+      });
+      const paths = o.find((x) => x.kind === 'Ingress' && x.metadata.name === 'control-plane').spec.rules[0]
+        .http.paths;
+      paths.push({
+        path: '/api/v2',
+        pathType: 'Prefix',
+        backend: { service: { name: 'control-plane', port: { number: 3100 } } },
+      });
+    },
+  ],
+  [
+    'the operator path routed at the edge',
+    (o) => {
+      const paths = o.find((x) => x.kind === 'Ingress' && x.metadata.name === 'control-plane').spec.rules[0]
+        .http.paths;
+      paths.push({ ...structuredClone(paths[0]), path: '/api/v1/operator/' });
+    },
+  ],
+  [
+    'the operator Service as a LoadBalancer',
+    (o) => {
+      o.find((x) => x.kind === 'Service' && x.metadata.name === 'control-plane-operator').spec.type =
+        'LoadBalancer';
+    },
+  ],
+  [
+    'OPERATOR_PORT on the public port',
+    (o) => {
+      o.find((x) => x.kind === 'ConfigMap' && x.metadata.name === 'control-plane-config').data.OPERATOR_PORT =
+        '3000';
+    },
+  ],
+  [
+    'the ingress controller admitted to the operator port',
+    (o) => {
+      const policy = o.find((x) => x.kind === 'NetworkPolicy' && x.metadata.name === 'control-plane');
+      policy.spec.ingress[0].ports.push({ port: 3100, protocol: 'TCP' });
     },
   ],
   [

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { livenessAnswer, readiness } from '@pipeline/lifecycle';
 import { requestLogging, type Logger } from '@pipeline/logger';
@@ -47,6 +47,10 @@ import { apiDocsRouter } from './http/api-docs';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { apiRateLimit, RATE_LIMITED_PATHS, type ApiRateLimitOptions } from './auth/api-rate-limit';
 import { apiKeyFailureLimit, type ApiKeyFailureLimitOptions } from './auth/api-key-failures';
+import {
+  operatorTokenFailureLimit,
+  type OperatorTokenFailureLimitOptions,
+} from './auth/operator-token-failures';
 import type { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
 import { RegisterRoutes } from './generated/routes';
@@ -75,8 +79,13 @@ export interface HttpDependencies {
   logger: Logger;
   /** INTERNAL_TOKEN_INGESTION and INTERNAL_TOKEN_DELIVERY_<APP TYPE>: each internal caller's own token. */
   internalTokens: InternalTokens;
-  /** OPERATOR_API_TOKEN; absent: the operator routes answer 404. */
+  /**
+   * OPERATOR_API_TOKEN, for the operator app (createOperatorApp) only; absent: its routes answer
+   * 404. The public app answers 404 on the operator routes whatever this is.
+   */
   operatorToken?: OperatorToken;
+  /** Wrong operator tokens per client address (OPERATOR_TOKEN_FAILURES_PER_MINUTE); absent: not limited. */
+  operatorTokenFailures?: OperatorTokenFailureLimitOptions;
   /** The per-API-key request limit (API_RATE_LIMIT_*); absent: not limited. */
   apiRateLimit?: ApiRateLimitOptions;
   /** Unknown or revoked API keys per client address (API_KEY_FAILURES_PER_MINUTE); absent: not limited. */
@@ -98,13 +107,10 @@ export interface HttpDependencies {
 
 const OPERATOR_ROUTES = '/api/v1/operator';
 
-/** `handler`, skipped for the operator routes (matched as express routes them: case-insensitively). */
-function exceptOperatorRoutes(handler: RequestHandler): RequestHandler {
-  return (req, res, next) => {
-    const path = `${req.baseUrl}${req.path}`.toLowerCase();
-    if (path === OPERATOR_ROUTES || path.startsWith(`${OPERATOR_ROUTES}/`)) next();
-    else handler(req, res, next);
-  };
+/** Whether `path` is an operator route, matched as express routes them: case-insensitively. */
+function isOperatorPath(path: string): boolean {
+  const lower = path.toLowerCase();
+  return lower === OPERATOR_ROUTES || lower.startsWith(`${OPERATOR_ROUTES}/`);
 }
 
 /** The control plane's Express app over services composed elsewhere (composition.ts). */
@@ -143,7 +149,9 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
   const authenticator = new ApiKeyAuthenticator(dataSource);
   app.locals[AUTHENTICATOR] = authenticator;
   app.locals[INTERNAL_TOKENS] = deps.internalTokens;
-  app.locals[OPERATOR_TOKEN] = deps.operatorToken ?? new OperatorToken(undefined);
+  // The public listener holds no operator token: even a route that slipped past the gate below
+  // answers 404, as on a deployment without the operator API.
+  app.locals[OPERATOR_TOKEN] = new OperatorToken(undefined);
 
   app.use(metrics.httpMiddleware());
   // Prometheus scrapes it in the cluster (not logged each time): no key, outside the OpenAPI
@@ -165,6 +173,12 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
       },
     ).then(({ status, body }) => res.status(status).json(body), next);
   });
+  // The operator API is served on its own listener (createOperatorApp, OPERATOR_PORT), which no
+  // Ingress routes: here its routes do not exist, whatever the token.
+  app.use((req, res, next) => {
+    if (isOperatorPath(req.path)) notFoundHandler(req, res, next);
+    else next();
+  });
   app.use(express.json({ limit: '1mb', strict: true }));
   // Mounted ahead of the limiter: the public document costs nothing and needs no key.
   app.get('/api/v1/openapi.json', (_req, res) => {
@@ -176,15 +190,10 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
   app.use(consoleRouter());
   // /health, /docs and /internal/v1 (the services' token, not API keys) are outside these paths.
   // Failed keys first: a throttled address is refused before the per-key limiter counts anything.
-  // The operator routes carry the operator token, which is no API key: the API-key limiters
-  // would count it as a failed one.
   if (deps.apiKeyFailures)
-    app.use(
-      RATE_LIMITED_PATHS,
-      exceptOperatorRoutes(apiKeyFailureLimit(authenticator, deps.apiKeyFailures, logger)),
-    );
+    app.use(RATE_LIMITED_PATHS, apiKeyFailureLimit(authenticator, deps.apiKeyFailures, logger));
   if (deps.apiRateLimit?.enabled)
-    app.use(RATE_LIMITED_PATHS, exceptOperatorRoutes(apiRateLimit(authenticator, deps.apiRateLimit, logger)));
+    app.use(RATE_LIMITED_PATHS, apiRateLimit(authenticator, deps.apiRateLimit, logger));
   app.use(
     debugStreamRouter(authenticator, services.debugger, logger, {
       connection: deps.debugger?.connection,
@@ -195,6 +204,42 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
   );
   RegisterRoutes(app);
   app.use(mcpRouter(authenticator, services.tasks));
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/**
+ * The operator API (`/api/v1/operator/...`: warehouses and moves) alone, for a listener of its
+ * own (OPERATOR_PORT) that no Ingress routes: whoever holds the token decides where every
+ * account's data is written, so a leaked token must be worth nothing outside the cluster. Every
+ * other path answers 404; wrong tokens are limited per address and logged.
+ */
+export function createOperatorApp(services: ApiServices, deps: HttpDependencies): Express {
+  const { logger, metrics } = deps;
+  const operatorToken = deps.operatorToken ?? new OperatorToken(undefined);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  const controllers: ControllerRegistry = new Map<abstract new (...args: never[]) => unknown, unknown>([
+    [
+      OperatorWarehousesController,
+      new OperatorWarehousesController(services.warehouses, services.placements),
+    ],
+    [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
+  ]);
+  app.locals[CONTROLLERS] = controllers;
+  app.locals[OPERATOR_TOKEN] = operatorToken;
+  app.use(metrics.httpMiddleware());
+  app.use(requestLogging(logger));
+  app.use((req, res, next) => {
+    if (isOperatorPath(req.path)) next();
+    else notFoundHandler(req, res, next);
+  });
+  if (deps.operatorTokenFailures)
+    app.use(operatorTokenFailureLimit(operatorToken, deps.operatorTokenFailures, logger));
+  app.use(express.json({ limit: '1mb', strict: true }));
+  RegisterRoutes(app);
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

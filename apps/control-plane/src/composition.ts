@@ -20,7 +20,7 @@ import type { Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, redisConnectionOf, type RedisClient } from '@pipeline/redis';
 import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
-import { createHttpApp, type HttpDependencies } from './app';
+import { createHttpApp, createOperatorApp, type HttpDependencies } from './app';
 import { AppSettingsValidator } from './apps/app-settings';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -213,16 +213,25 @@ export interface AppDependencies
   debugger?: HttpDependencies['debugger'];
 }
 
-/** The services and the Express app over them: one graph, as the process and the harness use it. */
+/**
+ * The services and the Express apps over them: one graph, as the process and the harness use
+ * it. `app` is the public listener's, `operatorApp` the operator listener's (OPERATOR_PORT).
+ */
 export function composeApi(deps: AppDependencies): {
   services: ControlPlaneServices;
   app: Express;
+  operatorApp: Express;
   metrics: ControlPlaneMetrics;
 } {
   const services = composeServices(deps);
   const metrics =
     deps.metrics ?? new ControlPlaneMetrics({ dataSource: deps.dataSource, logger: deps.logger });
-  return { services, metrics, app: createHttpApp(services, { ...deps, metrics }) };
+  return {
+    services,
+    metrics,
+    app: createHttpApp(services, { ...deps, metrics }),
+    operatorApp: createOperatorApp(services, { ...deps, metrics }),
+  };
 }
 
 /** The control plane's Express app with its services composed from `deps`. */
@@ -233,6 +242,8 @@ export function createApp(deps: AppDependencies): Express {
 /** The control plane process's object graph, built once from its validated config. */
 export interface ControlPlane {
   app: Express;
+  /** The operator API's app, for OPERATOR_PORT; null while OPERATOR_API_TOKEN is unset (nothing to serve). */
+  operatorApp: Express | null;
   services: ControlPlaneServices;
   /** Starts the workers the config enables: task worker, job runner, scheduler, usage metering. */
   start(): void;
@@ -310,12 +321,20 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   // Built below the services that wake them; the callbacks read them once the graph is complete.
   let worker: TaskWorker | undefined;
   let jobs: JobRunner | undefined;
-  const { services, app } = composeApi({
+  const operatorToken = new OperatorToken(config.OPERATOR_API_TOKEN);
+  const { services, app, operatorApp } = composeApi({
     dataSource,
     logger,
     credentialKeys: config.CREDENTIALS_ENCRYPTION_KEYS,
     internalTokens: InternalTokens.fromConfig(config, forwardingAppTypes),
-    operatorToken: new OperatorToken(config.OPERATOR_API_TOKEN),
+    operatorToken,
+    operatorTokenFailures: {
+      perMinute: config.OPERATOR_TOKEN_FAILURES_PER_MINUTE,
+      redis,
+      // No proxy stands before the operator listener: a caller's X-Forwarded-For would only
+      // let it pick the address its failures count against.
+      clientAddress: clientAddressResolver(undefined),
+    },
     engines,
     onTaskRunQueued: () => worker?.wake(),
     onJobQueued: () => jobs?.wake(),
@@ -498,6 +517,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
 
   return {
     app,
+    operatorApp: operatorToken.enabled ? operatorApp : null,
     services,
     shutdownSteps,
     start: () => {

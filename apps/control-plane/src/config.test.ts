@@ -110,4 +110,21 @@ describe('control plane configuration', () => {
       expect.stringMatching(/^INTERNAL_TOKEN_INGESTION=\[redacted\]: must have at least 32/),
     ]);
   });
+
+  it('serves the operator API on a port of its own, never PORT, and limits its wrong tokens', () => {
+    expect(loadConfig(controlPlaneConfigSchema, valid)).toMatchObject({
+      PORT: 3000,
+      OPERATOR_PORT: 3100,
+      OPERATOR_TOKEN_FAILURES_PER_MINUTE: 10,
+    });
+    expect(problems({ ...valid, OPERATOR_PORT: '3000' })).toEqual([
+      'OPERATOR_PORT=3000: must differ from PORT (3000): the operator API never shares the public listener',
+    ]);
+    expect(problems({ ...valid, PORT: '8080', OPERATOR_PORT: '8080' })).toEqual([
+      expect.stringMatching(/^OPERATOR_PORT=8080: must differ from PORT \(8080\)/),
+    ]);
+    expect(problems({ ...valid, OPERATOR_TOKEN_FAILURES_PER_MINUTE: '0' })).toEqual([
+      expect.stringMatching(/^OPERATOR_TOKEN_FAILURES_PER_MINUTE/),
+    ]);
+  });
 });

@@ -33,7 +33,12 @@ export const vendorAppTypes = baseUrlAppTypes.all;
 export const controlPlaneConfigSchema = z
   .object({
     HOST: envString('0.0.0.0').describe('Listen address.'),
-    PORT: envPort(3000).describe('Listen port of the management API, `/mcp`, `/docs` and `/internal/v1`.'),
+    PORT: envPort(3000).describe(
+      'Listen port of the management API, `/mcp`, `/docs` and `/internal/v1`; it answers 404 on `/api/v1/operator/...`.',
+    ),
+    OPERATOR_PORT: envPort(3100).describe(
+      'Listen port of the operator API (`/api/v1/operator/...`) and of nothing else, opened only while `OPERATOR_API_TOKEN` is set; on `HOST`, never `PORT`. No Ingress may route it (docs/operations.md, "The operator API").',
+    ),
     CREDENTIALS_ENCRYPTION_KEYS: z
       .string()
       .superRefine((value, ctx) => {
@@ -52,7 +57,7 @@ export const controlPlaneConfigSchema = z
       .min(OPERATOR_TOKEN_MIN_LENGTH, `must have at least ${OPERATOR_TOKEN_MIN_LENGTH} characters`)
       .optional()
       .describe(
-        'The bearer token of the operator API (`/api/v1/operator/...`: warehouses), 32+ characters. Unset: the operator API is off and its routes answer 404; the operator CLI works either way.',
+        'The bearer token of the operator API (`/api/v1/operator/...`: warehouses, on `OPERATOR_PORT`), 32+ characters. Unset: the operator API is off and `OPERATOR_PORT` is not opened; the operator CLI works either way.',
       ),
     WAREHOUSE_URL: warehouseUrlField(DEFAULT_WAREHOUSE_URL).describe(
       'The default warehouse, created from it at the first start; at later starts its password follows it (docs/warehouses.md): `postgres://user:password@host:5432/database?sslmode=verify-full` (PostgreSQL, `sslmode` its one parameter), `clickhouse://user:password@host:8123/database` (ClickHouse over HTTP) or `clickhouses://user:password@host:8443/database` (HTTPS, certificate and host name verified; no parameters).',
@@ -172,6 +177,9 @@ export const controlPlaneConfigSchema = z
     API_KEY_FAILURES_PER_MINUTE: envInt({ default: 30, min: 1, max: 1_000_000 }).describe(
       'Unknown or revoked API keys one client address (an IPv6 client: its /64) may present to `/api/v1` and `/mcp` in a minute; then every request of that address with a key is 429 `too_many_failed_attempts` until the minute ends.',
     ),
+    OPERATOR_TOKEN_FAILURES_PER_MINUTE: envInt({ default: 10, min: 1, max: 1_000_000 }).describe(
+      'Wrong operator tokens one client address (an IPv6 client: its /64) may present to `OPERATOR_PORT` in a minute; then every request of that address with a token is 429 `too_many_failed_attempts` until the minute ends. Each wrong token is logged (`operator token refused`, with the address, never the token).',
+    ),
     TRUSTED_PROXIES: envList()
       .optional()
       .describe(
@@ -225,6 +233,13 @@ export const controlPlaneConfigSchema = z
       });
     for (const { variable, message } of duplicateTokenProblems(config, forwardingAppTypes))
       ctx.addIssue({ code: 'custom', path: [variable], message });
+    // One port for both would put the operator API back behind the public Ingress.
+    if (config.OPERATOR_PORT === config.PORT)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OPERATOR_PORT'],
+        message: `must differ from PORT (${config.PORT}): the operator API never shares the public listener`,
+      });
   });
 
 /**

@@ -113,7 +113,7 @@ describe('the control plane restarted with its credential keys made anew (real P
     expect(integration.status).toBe(201);
     const writeKey = await api('post', '/api/v1/write-keys').send({ name: 'site' });
     expect(writeKey.status).toBe(201);
-    const secondWarehouse = await request(first.base)
+    const secondWarehouse = await request(first.operatorBase)
       .post('/api/v1/operator/warehouses')
       .set('Authorization', `Bearer ${operatorToken}`)
       .send({

@@ -21,7 +21,16 @@ async function main(): Promise<void> {
   const controlPlane = await composeControlPlane(config, logger);
   shutdown.addSteps(controlPlane.shutdownSteps);
   controlPlane.start();
-  // Registered last, so the server stops taking requests before anything else closes.
+  // Registered last, so the servers stop taking requests before anything else closes. The
+  // operator API gets a port of its own, which no Ingress routes (docs/operations.md); opened
+  // first, so a public listener that answers means the operator one does too.
+  if (controlPlane.operatorApp)
+    await serveHttp(controlPlane.operatorApp, {
+      host: config.HOST,
+      port: config.OPERATOR_PORT,
+      logger: logger.child({ listener: 'operator' }),
+      shutdown,
+    });
   await serveHttp(controlPlane.app, { host: config.HOST, port: config.PORT, logger, shutdown });
 }
 

@@ -42,9 +42,14 @@ export async function composeDelivery(
   service: string,
 ): Promise<Delivery> {
   const steps: ShutdownStep[] = [];
-  // A PostgreSQL database is created when missing; a ClickHouse engine creates each account's database.
-  const warehouseEngine = warehouseConnectionFromUrl(config.WAREHOUSE_URL).engine;
-  if (kind === 'warehouse' && warehouseEngine === 'postgres' && (await ensureDatabase(config.WAREHOUSE_URL)))
+  // Only the warehouse kind reads WAREHOUSE_URL (the platform warehouse's password): the others
+  // start without it, and the manifests mount it nowhere else. A PostgreSQL database is created
+  // when missing; a ClickHouse engine creates each account's database.
+  if (
+    kind === 'warehouse' &&
+    warehouseConnectionFromUrl(config.WAREHOUSE_URL).engine === 'postgres' &&
+    (await ensureDatabase(config.WAREHOUSE_URL))
+  )
     logger.info('warehouse database created');
   const kafka = createKafka(config, { clientId: service, logger });
   const prefix = config.KAFKA_TOPIC_PREFIX;
@@ -121,7 +126,7 @@ export async function composeDelivery(
     ...(outcomes ? { outcomes } : {}),
     destination: createDestination(kind, {
       logger,
-      warehouseUrl: config.WAREHOUSE_URL,
+      ...(kind === 'warehouse' ? { warehouseUrl: config.WAREHOUSE_URL } : {}),
       ...(tenants ? { tenants } : {}),
       forwarder: forwarderFor(kind, {
         baseUrls: forwardingBaseUrls(config),

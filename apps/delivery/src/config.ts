@@ -27,7 +27,7 @@ const vendorAppTypes = baseUrlAppTypes.forwarding;
 
 export const deliveryConfigSchema = z.object({
   WAREHOUSE_URL: warehouseUrlField('postgres://postgres@127.0.0.1:5432/warehouse').describe(
-    'The warehouse of `--destination warehouse` without a control plane (`postgres://...`, `clickhouse://...` or `clickhouses://...`, as the control plane takes it): a schema (ClickHouse: a database) per account (`account_<id without dashes>`), created when missing.',
+    "The warehouse of `--destination warehouse` without a control plane (`postgres://...`, `clickhouse://...` or `clickhouses://...`, as the control plane takes it): a schema (ClickHouse: a database) per account (`account_<id without dashes>`), created when missing. Read by the warehouse kind only: the forwarding kinds and `log` start without it, and it must not be set for them (it holds the platform warehouse's password).",
   ),
   CONTROL_PLANE_URL: envUrl(['http', 'https'])
     .optional()

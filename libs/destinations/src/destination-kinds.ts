@@ -28,8 +28,11 @@ import {
 
 export interface DestinationDependencies {
   logger: Logger;
-  /** The PostgreSQL warehouse (WAREHOUSE_URL): every account's, unless `warehouseDirectory` says otherwise. */
-  warehouseUrl: string;
+  /**
+   * The warehouse kind's WAREHOUSE_URL: every account's, unless `warehouseDirectory` says
+   * otherwise. The other kinds never get it (it holds the platform warehouse's password).
+   */
+  warehouseUrl?: string;
   /** Where each account's rows go (the control plane's placements); unset: all to `warehouseUrl`. */
   warehouseDirectory?: WarehouseDirectory;
   /** Each warehouse's engine; unset: the engine its connection names, per warehouse (WarehouseEngines). */
@@ -84,8 +87,7 @@ export function createDestination(
   if (kind === 'warehouse')
     return new WarehouseDestination({
       directory:
-        deps.warehouseDirectory ??
-        new StaticWarehouseDirectory(warehouseConnectionFromUrl(deps.warehouseUrl)),
+        deps.warehouseDirectory ?? new StaticWarehouseDirectory(staticWarehouseOf(deps.warehouseUrl)),
       engines: deps.warehouseEngines ?? warehouseEnginesOf(deps),
       logger: deps.logger,
       ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
@@ -103,6 +105,12 @@ export function createDestination(
     deps.forwardingLimits,
     deps.outcomes,
   );
+}
+
+function staticWarehouseOf(url: string | undefined) {
+  if (url === undefined)
+    throw new Error('destination warehouse needs WAREHOUSE_URL or a warehouse directory');
+  return warehouseConnectionFromUrl(url);
 }
 
 /** The warehouse consumer's engines: each warehouse's own, every connect egress-guarded. */

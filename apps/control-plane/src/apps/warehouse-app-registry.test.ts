@@ -85,9 +85,11 @@ describe('a postgres_warehouse app is the account’s warehouse (real PostgreSQL
       )) as Record<string, unknown>[]
     )[0];
   const operator = () => ({
-    get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-    post: (path: string) => request(h.app).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-    patch: (path: string) => request(h.app).patch(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    get: (path: string) => request(h.operatorApp).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    post: (path: string) =>
+      request(h.operatorApp).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    patch: (path: string) =>
+      request(h.operatorApp).patch(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
   });
   const heardFor = (accountId: string) =>
     heard.filter((event) => event.kind === 'tenant_changed' && event.accountId === accountId).length;

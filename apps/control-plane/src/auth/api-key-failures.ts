@@ -6,8 +6,10 @@ import type { RedisClient } from '@pipeline/redis';
 import type { ApiKeyAuthenticator } from './api-key-authenticator';
 import { presentsKey } from './bearer-token';
 import {
+  API_KEY_FAILURES,
   FAILURE_WINDOW_MS,
   failureKeyOf,
+  type FailureScope,
   failureWindowOf,
   LocalFailureCounts,
   secondsLeftInWindow,
@@ -32,7 +34,8 @@ export const tooManyFailedAttempts = (perMinute: number, retryAfter: number) =>
 /**
  * Failed API-key attempts per client address in fixed one-minute windows: in Redis when there is
  * one (INCR and EXPIRE on a key per address and window), in this instance's memory otherwise or
- * while Redis does not answer. An IPv6 client counts by its /64 (addressLimitKey).
+ * while Redis does not answer. An IPv6 client counts by its /64 (addressLimitKey). `scope`
+ * keeps another credential's failures (the operator token's) in counts of their own.
  */
 export class ApiKeyFailureCounter {
   private readonly local = new LocalFailureCounts();
@@ -42,6 +45,7 @@ export class ApiKeyFailureCounter {
     private readonly redis: RedisClient | null,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    private readonly scope: FailureScope = API_KEY_FAILURES,
   ) {}
 
   /** Failures of the address in the current window. */
@@ -80,24 +84,21 @@ export class ApiKeyFailureCounter {
 
   private keyOf(address: string): { key: string; window: number } {
     const window = failureWindowOf(this.now());
-    return { key: failureKeyOf(address, window), window };
+    return { key: failureKeyOf(address, window, this.scope), window };
   }
 
   private failed(error: unknown): void {
     if (this.degraded) return;
     this.degraded = true;
-    this.logger.warn(
-      'API key failure limit: redis not answering, counting in this instance until it is back',
-      {
-        error: error instanceof Error ? error.message : String(error),
-      },
-    );
+    this.logger.warn(`${this.scope.name}: redis not answering, counting in this instance until it is back`, {
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
 
   private recovered(): void {
     if (!this.degraded) return;
     this.degraded = false;
-    this.logger.info('API key failure limit: counting in redis again');
+    this.logger.info(`${this.scope.name}: counting in redis again`);
   }
 }
 

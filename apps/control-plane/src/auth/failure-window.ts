@@ -1,15 +1,32 @@
 import { addressLimitKey } from '@pipeline/tenancy';
 
-/** Failed API-key attempts are counted in fixed windows of one minute. */
+/** Failed API-key (and operator-token) attempts are counted in fixed windows of one minute. */
 export const FAILURE_WINDOW_MS = 60_000;
-const KEY_PREFIX = 'api-key-failures:';
+
+/** What a failure counter counts: its keys' prefix (one count per scope) and its name in logs. */
+export interface FailureScope {
+  keyPrefix: string;
+  name: string;
+}
+export const API_KEY_FAILURES: FailureScope = {
+  keyPrefix: 'api-key-failures:',
+  name: 'API key failure limit',
+};
+/** Failed operator logins: counted apart, so tenants' mistyped keys never lock the operator out. */
+export const OPERATOR_TOKEN_FAILURES: FailureScope = {
+  keyPrefix: 'operator-token-failures:',
+  name: 'operator token failure limit',
+};
 
 /** The number of the window `now` falls in. */
 export const failureWindowOf = (now: number): number => Math.floor(now / FAILURE_WINDOW_MS);
 
 /** The counter of an address in a window; an IPv6 client counts by its /64 (addressLimitKey). */
-export const failureKeyOf = (address: string, window: number): string =>
-  `${KEY_PREFIX}${addressLimitKey(address)}:${window}`;
+export const failureKeyOf = (
+  address: string,
+  window: number,
+  scope: FailureScope = API_KEY_FAILURES,
+): string => `${scope.keyPrefix}${addressLimitKey(address)}:${window}`;
 
 /** Whole seconds from `now` until its window ends (at least 1). */
 export function secondsLeftInWindow(now: number): number {

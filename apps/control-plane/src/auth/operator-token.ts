@@ -18,11 +18,22 @@ export class OperatorToken {
     this.expected = token ? digest(token) : null;
   }
 
+  /** Whether OPERATOR_API_TOKEN is set: the process serves the operator listener only then. */
+  get enabled(): boolean {
+    return this.expected !== null;
+  }
+
+  /** Whether `authorization` carries the operator token (false while it is unset). */
+  matches(authorization: string | undefined): boolean {
+    if (!this.expected) return false;
+    const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    return presented !== undefined && timingSafeEqual(digest(presented), this.expected);
+  }
+
   /** Throws the documented refusal unless `authorization` carries the operator token. */
   authenticate(authorization: string | undefined): { service: 'operator' } {
     if (!this.expected) throw new AppError(404, 'not_found', 'The operator API is not enabled');
-    const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
-    if (presented && timingSafeEqual(digest(presented), this.expected)) return { service: 'operator' };
+    if (this.matches(authorization)) return { service: 'operator' };
     throw new AppError(401, 'invalid_operator_token', 'This endpoint needs the operator token');
   }
 }

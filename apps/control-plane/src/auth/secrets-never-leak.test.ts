@@ -146,21 +146,27 @@ describe('secrets never leak (real PostgreSQL)', () => {
       tlsMode: 'require',
     };
     record(
-      await operator(request(h.app).post('/api/v1/operator/warehouses')).send({ ...warehouse, port: 0 }),
+      await operator(request(h.operatorApp).post('/api/v1/operator/warehouses')).send({
+        ...warehouse,
+        port: 0,
+      }),
     );
     record(
-      await operator(request(h.app).post('/api/v1/operator/warehouses')).send({ ...warehouse, bogus: 1 }),
+      await operator(request(h.operatorApp).post('/api/v1/operator/warehouses')).send({
+        ...warehouse,
+        bogus: 1,
+      }),
     );
     const created = record(
-      await operator(request(h.app).post('/api/v1/operator/warehouses')).send(warehouse),
+      await operator(request(h.operatorApp).post('/api/v1/operator/warehouses')).send(warehouse),
     );
     expect(created.status).toBe(201);
-    record(await operator(request(h.app).post('/api/v1/operator/warehouses')).send(warehouse));
-    record(await operator(request(h.app).get('/api/v1/operator/warehouses')));
-    record(await operator(request(h.app).get('/api/v1/operator/warehouses/default')));
-    record(await operator(request(h.app).post('/api/v1/operator/warehouses/second/default')));
-    record(await operator(request(h.app).get('/api/v1/operator/warehouses/default/accounts')));
-    record(await operator(request(h.app).post('/api/v1/operator/warehouses/default/default')));
+    record(await operator(request(h.operatorApp).post('/api/v1/operator/warehouses')).send(warehouse));
+    record(await operator(request(h.operatorApp).get('/api/v1/operator/warehouses')));
+    record(await operator(request(h.operatorApp).get('/api/v1/operator/warehouses/default')));
+    record(await operator(request(h.operatorApp).post('/api/v1/operator/warehouses/second/default')));
+    record(await operator(request(h.operatorApp).get('/api/v1/operator/warehouses/default/accounts')));
+    record(await operator(request(h.operatorApp).post('/api/v1/operator/warehouses/default/default')));
     record(await h.as(t.key).get('/api/v1/operator/warehouses'));
     record(
       await request(h.app)
@@ -257,12 +263,12 @@ describe('a ClickHouse warehouse app’s password never leaks (real ClickHouse e
         .status,
     ).toBe(200);
 
-    const warehouses = record(await operator(request(h.app).get('/api/v1/operator/warehouses')));
+    const warehouses = record(await operator(request(h.operatorApp).get('/api/v1/operator/warehouses')));
     const row = (warehouses.body.data as { id: string; appId: string | null; engine: string }[]).find(
       (w) => w.appId === appId,
     );
     expect(row?.engine).toBe('clickhouse');
-    record(await operator(request(h.app).get(`/api/v1/operator/warehouses/${row?.id}`)));
+    record(await operator(request(h.operatorApp).get(`/api/v1/operator/warehouses/${row?.id}`)));
     await h.services.placements.place(t.accountId, String(row?.id));
     record(await as.get('/api/v1/warehouse'));
     record(

@@ -284,7 +284,10 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
     .option('--port <port>', 'port', integer('--port', 1, 65535))
     .option('--database <database>', 'database name')
     .option('--user <user>', 'user name')
-    .option('--password-env <variable>', 'the environment variable holding the new password')
+    .option(
+      '--password-env <variable>',
+      'the environment variable holding the password: required with a new --host, --port or --tls-mode (the stored one goes only to the server it was entered for)',
+    )
     .option('--tls-mode <mode>', 'disable, require or verify-full')
     .option(
       '--max-connections <n>',

@@ -171,6 +171,16 @@ describe('operator CLI: warehouses (real PostgreSQL)', () => {
     expect([unset.code, unset.err]).toEqual([1, 'error: the environment variable NOPE is not set\n']);
     const kept = await h.services.warehouses.find('default');
     expect(h.services.warehouses.connectionOf(kept).password).toBe(rotated);
+    // A new host without the password: refused, the stored one never goes there.
+    const moved = await cli(['warehouses', 'update', 'default', '--host', 'elsewhere.example'], {
+      credentialKeys: TEST_CREDENTIAL_KEYS,
+      env: {},
+    });
+    expect([moved.code, moved.err]).toEqual([
+      1,
+      'error: A change of host moves where the stored password is sent; enter the password again in the same request (a stored password is sent only to the server it was entered for) (secret_required_for_new_host)\n',
+    ]);
+    expect((await h.services.warehouses.find('default')).host).toBe('127.0.0.1');
   });
 
   it('checks a warehouse through the engine and records what it met', async () => {

@@ -15,7 +15,8 @@ export function requireBuiltControlPlane(): void {
 
 /**
  * The built control plane (`dist/main.js`) as operators run it, listening on a random port
- * below Linux's ephemeral range (32768+), so no outgoing connection holds it. Resolves once
+ * below Linux's ephemeral range (32768+), so no outgoing connection holds it, and on the next
+ * port for the operator API (OPERATOR_PORT, opened only when `env` sets OPERATOR_API_TOKEN). Resolves once
  * /health answers 200; the child is added to `started` so the suite can kill what is left.
  * Its PostgreSQL connections carry `applicationName` (PGAPPNAME), so a test can tell when a
  * killed process has none left.
@@ -26,15 +27,18 @@ export async function startControlPlaneProcess(
 ): Promise<{
   child: ChildProcess;
   base: string;
+  /** The operator listener's base URL (OPERATOR_PORT). */
+  operatorBase: string;
   applicationName: string;
   stderr: () => string;
   /** Its log lines (JSON, one per line), as far as the last 200 KB. */
   stdout: () => string;
 }> {
-  const port = 20000 + Math.floor(Math.random() * 10000);
+  const port = 20000 + 2 * Math.floor(Math.random() * 5000);
+  const operatorPort = port + 1;
   const applicationName = `control-plane-process-${port}`;
   const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
-    env: { ...env(port), PGAPPNAME: applicationName },
+    env: { ...env(port), OPERATOR_PORT: String(operatorPort), PGAPPNAME: applicationName },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
@@ -54,7 +58,14 @@ export async function startControlPlaneProcess(
     // Generous: a loaded machine starts the process slowly, and this is a bound, not a claim.
     60_000,
   );
-  return { child, base, applicationName, stderr: () => stderr, stdout: () => stdout };
+  return {
+    child,
+    base,
+    operatorBase: `http://127.0.0.1:${operatorPort}`,
+    applicationName,
+    stderr: () => stderr,
+    stdout: () => stdout,
+  };
 }
 
 type Queryable = { query(sql: string, parameters: unknown[]): Promise<{ n: number }[]> };

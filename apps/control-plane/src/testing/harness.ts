@@ -72,7 +72,10 @@ export interface Tenant {
  */
 export interface Harness {
   db: MigratedScratchDatabase;
+  /** The public listener's app (PORT): it answers 404 on the operator routes. */
   app: Express;
+  /** The operator listener's app (OPERATOR_PORT): the operator routes and nothing else. */
+  operatorApp: Express;
   logs: string[];
   /** The services behind `app`: the same instances, so a test sees what the API does. */
   services: ControlPlaneServices;
@@ -111,6 +114,8 @@ export interface HarnessOptions {
   engineFor?: AppDependencies['engineFor'];
   /** OPERATOR_API_TOKEN; absent: the operator routes answer 404. */
   operatorToken?: string;
+  /** Off unless given: suites present wrong operator tokens on purpose. */
+  operatorTokenFailures?: AppDependencies['operatorTokenFailures'];
   /** Skips the start-up bootstrap: tests of the bootstrap itself run it. */
   skipWarehouseBootstrap?: boolean;
   /** A warehouse database to read through engines that meter into this harness's database. */
@@ -168,9 +173,10 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     engineFor: options.engineFor,
     deadLetterReplayer: options.deadLetterReplayer,
     operatorToken: new OperatorToken(options.operatorToken),
+    operatorTokenFailures: options.operatorTokenFailures,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };
-  const { services, app } = composeApi(deps);
+  const { services, app, operatorApp } = composeApi(deps);
   // As the process does at start: tenants below are placed on this default.
   if (!options.skipWarehouseBootstrap) {
     await services.warehouses.bootstrap(
@@ -189,6 +195,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
   return {
     db,
     app,
+    operatorApp,
     logs,
     services,
     warehouse,

@@ -8,9 +8,10 @@ const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef';
 const CH_PASSWORD = 'ch-Secret-pw-0c41e7';
 
 const operator = (h: Harness) => ({
-  get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-  post: (path: string) => request(h.app).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-  patch: (path: string) => request(h.app).patch(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+  get: (path: string) => request(h.operatorApp).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+  post: (path: string) => request(h.operatorApp).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+  patch: (path: string) =>
+    request(h.operatorApp).patch(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
 });
 
 const clickhouse = (over: Record<string, unknown> = {}) => ({
@@ -141,7 +142,7 @@ describe('ClickHouse warehouses in the registry (real PostgreSQL)', () => {
   it('keeps the engine through an update; only the connection changes', async () => {
     const updated = await operator(h)
       .patch('/api/v1/operator/warehouses/ch-port')
-      .send({ host: 'clickhouse-2.internal', port: 8124 });
+      .send({ host: 'clickhouse-2.internal', port: 8124, password: 'ch-port-entered-again' });
     expect(updated.status).toBe(200);
     expect(updated.body.data).toMatchObject({
       engine: 'clickhouse',

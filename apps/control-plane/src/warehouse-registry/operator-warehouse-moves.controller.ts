@@ -23,6 +23,10 @@ import type { WarehouseMoves } from './warehouse-moves';
 @Tags('Operator')
 @Response<Problem>(401, 'invalid_operator_token: no operator token, or another one')
 @Response<Problem>(404, 'not_found: OPERATOR_API_TOKEN is unset, so the operator API is off')
+@Response<Problem>(
+  429,
+  'too_many_failed_attempts: this address presented OPERATOR_TOKEN_FAILURES_PER_MINUTE wrong operator tokens this minute',
+)
 export class OperatorWarehouseMovesController extends Controller {
   constructor(private readonly moves: WarehouseMoves) {
     super();

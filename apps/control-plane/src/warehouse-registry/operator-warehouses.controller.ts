@@ -26,14 +26,19 @@ import type { WarehouseRegistry } from './warehouse-registry';
 import type { WarehousePlacements } from './warehouse-placements';
 
 /**
- * The operator's warehouses: the PostgreSQL servers accounts' warehouse data lives on. Needs
- * OPERATOR_API_TOKEN (never an account's API key); while it is unset these routes answer 404,
- * as if they did not exist. Passwords are write-only: every answer masks them.
+ * The operator's warehouses: the PostgreSQL servers accounts' warehouse data lives on. Served on
+ * OPERATOR_PORT only (the public PORT answers 404) and needs OPERATOR_API_TOKEN (never an
+ * account's API key); while it is unset the listener is not opened. Passwords are write-only:
+ * every answer masks them, and a stored one is only ever sent to the server it was entered for.
  */
 @Route('api/v1/operator/warehouses')
 @Tags('Operator')
 @Response<Problem>(401, 'invalid_operator_token: no operator token, or another one')
 @Response<Problem>(404, 'not_found: OPERATOR_API_TOKEN is unset, so the operator API is off')
+@Response<Problem>(
+  429,
+  'too_many_failed_attempts: this address presented OPERATOR_TOKEN_FAILURES_PER_MINUTE wrong operator tokens this minute',
+)
 export class OperatorWarehousesController extends Controller {
   constructor(
     private readonly warehouses: WarehouseRegistry,
@@ -71,12 +76,18 @@ export class OperatorWarehousesController extends Controller {
 
   /**
    * Changes a warehouse's connection: a moved host, a rotated password. The consumers' caches
-   * of its accounts are told at once (REDIS_URL), and resolve the new connection.
+   * of its accounts are told at once (REDIS_URL), and resolve the new connection. A new host,
+   * port or TLS mode needs the password in the same request.
    */
   @Patch('{warehouse}')
   @Security('operator_token')
   @Response<Problem>(400, 'validation_failed: a field is out of range')
   @Response<Problem>(404, 'warehouse_not_found')
+  @Response<Problem>(409, "warehouse_owned_by_app: a customer's warehouse changes with its app")
+  @Response<Problem>(
+    422,
+    'secret_required_for_new_host: host, port or tlsMode changes and password is not entered again (the stored one is sent only to the server it was entered for)',
+  )
   async updateWarehouse(
     @Path() warehouse: string,
     @Body() body: UpdateWarehouseBody,

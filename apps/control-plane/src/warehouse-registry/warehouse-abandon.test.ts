@@ -85,9 +85,11 @@ describe('re-placing an account off a lost warehouse, and deleting its entry (re
   const heard: string[] = [];
 
   const operator = {
-    get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-    post: (path: string) => request(h.app).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-    delete: (path: string) => request(h.app).delete(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    get: (path: string) => request(h.operatorApp).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    post: (path: string) =>
+      request(h.operatorApp).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    delete: (path: string) =>
+      request(h.operatorApp).delete(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
   };
   const eventIds = async (cluster: TestCluster, schema: string) =>
     (
@@ -325,7 +327,7 @@ describe('re-placing an account off a lost warehouse, and deleting its entry (re
       const answer = await place(warehouse, body);
       expect([warehouse, answer.status, answer.body.code]).toEqual([warehouse, status, code]);
     }
-    expect((await request(h.app).delete('/api/v1/operator/warehouses/default')).status).toBe(401);
+    expect((await request(h.operatorApp).delete('/api/v1/operator/warehouses/default')).status).toBe(401);
   });
 
   it('does the same from the operator CLI: place needs --abandon-data, delete refuses a used entry', async () => {

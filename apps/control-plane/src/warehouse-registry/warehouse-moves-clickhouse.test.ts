@@ -47,8 +47,9 @@ describe('moving an account between PostgreSQL and ClickHouse through the contro
   let runner: JobRunner;
 
   const operator = {
-    get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-    post: (path: string) => request(h.app).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    get: (path: string) => request(h.operatorApp).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    post: (path: string) =>
+      request(h.operatorApp).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
   };
   const placed = async (accountId: string): Promise<{ engine: WarehouseEngine; at: AccountLocation }> => {
     const resolved = await h.services.placements.resolve(accountId);

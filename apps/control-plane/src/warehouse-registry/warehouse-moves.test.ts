@@ -143,8 +143,9 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
   };
 
   const operator = {
-    get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-    post: (path: string) => request(h.app).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    get: (path: string) => request(h.operatorApp).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+    post: (path: string) =>
+      request(h.operatorApp).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
   };
   const engineOf = async (accountId: string): Promise<{ engine: WarehouseEngine; schema: string }> => {
     const resolved = await h.services.placements.resolve(accountId);
@@ -413,7 +414,7 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       status: 404,
       code: 'warehouse_move_not_found',
     });
-    expect((await request(h.app).get('/api/v1/operator/warehouse-moves')).status).toBe(401);
+    expect((await request(h.operatorApp).get('/api/v1/operator/warehouse-moves')).status).toBe(401);
     // While one move is active (it waits for the consumers first), another one is refused.
     const first = await post({ accountId: t.accountId, toWarehouse: 'second' });
     expect(first.status).toBe(202);

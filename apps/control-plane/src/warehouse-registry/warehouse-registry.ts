@@ -115,6 +115,20 @@ const unreadableDetail = (keyId: string, reason: UnreadableReason) =>
   }; restore the key, or set the password again (warehouses update)`;
 const isUnreadableDetail = (detail: string | null) => detail?.startsWith(UNREADABLE_DETAIL_PREFIX) === true;
 
+/**
+ * 422 `secret_required_for_new_host`, as tenant apps answer it: the change moves where the
+ * stored password is sent, and the request does not enter it again.
+ */
+const passwordRequiredForNewServer = (fields: readonly string[]) =>
+  unprocessable(
+    'secret_required_for_new_host',
+    `A change of ${fields.join(', ')} moves where the stored password is sent; enter the password again in the same request (a stored password is sent only to the server it was entered for)`,
+    fields.map((field) => ({
+      path: `body.${field}`,
+      message: 'changes the server the stored password is sent to',
+    })),
+  );
+
 /** The password is bound to its warehouse: a ciphertext copied onto another row does not open. */
 const associatedDataOf = (warehouseId: string) => `warehouse:${warehouseId}`;
 
@@ -323,6 +337,9 @@ export class WarehouseRegistry {
   /**
    * Changes a warehouse's connection (a moved host, a rotated password). Every account placed on
    * it is broadcast as changed, so the consumers' caches resolve the new connection at once.
+   * A change of host, port or TLS mode needs the password in the same request (422
+   * `secret_required_for_new_host`): the stored one is sent only to the server it was entered
+   * for, never to a new one that a leaked operator token named.
    */
   async update(idOrName: string, changes: WarehouseChanges): Promise<WarehouseView> {
     const warehouse = await this.find(idOrName);
@@ -348,6 +365,8 @@ export class WarehouseRegistry {
     };
     const problems = fieldProblems(merged);
     if (problems.length > 0) throw badRequest('validation_failed', 'The request is not valid', problems);
+    const moved = (['host', 'port', 'tlsMode'] as const).filter((field) => merged[field] !== current[field]);
+    if (moved.length > 0 && changes.password === undefined) throw passwordRequiredForNewServer(moved);
     const sealed =
       changes.password === undefined
         ? { ciphertext: warehouse.passwordCiphertext, keyId: warehouse.passwordKeyId }

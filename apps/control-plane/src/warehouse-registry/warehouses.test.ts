@@ -38,8 +38,8 @@ const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const quiet = createLogger({ service: 'warehouses-test', stream: new PassThrough() });
 
 const operator = (h: Harness) => ({
-  get: (path: string) => request(h.app).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
-  post: (path: string) => request(h.app).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+  get: (path: string) => request(h.operatorApp).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
+  post: (path: string) => request(h.operatorApp).post(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`),
 });
 
 const second = (over: Record<string, unknown> = {}) => ({
@@ -173,12 +173,14 @@ describe('operator API and placements (real PostgreSQL)', () => {
 
   it('refuses requests without the operator token, a wrong one and an API key', async () => {
     const tenant = await h.tenant();
-    const none = await request(h.app).get('/api/v1/operator/warehouses');
-    const wrong = await request(h.app)
+    const none = await request(h.operatorApp).get('/api/v1/operator/warehouses');
+    const wrong = await request(h.operatorApp)
       .get('/api/v1/operator/warehouses')
       .set('Authorization', `Bearer ${OPERATOR_TOKEN}x`);
-    const apiKey = await h.as(tenant.key).get('/api/v1/operator/warehouses');
-    const internal = await request(h.app)
+    const apiKey = await request(h.operatorApp)
+      .get('/api/v1/operator/warehouses')
+      .set('Authorization', `Bearer ${tenant.key}`);
+    const internal = await request(h.operatorApp)
       .get('/api/v1/operator/warehouses')
       .set('Authorization', `Bearer ${TEST_WAREHOUSE_TOKEN}`);
     for (const answer of [none, wrong, apiKey, internal]) {
@@ -343,12 +345,13 @@ describe('the operator API switched off (real PostgreSQL)', () => {
   });
   afterAll(() => h.close());
 
-  it('answers 404 whatever token is presented', async () => {
-    for (const token of [undefined, OPERATOR_TOKEN]) {
-      const call = request(h.app).get('/api/v1/operator/warehouses');
-      const answer = await (token ? call.set('Authorization', `Bearer ${token}`) : call);
-      expect([answer.status, answer.body.code]).toEqual([404, 'not_found']);
-    }
+  it('answers 404 whatever token is presented, on either listener', async () => {
+    for (const app of [h.app, h.operatorApp])
+      for (const token of [undefined, OPERATOR_TOKEN]) {
+        const call = request(app).get('/api/v1/operator/warehouses');
+        const answer = await (token ? call.set('Authorization', `Bearer ${token}`) : call);
+        expect([answer.status, answer.body.code]).toEqual([404, 'not_found']);
+      }
   });
 });
 
@@ -629,7 +632,7 @@ describe('placement and connection changes reach the caches (real PostgreSQL, Re
     const a = await h.tenant();
     const b = await h.tenant();
     const rotated = 'rotated-Secret-5a6b';
-    const answer = await request(h.app)
+    const answer = await request(h.operatorApp)
       .patch('/api/v1/operator/warehouses/default')
       .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
       .send({ password: rotated, host: 'warehouse-1.internal', maxConnections: 7 });
@@ -654,7 +657,7 @@ describe('placement and connection changes reach the caches (real PostgreSQL, Re
       tlsMode: 'require',
       maxConnections: 7,
     });
-    const invalid = await request(h.app)
+    const invalid = await request(h.operatorApp)
       .patch('/api/v1/operator/warehouses/default')
       .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
       .send({ port: 0 });
@@ -669,29 +672,5 @@ describe('placement and connection changes reach the caches (real PostgreSQL, Re
     const placement = await h.services.placements.placementOf(id);
     expect(placement).toMatchObject({ schema: warehouseSchemaFor(id), epoch: 1, status: 'active' });
     await waitUntil('the new placement broadcast', async () => heardFor(id) === 1, 5000);
-  });
-});
-
-describe('the operator routes and the API keys limiters (real PostgreSQL)', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness('warehouse operator limits', {
-      operatorToken: OPERATOR_TOKEN,
-      apiKeyFailures: { perMinute: 2, redis: null, clientAddress: () => '192.0.2.7' },
-      apiRateLimit: { enabled: true, perMinute: 2, redis: null },
-    });
-  });
-  afterAll(() => h.close());
-
-  it('never counts the operator token as an API key, in any case of the path', async () => {
-    const tenant = await h.tenant();
-    for (const path of [
-      '/api/v1/operator/warehouses',
-      '/API/V1/Operator/warehouses',
-      '/api/v1/operator/warehouses/default',
-    ])
-      for (let i = 0; i < 3; i += 1) expect((await operator(h).get(path)).status).toBe(200);
-    // Had they been counted as failed keys, this address would be throttled by now.
-    expect((await h.as(tenant.key).get('/api/v1/apps')).status).toBe(200);
   });
 });
