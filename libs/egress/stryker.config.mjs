@@ -4,7 +4,8 @@ import { mutationConfig } from '../../tools/mutation/base-config.mjs';
 // check of a URL a tenant saves, the connection guard (the lookup that refuses a name with any
 // refused address, IP literals, which guarded fetch a set of allowed ranges shares), the
 // redirect rules (which requests follow, how far, which headers cross origins), the operator's
-// allowed ranges as configured, how a failed request is classified, and the Retry-After parser.
+// allowed ranges as configured, how a failed request is classified, the Retry-After parser,
+// and the limits on a socket to a tenant's server (idle deadline, answer cap).
 // guarded-fetch.ts only wires these into undici; its tests run against local servers.
 export default mutationConfig({
   dir: 'libs/egress',
@@ -16,6 +17,7 @@ export default mutationConfig({
     'libs/egress/src/redirect-policy.ts',
     'libs/egress/src/egress-config.ts',
     'libs/egress/src/network-failure.ts',
+    'libs/egress/src/socket-limits.ts',
   ],
   tests: [
     'src/retry-after.test.ts',
@@ -25,6 +27,7 @@ export default mutationConfig({
     'src/redirect-policy.test.ts',
     'src/egress-config.test.ts',
     'src/network-failure.test.ts',
+    'src/socket-limits.test.ts',
   ],
   breakAt: 98,
 });

@@ -1,5 +1,5 @@
 import { createServer, Socket, type Server } from 'node:net';
-import { AnswerTooLarge, ConnectionIdle, limitSocket } from './socket-limits';
+import { AnswerTooLarge, ConnectionIdle, defaultMaxAnswerBytes, limitSocket } from './socket-limits';
 
 // Real sockets against a local server that answers what it is told to: each line written to
 // it is a command (`send <bytes>`, `drip <ms>`), so a test decides how the "server" behaves.
@@ -33,7 +33,10 @@ async function limited(idleMs: number, maxAnswerBytes: number) {
     socket.on('close', () => resolve(failure));
   });
   await new Promise<void>((resolve) => socket.connect(port, '127.0.0.1', resolve));
+  const keepAlive = jest.spyOn(socket, 'setKeepAlive');
   limitSocket(socket, { idleMs, maxAnswerBytes });
+  // Keepalive probes after 10 s idle: a peer gone without a FIN is noticed.
+  expect(keepAlive).toHaveBeenCalledWith(true, 10_000);
   let received = 0;
   socket.on('data', (chunk: Buffer) => (received += chunk.length));
   return { socket, closed, received: () => received };
@@ -44,7 +47,12 @@ test('an idle socket is destroyed with ConnectionIdle after the deadline, not be
   const { closed } = await limited(300, 1000);
   const error = await closed;
   expect(error).toBeInstanceOf(ConnectionIdle);
-  expect(error).toMatchObject({ code: 'ETIMEDOUT', idleMs: 300 });
+  expect(error).toMatchObject({
+    code: 'ETIMEDOUT',
+    idleMs: 300,
+    name: 'ConnectionIdle',
+    message: 'the server sent nothing for 300 ms: connection closed by the client',
+  });
   expect(Date.now() - started).toBeGreaterThanOrEqual(290);
 });
 
@@ -90,7 +98,12 @@ test('an answer over the cap is cut with AnswerTooLarge; the count starts again 
   socket.write('send 1001\n');
   const error = await closed;
   expect(error).toBeInstanceOf(AnswerTooLarge);
-  expect(error).toMatchObject({ code: 'ANSWER_TOO_LARGE', limitBytes: 1000 });
+  expect(error).toMatchObject({
+    code: 'ANSWER_TOO_LARGE',
+    limitBytes: 1000,
+    name: 'AnswerTooLarge',
+    message: 'the server answered with more than 1000 bytes: connection closed by the client',
+  });
 });
 
 test('an answer of exactly the cap is taken', async () => {
@@ -107,4 +120,8 @@ test('an answer of exactly the cap is taken', async () => {
   expect(socket.destroyed).toBe(false);
   socket.destroy();
   expect(await closed).toBeNull();
+});
+
+test('the default cap is 64 MiB', () => {
+  expect(defaultMaxAnswerBytes).toBe(67_108_864);
 });

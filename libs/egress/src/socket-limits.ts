@@ -29,7 +29,7 @@ export interface SocketLimits {
 }
 
 /** 64 MiB: far above any answer read from a customer's server in one request. */
-export const defaultMaxAnswerBytes = 64 * 1024 * 1024;
+export const defaultMaxAnswerBytes = 67_108_864;
 
 /**
  * Client-side limits on a socket to a server a tenant controls, whose own time limits (a
@@ -44,9 +44,10 @@ export function limitSocket(socket: Socket, limits: SocketLimits): void {
   socket.setKeepAlive(true, 10_000);
   let timer: NodeJS.Timeout | undefined;
   if (limits.idleMs > 0) {
+    // Unref'd, and left to fire after a close (destroying a closed socket does nothing): one
+    // timer per socket, gone at the latest idleMs later.
     timer = setTimeout(() => socket.destroy(new ConnectionIdle(limits.idleMs)), limits.idleMs);
     timer.unref();
-    socket.once('close', () => clearTimeout(timer));
   }
   let answered = 0;
   const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
