@@ -54,6 +54,7 @@ import {
 import type { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import { consoleRouter } from './console/console-files';
 import { RegisterRoutes } from './generated/routes';
+import { checkInternalRoutes } from './auth/route-security';
 import openApiDocument from './generated/openapi.json';
 
 /** The services the HTTP API calls; composition.ts builds them once for the whole process. */
@@ -202,6 +203,8 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
       ...(deps.debugger?.revalidateMs ? { revalidateMs: deps.debugger.revalidateMs } : {}),
     }),
   );
+  // An internal route that names no scope would open to every internal token: refused here.
+  checkInternalRoutes(RegisterRoutes);
   RegisterRoutes(app);
   app.use(mcpRouter(authenticator, services.tasks));
   app.use(notFoundHandler);

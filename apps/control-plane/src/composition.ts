@@ -21,6 +21,7 @@ import { closeRedis, createRedis, redisConnectionOf, type RedisClient } from '@p
 import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
 import { createHttpApp, createOperatorApp, type HttpDependencies } from './app';
+import { ConnectionAttemptLimit } from './apps/connection-attempts';
 import { AppSettingsValidator } from './apps/app-settings';
 import { AppService } from './apps/app.service';
 import { CredentialCipher } from './apps/credential-cipher';
@@ -112,6 +113,11 @@ export interface ServiceDependencies {
   deadLetterReplayer?: DeadLetterReplayer;
   /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
   connectors?: ConnectorOptions;
+  /**
+   * APP_CONNECTION_TESTS_PER_MINUTE and the Redis its counters are kept in (null: in memory);
+   * absent: connection tests are not counted (test graphs that make many).
+   */
+  connectionTests?: { perMinute: number; redis: RedisClient | null };
 }
 
 /**
@@ -141,6 +147,7 @@ export function composeServices(deps: ServiceDependencies) {
     new WarehouseAppCheck(deps.egress),
     warehouses,
     deps.connectors,
+    deps.connectionTests && new ConnectionAttemptLimit({ ...deps.connectionTests, logger: deps.logger }),
   );
   const jobs = new JobService(dataSource, deps.onJobQueued, limiter, deps.onJobCancelled)
     .followCancels('source_sync', recordSourceJobTransition)
@@ -360,6 +367,8 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     },
     tenantChanges,
     egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
+    // Counted whether or not API_RATE_LIMIT_ENABLED (keys control-plane:connection-tests:…).
+    connectionTests: { perMinute: config.APP_CONNECTION_TESTS_PER_MINUTE, redis },
     connectors: {
       baseUrls: vendorBaseUrlsOf(config, vendorAppTypes),
       allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,

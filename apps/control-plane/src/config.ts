@@ -180,6 +180,9 @@ export const controlPlaneConfigSchema = z
     OPERATOR_TOKEN_FAILURES_PER_MINUTE: envInt({ default: 10, min: 1, max: 1_000_000 }).describe(
       'Wrong operator tokens one client address (an IPv6 client: its /64) may present to `OPERATOR_PORT` in a minute; then every request of that address with a token is 429 `too_many_failed_attempts` until the minute ends. Each wrong token is logged (`operator token refused`, with the address, never the token).',
     ),
+    APP_CONNECTION_TESTS_PER_MINUTE: envInt({ default: 10, min: 1, max: 1_000_000 }).describe(
+      'Connections to a host an account names that its requests may open per minute: `POST /api/v1/apps/{id}/test-connection`, and a create or `PATCH` of a warehouse app that tests its connection or password; then 429 `connection_tests_rate_limited` until the minute ends (counted in Redis when set).',
+    ),
     TRUSTED_PROXIES: envList()
       .optional()
       .describe(

@@ -95,6 +95,7 @@ export type {
   WriteResult,
 } from './warehouse/warehouse-engine';
 export { warehouseMigrations } from './warehouse/postgres/warehouse-ddl';
+export { MAX_STORAGE_BYTES, saneStorageBytes } from './warehouse/storage-bytes';
 export { ClickHouseEngine, type ClickHouseEngineOptions } from './warehouse/clickhouse/clickhouse-engine';
 export {
   directClickHouseClient,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseJsonText, parseWithoutKeyCache } from './json-text';
+import { hasEscapedKey, parseJsonText, parseWithoutKeyCache } from './json-text';
 
 /** Whether JSON.parse refuses `text`: its verdict on syntax is not touched by the key bug. */
 const refusedNatively = (text: string) => {
@@ -22,16 +22,61 @@ describe('parseJsonText', () => {
     expect(parsed['\n']).toEqual({});
   });
 
-  it('gives what JSON.parse gives for a text without a backslash, by JSON.parse itself', () => {
+  it('gives what JSON.parse gives for a text without an escaped key, by JSON.parse itself', () => {
     const parse = jest.spyOn(JSON, 'parse');
     try {
       expect(parseJsonText('{"a":[1,{"b":null}],"c":"d"}')).toEqual({ a: [1, { b: null }], c: 'd' });
       expect(parse).toHaveBeenCalledTimes(1);
-      expect(parseJsonText('{"a":"b\\"c"}')).toEqual({ a: 'b"c' });
-      expect(parse).toHaveBeenCalledTimes(1);
+      // Escapes in values only (security review 2026-11-29, finding 7: these took the scanner).
+      expect(parseJsonText('{"a":"b\\"c","d":["\\\\",{"e":"\\n"}]}')).toEqual({
+        a: 'b"c',
+        d: ['\\', { e: '\n' }],
+      });
+      expect(parse).toHaveBeenCalledTimes(2);
+      expect(parseJsonText('{"a\\nb":1}')).toEqual({ 'a\nb': 1 });
+      expect(parse).toHaveBeenCalledTimes(2);
     } finally {
       parse.mockRestore();
     }
+  });
+
+  it.each([
+    ['{"a":1}', false],
+    ['{"a":"\\n"}', false],
+    ['["\\"", "\\\\", "x\\u0041"]', false],
+    ['{"a":"x\\":"}', false],
+    ['{"a":"\\\\","b":1}', false],
+    ['{"\\n":1}', true],
+    ['{"a":{"\\\\":1}}', true],
+    ['{"k\\"" \t\r\n : 1}', true],
+    ['{"a":"\\n","b\\u0041":2}', true],
+    ['"\\', false],
+    ['\\', false],
+  ])('tells whether %j has an escaped key: %s', (text, expected) => {
+    expect(hasEscapedKey(text)).toBe(expected);
+  });
+
+  it('finds an escaped key exactly where JSON.stringify escaped one, at any spacing', () => {
+    const anyKeyEscaped = (value: unknown): boolean =>
+      Array.isArray(value)
+        ? value.some(anyKeyEscaped)
+        : value !== null && typeof value === 'object'
+          ? Object.entries(value).some(([key, v]) => JSON.stringify(key).includes('\\') || anyKeyEscaped(v))
+          : false;
+    const value = fc.jsonValue({
+      maxDepth: 4,
+      stringUnit: fc.constantFrom('a', '"', '\\', '\n', ':', ' ', '\u0001', 'é'),
+    });
+    fc.assert(
+      fc.property(value, fc.constantFrom(undefined, 1, '\t'), (v, space) => {
+        const text = JSON.stringify(v, null, space);
+        expect(hasEscapedKey(text)).toBe(anyKeyEscaped(v));
+        // Written back to the same text, not compared with JSON.parse's reading: that can be
+        // the one with a renamed key.
+        expect(JSON.stringify(parseJsonText(text), null, space)).toBe(text);
+      }),
+      { numRuns: 3_000 },
+    );
   });
 
   it('reads every key as an own data property: __proto__, duplicates (the last wins), odd keys', () => {

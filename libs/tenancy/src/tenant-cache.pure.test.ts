@@ -310,6 +310,34 @@ describe('TenantCache, over an in-memory lookup', () => {
     expect(await versionOf(cache, 'wk_a')).toBe(3);
   });
 
+  // Security review 2026-11-29, finding 8: lru-cache's entries() skipped a key whose refresh was
+  // under way, and put the revoked entry back when that refresh failed.
+  it('serves no tenant revoked while its refresh was under way, when that refresh then fails', async () => {
+    const cache = cacheOf();
+    await cache.get('wk_a', 'k');
+    await cache.get('wk_b', 'k');
+    now += HOUR;
+    cp.failWith = new ControlPlaneUnavailable('down');
+    cp.holding = true;
+    const refresh = cache.get('wk_a', 'k').then(
+      (tenant) => ({ tenant }),
+      (error: unknown) => ({ error }),
+    );
+    await waitFor(() => cp.waiting.length === 1);
+    cache.invalidate({ kind: 'write_key_revoked', accountId: 'acc_1', writeKeyId: 'wk_a' });
+    // The refresh was cut short and asked again, without the revoked entry to fall back on.
+    await waitFor(() => cp.waiting.length === 2);
+    cp.waiting.splice(0).forEach((release) => release());
+    expect(await refresh).toEqual({ error: cp.failWith });
+    cp.holding = false;
+    await expect(cache.get('wk_a', 'k')).rejects.toBe(cp.failWith);
+    expect(cache.peek('wk_a')).toBeUndefined();
+    // The account's other key was not revoked: still served stale while the control plane is down.
+    expect((await cache.get('wk_b', 'k'))?.version).toBe(1);
+    expect(cp.asked).toEqual(['wk_a:k', 'wk_b:k', 'wk_a:k', 'wk_a:k', 'wk_a:k', 'wk_b:k']);
+    expect(results).toEqual(['miss', 'miss', 'miss', 'miss', 'stale']);
+  });
+
   it('serves a stale tenant for 15 minutes unless told, naming the cache "tenants"', async () => {
     const cache = cacheOf();
     await cache.get('wk_a', 'k');

@@ -52,9 +52,10 @@ interface Entry<T> {
  * - Freshness is `usableCacheEntry`: the TTL, and at most UNSUBSCRIBED_MAX_TTL_MS (10 s) while
  *   change messages are not heard. `invalidate` applies the messages: a revoked key's entry, an
  *   account's entries on any other change, everything after a resync. A lookup that an
- *   invalidation cut short (lru-cache aborts it on a resync) is asked again, so its caller never
- *   sees the abort; an answer to a lookup under way when a change that concerns it was heard is
- *   given to its callers but not kept.
+ *   invalidation cut short (lru-cache aborts it on a resync, and on a change about a key whose
+ *   refresh is under way) is asked again, so its caller never sees the abort; an answer to a
+ *   lookup under way when a change that concerns it was heard is given to its callers but not
+ *   kept.
  * - When the control plane is unavailable (ControlPlaneUnavailable), an entry past its TTL is
  *   served for up to `staleIfErrorMs` more, and only while changes are heard
  *   (`allowStaleOnFetchRejection` for that fetch, `noDeleteOnFetchRejection` so the entry stays
@@ -149,9 +150,9 @@ export class TenantCache<T extends CachedTenant> {
       } catch (error) {
         failure = { error };
       }
-      // A resync heard while it was asked aborted the lookup (lru-cache then throws, or answers the
-      // stale entry where that is allowed): ask again.
-      if (this.resyncGeneration !== generation && attempt < 3) continue;
+      // A resync or a change about this key heard while it was asked aborted the lookup (lru-cache
+      // then throws, or answers the stale entry where that is allowed): ask again.
+      if ((this.resyncGeneration !== generation || status.fetchAborted === true) && attempt < 3) continue;
       if (failure) {
         this.options.onResult?.('miss');
         throw failure.error;
@@ -190,7 +191,14 @@ export class TenantCache<T extends CachedTenant> {
       return;
     }
     for (const heard of this.heardDuringLookups) heard.add(event);
-    for (const [key, entry] of this.cache.entries()) if (affects(event, entry.tenant)) this.cache.delete(key);
+    // forEach, not entries(): entries() skips a key whose refresh is under way, and lru-cache puts
+    // the old entry back when that refresh fails, to be served stale for up to staleIfErrorMs.
+    // Deleting the key aborts the refresh; get() then asks again without the revoked entry.
+    const affected: string[] = [];
+    this.cache.forEach((entry, key) => {
+      if (affects(event, entry.tenant)) affected.push(key);
+    });
+    for (const key of affected) this.cache.delete(key);
   }
 
   private hears(): boolean {

@@ -125,6 +125,9 @@ export class AppsController extends Controller {
    * missing; a probe table created, altered, filled, read and dropped). For an app that imports
    * (`stripe`, `shopify`, `hubspot`): one authenticated read at the vendor with the stored
    * credentials. Nothing of the app changes. Failures never echo the host, user or password.
+   * An account makes at most APP_CONNECTION_TESTS_PER_MINUTE tests a minute (10 unless set),
+   * counted with the saves that test a warehouse app's connection: then 429
+   * `connection_tests_rate_limited` with Retry-After.
    */
   @Post('{appId}/test-connection')
   @Security('api_key', ['apps.write'])

@@ -36,6 +36,7 @@ import {
   warehouseEngineOf,
   type AppConnectionTest,
 } from './warehouse-app-check';
+import type { ConnectionAttemptLimit } from './connection-attempts';
 
 export type AppSort = 'created_at' | 'updated_at' | 'display_name';
 
@@ -77,6 +78,8 @@ export class AppService {
     private readonly registry?: WarehouseRegistry,
     /** How a source app's connector reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
     private readonly connectors: ConnectorOptions = {},
+    /** Bounds the connections an account's requests open (APP_CONNECTION_TESTS_PER_MINUTE); absent: none. */
+    private readonly connectionAttempts?: ConnectionAttemptLimit,
   ) {}
 
   private get repository() {
@@ -146,11 +149,13 @@ export class AppService {
     const id = randomUUID();
     // A customer's warehouse is saved only once it answers: connected through the egress
     // guard, logged in, allowed to create in its schema. A draft without a password waits.
-    if (isWarehouseAppType(body.appType) && body.credentials && Object.keys(body.credentials).length > 0)
+    if (isWarehouseAppType(body.appType) && body.credentials && Object.keys(body.credentials).length > 0) {
+      await this.connectionAttempts?.take(accountId);
       await this.warehouses.assertWorks(
         warehouseAppTarget({ id, appType: body.appType, config }, body.credentials),
         'body.config',
       );
+    }
     const app = this.repository.create({
       id,
       accountId,
@@ -198,8 +203,10 @@ export class AppService {
       Object.assign(app, this.sealed(app.id, app.appType, body.credentials));
     // A warehouse whose connection or password changed must answer again before it is saved.
     const credentials = body.credentials === undefined ? this.openCredentials(app) : body.credentials;
-    if (isWarehouseAppType(app.appType) && (config !== undefined || body.credentials) && credentials)
+    if (isWarehouseAppType(app.appType) && (config !== undefined || body.credentials) && credentials) {
+      await this.connectionAttempts?.take(accountId);
       await this.warehouses.assertWorks(warehouseAppTarget(app, credentials), 'body.config');
+    }
     const placed = await this.saveUnique(app, (manager) => this.syncWarehouse(manager, app, credentials));
     // Rotated credentials or a new config: the forwarding consumers must not keep the old ones.
     await this.changes?.publish({ kind: 'tenant_changed', accountId });
@@ -248,6 +255,7 @@ export class AppService {
       throw unprocessable('credentials_required', `App ${app.id} has no credentials to connect with`, [
         { path: 'credentials', message: 'set the credentials first' },
       ]);
+    await this.connectionAttempts?.take(accountId);
     if (isWarehouseAppType(app.appType))
       return this.warehouses.assertWorks(warehouseAppTarget(app, credentials), 'config');
     return this.checkConnector(app, credentials);

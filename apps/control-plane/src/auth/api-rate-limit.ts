@@ -43,7 +43,6 @@ return {hits, ttl}`;
  */
 export class RedisCounterStore implements Store {
   readonly localKeys = false;
-  readonly prefix = 'api-rate-limit:';
   private readonly fallback = new MemoryStore();
   private windowMs = WINDOW_MS;
   private degraded = false;
@@ -51,6 +50,8 @@ export class RedisCounterStore implements Store {
   constructor(
     private readonly redis: RedisClient,
     private readonly logger: Logger,
+    /** Each limit counts under its own prefix (the API's requests, an account's connection tests). */
+    readonly prefix = 'api-rate-limit:',
   ) {}
 
   init(options: Options): void {

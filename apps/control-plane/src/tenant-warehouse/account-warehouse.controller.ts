@@ -4,6 +4,7 @@ import { principalOf } from '../auth/principal';
 import type { Problem } from '../http/problem';
 import type { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
 import type { AccountWarehouse } from './account-warehouse.dto';
+import { tenantStatusDetail } from './tenant-status-detail';
 
 /**
  * The account's warehouse: the service's PostgreSQL or, once the account is moved onto it, the
@@ -41,7 +42,7 @@ export class AccountWarehouseController extends Controller {
         schema: placed.schema,
         epoch: placed.epoch,
         status: placed.status,
-        statusDetail: placed.statusDetail,
+        statusDetail: tenantStatusDetail(placed.owner, placed.status, placed.statusDetail),
         statusChangedAt: placed.statusChangedAt.toISOString(),
         appId: placed.appId,
       },

@@ -20,7 +20,11 @@ export interface AccountWarehouse {
    * missing database, no privilege; the records wait until it is fixed).
    */
   status: WarehouseStatus;
-  /** What was met, for a status other than `active` (never a password). */
+  /**
+   * For a status other than `active`: on the account's own server, what was met there (never a
+   * password); on the service's, a fixed text per status (the driver's text, which names the
+   * service's hosts and users, stays with the operator).
+   */
   statusDetail: string | null;
   statusChangedAt: string;
   /** The account's postgres_warehouse app, when the warehouse is the account's own server. */

@@ -138,6 +138,8 @@ export interface HarnessOptions {
   deadLetterReplayer?: AppDependencies['deadLetterReplayer'];
   /** How source apps' connection tests reach their vendor (tests point them at look-alikes). */
   connectors?: AppDependencies['connectors'];
+  /** Off unless given: suites test many connections with one account. */
+  connectionTests?: AppDependencies['connectionTests'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -170,6 +172,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     debugger: options.debugger,
     egress: options.egress,
     connectors: options.connectors,
+    connectionTests: options.connectionTests,
     engineFor: options.engineFor,
     deadLetterReplayer: options.deadLetterReplayer,
     operatorToken: new OperatorToken(options.operatorToken),

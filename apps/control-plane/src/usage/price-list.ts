@@ -34,6 +34,8 @@ export const money = (value: Decimal.Value): Decimal =>
 
 export interface DayFigures {
   storageBytes: number;
+  /** False on the account's own warehouse: its storage is shown, not billed. */
+  storageBilled: boolean;
   queryBytes: number;
   modelQueryBytes: number;
   computeMs: number;
@@ -53,14 +55,16 @@ export interface DayCosts {
 
 /**
  * The costs of one UTC day: storage is billed per GB-month, so a day costs its size times the
- * monthly price divided by the days of that calendar month.
+ * monthly price divided by the days of that calendar month (nothing on the account's own server).
  */
 export function costsOfDay(day: string, figures: DayFigures, prices: PriceList): DayCosts {
   const [year, month] = day.split('-').map(Number) as [number, number];
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   const seconds = (ms: number) => new Decimal(ms).div(1000);
   return {
-    storage: money(new Decimal(figures.storageBytes).div(GB).mul(prices.storagePerGbMonth).div(daysInMonth)),
+    storage: figures.storageBilled
+      ? money(new Decimal(figures.storageBytes).div(GB).mul(prices.storagePerGbMonth).div(daysInMonth))
+      : money(0),
     query: money(new Decimal(figures.queryBytes).div(TB).mul(prices.queryPerTb)),
     modelQuery: money(new Decimal(figures.modelQueryBytes).div(TB).mul(prices.queryPerTb)),
     compute: money(seconds(figures.computeMs - figures.modelComputeMs).mul(prices.computePerSecond)),

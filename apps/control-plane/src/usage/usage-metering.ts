@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Logger } from '@pipeline/logger';
 import { isAlreadyReported, isWarehouseUnavailable } from '../http/api-errors';
-import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
+import type { AccountWarehouses, LocatedWarehouse } from '../warehouse-access/account-warehouses';
 import { returnedRows } from '../database/returned-rows';
 import { costsOfDay, type DayFigures, type PriceList } from './price-list';
 
@@ -12,8 +12,10 @@ export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
  * Meters what the service spent for an account on a UTC day and stores it, with its costs, in
  * `usage_daily`. Every figure is read from where the spending happened:
  * - storage: PostgreSQL's own pg_total_relation_size of every table (with its indexes and
- *   TOAST) in the account's warehouse schema; only measurable now, so a past day keeps the
- *   size metered on it;
+ *   TOAST) in the account's warehouse schema (ClickHouse: its parts on disk), bounded to
+ *   [0, MAX_STORAGE_BYTES]; only measurable now, so a past day keeps the size metered on it.
+ *   Billed only on the service's warehouses: on the account's own server it is shown at no
+ *   cost (the account pays for that disk, and that server's answers are the account's to make);
  * - query and model query: the bytes the metered warehouse queries processed that day
  *   (`usage_query_bytes`, written by the warehouse engine's meter);
  * - compute: the seconds the sync jobs and integration runs that finished that day ran, all
@@ -172,10 +174,11 @@ export class UsageMetering {
   private async figures(accountId: string, day: string, isToday: boolean): Promise<DayFigures> {
     const number = (value: unknown) => Number(value ?? 0);
     // The warehouse reads first: their own bytes are part of the day's query bytes read below.
+    const located = await this.warehouses.locate(accountId);
     const storageBytes = isToday
-      ? await this.storageBytes(accountId)
+      ? await located.engine.storageBytes(located.account)
       : await this.meteredStorage(accountId, day);
-    const trackingRows = await this.trackingRows(accountId, day);
+    const trackingRows = await this.trackingRows(located, day);
     const [queries] = returnedRows<{ query: string | null; model_query: string | null }>(
       await this.dataSource.query(
         `SELECT sum(bytes) FILTER (WHERE purpose = 'query') AS query,
@@ -206,6 +209,9 @@ export class UsageMetering {
     const modelComputeMs = Math.round(number(runs?.ms));
     return {
       storageBytes,
+      // The account's own server: it pays for that disk itself, and its figure is its own to
+      // make up (shown, never billed).
+      storageBilled: located.owner === 'platform',
       queryBytes: number(queries?.query),
       modelQueryBytes: number(queries?.model_query),
       computeMs: Math.round(number(jobs?.ms)) + modelComputeMs,
@@ -213,11 +219,6 @@ export class UsageMetering {
       syncRows: number(jobs?.sync_rows),
       trackingRows,
     };
-  }
-
-  private async storageBytes(accountId: string): Promise<number> {
-    const { engine, account } = await this.warehouses.locate(accountId);
-    return engine.storageBytes(account);
   }
 
   private async meteredStorage(accountId: string, day: string): Promise<number> {
@@ -230,8 +231,7 @@ export class UsageMetering {
     return Number(row?.storage_bytes ?? 0);
   }
 
-  private async trackingRows(accountId: string, day: string): Promise<number> {
-    const { engine, account } = await this.warehouses.locate(accountId);
+  private async trackingRows({ engine, account }: LocatedWarehouse, day: string): Promise<number> {
     const [row] = await engine.query(account, 'rows_received_on', { day }, { purpose: 'query' });
     return row?.rows ?? 0;
   }

@@ -31,6 +31,8 @@ export const defaultWarehouseMaxConnections = 10;
 export interface LocatedWarehouse {
   engine: WarehouseEngine;
   account: AccountLocation;
+  /** `customer`: the account's own server, whose answers (its storage figure) it controls. */
+  owner: WarehouseConnection['owner'];
 }
 
 /**
@@ -46,13 +48,19 @@ export interface AccountWarehouses {
 /** Every account in one warehouse (WAREHOUSE_URL's), in its `account_<id>` schema. */
 export class OneWarehouse implements AccountWarehouses {
   private readonly engine: WarehouseEngine;
+  private readonly owner: WarehouseConnection['owner'];
 
   constructor(engines: WarehouseEngines, connection: WarehouseConnection) {
     this.engine = new UnavailableAs503(engines.for(connection));
+    this.owner = connection.owner;
   }
 
   async locate(accountId: string): Promise<LocatedWarehouse> {
-    return { engine: this.engine, account: { accountId, schema: warehouseSchemaOf(accountId) } };
+    return {
+      engine: this.engine,
+      account: { accountId, schema: warehouseSchemaOf(accountId) },
+      owner: this.owner,
+    };
   }
 }
 
@@ -74,6 +82,7 @@ export class PlacedWarehouses implements AccountWarehouses {
         ? new AlsoWritingTo(engine, new UnavailableAs503(this.engines.for(alsoWriteTo.connection)))
         : engine,
       account: { accountId, schema: placement.schema },
+      owner: connection.owner,
     };
   }
 }

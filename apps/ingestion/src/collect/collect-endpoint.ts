@@ -4,7 +4,7 @@ import type { Logger } from '@pipeline/logger';
 import { INVALID_EVENT } from '../metrics/ingestion-metrics';
 import { writeError, writeJson, type ErrorBody } from '../http/error-handler';
 import { readRequestBody } from '../http/request-body';
-import { parseCollectBody, type CollectRequest } from './collect-request';
+import { findWriteKey, parseCollectBody, type CollectRequest } from './collect-request';
 import type { CollectResponse, CollectService, RequestFacts } from './collect-service';
 
 export function requestFacts(
@@ -60,8 +60,20 @@ export function pipelineEndpoint(
     // The request's events once its body was read: a request refused before counts as one.
     let events = 1;
     let read = false;
+    let keyRefused = false;
     readRequestBody(req, route.bodyLimit)
-      .then((body) => {
+      .then(async (body) => {
+        // A key in a header is checked before the body is parsed: an unknown one costs no
+        // parse (a text with an escaped key takes the slower scanner, parseJsonText). A key
+        // that can only be in the body is checked once the body is read.
+        const headerKey = findWriteKey(req.headers, undefined);
+        if (headerKey)
+          facts.headerTenant = await service
+            .authenticate(headerKey, facts, { countAuthAttempts: true })
+            .catch((error: unknown) => {
+              keyRefused = true;
+              throw error;
+            });
         const request = route.parse(body, req, facts);
         events = request.events.length;
         read = true;
@@ -79,8 +91,8 @@ export function pipelineEndpoint(
         (error: unknown) => {
           metrics.eventsRejected(isAppError(error) ? error.code : 'server_error', events);
           writeError(res, error, logger, route.errorBody);
-          // After the answer: its write key may have to be looked up.
-          if (!read) service.recordUnreadRequest(facts, error);
+          // After the answer: its write key may have to be looked up (not again once refused).
+          if (!read && !keyRefused) service.recordUnreadRequest(facts, error);
         },
       )
       .catch((error: unknown) => {

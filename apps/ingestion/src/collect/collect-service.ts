@@ -26,6 +26,11 @@ export interface RequestFacts {
   receivedAt: Date;
   /** performance.now() on receipt: the start of pipeline_ingestion_publish_duration_seconds. */
   startedAt: number;
+  /**
+   * The tenant of the key in a header, when it was checked before the body was parsed
+   * (pipelineEndpoint): validate() takes it instead of looking the key up again.
+   */
+  headerTenant?: WriteKeyRecord;
 }
 
 export interface ValidatedBatch {
@@ -110,7 +115,8 @@ export class CollectService {
   ): Promise<ValidatedBatch> {
     const writeKey = findWriteKey(facts.headers, request.bodyWriteKey);
     if (!writeKey) throw ingestionErrors.missingWriteKey();
-    const tenant = await this.authenticate(writeKey, facts, options);
+    // A key in a header comes first in findWriteKey: the one already checked, if it was.
+    const tenant = facts.headerTenant ?? (await this.authenticate(writeKey, facts, options));
     options.onTenant?.(tenant);
     request.completeEvents?.();
 

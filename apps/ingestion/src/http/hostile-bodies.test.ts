@@ -25,9 +25,11 @@ type Key = 'none' | 'unknown' | 'valid';
 
 /** The documented answer of each hostile body at each route, by the key it is sent with. */
 function expected(route: string, hostile: HostileBody, key: Key): [number, string] {
-  const refusedKey: [number, string] =
-    key === 'none' ? [401, 'missing_write_key'] : key === 'unknown' ? [401, 'invalid_write_key'] : [400, ''];
-  // What the parser refuses is refused before the key is looked at.
+  // A key in a header is checked before the body is parsed (security review 2026-11-29,
+  // finding 7): an unknown one is refused whatever the body.
+  if (key === 'unknown') return [401, 'invalid_write_key'];
+  const refusedKey: [number, string] = key === 'none' ? [401, 'missing_write_key'] : [400, ''];
+  // Without a key in a header, what the parser refuses is refused before the key is looked at.
   if (route === '/collect') {
     if (
       hostile.name === 'context amplification' ||

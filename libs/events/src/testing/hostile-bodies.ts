@@ -59,5 +59,17 @@ export function hostileBodies(maxBytes = 478 * 1024): HostileBody[] {
       attack: "10,000 keys in one message's properties",
       json: `{"batch":[{"type":"track","userId":"hostile","event":"Keys","properties":${manyKeys(10_000)}}]}`,
     },
+    // A backslash sends a text off JSON.parse when it is in a key (parseJsonText's scanner, up to
+    // 10 times slower), and read before the write key is looked at.
+    {
+      name: 'escaped keys',
+      attack: "10,000 keys with an escape (`\\n`) in one message's properties: the slower scanner",
+      json: `{"batch":[{"type":"track","userId":"hostile","event":"Escaped keys","properties":${manyKeys(10_000).replace(/"k/g, '"\\nk')}}]}`,
+    },
+    {
+      name: 'escaped string',
+      attack: 'one 400 KB string property of `\\n` escapes',
+      json: `{"batch":[{"type":"track","userId":"hostile","event":"Escapes","properties":{"s":"${'\\n'.repeat(200 * 1024)}"}}]}`,
+    },
   ];
 }

@@ -20,6 +20,7 @@ import type {
 import type { WarehouseQueryMeter } from '../postgres/postgres-engine';
 import type { WarehouseTimeouts } from '../warehouse-pool';
 import { isPlainIdentifier } from '../stream-table-columns';
+import { saneStorageBytes } from '../storage-bytes';
 import {
   clickhouseMigrations,
   databaseStatements,
@@ -163,7 +164,7 @@ export class ClickHouseEngine implements WarehouseEngine {
       `SELECT toString(sum(bytes_on_disk)) AS bytes FROM system.parts WHERE database = {db:String} AND active`,
       { db: account.schema },
     );
-    return Number(row?.bytes ?? 0);
+    return saneStorageBytes(row?.bytes);
   }
 
   async probe(): Promise<void> {

@@ -47,6 +47,7 @@ import {
 import { defaultRowsPerCopy, WarehouseWriter } from './warehouse-writer';
 import { StreamTableWriter } from './stream-table-writer';
 import { isPlainIdentifier } from '../stream-table-columns';
+import { saneStorageBytes } from '../storage-bytes';
 
 /**
  * The settings of an engine's pool; a `connect` hook builds the pool from them. No time limits:
@@ -199,7 +200,9 @@ export class PostgresEngine implements WarehouseEngine {
     });
     this.streams = new StreamTableWriter(this.pool, { timeouts: options.timeouts });
     this.meter = options.meter;
-    this.readOnlyBegin = `${beginStatement(options.timeouts)}; SET TRANSACTION READ ONLY`;
+    // search_path pinned for the transaction: a customer's server can set its role's path to a
+    // schema whose functions shadow pg_catalog's (storage metered negative, bytes read forged).
+    this.readOnlyBegin = `${beginStatement(options.timeouts)}; SET TRANSACTION READ ONLY; SET LOCAL search_path = pg_catalog, pg_temp`;
     this.timeouts = options.timeouts;
   }
 
@@ -244,12 +247,14 @@ export class PostgresEngine implements WarehouseEngine {
     const [row] = await this.metered<{ bytes: string }>(
       account,
       { purpose: 'query' },
-      `SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) AS bytes
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'm')`,
+      // Schema-qualified as well as under the pinned search_path (readOnlyBegin): the server's
+      // own role settings may put a schema with a look-alike function first.
+      `SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_total_relation_size(c.oid)), 0) AS bytes
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relkind IN ('r', 'p', 'm')`,
       [account.schema],
     );
-    return Number(row?.bytes ?? 0);
+    return saneStorageBytes(row?.bytes);
   }
 
   async probe(): Promise<void> {
@@ -573,10 +578,10 @@ export class PostgresEngine implements WarehouseEngine {
    */
   private async bytesFetched(client: PoolClient, schema: string): Promise<number> {
     const { rows } = await client.query<{ bytes: string }>(
-      `SELECT COALESCE(sum(pg_stat_get_xact_blocks_fetched(c.oid)), 0)
-              * current_setting('block_size')::bigint AS bytes
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1`,
+      `SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_stat_get_xact_blocks_fetched(c.oid)), 0)
+              * pg_catalog.current_setting('block_size')::bigint AS bytes
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname OPERATOR(pg_catalog.=) $1`,
       [schema],
     );
     return Number(rows[0]?.bytes ?? 0);
@@ -586,10 +591,10 @@ export class PostgresEngine implements WarehouseEngine {
   private async cancellable<T>(client: PoolClient, signal: AbortSignal | undefined, run: () => Promise<T>) {
     if (!signal) return run();
     signal.throwIfAborted();
-    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_catalog.pg_backend_pid() AS pid');
     const pid = rows[0]?.pid;
     const cancel = () => {
-      void this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+      void this.pool.query('SELECT pg_catalog.pg_cancel_backend($1)', [pid]).catch(() => undefined);
     };
     signal.addEventListener('abort', cancel, { once: true });
     try {
