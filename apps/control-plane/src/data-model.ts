@@ -26,6 +26,7 @@ import { WarehouseMoves1795800000000 } from './database/migrations/1795800000000
 import { MoveToSchema1795820000000 } from './database/migrations/1795820000000-move-to-schema';
 import { ClickHouseWarehouses1795900000000 } from './database/migrations/1795900000000-clickhouse-warehouses';
 import { DeadLetters1796000000000 } from './database/migrations/1796000000000-dead-letters';
+import { DeadLetterPreview1796100000000 } from './database/migrations/1796100000000-dead-letter-preview';
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
 import { dataSourceFor } from './database/data-source';
 
@@ -64,6 +65,7 @@ export const migrations = [
   MoveToSchema1795820000000,
   ClickHouseWarehouses1795900000000,
   DeadLetters1796000000000,
+  DeadLetterPreview1796100000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -131,6 +131,8 @@ export interface HarnessOptions {
   egress?: AppDependencies['egress'];
   /** Puts dead letters back for delivery (a KafkaDeadLetterReplayer); absent: replays answer 503. */
   deadLetterReplayer?: AppDependencies['deadLetterReplayer'];
+  /** The dead-letter limits, replay limiter and write-key counting (default: the documented defaults). */
+  deadLetterOptions?: AppDependencies['deadLetterOptions'];
   /** How source apps' connection tests reach their vendor (tests point them at look-alikes). */
   connectors?: AppDependencies['connectors'];
 }
@@ -167,6 +169,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     connectors: options.connectors,
     engineFor: options.engineFor,
     deadLetterReplayer: options.deadLetterReplayer,
+    deadLetterOptions: options.deadLetterOptions,
     operatorToken: new OperatorToken(options.operatorToken),
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
   };
