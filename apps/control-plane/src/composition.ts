@@ -34,7 +34,9 @@ import { createDataSource } from './data-model';
 import { DebuggerService } from './debugger/debugger.service';
 import { DeadLetterIndexer } from './dead-letters/dead-letter-index';
 import { KafkaDeadLetterReplayer, type DeadLetterReplayer } from './dead-letters/dead-letter-replayer';
-import { DeadLetterService } from './dead-letters/dead-letter.service';
+import { DeadLetterService, type DeadLetterServiceOptions } from './dead-letters/dead-letter.service';
+import { AccountReplayLimiter, WriteKeyEventCounter } from './dead-letters/dead-letter-replay-limits';
+import type { DeadLetterLimits } from './dead-letters/dead-letter-limits';
 import { ControlPlaneMetrics } from './metrics/control-plane-metrics';
 import {
   IntegrationRunExecutor,
@@ -111,6 +113,8 @@ export interface ServiceDependencies {
   engines?: WarehouseEngines;
   /** Puts dead letters back for delivery (Kafka); absent: replays answer 503 `dead_letters_unavailable`. */
   deadLetterReplayer?: DeadLetterReplayer;
+  /** The dead-letter index's limits, replay limiter and write-key counting (default: per instance, not counted). */
+  deadLetterOptions?: DeadLetterServiceOptions;
   /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
   connectors?: ConnectorOptions;
   /**
@@ -186,7 +190,7 @@ export function composeServices(deps: ServiceDependencies) {
   });
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
-  const deadLetters = new DeadLetterService(dataSource, deps.deadLetterReplayer);
+  const deadLetters = new DeadLetterService(dataSource, deps.deadLetterReplayer, deps.deadLetterOptions);
   return {
     deadLetters,
     warehouses,
@@ -325,6 +329,11 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   // The broker of the dead-letter index and of replays (the delivery consumers' topics).
   const kafka = createKafka(config, { clientId: 'control-plane', logger });
   const deadLetterReplayer = new KafkaDeadLetterReplayer(kafka, config.KAFKA_TOPIC_PREFIX);
+  const deadLetterLimits: DeadLetterLimits = {
+    maxPerAccount: config.DEAD_LETTER_INDEX_MAX_PER_ACCOUNT,
+    retentionDays: config.DEAD_LETTER_INDEX_RETENTION_DAYS,
+    replaysPerMinute: config.DEAD_LETTER_REPLAYS_PER_MINUTE,
+  };
   // Built below the services that wake them; the callbacks read them once the graph is complete.
   let worker: TaskWorker | undefined;
   let jobs: JobRunner | undefined;
@@ -375,6 +384,12 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     },
     metrics,
     deadLetterReplayer,
+    deadLetterOptions: {
+      limits: deadLetterLimits,
+      replayLimiter: new AccountReplayLimiter(deadLetterLimits.replaysPerMinute, redis, logger),
+      // Ingestion's counters carry its own prefix: the client without one (the debugger's).
+      ...(debuggerRedis ? { writeKeyEvents: new WriteKeyEventCounter(debuggerRedis, logger) } : {}),
+    },
     ...(debuggerRedis && debuggerConnection
       ? { debugger: { redis: debuggerRedis, connection: debuggerConnection } }
       : {}),
@@ -516,6 +531,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       kinds: deliveryKinds,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+      limits: deadLetterLimits,
     });
     starters.push(indexer);
     shutdownSteps.push({ name: 'dead-letter index', run: () => indexer.stop() });

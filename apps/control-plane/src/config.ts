@@ -14,6 +14,7 @@ import { DEFAULT_WAREHOUSE_URL } from './warehouse-access/account-warehouses';
 import { defaultAccountLimits, type AccountLimits } from './accounts/account-limits';
 import { defaultPrices } from './usage/price-list';
 import { defaultWriteKeyRateLimitCeilings, MAX_STORABLE_RATE_LIMIT } from './write-keys/rate-limits';
+import { defaultDeadLetterLimits } from './dead-letters/dead-letter-limits';
 import { tracingConfigSchema } from '@pipeline/telemetry';
 import { redisClusterNodesField } from '@pipeline/redis';
 
@@ -217,6 +218,27 @@ export const controlPlaneConfigSchema = z
     ),
     DEAD_LETTER_INDEX_ENABLED: envBool(true).describe(
       "Read every delivery kind's dead-letter topic (on `KAFKA_BROKERS`, under `KAFKA_TOPIC_PREFIX`) into the dead-letter index that `/api/v1/dead-letters` lists, in this process (its own consumer group, `<prefix>control-plane.dead-letter-index`, so several replicas share the work). `false` for API-only replicas; at least one process must index.",
+    ),
+    DEAD_LETTER_INDEX_MAX_PER_ACCOUNT: envInt({
+      default: defaultDeadLetterLimits.maxPerAccount,
+      min: 1,
+      max: 10_000_000,
+    }).describe(
+      "Dead letters the index keeps per account (each up to 512 KB): a new one beyond that removes the account's least recently seen from the index (the dead-letter topic still holds it for the operator CLI).",
+    ),
+    DEAD_LETTER_INDEX_RETENTION_DAYS: envInt({
+      default: defaultDeadLetterLimits.retentionDays,
+      min: 1,
+      max: 3650,
+    }).describe(
+      "Days the index keeps a dead letter after it was last seen: older ones are neither listed nor replayed, and are deleted hourly. The default is the dead-letter topics' own retention (30 days); a longer one keeps rows whose record the topic no longer has.",
+    ),
+    DEAD_LETTER_REPLAYS_PER_MINUTE: envInt({
+      default: defaultDeadLetterLimits.replaysPerMinute,
+      min: 1,
+      max: 10_000,
+    }).describe(
+      'Replays (`POST /api/v1/dead-letters/replay`, up to 1000 letters each) one account may make per minute, across instances through Redis; one more is 429 `dead_letter_replay_rate_limited`.',
     ),
     ...warehouseConfigSchema.shape,
     ...egressConfigSchema.shape,

@@ -27,6 +27,7 @@ import { MoveToSchema1795820000000 } from './database/migrations/1795820000000-m
 import { ClickHouseWarehouses1795900000000 } from './database/migrations/1795900000000-clickhouse-warehouses';
 import { DeadLetters1796000000000 } from './database/migrations/1796000000000-dead-letters';
 import { DeletableWarehouses1796100000000 } from './database/migrations/1796100000000-deletable-warehouses';
+import { DeadLetterPreview1796200000000 } from './database/migrations/1796200000000-dead-letter-preview';
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
 import { dataSourceFor } from './database/data-source';
 
@@ -66,6 +67,7 @@ export const migrations = [
   ClickHouseWarehouses1795900000000,
   DeadLetters1796000000000,
   DeletableWarehouses1796100000000,
+  DeadLetterPreview1796200000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -1,7 +1,12 @@
 import path from 'node:path';
 import type { RequestListener } from 'node:http';
 import { deliveryKinds } from '@pipeline/catalog';
-import { clientAddressResolver, ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
+import {
+  clientAddressResolver,
+  ControlPlaneClient,
+  INGESTION_KEY_PREFIX,
+  TenantChangeSubscriber,
+} from '@pipeline/tenancy';
 import { consumerGroupFor, WarehouseWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
 import { createKafka, createProducer, ensureTopics, pipelineTopics, prefixedTopic } from '@pipeline/kafka';
 import { sharedCheck, type ShutdownStep } from '@pipeline/lifecycle';
@@ -45,7 +50,7 @@ async function connectRedis(
     );
     return null;
   }
-  const redis = createRedis(connection, { logger, keyPrefix: 'ingestion:' });
+  const redis = createRedis(connection, { logger, keyPrefix: INGESTION_KEY_PREFIX });
   SharedStoreBatch.for(redis).windowMs = config.REDIS_BATCH_WINDOW_MS;
   // Down at start is not fatal: the limits and dedupe fall back, and ioredis keeps reconnecting.
   await redis

@@ -96,20 +96,66 @@ export interface ReplayProducer {
 }
 
 /**
- * Puts dead letters of several kinds back in their retry topics in one batch, acknowledged by
- * every in-sync replica (acks -1). Destinations are idempotent on messageId, so replaying a
- * letter twice does not duplicate its events. The number of records sent.
+ * What one replay send carries at most (keys, values and headers): a broker refuses a record
+ * batch over its `message.max.bytes` (1 MB by default), so several 512 KB letters never share
+ * one send. A letter larger than this alone still goes, alone.
+ */
+export const REPLAY_SEND_BYTES = 900 * 1024;
+
+const replayBytesOf = (letter: ReplayableLetter): number =>
+  (letter.value?.length ?? 0) +
+  (letter.key === null ? 0 : Buffer.byteLength(letter.key)) +
+  Buffer.byteLength(letter.reason ?? '') +
+  Buffer.byteLength(letter.target ?? '') +
+  Buffer.byteLength(letter.origin ?? '') +
+  256;
+
+/**
+ * The letters in sends of at most `maxBytes` each (a larger letter alone), in their order.
+ * Pure, exported for its tests.
+ */
+export function replaySends<T extends ReplayableLetter>(
+  byKind: ReadonlyMap<DestinationKind, readonly T[]>,
+  maxBytes = REPLAY_SEND_BYTES,
+): Map<DestinationKind, T[]>[] {
+  const sends: Map<DestinationKind, T[]>[] = [];
+  let current = new Map<DestinationKind, T[]>();
+  let bytes = 0;
+  for (const [kind, letters] of byKind)
+    for (const letter of letters) {
+      const size = replayBytesOf(letter);
+      if (bytes > 0 && bytes + size > maxBytes) {
+        sends.push(current);
+        current = new Map();
+        bytes = 0;
+      }
+      current.set(kind, [...(current.get(kind) ?? []), letter]);
+      bytes += size;
+    }
+  if (bytes > 0) sends.push(current);
+  return sends;
+}
+
+/**
+ * Puts dead letters of several kinds back in their retry topics, in sends of at most
+ * REPLAY_SEND_BYTES, each acknowledged by every in-sync replica (acks -1). Destinations are
+ * idempotent on messageId, so replaying a letter twice (a later send failed, the caller
+ * replays again) does not duplicate its events. The number of records sent.
  */
 export async function replayDeadLetters(
   producer: ReplayProducer,
   byKind: ReadonlyMap<DestinationKind, readonly ReplayableLetter[]>,
   topicPrefix = '',
+  maxBytes = REPLAY_SEND_BYTES,
 ): Promise<number> {
   const now = Date.now();
-  const topicMessages = [...byKind]
-    .filter(([, letters]) => letters.length > 0)
-    .map(([kind, letters]) => deadLetterReplayMessages(kind, letters, topicPrefix, now));
-  if (topicMessages.length === 0) return 0;
-  await producer.sendBatch({ topicMessages, acks: -1 });
-  return topicMessages.reduce((sum, batch) => sum + batch.messages.length, 0);
+  let sent = 0;
+  for (const send of replaySends(byKind, maxBytes)) {
+    const topicMessages = [...send].map(([kind, letters]) =>
+      deadLetterReplayMessages(kind, letters, topicPrefix, now),
+    );
+    await producer.sendBatch({ topicMessages, acks: -1 });
+    sent += topicMessages.reduce((sum, batch) => sum + batch.messages.length, 0);
+  }
+  return sent;
 }

@@ -134,6 +134,13 @@ function warehouseEnginesOf(deps: DestinationDependencies): WarehouseEngines {
 /** The kind's consumer group, under KAFKA_TOPIC_PREFIX. */
 export const consumerGroupFor = (kind: DestinationKind, prefix = '') => `${prefix}delivery.${kind}`;
 
+/**
+ * How long a dead-letter topic keeps a record: a month, for an operator to look into and
+ * replay. The control plane's dead-letter index keeps its rows as long by default
+ * (DEAD_LETTER_INDEX_RETENTION_DAYS).
+ */
+export const DEAD_LETTER_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
 /** Each kind's own retry and dead-letter topics (under KAFKA_TOPIC_PREFIX): one kind's failures never hold back another. */
 export function deliveryTopicsFor(
   kind: DestinationKind,
@@ -148,8 +155,7 @@ export function deliveryTopicsFor(
     deadLetter: {
       topic: `${prefix}delivery.${kind}.dead-letter.v1`,
       numPartitions: 1,
-      // Kept a month, for an operator to look into and replay.
-      configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000) },
+      configEntries: { 'retention.ms': String(DEAD_LETTER_RETENTION_MS) },
     },
   };
 }

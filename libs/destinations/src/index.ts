@@ -23,6 +23,7 @@ export {
 export {
   consumerGroupFor,
   createDestination,
+  DEAD_LETTER_RETENTION_MS,
   deliveryTopicsFor,
   isForwardingKind,
   type DestinationDependencies,
@@ -33,6 +34,8 @@ export {
   deadLetterReasonCode,
   deadLetterReplayMessages,
   replayDeadLetters,
+  replaySends,
+  REPLAY_SEND_BYTES,
   type DeadLetter,
   type DeadLetterRecord,
   type ReplayableLetter,

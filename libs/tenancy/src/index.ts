@@ -29,3 +29,10 @@ export { TenantChangePublisher, TenantChangeSubscriber } from './tenant-changes'
 export { TENANT_CHANGES_CHANNEL, type TenantChange, type TenantChangeEvent } from './tenant-change-message';
 export { UNSUBSCRIBED_MAX_TTL_MS, usableCacheEntry } from './cache-freshness';
 export { TenantCache, type CachedTenant, type TenantCacheOptions } from './tenant-cache';
+export {
+  DAY_WINDOW_TTL_SECONDS,
+  INGESTION_KEY_PREFIX,
+  SECOND_WINDOW_TTL_SECONDS,
+  writeKeyHashTag,
+  writeKeyWindowKeys,
+} from './write-key-windows';

@@ -4,6 +4,9 @@ import { deadLetterOf, deadLetterReasonCode, deliveryTopicsFor } from '@pipeline
 import { parseOutboxEnvelope } from '@pipeline/events';
 import { ensureTopics } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
+import { previewOf } from './dead-letter-preview';
+import { DeadLetterRetention } from './dead-letter-retention';
+import { defaultDeadLetterLimits, type DeadLetterLimits } from './dead-letter-limits';
 
 /** A record of a kind's dead-letter topic, as the index's consumer reads it. */
 export interface IndexedRecord {
@@ -44,11 +47,16 @@ const refusesTheRecord = (error: unknown): boolean => {
  * target and origin (docs/management-api.md, "Dead letters"). A replayed record that
  * dead-letters again updates its row (count + 1, back to `pending`, first seen kept); the same
  * Kafka record read twice (a rebalance, a restart before the commit) changes nothing.
+ *
+ * Each row keeps the record (to replay it) beside its preview (what the list shows), and an
+ * account keeps at most `maxPerAccount` rows: a new one beyond that removes the account's
+ * least recently seen (the dead-letter topic still holds them for the operator CLI).
  */
 export class DeadLetterIndex {
   constructor(
     private readonly dataSource: DataSource,
     private readonly logger: Logger,
+    private readonly limits: Pick<DeadLetterLimits, 'maxPerAccount'> = defaultDeadLetterLimits,
   ) {}
 
   async index(kind: string, record: IndexedRecord): Promise<IndexOutcome> {
@@ -66,12 +74,13 @@ export class DeadLetterIndex {
     const seenAt = seenAtOf(letter.deadLetteredAt, record.timestamp);
     const target = letter.target ?? kind;
     const origin = letter.origin ?? `${record.topic}/${record.partition}/${record.offset}`;
+    const preview = previewOf(envelope.events);
     try {
       const rows: { inserted: boolean }[] = await this.dataSource.query(
         `INSERT INTO dead_letters AS d (account_id, destination, target, origin, reason, reason_code, attempts,
            permanent, first_seen_at, last_seen_at, message_ids, record_key, record_value, kafka_topic,
-           kafka_partition, kafka_offset)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15)
+           kafka_partition, kafka_offset, preview, event_count, write_key_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
          ON CONFLICT (account_id, target, origin) DO UPDATE SET
            destination = EXCLUDED.destination,
            reason = EXCLUDED.reason,
@@ -86,7 +95,10 @@ export class DeadLetterIndex {
            record_value = EXCLUDED.record_value,
            kafka_topic = EXCLUDED.kafka_topic,
            kafka_partition = EXCLUDED.kafka_partition,
-           kafka_offset = EXCLUDED.kafka_offset
+           kafka_offset = EXCLUDED.kafka_offset,
+           preview = EXCLUDED.preview,
+           event_count = EXCLUDED.event_count,
+           write_key_id = EXCLUDED.write_key_id
          -- The same record again (or an older one, read after a reset): nothing changes.
          WHERE d.kafka_topic <> EXCLUDED.kafka_topic
             OR d.kafka_partition <> EXCLUDED.kafka_partition
@@ -108,9 +120,13 @@ export class DeadLetterIndex {
           record.topic,
           record.partition,
           record.offset,
+          JSON.stringify(preview.events),
+          preview.eventCount,
+          envelope.writeKeyId,
         ],
       );
       const [row] = rows;
+      if (row?.inserted) await this.keepWithinCap(envelope.accountId);
       return row ? (row.inserted ? 'inserted' : 'updated') : 'duplicate';
     } catch (error) {
       if (!refusesTheRecord(error)) throw error;
@@ -124,6 +140,16 @@ export class DeadLetterIndex {
       return 'refused';
     }
   }
+
+  /** Removes the account's least recently seen rows beyond its cap (one new row: one old one). */
+  private async keepWithinCap(accountId: string): Promise<void> {
+    await this.dataSource.query(
+      `DELETE FROM dead_letters WHERE id IN (
+         SELECT id FROM dead_letters WHERE account_id = $1
+         ORDER BY last_seen_at DESC, id DESC OFFSET $2 LIMIT 100)`,
+      [accountId, this.limits.maxPerAccount],
+    );
+  }
 }
 
 export interface DeadLetterIndexerOptions {
@@ -136,6 +162,8 @@ export interface DeadLetterIndexerOptions {
   topicPrefix: string;
   /** KAFKA_REPLICATION_FACTOR, for the dead-letter topics created when missing. */
   replicationFactor: number;
+  /** DEAD_LETTER_INDEX_MAX_PER_ACCOUNT and _RETENTION_DAYS (default: the documented defaults). */
+  limits?: DeadLetterLimits;
   /** Told of each record indexed (tests wait on it). */
   onIndexed?: (outcome: IndexOutcome) => void;
 }
@@ -151,6 +179,7 @@ export const deadLetterIndexGroup = (prefix: string) => `${prefix}control-plane.
  */
 export class DeadLetterIndexer {
   private readonly index: DeadLetterIndex;
+  private readonly retention: DeadLetterRetention;
   private consumer: Consumer | undefined;
   private stopped = false;
   private running: Promise<void> | undefined;
@@ -158,10 +187,13 @@ export class DeadLetterIndexer {
   private wakeRetry: (() => void) | undefined;
 
   constructor(private readonly options: DeadLetterIndexerOptions) {
-    this.index = new DeadLetterIndex(options.dataSource, options.logger);
+    const limits = options.limits ?? defaultDeadLetterLimits;
+    this.index = new DeadLetterIndex(options.dataSource, options.logger, limits);
+    this.retention = new DeadLetterRetention(options.dataSource, options.logger, limits.retentionDays);
   }
 
   start(): void {
+    this.retention.start();
     this.running ??= this.run();
   }
 
@@ -236,6 +268,7 @@ export class DeadLetterIndexer {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.retention.stop();
     clearTimeout(this.retryTimer);
     this.wakeRetry?.();
     await this.running;

@@ -2,15 +2,15 @@ import type { Kafka, Producer } from 'kafkajs';
 import { replayDeadLetters, type ReplayableLetter } from '@pipeline/destinations';
 import { createProducer } from '@pipeline/kafka';
 
-/** Puts dead letters back in their kinds' retry topics; throws when Kafka does not take them. */
+/** Puts a page of dead letters back in their kinds' retry topics; throws when Kafka does not take them. */
 export interface DeadLetterReplayer {
   replay(byKind: ReadonlyMap<string, readonly ReplayableLetter[]>): Promise<number>;
 }
 
 /**
  * The control plane's replays, through the operator CLI's own function (@pipeline/destinations
- * `replayDeadLetters`: one batch, acks -1, on the idempotent producer), connected at the first
- * replay and again after a failed connect.
+ * `replayDeadLetters`: sends of at most 900 KB, acks -1, on the idempotent producer), connected
+ * at the first replay and again after a failed connect.
  */
 export class KafkaDeadLetterReplayer implements DeadLetterReplayer {
   private readonly producer: Producer;

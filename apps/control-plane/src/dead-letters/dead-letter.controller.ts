@@ -75,10 +75,16 @@ export class DeadLettersController extends Controller {
   /**
    * Puts the selected `pending` dead letters back in their destination's retry topic, due now
    * with fresh attempts, and marks them `replayed`: a second replay of the same ones replays
-   * nothing (`skipped`), so replaying twice delivers once. At most 1000 per call.
+   * nothing (`skipped`), so replaying twice delivers once. At most 1000 per call, sent and
+   * marked in pages of 50 (or 5 MB); an account may replay DEAD_LETTER_REPLAYS_PER_MINUTE times
+   * a minute, and the events replayed count against their write key's event limits.
    */
   @Post('replay')
   @Security('api_key', ['dead_letters.replay'])
+  @Response<Problem, { 'Retry-After': string }>(
+    429,
+    'dead_letter_replay_rate_limited: the account made more than DEAD_LETTER_REPLAYS_PER_MINUTE replays this minute; nothing was replayed. Retry-After: seconds to wait. (rate_limited: the API key rate limit, as on every route)',
+  )
   @Response<Problem>(
     400,
     'dead_letter_selector_required: no ids and no filter; validation_failed; invalid_time_range',
@@ -89,7 +95,7 @@ export class DeadLettersController extends Controller {
   )
   @Response<Problem, { 'Retry-After': string }>(
     503,
-    'dead_letters_unavailable: Kafka did not take the records; nothing was replayed. Retry-After: seconds to wait',
+    'dead_letters_unavailable: Kafka did not take the records; those of earlier pages stay replayed (the detail counts them, usually none), the others stay pending. Retry-After: seconds to wait',
   )
   async replayDeadLetters(
     @Request() request: ExpressRequest,

@@ -1,6 +1,6 @@
 import type { DeadLetterStatus } from './dead-letter.entity';
 
-/** An event of a dead letter as the view shows it: the event as received, or a stub when it is over 16 KB. */
+/** An event of a dead letter as the view shows it: the event as received, or a stub (over 16 KB, or past 64 KB shown). */
 export interface DeadLetterEvent {
   [field: string]: unknown;
 }
@@ -34,7 +34,10 @@ export interface DeadLetterView {
   messageIds: string[];
   /** Events in the record (`messageIds` has them all). */
   eventCount: number;
-  /** The record's first 10 events; an event over 16 KB as JSON is `{ messageId, type, truncated: true }`. */
+  /**
+   * The record's first 10 events; an event over 16 KB as JSON, or past 64 KB of events shown
+   * together, is `{ messageId, type, truncated: true }`.
+   */
   events: DeadLetterEvent[];
 }
 

@@ -57,6 +57,18 @@ export class DeadLetterEntity {
   @Column({ name: 'message_ids', type: 'text', array: true })
   messageIds!: string[];
 
+  /** The view's events as JSON (dead-letter-preview.ts); null for a row indexed before it was kept. */
+  @Column({ type: 'text', nullable: true })
+  preview!: string | null;
+
+  /** Events in the record; null for a row indexed before it was kept (`messageIds` counts them). */
+  @Column({ name: 'event_count', type: 'integer', nullable: true })
+  eventCount!: number | null;
+
+  /** The write key the record's events came in with (its event limits count replays). */
+  @Column({ name: 'write_key_id', type: 'text', nullable: true })
+  writeKeyId!: string | null;
+
   @Column({ name: 'record_key', type: 'bytea', nullable: true })
   recordKey!: Buffer | null;
 

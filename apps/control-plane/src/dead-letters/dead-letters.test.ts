@@ -7,9 +7,14 @@ import { deliveryHeaders, deliveryTopicsFor } from '@pipeline/destinations';
 import { topicRecords } from '@pipeline/destinations/testing';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
+import { createRedis, type RedisClient } from '@pipeline/redis';
+import { INGESTION_KEY_PREFIX, writeKeyWindowKeys } from '@pipeline/tenancy';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { waitUntil } from '../testing/wait';
 import { DeadLetterIndex, DeadLetterIndexer, type IndexOutcome } from './dead-letter-index';
+import { DeadLetterRetention } from './dead-letter-retention';
+import { defaultDeadLetterLimits } from './dead-letter-limits';
+import { AccountReplayLimiter, WriteKeyEventCounter } from './dead-letter-replay-limits';
 import { KafkaDeadLetterReplayer } from './dead-letter-replayer';
 import { DeadLetterService } from './dead-letter.service';
 
@@ -22,6 +27,10 @@ const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), {
   clientId: 'dead-letters-test',
   logger,
 });
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+/** Replays one account may make per minute in this suite. */
+const REPLAYS_PER_MINUTE = 6;
+const suiteLimits = { ...defaultDeadLetterLimits, retentionDays: 3650, replaysPerMinute: REPLAYS_PER_MINUTE };
 
 interface View {
   id: string;
@@ -56,10 +65,25 @@ describe('dead letters: index, list, replay and discard (real Kafka and PostgreS
   let a: Tenant;
   let b: Tenant;
   let aIntegration: string;
+  // As the process has them: the control plane's own (prefixed) and the shared store's.
+  let controlPlaneRedis: RedisClient;
+  let sharedRedis: RedisClient;
 
   beforeAll(async () => {
     replayer = new KafkaDeadLetterReplayer(kafka, prefix);
-    h = await startHarness('dead letters', { deadLetterReplayer: replayer });
+    controlPlaneRedis = createRedis({ REDIS_URL }, { logger, keyPrefix: 'control-plane:' });
+    sharedRedis = createRedis({ REDIS_URL }, { logger });
+    await Promise.all([controlPlaneRedis.connect(), sharedRedis.connect()]);
+    h = await startHarness('dead letters', {
+      deadLetterReplayer: replayer,
+      deadLetterOptions: {
+        replayLimiter: new AccountReplayLimiter(REPLAYS_PER_MINUTE, controlPlaneRedis, logger),
+        writeKeyEvents: new WriteKeyEventCounter(sharedRedis, logger),
+        // The fixed dates below stay listed whenever the suite runs; the retention's own test
+        // uses a service of the default retention.
+        limits: suiteLimits,
+      },
+    });
     await ensureTopics(
       kafka,
       kinds.flatMap((kind) => [
@@ -77,6 +101,7 @@ describe('dead letters: index, list, replay and discard (real Kafka and PostgreS
       kinds,
       topicPrefix: prefix,
       replicationFactor: 1,
+      limits: suiteLimits,
       onIndexed: (outcome) => outcomes.push(outcome),
     });
     indexer.start();
@@ -106,6 +131,8 @@ describe('dead letters: index, list, replay and discard (real Kafka and PostgreS
     await producer.disconnect();
     await replayer.close();
     await h.close();
+    controlPlaneRedis.disconnect();
+    sharedRedis.disconnect();
   });
 
   let origins = 0;
@@ -121,13 +148,14 @@ describe('dead letters: index, list, replay and discard (real Kafka and PostgreS
       at?: string;
       messageId?: string;
       kind?: string;
+      writeKeyId?: string;
     },
   ) => {
     const messageId = options.messageId ?? randomUUID();
     const envelope = {
       v: 2,
       accountId,
-      writeKeyId: randomUUID(),
+      writeKeyId: options.writeKeyId ?? randomUUID(),
       batchId: randomUUID(),
       receivedAt: new Date().toISOString(),
       ip: null,
@@ -481,5 +509,129 @@ describe('dead letters: index, list, replay and discard (real Kafka and PostgreS
     // Later records of every tenant are still indexed.
     const later = deadLetter(a.accountId, { target: aIntegration, reason: 'http_409: later' });
     expect(await send(amplitude.deadLetter.topic, [later.message])).toEqual(['inserted']);
+  });
+  /** A record of `letter` as the index's consumer hands it over, at `offset` of the amplitude dead-letter topic. */
+  const recordOf = (letter: ReturnType<typeof deadLetter>, offset: number) => ({
+    topic: amplitude.deadLetter.topic,
+    partition: 0,
+    offset: String(offset),
+    key: Buffer.from(letter.message.key),
+    value: Buffer.from(letter.message.value),
+    headers: letter.message.headers,
+  });
+  let directOffsets = 1_000_000;
+
+  it('lists a letter indexed before previews were kept: PostgreSQL previews it, the record never leaves the database', async () => {
+    const c = await h.tenant();
+    const letter = deadLetter(c.accountId, { target: aIntegration, reason: 'http_400: old row' });
+    const broken = deadLetter(c.accountId, { target: aIntegration, reason: 'http_400: old row, NUL' });
+    const index = new DeadLetterIndex(h.db.dataSource, logger);
+    await index.index('amplitude', recordOf(letter, (directOffsets += 1)));
+    await index.index('amplitude', recordOf(broken, (directOffsets += 1)));
+    const [expected] = (await list(c.key, `?reasonCode=http_400`)).data.filter(
+      (v) => v.messageIds[0] === letter.messageId,
+    );
+    // As the rows of the previous release: no preview, no count; one value PostgreSQL cannot read as JSON.
+    await h.db.dataSource.query(
+      'UPDATE dead_letters SET preview = NULL, event_count = NULL, write_key_id = NULL WHERE account_id = $1',
+      [c.accountId],
+    );
+    await h.db.dataSource.query(
+      `UPDATE dead_letters SET record_value = convert_to('{"events":[{"messageId":"m\\u0000"}]}', 'UTF8')
+       WHERE account_id = $1 AND $2 = ANY(message_ids)`,
+      [c.accountId, broken.messageId],
+    );
+    const listed = (await list(c.key)).data;
+    expect(listed.map((v) => [v.messageIds[0], v.eventCount, v.events])).toEqual(
+      expect.arrayContaining([
+        [letter.messageId, 1, expected!.events],
+        [broken.messageId, 1, []],
+      ]),
+    );
+    expect(listed).toHaveLength(2);
+  });
+
+  it("keeps an account's most recently seen letters up to its cap, and the other accounts' letters", async () => {
+    const c = await h.tenant();
+    const capped = new DeadLetterIndex(h.db.dataSource, logger, { maxPerAccount: 2 });
+    const letters = ['2026-11-24', '2026-11-26', '2026-11-25'].map((day) =>
+      deadLetter(c.accountId, { target: aIntegration, at: `${day}T10:00:00.000Z` }),
+    );
+    for (const letter of letters)
+      expect(await capped.index('amplitude', recordOf(letter, (directOffsets += 1)))).toBe('inserted');
+    expect((await list(c.key)).data.map((v) => v.lastSeenAt)).toEqual([
+      '2026-11-26T10:00:00.000Z',
+      '2026-11-25T10:00:00.000Z',
+    ]);
+    // Account A holds more than 2 letters: the cap of C's index removed none of them.
+    expect((await list(a.key, '?limit=100')).pagination.total).toBeGreaterThan(2);
+  });
+
+  it('limits replays per account: one more than DEAD_LETTER_REPLAYS_PER_MINUTE answers 429 with Retry-After', async () => {
+    const c = await h.tenant();
+    // All the calls in one minute's window (at most a 5 s wait).
+    await waitUntil('not the last 5 s of a minute', async () => Date.now() % 60_000 < 55_000, 6_000);
+    const replay = () => h.as(c.key).post('/api/v1/dead-letters/replay').send({ destination: 'amplitude' });
+    const statuses: number[] = [];
+    for (let i = 0; i < REPLAYS_PER_MINUTE; i += 1) statuses.push((await replay()).status);
+    expect(statuses).toEqual(Array.from({ length: REPLAYS_PER_MINUTE }, () => 200));
+    const refused = await replay();
+    expect([refused.status, refused.body.code]).toEqual([429, 'dead_letter_replay_rate_limited']);
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another account is not held back by C's replays.
+    const d = await h.tenant();
+    expect(
+      (await h.as(d.key).post('/api/v1/dead-letters/replay').send({ destination: 'amplitude' })).status,
+    ).toBe(200);
+  });
+
+  it("counts replayed events against their write key's second and day in ingestion's counters", async () => {
+    const c = await h.tenant();
+    const writeKeyId = randomUUID();
+    const index = new DeadLetterIndex(h.db.dataSource, logger);
+    for (let i = 0; i < 3; i += 1)
+      await index.index(
+        'amplitude',
+        recordOf(deadLetter(c.accountId, { target: aIntegration, writeKeyId }), (directOffsets += 1)),
+      );
+    const before = Date.now();
+    const replayed = await h.as(c.key).post('/api/v1/dead-letters/replay').send({ destination: 'amplitude' });
+    expect(replayed.body).toEqual({ replayed: 3, skipped: 0 });
+    const [, day] = writeKeyWindowKeys(writeKeyId, before);
+    expect(await sharedRedis.get(`${INGESTION_KEY_PREFIX}${day}`)).toBe('3');
+    expect(await sharedRedis.ttl(`${INGESTION_KEY_PREFIX}${day}`)).toBeGreaterThan(86_000);
+  });
+
+  // Last: the sweep deletes every row of this database past 30 days.
+  it('neither lists nor replays a letter past the retention, and the sweep deletes it', async () => {
+    const c = await h.tenant();
+    const day = 86_400_000;
+    const old = deadLetter(c.accountId, {
+      target: aIntegration,
+      at: new Date(Date.now() - 31 * day).toISOString(),
+    });
+    const recent = deadLetter(c.accountId, {
+      target: aIntegration,
+      at: new Date(Date.now() - 29 * day).toISOString(),
+    });
+    const index = new DeadLetterIndex(h.db.dataSource, logger);
+    await index.index('amplitude', recordOf(old, (directOffsets += 1)));
+    await index.index('amplitude', recordOf(recent, (directOffsets += 1)));
+    const service = new DeadLetterService(h.db.dataSource, replayer);
+    const page = await service.list(c.accountId, {}, 'pending', { limit: 20, offset: 0 });
+    expect(page.data.map((v) => v.messageIds[0])).toEqual([recent.messageId]);
+    expect(await service.replay(c.accountId, { destination: 'amplitude' })).toEqual({
+      replayed: 1,
+      skipped: 0,
+    });
+
+    expect(await new DeadLetterRetention(h.db.dataSource, logger, 30).sweep()).toBeGreaterThanOrEqual(1);
+    const left: { n: number }[] = await h.db.dataSource.query(
+      'SELECT count(*)::int AS n FROM dead_letters WHERE account_id = $1',
+      [c.accountId],
+    );
+    expect(left).toEqual([{ n: 1 }]);
   });
 });

@@ -136,6 +136,8 @@ export interface HarnessOptions {
   egress?: AppDependencies['egress'];
   /** Puts dead letters back for delivery (a KafkaDeadLetterReplayer); absent: replays answer 503. */
   deadLetterReplayer?: AppDependencies['deadLetterReplayer'];
+  /** The dead-letter limits, replay limiter and write-key counting (default: the documented defaults). */
+  deadLetterOptions?: AppDependencies['deadLetterOptions'];
   /** How source apps' connection tests reach their vendor (tests point them at look-alikes). */
   connectors?: AppDependencies['connectors'];
   /** Off unless given: suites test many connections with one account. */
@@ -175,6 +177,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     connectionTests: options.connectionTests,
     engineFor: options.engineFor,
     deadLetterReplayer: options.deadLetterReplayer,
+    deadLetterOptions: options.deadLetterOptions,
     operatorToken: new OperatorToken(options.operatorToken),
     operatorTokenFailures: options.operatorTokenFailures,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),

@@ -1,4 +1,6 @@
-import { addressLimitKey } from '@pipeline/tenancy';
+import { addressLimitKey, writeKeyWindowKeys } from '@pipeline/tenancy';
+
+export { writeKeyHashTag } from '@pipeline/tenancy';
 import type { LimitType } from '../collect/ingestion-errors';
 
 // The arithmetic of the write-key limits, apart from the stores that count: which window a
@@ -60,25 +62,8 @@ export function effectiveLimits(defaults: SharedLimits, overrides?: Partial<Shar
   return { ...defaults, ...overrides };
 }
 
-/**
- * The hash tag of a write key's keys in the shared store: a Redis Cluster hashes only what is
- * inside the braces, so the windows and the batch dedupe key of one request share one slot and
- * one script may touch them all. Different write keys spread over the cluster's nodes.
- */
-export function writeKeyHashTag(writeKeyId: string): string {
-  return `{${writeKeyId}}`;
-}
-
-/**
- * The shared counters of a write key at `nowMs`: its second and its UTC day. The write key id is
- * in both, so no key counts against another's budget; as the hash tag, so both share a slot.
- */
-export function sharedWindowKeys(writeKeyId: string, nowMs: number): [second: string, day: string] {
-  const second = Math.floor(nowMs / 1000);
-  const day = new Date(nowMs).toISOString().slice(0, 10);
-  const tag = writeKeyHashTag(writeKeyId);
-  return [`rl:s:${tag}:${second}`, `rl:d:${tag}:${day}`];
-}
+/** The shared counters of a write key at `nowMs` (@pipeline/tenancy, shared with the control plane's replays). */
+export const sharedWindowKeys = writeKeyWindowKeys;
 
 /** Whole seconds until the next UTC midnight, when the day's count starts again; at least 1. */
 export function secondsUntilUtcMidnight(nowMs: number): number {

@@ -1,4 +1,5 @@
 import { isCluster, type RedisClient } from '@pipeline/redis';
+import { DAY_WINDOW_TTL_SECONDS, SECOND_WINDOW_TTL_SECONDS } from '@pipeline/tenancy';
 
 /**
  * One rate-limit take: the write key's second and day counters, the events to count and the
@@ -38,9 +39,9 @@ for i = 0, takes - 1 do
     result = 2
   else
     redis.call('INCRBY', KEYS[k + 1], n)
-    redis.call('EXPIRE', KEYS[k + 1], 2)
+    redis.call('EXPIRE', KEYS[k + 1], ${SECOND_WINDOW_TTL_SECONDS})
     redis.call('INCRBY', KEYS[k + 2], n)
-    redis.call('EXPIRE', KEYS[k + 2], 90000)
+    redis.call('EXPIRE', KEYS[k + 2], ${DAY_WINDOW_TTL_SECONDS})
     if ARGV[a + 4] == '1' and redis.call('EXISTS', KEYS[k + 3]) == 1 then result = 3 end
   end
   out[i + 1] = result

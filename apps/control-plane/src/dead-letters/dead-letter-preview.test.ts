@@ -1,0 +1,49 @@
+import {
+  PREVIEW_BYTES,
+  PREVIEW_EVENT_BYTES,
+  PREVIEW_EVENTS,
+  previewEvents,
+  previewOf,
+} from './dead-letter-preview';
+
+// What the index stores for the list: bounded whatever the record holds.
+
+const event = (n: number, bytes = 100) => ({
+  type: 'track',
+  messageId: `m${n}`,
+  properties: { pad: 'x'.repeat(bytes) },
+});
+
+describe('previewOf', () => {
+  it('keeps the first 10 events as they are, and counts them all', () => {
+    const events = Array.from({ length: 25 }, (_, n) => event(n));
+    const preview = previewOf(events);
+    expect(preview.eventCount).toBe(25);
+    expect(preview.events).toEqual(events.slice(0, PREVIEW_EVENTS));
+  });
+
+  it('shows an event over 16 KB as a stub, and the ones after it as they are', () => {
+    const preview = previewOf([event(1), event(2, PREVIEW_EVENT_BYTES), event(3)]);
+    expect(preview.events).toEqual([event(1), { messageId: 'm2', type: 'track', truncated: true }, event(3)]);
+  });
+
+  it('stubs the events past 64 KB shown together, and stays under that bound', () => {
+    const events = Array.from({ length: 10 }, (_, n) => event(n, 15_000));
+    const preview = previewOf(events);
+    const shown = preview.events.filter((e) => e.truncated !== true);
+    // 15 KB each: four fit in 64 KB, the fifth would not.
+    expect(shown.map((e) => e.messageId)).toEqual(['m0', 'm1', 'm2', 'm3']);
+    expect(preview.events.slice(4)).toEqual(
+      events.slice(4).map((e) => ({ messageId: e.messageId, type: 'track', truncated: true })),
+    );
+    expect(Buffer.byteLength(JSON.stringify(preview.events))).toBeLessThan(PREVIEW_BYTES + 1000);
+  });
+});
+
+describe('previewEvents', () => {
+  it('reads a stored preview, and shows none of one that is not a JSON array', () => {
+    expect(previewEvents(JSON.stringify([event(1)]))).toEqual([event(1)]);
+    expect(previewEvents('{"a":1}')).toEqual([]);
+    expect(previewEvents('not json')).toEqual([]);
+  });
+});
