@@ -5,7 +5,9 @@ import { functionRanges, mutationConfig } from '../../tools/mutation/base-config
 // tokens, scopes and the failed-key windows, write-key origins and limits, what a job shows and
 // records, the schedule bounds, the errors a tenant sees, the warehouse names spliced into SQL,
 // the operator's token, a warehouse's fields and masked password, which dead letters a
-// tenant's replay or discard selects, and how far an error's field is searched for in a body.
+// tenant's replay or discard selects and how much of each the list shows, the start-up check
+// that refuses an internal route admitting every internal caller, and how far an error's field
+// is searched for in a body.
 // Where such logic sat in a class doing I/O it lives in a file of its own.
 export default mutationConfig({
   dir: 'apps/control-plane',
@@ -30,6 +32,8 @@ export default mutationConfig({
     'apps/control-plane/src/warehouse-access/connection-failure.ts',
     'apps/control-plane/src/warehouse-registry/warehouse-fields.ts',
     'apps/control-plane/src/dead-letters/dead-letter-selector.ts',
+    'apps/control-plane/src/dead-letters/dead-letter-preview.ts',
+    'apps/control-plane/src/auth/route-security.ts',
     ...functionRanges('apps/control-plane/src/warehouse-access/query-meter.ts', ['meteredBytes']),
     // How far the error handler searches a client's body for a field's place: a bug there is
     // the seconds per request a hostile body once cost.
@@ -58,6 +62,8 @@ export default mutationConfig({
     'src/warehouse-access/connection-failure.test.ts',
     'src/warehouse-registry/warehouse-fields.test.ts',
     'src/dead-letters/dead-letter-selector.test.ts',
+    'src/dead-letters/dead-letter-preview.test.ts',
+    'src/auth/route-security.test.ts',
     'src/http/error-handler.test.ts',
   ],
   breakAt: 95,

@@ -1,8 +1,10 @@
 import {
+  API_KEY_FAILURES,
   FAILURE_WINDOW_MS,
   failureKeyOf,
   failureWindowOf,
   LocalFailureCounts,
+  OPERATOR_TOKEN_FAILURES,
   secondsLeftInWindow,
 } from './failure-window';
 
@@ -34,6 +36,19 @@ describe('failure windows', () => {
     expect(failureKeyOf('2001:db8:1:2:aaaa::1', 7)).toBe(failureKeyOf('2001:db8:1:2:bbbb::9', 7));
     expect(failureKeyOf('2001:db8:1:2::1', 7)).not.toBe(failureKeyOf('2001:db8:1:3::1', 7));
     expect(failureKeyOf('192.0.2.7', 5)).not.toBe(failureKeyOf('192.0.2.8', 5));
+  });
+
+  it('count operator-token failures apart from API-key failures, each under its own name', () => {
+    expect(failureKeyOf('192.0.2.7', 5, API_KEY_FAILURES)).toBe('api-key-failures:192.0.2.7:5');
+    expect(failureKeyOf('192.0.2.7', 5, OPERATOR_TOKEN_FAILURES)).toBe('operator-token-failures:192.0.2.7:5');
+    expect(failureKeyOf('2001:db8:1:2:aaaa::1', 7, OPERATOR_TOKEN_FAILURES)).toBe(
+      failureKeyOf('2001:db8:1:2:bbbb::9', 7, OPERATOR_TOKEN_FAILURES),
+    );
+    // The names its logs give a counter falling back to memory and back to Redis.
+    expect([API_KEY_FAILURES.name, OPERATOR_TOKEN_FAILURES.name]).toEqual([
+      'API key failure limit',
+      'operator token failure limit',
+    ]);
   });
 });
 

@@ -3,7 +3,12 @@ import { AppError } from '@pipeline/errors';
 import { RegisterRoutes } from '../generated/routes';
 import { expressAuthentication, INTERNAL_TOKENS } from './authentication';
 import { InternalTokens } from './internal-tokens';
-import { auditRouteSecurity, checkInternalRoutes } from './route-security';
+import {
+  auditRouteSecurity,
+  checkInternalRoutes,
+  ROUTE_SECURITY_AUDIT,
+  type RouteSecurityAudit,
+} from './route-security';
 
 /**
  * What tsoa's generated RegisterRoutes does for a route with @Security: a middleware named
@@ -72,6 +77,94 @@ describe('internal routes and their scopes (security review 2026-11-29, finding 
     expect(checkInternalRoutes(tsoaStyleRoute('get', '/health', []))).toEqual([
       { method: 'get', path: '/health', security: [] },
     ]);
+  });
+
+  it('names every refused route in one error', () => {
+    const register = (app: Router) => {
+      tsoaStyleRoute('post', '/internal/v1/open', [{ internal_token: [] }])(app);
+      tsoaStyleRoute('get', '/internal/v1/bare', [])(app);
+    };
+    expect(() => checkInternalRoutes(register)).toThrow(
+      "Refusing to start: POST /internal/v1/open: @Security('internal_token') names no scope; " +
+        "GET /internal/v1/bare: an internal route without @Security('internal_token', [scope])",
+    );
+  });
+
+  it("calls a route's authentication only, wherever it sits among the handlers, never the route itself", () => {
+    const called: string[] = [];
+    const register = (app: Router) => {
+      // A route without security: the audit has nothing to ask and must not run its handler.
+      app.get('/health', function health() {
+        called.push('health');
+      });
+      app.post(
+        '/internal/v1/thing',
+        function parse() {
+          called.push('parse');
+        },
+        function runAuthenticationMiddleware(request: Request) {
+          const audit = request.app.locals[ROUTE_SECURITY_AUDIT] as RouteSecurityAudit;
+          audit.record({ name: 'internal_token', scopes: ['things.read'] });
+          called.push('authentication');
+        },
+        function handler() {
+          called.push('handler');
+        },
+      );
+    };
+    expect(auditRouteSecurity(register)).toEqual([
+      { method: 'get', path: '/health', security: [] },
+      {
+        method: 'post',
+        path: '/internal/v1/thing',
+        security: [{ name: 'internal_token', scopes: ['things.read'] }],
+      },
+    ]);
+    expect(called).toEqual(['authentication']);
+  });
+
+  it('tells the authentication the response has ended, so tsoa never goes on to the controller', () => {
+    const responses: unknown[] = [];
+    auditRouteSecurity((app: Router) => {
+      app.get('/api/v1/thing', function runAuthenticationMiddleware(_request: Request, response: unknown) {
+        responses.push(response);
+      });
+    });
+    expect(responses).toEqual([{ writableEnded: true }]);
+  });
+
+  it('swallows an authentication that refuses asynchronously, and takes one that answers at once', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const routes = auditRouteSecurity((app: Router) => {
+        app.get('/api/v1/sync', function runAuthenticationMiddleware(request: Request) {
+          (request.app.locals[ROUTE_SECURITY_AUDIT] as RouteSecurityAudit).record({
+            name: 'api_key',
+            scopes: [],
+          });
+          return undefined;
+        });
+        app.get('/api/v1/async', async function runAuthenticationMiddleware(request: Request) {
+          (request.app.locals[ROUTE_SECURITY_AUDIT] as RouteSecurityAudit).record({
+            name: 'api_key',
+            scopes: ['a'],
+          });
+          throw new Error('refused');
+        });
+      });
+      expect(routes.map((route) => route.security)).toEqual([
+        [{ name: 'api_key', scopes: [] }],
+        [{ name: 'api_key', scopes: ['a'] }],
+      ]);
+      // Node reports an unhandled rejection once the microtasks have run: a macrotask later.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   it('admits no internal token on a route that names no scope, a known one included', async () => {

@@ -38,6 +38,21 @@ describe('previewOf', () => {
     );
     expect(Buffer.byteLength(JSON.stringify(preview.events))).toBeLessThan(PREVIEW_BYTES + 1000);
   });
+
+  it('shows an event of exactly 16 KB, and events of exactly 64 KB together, as they are', () => {
+    // Pads each event so that its JSON is exactly PREVIEW_EVENT_BYTES: four fill PREVIEW_BYTES.
+    const exact = (n: number) =>
+      event(n, PREVIEW_EVENT_BYTES - Buffer.byteLength(JSON.stringify(event(n, 0))));
+    const events = [0, 1, 2, 3, 4].map(exact);
+    expect(events.map((e) => Buffer.byteLength(JSON.stringify(e)))).toEqual(
+      Array(5).fill(PREVIEW_EVENT_BYTES),
+    );
+    expect(4 * PREVIEW_EVENT_BYTES).toBe(PREVIEW_BYTES);
+    expect(previewOf(events).events).toEqual([
+      ...events.slice(0, 4),
+      { messageId: 'm4', type: 'track', truncated: true },
+    ]);
+  });
 });
 
 describe('previewEvents', () => {
