@@ -1,4 +1,4 @@
-import { mutationConfig } from '../../tools/mutation/base-config.mjs';
+import { functionRanges, mutationConfig } from '../../tools/mutation/base-config.mjs';
 
 const src = 'libs/destinations/src';
 const forwarding = `${src}/forwarding`;
@@ -22,6 +22,9 @@ const delivery = [
   // When a failed record is tried again, and the tenant lookups the consumers use.
   `${src}/retry-schedule.ts`,
   `${src}/tenant-directory.ts`,
+  // How a dead-letter replay is cut into sends a broker accepts; the rest of the file reads
+  // records, writes headers and sends, left to the integration tests with Kafka.
+  ...functionRanges(`${src}/dead-letters.ts`, ['replayBytesOf', 'replaySends']),
 ];
 
 /** The warehouse row builder: rows per table, COPY text, identifiers, DDL and error verdicts. */
@@ -38,6 +41,8 @@ const warehouseRows = [
   // Which warehouse an account's rows go to, and when a failing warehouse is tried again.
   `${warehouse}/warehouse-directory.ts`,
   `${warehouse}/warehouse-breaker.ts`,
+  // The storage figure an account's own server answers, bounded before it is metered.
+  `${warehouse}/storage-bytes.ts`,
   // The ClickHouse engine's rows, tables and error verdicts.
   `${warehouse}/clickhouse/clickhouse-rows.ts`,
   `${warehouse}/clickhouse/clickhouse-ddl.ts`,
@@ -79,6 +84,7 @@ const config = mutationConfig({
     'src/forwarding/destination-settings.test.ts',
     'src/retry-schedule.test.ts',
     'src/tenant-directory.test.ts',
+    'src/dead-letters.test.ts',
     'src/warehouse/warehouse-row-batches.test.ts',
     'src/warehouse/postgres/warehouse-statements.test.ts',
     'src/warehouse/copy-text.test.ts',
@@ -89,6 +95,7 @@ const config = mutationConfig({
     'src/warehouse/event-order.test.ts',
     'src/warehouse/warehouse-directory.test.ts',
     'src/warehouse/warehouse-breaker.test.ts',
+    'src/warehouse/storage-bytes.test.ts',
     'src/warehouse/clickhouse/clickhouse-rows.test.ts',
     'src/warehouse/clickhouse/clickhouse-ddl.test.ts',
     'src/warehouse/clickhouse/clickhouse-errors.test.ts',

@@ -45,6 +45,42 @@ describe('replaySends', () => {
     ]);
   });
 
+  it('counts a letter by its value, key, reason, target and origin in UTF-8 bytes, plus 256', () => {
+    // 10 + 3 + 11 + 5 + 11 + 256: every text with an é, two bytes in UTF-8.
+    const full: ReplayableLetter = {
+      partition: 0,
+      offset: '1',
+      key: 'ké',
+      value: Buffer.alloc(10, 0x61),
+      target: 'hoök',
+      reason: 'http_400 é',
+      origin: 'outbox/0/é',
+    };
+    // A tombstone without headers: the 256 bytes of its record alone.
+    const bare: ReplayableLetter = {
+      partition: 0,
+      offset: '2',
+      key: null,
+      value: null,
+      target: undefined,
+      reason: undefined,
+      origin: undefined,
+    };
+    const sendsOf = (letters: ReplayableLetter[], maxBytes: number) =>
+      offsetsOf(replaySends(new Map([['webhook', letters]]), maxBytes));
+    expect(sendsOf([full, bare], 296 + 256)).toEqual([[['webhook', ['1', '2']]]]);
+    expect(sendsOf([full, bare], 296 + 256 - 1)).toEqual([[['webhook', ['1']]], [['webhook', ['2']]]]);
+    expect(sendsOf([bare, bare], 512)).toEqual([[['webhook', ['2', '2']]]]);
+    expect(sendsOf([bare, bare], 511)).toEqual([[['webhook', ['2']]], [['webhook', ['2']]]]);
+  });
+
+  it('sends a first letter over the bound alone, with no empty send before it', () => {
+    expect(offsetsOf(replaySends(new Map([['webhook', [letter(1, 5000), letter(2, 10)]]]), 1500))).toEqual([
+      [['webhook', ['1']]],
+      [['webhook', ['2']]],
+    ]);
+  });
+
   it('answers no send for no letters', () => {
     expect(replaySends(new Map([['webhook', []]]))).toEqual([]);
   });

@@ -11,6 +11,30 @@ const refusedNatively = (text: string) => {
   }
 };
 
+/**
+ * hasEscapedKey's answer for `text`, and how many characters of `text` its indexOf calls read:
+ * each call reads from where it starts to what it finds, or to the end.
+ */
+const scanOf = (text: string) => {
+  const indexOf = String.prototype.indexOf;
+  let reads = 0;
+  const spy = jest.spyOn(String.prototype, 'indexOf').mockImplementation(function (
+    this: string,
+    search: string,
+    from?: number,
+  ) {
+    const found = indexOf.call(this, search, from);
+    if (String(this) === text) reads += (found === -1 ? text.length : found + search.length) - (from ?? 0);
+    return found;
+  });
+  try {
+    const escapedKey = hasEscapedKey(text);
+    return { escapedKey, reads };
+  } finally {
+    spy.mockRestore();
+  }
+};
+
 describe('parseJsonText', () => {
   it('keeps an escaped key after a "\\\\" key of the same shape (V8 reads it as "\\\\")', () => {
     // Shrunk from the warehouse's generative test: in Node 24.21 JSON.parse of this text gives
@@ -54,6 +78,71 @@ describe('parseJsonText', () => {
     ['\\', false],
   ])('tells whether %j has an escaped key: %s', (text, expected) => {
     expect(hasEscapedKey(text)).toBe(expected);
+  });
+
+  it.each<[string, boolean, unknown]>([
+    // A string at the very start, its escape just after the opening quote: a value, not a key.
+    ['"\\n"', false, '\n'],
+    ['"\\n"  ', false, '\n'],
+    [' "\\\\" ', false, '\\'],
+    // An escaped quote is not a string's end: `\":` inside a value is no key.
+    ['["\\":"]', false, ['":']],
+    ['{"a":"\\":"}', false, { a: '":' }],
+    ['{"\\":":1}', true, { '":': 1 }],
+    // Escapes at a key's first and last character, the last one escaping a quote or a backslash.
+    ['{"\\na":1}', true, { '\na': 1 }],
+    ['{"a\\"":1}', true, { 'a"': 1 }],
+    ['{"a\\\\":"\\\\"}', true, { 'a\\': '\\' }],
+    // Empty strings beside escaped ones: the scan's quotes stay paired.
+    ['{"":"\\n"}', false, { '': '\n' }],
+    ['{"":"","a":"\\"\\""}', false, { '': '', a: '""' }],
+    ['{"":"\\"","\\n":""}', true, { '': '"', '\n': '' }],
+    // An escaped value, then a key that is a colon, or a colon in a later value.
+    ['{"a":"\\\\",":":1}', false, { a: '\\', ':': 1 }],
+    ['["\\\\",":"]', false, ['\\', ':']],
+    ['{"a":"\\t","b":{"c\\t":[]}}', true, { a: '\t', b: { 'c\t': [] } }],
+  ])('reads %j (escaped key: %s) by the parser that fits it', (text, escapedKey, value) => {
+    expect(hasEscapedKey(text)).toBe(escapedKey);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      expect(parseJsonText(text)).toEqual(value);
+      expect(parse).toHaveBeenCalledTimes(escapedKey ? 0 : 1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('reads a text without a backslash once, and any other at most twice', () => {
+    const plain = '{"a":[1,"b",{"c":null}],"d":"e"}';
+    expect(scanOf(plain)).toEqual({ escapedKey: false, reads: plain.length });
+    const shapes: [string, string, boolean][] = [
+      // Each escape jumps within one long string: the closing quote is found once.
+      ['one string of escapes', `{"a":"${'\\n'.repeat(2_000)}"}`, false],
+      // The one backslash is at the end: it is found once, not again for each string before it.
+      ['a backslash after many strings', `[${'"a",'.repeat(2_000)}"\\n"]`, false],
+      // No backslash after the first string: the end is not searched again for each string.
+      ['many strings after the last backslash', `["\\n"${',"a"'.repeat(2_000)}]`, false],
+      ['an escaped key after many keys', `{${'"a":1,'.repeat(2_000)}"\\n":1}`, true],
+      ['escaped values and keys', `{${'"\\"":"\\\\",'.repeat(1_000)}"":0}`, true],
+    ];
+    for (const [shape, text, escapedKey] of shapes) {
+      const scan = scanOf(text);
+      expect({ shape, escapedKey: scan.escapedKey }).toEqual({ shape, escapedKey });
+      expect({ shape, twice: scan.reads <= 2 * text.length }).toEqual({ shape, twice: true });
+    }
+  });
+
+  it('reads any JSON text at most twice, backslashes or not', () => {
+    const value = fc.jsonValue({ maxDepth: 3, stringUnit: fc.constantFrom('a', '"', '\\', '\n', ':', ' ') });
+    fc.assert(
+      fc.property(value, fc.constantFrom(undefined, 1), (v, space) => {
+        const text = JSON.stringify(v, null, space);
+        const { reads } = scanOf(text);
+        if (text.includes('\\')) expect(reads).toBeLessThanOrEqual(2 * text.length);
+        else expect(reads).toBe(text.length);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('finds an escaped key exactly where JSON.stringify escaped one, at any spacing', () => {

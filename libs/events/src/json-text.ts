@@ -33,26 +33,27 @@ export function hasEscapedKey(text: string): boolean {
   // The next backslash and the next quote at or after where the scan is: each indexOf starts
   // past the last one found, so the whole scan reads the text about twice, whatever its shape.
   let backslash = text.indexOf('\\');
-  if (backslash < 0) return false;
-  let quote = -1;
+  if (backslash === -1) return false;
+  let quote: number;
   let at = 0;
-  const length = text.length;
   for (;;) {
-    if (quote < at) quote = text.indexOf('"', at);
-    if (quote < 0) return false;
+    // From the start, then from just past the quote that closed the last string.
+    quote = text.indexOf('"', at);
+    if (quote === -1) return false;
     // A string opens at `quote`; find the quote that closes it, skipping escaped characters.
     at = quote + 1;
     let escaped = false;
     for (;;) {
       if (quote < at) quote = text.indexOf('"', at);
-      if (quote < 0) return false;
-      if (backslash >= 0 && backslash < at) backslash = text.indexOf('\\', at);
-      if (backslash < 0 || backslash > quote) break;
+      if (quote === -1) return false;
+      if (backslash !== -1 && backslash < at) backslash = text.indexOf('\\', at);
+      if (backslash === -1 || backslash > quote) break;
       escaped = true;
       at = backslash + 2;
     }
+    // Past the end charCodeAt gives NaN, which is not a space: the loop needs no length check.
     let next = quote + 1;
-    while (next < length && isJsonSpace(text.charCodeAt(next))) next += 1;
+    while (isJsonSpace(text.charCodeAt(next))) next += 1;
     if (escaped && text.charCodeAt(next) === COLON) return true;
     at = quote + 1;
   }

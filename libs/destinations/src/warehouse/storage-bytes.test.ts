@@ -9,6 +9,12 @@ describe('saneStorageBytes', () => {
     ['1234.9', 1234],
     [0, 0],
     ['0', 0],
+    // Zero, not negative zero: a figure times a price must not print as -0.
+    [-0, 0],
+    ['-0', 0],
+    ['0.5', 0],
+    [10n, 10],
+    [{ valueOf: () => 7 }, 7],
     [null, 0],
     [undefined, 0],
     ['-1000000000000000', 0],

@@ -12,7 +12,8 @@ export const MAX_STORAGE_BYTES = 2 ** 50;
  * answer anything), so it is bounded here whatever the query did.
  */
 export function saneStorageBytes(answered: unknown): number {
-  const bytes = typeof answered === 'number' ? answered : Number(answered ?? 0);
+  // Number() of a number is that number, of null 0, of undefined and of other text NaN.
+  const bytes = Number(answered);
   if (!Number.isFinite(bytes) || bytes <= 0) return 0;
   return Math.min(MAX_STORAGE_BYTES, Math.floor(bytes));
 }
