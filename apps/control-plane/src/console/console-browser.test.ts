@@ -193,7 +193,10 @@ describe('the console in Chromium', () => {
       const page = await signedIn(other.key);
       const warehouse = page.locator('section[aria-labelledby="warehouse-heading"]');
       await warehouse.locator('.badge.bad', { hasText: 'misconfigured' }).waitFor();
-      await expect(warehouse.innerText()).resolves.toContain('28P01 password authentication failed');
+      // A platform warehouse: the fixed text, never the driver's (review of 2026-11-29, #6).
+      await expect(warehouse.innerText()).resolves.toContain('refuses its connection');
+      await expect(warehouse.innerText()).resolves.not.toContain('28P01');
+      await expect(warehouse.innerText()).resolves.not.toContain('loader');
       await expect(warehouse.innerText()).resolves.toContain('none lost');
       await shot(page, '02b-overview-warehouse-misconfigured');
       await page.close();
@@ -221,9 +224,10 @@ describe('the console in Chromium', () => {
       const warehouse = page.locator('section[aria-labelledby="warehouse-heading"]');
       await warehouse.locator('.badge.bad', { hasText: 'misconfigured' }).waitFor();
       await expect(warehouse.innerText()).resolves.toContain(
-        'credentials_unreadable: the password is sealed with key gone',
+        'credentials_unreadable: the service cannot open this warehouse’s stored password',
       );
-      await expect(warehouse.innerText()).resolves.toContain('restore the key, or set the password again');
+      await expect(warehouse.innerText()).resolves.toContain('restore the key it was sealed with');
+      await expect(warehouse.innerText()).resolves.not.toContain('key gone');
       await shot(page, '02c-overview-warehouse-credentials-unreadable');
       await page.close();
     } finally {

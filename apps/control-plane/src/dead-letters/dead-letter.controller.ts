@@ -81,7 +81,8 @@ export class DeadLettersController extends Controller {
    */
   @Post('replay')
   @Security('api_key', ['dead_letters.replay'])
-  @Response<Problem, { 'Retry-After': string }>(
+  // RateLimit headers too: the API key's limit sets them on every answer, this 429 included.
+  @Response<Problem, { 'Retry-After': string; RateLimit: string; 'RateLimit-Policy': string }>(
     429,
     'dead_letter_replay_rate_limited: the account made more than DEAD_LETTER_REPLAYS_PER_MINUTE replays this minute; nothing was replayed. Retry-After: seconds to wait. (rate_limited: the API key rate limit, as on every route)',
   )

@@ -13,6 +13,14 @@ export const PLATFORM_STATUS_DETAIL: Readonly<Record<Exclude<WarehouseStatus, 'a
 };
 
 /**
+ * A platform warehouse whose stored password the control plane's keys cannot open: the
+ * tenant learns that, and what fixes it, but not the key's name (that is the operator's, in
+ * the log and the operator API).
+ */
+export const PLATFORM_UNREADABLE_DETAIL =
+  'credentials_unreadable: the service cannot open this warehouse’s stored password; the operator must restore the key it was sealed with, or set the password again.';
+
+/**
  * The status detail an account is shown: its own server's as recorded (the account set the
  * host and the password, so what was met there is its to read), a platform warehouse's as
  * its fixed category.
@@ -23,5 +31,8 @@ export function tenantStatusDetail(
   recorded: string | null,
 ): string | null {
   if (owner === 'customer') return recorded;
-  return status === 'active' ? null : PLATFORM_STATUS_DETAIL[status];
+  if (status === 'active') return null;
+  if (status === 'misconfigured' && recorded?.startsWith('credentials_unreadable: '))
+    return PLATFORM_UNREADABLE_DETAIL;
+  return PLATFORM_STATUS_DETAIL[status];
 }
