@@ -11,13 +11,20 @@ import { waitUntil } from '../testing/wait';
 import { DeadLetterIndex } from './dead-letter-index';
 import { KafkaDeadLetterReplayer } from './dead-letter-replayer';
 
-// SECURITY.md's dead-letter threat: 1000 dead letters of about 500 KB each (0.5 GB), listed
-// and replayed through the HTTP API of a control plane running in this process, against real
-// PostgreSQL and Kafka. The list must read previews, not records; the replay must hold one page
-// at a time and keep each send under the broker's 1 MB. Heap and event-loop delay are measured
-// in this process while the API works (the numbers are printed for the commit message).
-
-const LETTERS = 1000;
+// SECURITY.md's dead-letter threat: dead letters of about 500 KB each, listed and replayed
+// through the HTTP API of a control plane running in this process, against real PostgreSQL and
+// Kafka. The list must read previews, not records; the replay must go in pages and keep each
+// send under the broker's 1 MB, and send each letter exactly once.
+//
+// In the test command: 60 letters (30 MB; six replay pages), which proves the paging and the
+// sends. The heap and event-loop targets at the review's scale (1000 letters, 0.5 GB) are a
+// benchmark, `pnpm bench:dead-letters` (tools/bench/dead-letters.js), which runs this file with
+// DEAD_LETTERS_LOAD_LETTERS=1000: only then are the heap and the loop delay asserted, since in a
+// jest worker shared with other suites under the test command's load they measure the worker.
+const measuring = process.env.DEAD_LETTERS_LOAD_LETTERS !== undefined;
+const LETTERS = measuring ? Number(process.env.DEAD_LETTERS_LOAD_LETTERS) : 60;
+/** A list page: 10 pages of the letters, 100 at the review's scale. */
+const PAGE = Math.max(1, Math.round(LETTERS / 10));
 const EVENTS_PER_LETTER = 20;
 const MB = 1024 * 1024;
 /** The pod's limit is 512 Mi: the control plane's heap must stay well under it. */
@@ -70,7 +77,7 @@ async function measured<T>(work: () => Promise<T>) {
 
 const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 
-describe('dead letters at scale: 1000 letters of 500 KB listed and replayed (real Kafka and PostgreSQL)', () => {
+describe(`dead letters at scale: ${LETTERS} letters of 500 KB listed and replayed (real Kafka and PostgreSQL)`, () => {
   const prefix = `test.${randomUUID()}.`;
   const webhook = deliveryTopicsFor('webhook', prefix);
   let h: Harness;
@@ -136,20 +143,20 @@ describe('dead letters at scale: 1000 letters of 500 KB listed and replayed (rea
   }, 600_000);
 
   afterAll(async () => {
-    // The measured numbers, for the commit message.
-    console.log(`dead letters at scale: ${JSON.stringify(numbers)}`);
+    // The measured numbers: what the benchmark prints.
+    console.log(`dead letters at scale: ${JSON.stringify({ letters: LETTERS, ...numbers })}`);
     await replayer.close();
     await h.close();
   });
 
-  it('lists every page of 100, and 5 pages at once, with the heap under 256 MB and the loop delay under 200 ms', async () => {
+  it('lists every page, and 5 pages at once, from previews (heap and loop delay measured)', async () => {
     const api = h.as(tenant.key);
     const { result, heapUsed, arrayBuffers, maxLoopDelayMs, p99LoopDelayMs } = await measured(async () => {
       const pages = [];
-      for (let offset = 0; offset < LETTERS; offset += 100)
-        pages.push(await api.get(`/api/v1/dead-letters?limit=100&offset=${offset}`));
+      for (let offset = 0; offset < LETTERS; offset += PAGE)
+        pages.push(await api.get(`/api/v1/dead-letters?limit=${PAGE}&offset=${offset}`));
       const together = await Promise.all(
-        [0, 100, 200, 300, 400].map((offset) => api.get(`/api/v1/dead-letters?limit=100&offset=${offset}`)),
+        [0, 1, 2, 3, 4].map((n) => api.get(`/api/v1/dead-letters?limit=${PAGE}&offset=${n * PAGE}`)),
       );
       return [...pages, ...together];
     });
@@ -174,11 +181,13 @@ describe('dead letters at scale: 1000 letters of 500 KB listed and replayed (rea
     expect(
       new Set(result.slice(0, 10).flatMap((r) => r.body.data.map((v: { id: string }) => v.id))).size,
     ).toBe(LETTERS);
-    expect(heapUsed).toBeLessThan(MAX_HEAP_BYTES);
-    expect(maxLoopDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    if (measuring) {
+      expect(heapUsed).toBeLessThan(MAX_HEAP_BYTES);
+      expect(maxLoopDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    }
   });
 
-  it('replays all 1000 in one call with the heap under 256 MB and the loop delay under 200 ms (p99); each lands once', async () => {
+  it('replays them all in one call, in pages, each landing once (heap and loop delay measured)', async () => {
     const api = h.as(tenant.key);
     const started = Date.now();
     const { result, heapUsed, arrayBuffers, maxLoopDelayMs, p99LoopDelayMs } = await measured(() =>
@@ -192,9 +201,11 @@ describe('dead letters at scale: 1000 letters of 500 KB listed and replayed (rea
       replayP99LoopDelayMs: Math.round(p99LoopDelayMs),
     });
     expect([result.status, result.body]).toEqual([200, { replayed: LETTERS, skipped: 0 }]);
-    expect(heapUsed).toBeLessThan(MAX_HEAP_BYTES);
-    expect(p99LoopDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
-    expect(maxLoopDelayMs).toBeLessThan(MAX_REPLAY_LOOP_DELAY_MS);
+    if (measuring) {
+      expect(heapUsed).toBeLessThan(MAX_HEAP_BYTES);
+      expect(p99LoopDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+      expect(maxLoopDelayMs).toBeLessThan(MAX_REPLAY_LOOP_DELAY_MS);
+    }
 
     // Again: nothing is pending, nothing is sent.
     expect((await api.post('/api/v1/dead-letters/replay').send({ destination: 'webhook' })).body).toEqual({
