@@ -1,21 +1,13 @@
-import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { AppError } from '@pipeline/errors';
 import type { Logger } from '@pipeline/logger';
-import type { RedisClient } from '@pipeline/redis';
-import { ApiKeyFailureCounter } from './api-key-failures';
+import { ApiKeyFailureCounter, type ApiKeyFailureLimitOptions } from './api-key-failures';
 import { presentsKey } from './bearer-token';
 import { OPERATOR_TOKEN_FAILURES } from './failure-window';
 import type { OperatorToken } from './operator-token';
 
-export interface OperatorTokenFailureLimitOptions {
-  /** OPERATOR_TOKEN_FAILURES_PER_MINUTE: wrong operator tokens one client address may present a minute. */
-  perMinute: number;
-  /** The counters shared by every instance (REDIS_URL); null: each instance counts alone. */
-  redis: RedisClient | null;
-  /** The client's address (clientAddressResolver over TRUSTED_PROXIES). */
-  clientAddress: (request: IncomingMessage) => string | null;
-}
+/** The API keys' options; `perMinute` is OPERATOR_TOKEN_FAILURES_PER_MINUTE here. */
+export type OperatorTokenFailureLimitOptions = ApiKeyFailureLimitOptions;
 
 export const tooManyOperatorTokenFailures = (perMinute: number, retryAfter: number) =>
   new AppError(

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import {
   warehouseSchemaFor,
   type WarehouseEngineName,
@@ -90,17 +90,7 @@ export class WarehousePlacements {
     const id = accountId.toLowerCase();
     const target = await this.registry.find(warehouseIdOrName);
     const placement = await this.dataSource.transaction(async (manager) => {
-      // Shared lock: the app's edit or deletion (which lock the row for update) waits, so the
-      // placement never lands on a row that just lost its schema or its existence.
-      const [warehouse] = (await manager.query(
-        'SELECT id, owner, account_id, schema FROM warehouses WHERE id = $1 FOR SHARE',
-        [target.id],
-      )) as Pick<WarehouseRowForPlacement, 'id' | 'owner' | 'account_id' | 'schema'>[];
-      if (!warehouse) throw conflict('warehouse_removed', `Warehouse ${warehouseIdOrName} was just removed`);
-      if (warehouse.owner === 'customer' && warehouse.account_id !== id)
-        throw warehouseOfAnotherAccount(target.name);
-      const [account] = (await manager.query('SELECT 1 FROM accounts WHERE id = $1', [id])) as unknown[];
-      if (!account) throw accountNotFound(accountId);
+      const warehouse = await lockedTarget(manager, target, warehouseIdOrName, id, accountId);
       const schema = placementSchemaFor({ schema: warehouse.schema }, id);
       // A move in progress owns the placement: its cut-over is the one that changes it.
       const [placed] = (await manager.query(
@@ -146,16 +136,7 @@ export class WarehousePlacements {
     const id = input.accountId.toLowerCase();
     const target = await this.registry.find(warehouseIdOrName);
     const result = await this.dataSource.transaction(async (manager) => {
-      // As place(): the app's edit or deletion, and the entry's deletion, wait for this.
-      const [warehouse] = (await manager.query(
-        'SELECT id, owner, account_id, schema FROM warehouses WHERE id = $1 FOR SHARE',
-        [target.id],
-      )) as Pick<WarehouseRowForPlacement, 'id' | 'owner' | 'account_id' | 'schema'>[];
-      if (!warehouse) throw conflict('warehouse_removed', `Warehouse ${warehouseIdOrName} was just removed`);
-      if (warehouse.owner === 'customer' && warehouse.account_id !== id)
-        throw warehouseOfAnotherAccount(target.name);
-      const [account] = (await manager.query('SELECT 1 FROM accounts WHERE id = $1', [id])) as unknown[];
-      if (!account) throw accountNotFound(input.accountId as string);
+      const warehouse = await lockedTarget(manager, target, warehouseIdOrName, id, input.accountId as string);
       // The placement row first: a move's start locks it too (FOR SHARE) before its insert, so
       // either that move is seen below or it finds the account re-placed and is refused.
       const [current] = (await manager.query(
@@ -253,6 +234,32 @@ interface WarehouseRowForPlacement {
 
 export const warehouseOfAnotherAccount = (name: string) =>
   conflict('warehouse_of_another_account', `Warehouse ${name} is another account's own server`);
+
+/**
+ * The target of a placement change, locked FOR SHARE in the caller's transaction: the app's
+ * edit or deletion, and the entry's deletion (which lock the row for update), wait, so the
+ * placement never lands on a row that just lost its schema or its existence. 409
+ * warehouse_removed, warehouse_of_another_account; 404 account_not_found (`accountText` as the
+ * caller gave it).
+ */
+async function lockedTarget(
+  manager: EntityManager,
+  target: WarehouseEntity,
+  warehouseIdOrName: string,
+  accountId: string,
+  accountText: string,
+): Promise<Pick<WarehouseRowForPlacement, 'id' | 'owner' | 'account_id' | 'schema'>> {
+  const [warehouse] = (await manager.query(
+    'SELECT id, owner, account_id, schema FROM warehouses WHERE id = $1 FOR SHARE',
+    [target.id],
+  )) as Pick<WarehouseRowForPlacement, 'id' | 'owner' | 'account_id' | 'schema'>[];
+  if (!warehouse) throw conflict('warehouse_removed', `Warehouse ${warehouseIdOrName} was just removed`);
+  if (warehouse.owner === 'customer' && warehouse.account_id !== accountId)
+    throw warehouseOfAnotherAccount(target.name);
+  const [account] = (await manager.query('SELECT 1 FROM accounts WHERE id = $1', [accountId])) as unknown[];
+  if (!account) throw accountNotFound(accountText);
+  return warehouse;
+}
 
 /**
  * The schema an account's tables have on a warehouse: the one a customer chose for their own
