@@ -1,5 +1,6 @@
 import type { Logger } from '@pipeline/logger';
 import { ControlPlaneUnavailable, lookupOutcome, tenantOfAnswer } from './control-plane-answer';
+import type { RegulatedSubjectsRecord } from './regulated-subjects';
 import type { TenantRecord, WriteKeyRecord } from './tenant-record';
 import type { ResolvedWarehouse } from './warehouse-location';
 
@@ -45,6 +46,18 @@ export class ControlPlaneClient {
   /** The tenant of a write key by its id, revoked or not: what it accepted is still delivered. */
   lookup(writeKeyId: string): Promise<TenantRecord | null> {
     return this.post<TenantRecord>('/internal/v1/write-keys/lookup', { writeKeyId });
+  }
+
+  /**
+   * An account's regulated subjects (keyed hashes, never ids); an account with none answers an
+   * empty list. Throws ControlPlaneUnavailable when it cannot be asked: a caller then holds the
+   * events rather than deliver what may be regulated.
+   */
+  async regulatedSubjects(accountId: string): Promise<RegulatedSubjectsRecord> {
+    const record = await this.post<RegulatedSubjectsRecord>('/internal/v1/regulated-subjects', { accountId });
+    if (!record || typeof record.hashKey !== 'string' || !Array.isArray(record.subjects))
+      throw new ControlPlaneUnavailable('the control plane answered without regulated subjects');
+    return record;
   }
 
   /**

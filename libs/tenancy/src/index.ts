@@ -36,3 +36,13 @@ export {
   writeKeyHashTag,
   writeKeyWindowKeys,
 } from './write-key-windows';
+export {
+  RegulatedSubjects,
+  subjectHash,
+  subjectTypes,
+  type EventIdentity,
+  type RegulatedSubject,
+  type RegulatedSubjectsRecord,
+  type RegulationDecision,
+  type SubjectType,
+} from './regulated-subjects';

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { RegulatedSubjects, subjectHash } from './index';
+
+const key = randomBytes(32);
+const hashKey = key.toString('base64');
+const t = (iso: string) => Date.parse(iso);
+
+describe('subjectHash', () => {
+  it('is keyed, typed and 16 bytes of base64url', () => {
+    const hash = subjectHash(key, 'USER_ID', 'u1');
+    expect(hash).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(subjectHash(key, 'USER_ID', 'u1')).toBe(hash);
+    expect(subjectHash(key, 'ANONYMOUS_ID', 'u1')).not.toBe(hash);
+    expect(subjectHash(randomBytes(32), 'USER_ID', 'u1')).not.toBe(hash);
+    expect(subjectHash(key, 'USER_ID', 'u2')).not.toBe(hash);
+  });
+
+  it('tells apart any two different ids (full Unicode)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
+        fc.pre(a !== b);
+        expect(subjectHash(key, 'USER_ID', a)).not.toBe(subjectHash(key, 'USER_ID', b));
+      }),
+    );
+  });
+});
+
+describe('RegulatedSubjects.decide', () => {
+  const subjects = new RegulatedSubjects({
+    hashKey,
+    subjects: [
+      { hash: subjectHash(key, 'USER_ID', 'suppressed'), suppressed: true, deleteCutoff: null },
+      {
+        hash: subjectHash(key, 'USER_ID', 'deleted'),
+        suppressed: false,
+        deleteCutoff: '2026-11-29T12:00:00.000Z',
+      },
+      {
+        hash: subjectHash(key, 'ANONYMOUS_ID', 'anon'),
+        suppressed: true,
+        deleteCutoff: '2026-11-29T12:00:00.000Z',
+      },
+      { hash: 'not-a-hash-of-anything', suppressed: false, deleteCutoff: 'not a date' },
+    ],
+  });
+  const noon = t('2026-11-29T12:00:00.000Z');
+
+  it('drops a suppressed subject whenever its events were received', () => {
+    expect(subjects.size).toBe(4);
+    expect(subjects.decide({ userId: 'suppressed' }, noon + 86_400_000)).toBe('suppressed');
+    expect(subjects.decide({ userId: 'suppressed' }, 0)).toBe('suppressed');
+  });
+
+  it('drops a deleted subject only at or before its cut-off', () => {
+    expect(subjects.decide({ userId: 'deleted' }, noon)).toBe('deleted');
+    expect(subjects.decide({ userId: 'deleted' }, noon - 1)).toBe('deleted');
+    expect(subjects.decide({ userId: 'deleted' }, noon + 1)).toBeNull();
+  });
+
+  it('matches each identifier by its own type, and a previous id by either', () => {
+    expect(subjects.decide({ anonymousId: 'anon' }, noon + 1)).toBe('suppressed');
+    expect(subjects.decide({ userId: 'anon' }, noon)).toBeNull();
+    expect(subjects.decide({ anonymousId: 'deleted' }, noon)).toBeNull();
+    expect(subjects.decide({ userId: 'x', previousId: 'deleted' }, noon)).toBe('deleted');
+    expect(subjects.decide({ userId: 'x', previousId: 'anon' }, noon)).toBe('suppressed');
+    expect(subjects.decide({ userId: 'deleted', anonymousId: 'anon' }, noon)).toBe('suppressed');
+  });
+
+  it('ignores ids that are not strings or empty, and a cut-off that is not a time', () => {
+    expect(subjects.decide({ userId: 42, anonymousId: '' }, noon)).toBeNull();
+    expect(subjects.decide({}, noon)).toBeNull();
+    expect(new RegulatedSubjects({ hashKey, subjects: [] }).decide({ userId: 'deleted' }, 0)).toBeNull();
+  });
+});
