@@ -499,6 +499,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
           dependencyRetryMs: config.INTEGRATION_DEPENDENCY_RETRY_MS,
           baseUrls,
           allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+          regulationOf: (accountId) => services.regulations.service.regulationOf(accountId),
         }),
       )
       .register(

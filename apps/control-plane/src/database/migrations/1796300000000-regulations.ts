@@ -7,7 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * account and hash, the latest suppression and the latest deletion cut-off). `regulations` is
  * the audit record: its raw ids and captured emails are sealed while it runs and erased when it
  * finishes. `regulation_targets` is one row per place a regulation erases from, with its progress,
- * so a worker that dies mid-batch resumes without doing a target twice.
+ * so a worker that dies mid-batch resumes without doing a target twice; a regulation is worked by
+ * one worker at a time, under a lease that another takes over when it lapses.
  */
 export class Regulations1796300000000 implements MigrationInterface {
   name = 'Regulations1796300000000';
@@ -37,7 +38,9 @@ export class Regulations1796300000000 implements MigrationInterface {
         sealed_identities text,
         seal_key_id text,
         fence jsonb,
-        fence_at timestamptz
+        fence_at timestamptz,
+        lease_owner text,
+        lease_until timestamptz
       )`);
     await queryRunner.query(
       'CREATE INDEX regulations_account_created ON regulations (account_id, created_at DESC, id DESC)',
