@@ -38,6 +38,7 @@ import { WriteKeysController } from './write-keys/write-key.controller';
 import { DebuggerController } from './debugger/debugger.controller';
 import { DeadLettersController } from './dead-letters/dead-letter.controller';
 import { RegulatedSubjectsController } from './internal/regulated-subjects.controller';
+import { OperatorRegulationsController } from './regulations/operator-regulations.controller';
 import { RegulationsController, SuppressionsController } from './regulations/regulation.controller';
 import type { Regulations } from './regulations/regulations';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
@@ -237,6 +238,7 @@ export function createOperatorApp(services: ApiServices, deps: HttpDependencies)
       new OperatorWarehousesController(services.warehouses, services.placements),
     ],
     [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
+    [OperatorRegulationsController, new OperatorRegulationsController(services.regulations.service)],
   ]);
   app.locals[CONTROLLERS] = controllers;
   app.locals[OPERATOR_TOKEN] = operatorToken;

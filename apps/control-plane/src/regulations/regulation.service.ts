@@ -257,11 +257,12 @@ export class RegulationService {
     }
   }
 
-  async get(accountId: string, id: string): Promise<RegulationView> {
+  /** One regulation of the account; of any account for the operator (null). */
+  async get(accountId: string | null, id: string): Promise<RegulationView> {
     if (!isUuid(id)) throw regulationNotFound(id);
     const rows = (await this.dataSource.query(
       `SELECT id, account_id, regulation_type, subject_type, subject_count, status, created_at, finished_at, cutoff
-         FROM regulations WHERE id = $1 AND account_id = $2`,
+         FROM regulations WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)`,
       [id, accountId],
     )) as RegulationRow[];
     const row = rows[0];
@@ -269,13 +270,19 @@ export class RegulationService {
     return (await this.views([row]))[0] as RegulationView;
   }
 
+  /** The account's regulations, newest first; every account's for the operator (null). */
   async list(
-    accountId: string,
+    accountId: string | null,
     filter: RegulationFilter,
     page: PageRequest,
   ): Promise<ListResponse<RegulationView>> {
-    const where = ['account_id = $1'];
-    const params: unknown[] = [accountId];
+    const where = ['true'];
+    const params: unknown[] = [];
+    if (accountId !== null) {
+      if (!isUuid(accountId)) return listResponse([], 0, page);
+      params.push(accountId);
+      where.push(`account_id = $${params.length}`);
+    }
     if (filter.status) {
       params.push(filter.status.toLowerCase());
       where.push(`status = $${params.length}`);
@@ -309,6 +316,7 @@ export class RegulationService {
     )) as TargetRow[];
     return rows.map((row) => ({
       id: row.id,
+      accountId: row.account_id,
       regulationType: row.regulation_type,
       subjectType: row.subject_type,
       subjectCount: row.subject_count,

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { RegulatedSubjects, subjectHash } from '@pipeline/tenancy';
+import request from 'supertest';
 import { startHarness, TEST_INTERNAL_TOKEN, type Harness, type Tenant } from '../testing/harness';
+
+const OPERATOR_TOKEN = `op-${randomUUID()}`;
 
 // The regulations API against a real control plane and PostgreSQL: what each type changes at
 // once (the subjects' suppression and cut-off that every service decides events by), the
@@ -25,7 +28,10 @@ describe('regulations API (real PostgreSQL)', () => {
   let b: Tenant;
 
   beforeAll(async () => {
-    h = await startHarness('regulations', { regulationLimits: { subjectsPerMonth: 5_010 } });
+    h = await startHarness('regulations', {
+      regulationLimits: { subjectsPerMonth: 5_010 },
+      operatorToken: OPERATOR_TOKEN,
+    });
     a = await h.tenant();
     b = await h.tenant();
   });
@@ -255,5 +261,24 @@ describe('regulations API (real PostgreSQL)', () => {
     for (const subject of known.body.data.subjects as { hash: string }[])
       expect(subject.hash).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(subjectHash(key, 'USER_ID', 'x')).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('lists every account regulations for the operator, on the operator listener only', async () => {
+    const operator = (path: string) =>
+      request(h.operatorApp).get(path).set('Authorization', `Bearer ${OPERATOR_TOKEN}`);
+    const all = await operator('/api/v1/operator/regulations?limit=100').expect(200);
+    const accounts = new Set((all.body.data as { accountId: string }[]).map((r) => r.accountId));
+    expect(accounts.has(a.accountId)).toBe(true);
+    const mine = await operator(`/api/v1/operator/regulations?accountId=${a.accountId}`).expect(200);
+    expect((mine.body.data as { accountId: string }[]).every((r) => r.accountId === a.accountId)).toBe(true);
+    expect(mine.body.pagination.total).toBe(await count(a.accountId));
+    const first = (mine.body.data as { id: string }[])[0];
+    const one = await operator(`/api/v1/operator/regulations/${first?.id}`).expect(200);
+    expect(one.body.data.regulation.accountId).toBe(a.accountId);
+    expect((await operator('/api/v1/operator/regulations?accountId=nope').expect(400)).body.code).toBe(
+      'validation_failed',
+    );
+    await request(h.operatorApp).get('/api/v1/operator/regulations').expect(401);
+    await h.as(a.key).get('/api/v1/operator/regulations').expect(404);
   });
 });
