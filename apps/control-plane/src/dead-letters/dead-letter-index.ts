@@ -1,9 +1,10 @@
 import type { Consumer, IHeaders, Kafka } from 'kafkajs';
 import { QueryFailedError, type DataSource } from 'typeorm';
 import { deadLetterOf, deadLetterReasonCode, deliveryTopicsFor } from '@pipeline/destinations';
-import { parseOutboxEnvelope } from '@pipeline/events';
+import { outboxKey, parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
 import { ensureTopics } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
+import type { EventIdentity, RegulatedSubjects } from '@pipeline/tenancy';
 import { previewOf } from './dead-letter-preview';
 import { DeadLetterRetention } from './dead-letter-retention';
 import { defaultDeadLetterLimits, type DeadLetterLimits } from './dead-letter-limits';
@@ -20,8 +21,87 @@ export interface IndexedRecord {
   timestamp?: string;
 }
 
-/** What indexing one record did: a new row, an updated one, the same record again, or nothing. */
-export type IndexOutcome = 'inserted' | 'updated' | 'duplicate' | 'not_an_envelope' | 'refused';
+/**
+ * What indexing one record did: a new row, an updated one, the same record again, or nothing
+ * (`regulated`: every event of it was a regulated subject's).
+ */
+export type IndexOutcome = 'inserted' | 'updated' | 'duplicate' | 'not_an_envelope' | 'refused' | 'regulated';
+
+/** How the index decides a regulated subject's events (RegulatedSubjects, for one account). */
+export type DeadLetterRegulation = Pick<RegulatedSubjects, 'decide'>;
+
+/** What a row of the index holds of its record's events, as the list and the replay read them. */
+export interface StoredEvents {
+  recordValue: Buffer;
+  messageIds: string[];
+  /** The preview's events as JSON (dead-letter-preview.ts). */
+  preview: string;
+  eventCount: number;
+}
+
+/** The row's columns for an envelope whose record is `value`: the one place they are computed. */
+export function storedEventsOf(envelope: OutboxEnvelope, value: Buffer): StoredEvents {
+  const preview = previewOf(envelope.events);
+  return {
+    recordValue: value,
+    messageIds: envelope.events.map((event) => event.messageId),
+    preview: JSON.stringify(preview.events),
+    eventCount: preview.eventCount,
+  };
+}
+
+const identityOf = (event: unknown): EventIdentity =>
+  event !== null && typeof event === 'object' ? (event as EventIdentity) : {};
+
+/**
+ * The record without the events `regulation` decides, or null when it decides none (the
+ * record stays byte for byte). The kept envelope is serialized as ingestion serializes one
+ * (JSON.stringify, toOutboxEnvelopes). Its key is the kept envelope's outboxKey when the first
+ * event (whose anonymous or user id outboxKey took) is removed or the key names a regulated id:
+ * no id of a removed event stays in it. `value` is null when no event is left.
+ */
+export function withoutRegulated(
+  envelope: OutboxEnvelope,
+  key: Buffer | null,
+  regulation: DeadLetterRegulation,
+): {
+  envelope: OutboxEnvelope;
+  value: Buffer | null;
+  key: Buffer | null;
+  removedMessageIds: string[];
+} | null {
+  const receivedAtMs = Date.parse(envelope.receivedAt);
+  const kept: OutboxEnvelope['events'] = [];
+  const removedMessageIds: string[] = [];
+  let firstRemoved = false;
+  envelope.events.forEach((event, index) => {
+    if (regulation.decide(identityOf(event), receivedAtMs) === null) kept.push(event);
+    else {
+      removedMessageIds.push(event.messageId);
+      if (index === 0) firstRemoved = true;
+    }
+  });
+  if (removedMessageIds.length === 0) return null;
+  const left: OutboxEnvelope = { ...envelope, events: kept };
+  if (kept.length === 0) return { envelope: left, value: null, key: null, removedMessageIds };
+  return {
+    envelope: left,
+    value: Buffer.from(JSON.stringify(left), 'utf8'),
+    key:
+      key !== null && (firstRemoved || keyNamesRegulated(envelope, key, regulation))
+        ? Buffer.from(outboxKey(left), 'utf8')
+        : key,
+    removedMessageIds,
+  };
+}
+
+/** Whether a record key (`<accountId>:<id>`, or a bare id) holds an id the regulation decides. */
+function keyNamesRegulated(envelope: OutboxEnvelope, key: Buffer, regulation: DeadLetterRegulation): boolean {
+  const text = key.toString('utf8');
+  const prefix = `${envelope.accountId}:`;
+  const id = text.startsWith(prefix) ? text.slice(prefix.length) : text;
+  return regulation.decide({ userId: id, anonymousId: id }, Date.parse(envelope.receivedAt)) !== null;
+}
 
 const seenAtOf = (deadLetteredAt: string | undefined, timestamp: string | undefined): Date => {
   for (const candidate of [deadLetteredAt, timestamp !== undefined ? Number(timestamp) : undefined]) {
@@ -57,11 +137,17 @@ export class DeadLetterIndex {
     private readonly dataSource: DataSource,
     private readonly logger: Logger,
     private readonly limits: Pick<DeadLetterLimits, 'maxPerAccount'> = defaultDeadLetterLimits,
+    /**
+     * The account's regulated subjects: their events are dropped before a row is stored, so a
+     * record dead-lettered before a regulation and indexed after its erasure does not bring
+     * them back. Throwing (the lookup failed) leaves the record for a later try.
+     */
+    private readonly regulationOf?: (accountId: string) => Promise<DeadLetterRegulation>,
   ) {}
 
   async index(kind: string, record: IndexedRecord): Promise<IndexOutcome> {
-    const envelope = parseOutboxEnvelope(record.value);
-    if (!envelope || !record.value) {
+    const parsed = parseOutboxEnvelope(record.value);
+    if (!parsed || !record.value) {
       // The operator CLI (`dead-letters list`) still shows it; it belongs to no account.
       this.logger.debug('dead letter skipped: not an outbox envelope', {
         topic: record.topic,
@@ -70,11 +156,31 @@ export class DeadLetterIndex {
       });
       return 'not_an_envelope';
     }
+    let envelope = parsed;
+    let value = record.value;
+    let key = record.key;
+    if (this.regulationOf) {
+      const regulation = await this.regulationOf(envelope.accountId).catch((error: unknown) => {
+        this.logger.warn('dead letter not indexed yet: the regulated subjects cannot be read', {
+          accountId: envelope.accountId,
+          topic: record.topic,
+          partition: record.partition,
+          offset: record.offset,
+          error: (error as Error).message,
+        });
+        throw error;
+      });
+      const left = withoutRegulated(envelope, key, regulation);
+      if (left) {
+        if (left.value === null) return 'regulated';
+        ({ envelope, value, key } = { envelope: left.envelope, value: left.value, key: left.key });
+      }
+    }
     const letter = deadLetterOf(record);
     const seenAt = seenAtOf(letter.deadLetteredAt, record.timestamp);
     const target = letter.target ?? kind;
     const origin = letter.origin ?? `${record.topic}/${record.partition}/${record.offset}`;
-    const preview = previewOf(envelope.events);
+    const stored = storedEventsOf(envelope, value);
     try {
       const rows: { inserted: boolean }[] = await this.dataSource.query(
         `INSERT INTO dead_letters AS d (account_id, destination, target, origin, reason, reason_code, attempts,
@@ -114,14 +220,14 @@ export class DeadLetterIndex {
           Number.isInteger(letter.attempts) ? letter.attempts : 0,
           letter.permanent,
           seenAt,
-          letter.messageIds,
-          record.key,
-          record.value,
+          stored.messageIds,
+          key,
+          stored.recordValue,
           record.topic,
           record.partition,
           record.offset,
-          JSON.stringify(preview.events),
-          preview.eventCount,
+          stored.preview,
+          stored.eventCount,
           envelope.writeKeyId,
         ],
       );
@@ -166,6 +272,12 @@ export interface DeadLetterIndexerOptions {
   limits?: DeadLetterLimits;
   /** Told of each record indexed (tests wait on it). */
   onIndexed?: (outcome: IndexOutcome) => void;
+  /**
+   * The account's regulated subjects (the regulation service's); their events are never
+   * indexed. When it throws, the batch is not committed and is read again, as on a database
+   * error. Absent: nothing is dropped.
+   */
+  regulationOf?: (accountId: string) => Promise<DeadLetterRegulation>;
 }
 
 /** The index's consumer group, under KAFKA_TOPIC_PREFIX. */
@@ -188,7 +300,7 @@ export class DeadLetterIndexer {
 
   constructor(private readonly options: DeadLetterIndexerOptions) {
     const limits = options.limits ?? defaultDeadLetterLimits;
-    this.index = new DeadLetterIndex(options.dataSource, options.logger, limits);
+    this.index = new DeadLetterIndex(options.dataSource, options.logger, limits, options.regulationOf);
     this.retention = new DeadLetterRetention(options.dataSource, options.logger, limits.retentionDays);
   }
 
