@@ -401,6 +401,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     },
     metrics,
     deadLetterReplayer,
+    regulationLimits: { subjectsPerMonth: config.REGULATION_SUBJECTS_PER_MONTH },
     deadLetterOptions: {
       limits: deadLetterLimits,
       replayLimiter: new AccountReplayLimiter(deadLetterLimits.replaysPerMinute, redis, logger),
@@ -550,6 +551,8 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
       limits: deadLetterLimits,
+      // Read per record, uncached: an erasure scan under way never misses a row indexed behind it.
+      regulationOf: (accountId) => services.regulations.service.regulationOf(accountId),
     });
     starters.push(indexer);
     shutdownSteps.push({ name: 'dead-letter index', run: () => indexer.stop() });
