@@ -123,17 +123,18 @@ export class ClickHouseSubjectErasure {
   ): Promise<SubjectRowCounts> {
     const counts = noRows();
     // Every stored copy, as the DELETE masks every copy (an event redelivered before a merge).
-    const [row] = await this.server.rows<Record<string, string>>(
-      `SELECT ${tables
+    // One top-level scan per table (UNION ALL), so the server's summary counts what each read.
+    const rows = await this.server.rows<{ t: WarehouseTableName; n: string }>(
+      tables
         .map(
           (t) =>
-            `(SELECT toString(count()) FROM ${quoteName(db)}.${quoteName(storedTableOf(t))} WHERE ${subjectCondition(db, t)}) AS ${t}`,
+            `SELECT '${t}' AS t, toString(count()) AS n FROM ${quoteName(db)}.${quoteName(storedTableOf(t))} WHERE ${subjectCondition(db, t)}`,
         )
-        .join(', ')}`,
+        .join(' UNION ALL '),
       { call },
       signal,
     );
-    for (const t of tables) counts[t] = Number(row?.[t] ?? 0);
+    for (const { t, n } of rows) counts[t] = Number(n);
     return counts;
   }
 

@@ -127,8 +127,9 @@ export const warehouseMigrations: { version: number; statements: (schema: string
     // The columns a regulation erases a subject by (subject-columns.ts), indexed so that its
     // chunks find the rows without reading the table. users.user_id and events.user_id have
     // theirs already. On a large events table this step runs under the statement time limit
-    // like any other: an operator may create the index first with CREATE INDEX CONCURRENTLY
-    // under the same name (docs/warehouses.md), and the step then finds it.
+    // like any other, and blocks the account's writes while it builds: an operator may create
+    // the indexes first with CREATE INDEX CONCURRENTLY under the same names, and the step then
+    // finds them (IF NOT EXISTS).
     version: 3,
     statements: (schema) =>
       (
