@@ -7,6 +7,9 @@ import type {
   ReadOptions,
   RowBatch,
   StreamWriteResult,
+  SubjectErasure,
+  SubjectIds,
+  SubjectRowCounts,
   TableDay,
   TableExport,
   TableShape,
@@ -216,6 +219,30 @@ export class UnavailableAs503 implements WarehouseEngine {
 
   tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
     return translated(() => this.inner.tableKeysOn(account, table, day));
+  }
+
+  countSubjectRows(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options?: { signal?: AbortSignal },
+  ): Promise<SubjectRowCounts> {
+    return translated(() => this.inner.countSubjectRows(account, subjects, options));
+  }
+
+  subjectEmails(account: AccountLocation, subjects: SubjectIds): Promise<string[]> {
+    return translated(() => this.inner.subjectEmails(account, subjects));
+  }
+
+  eraseSubjects(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { maxRows: number; signal?: AbortSignal },
+  ): Promise<SubjectErasure> {
+    return translated(() => this.inner.eraseSubjects(account, subjects, options));
+  }
+
+  purgeErased(account: AccountLocation): Promise<void> {
+    return translated(() => this.inner.purgeErased(account));
   }
 
   dropAccount(account: AccountLocation): Promise<void> {

@@ -146,6 +146,25 @@ export interface TableDay {
 }
 
 /**
+ * Subject ids a regulation names; a USER_ID matches user_id and previous_id, an ANONYMOUS_ID
+ * anonymous_id and previous_id.
+ */
+export interface SubjectIds {
+  userIds: readonly string[];
+  anonymousIds: readonly string[];
+}
+
+/** Rows per warehouse table. */
+export type SubjectRowCounts = Record<WarehouseTableName, number>;
+
+export interface SubjectErasure {
+  /** Rows removed (or, for groups on PostgreSQL, scrubbed) per table by this call. */
+  erased: SubjectRowCounts;
+  /** True when rows of the subjects may remain: call again (the caller interleaves other accounts between calls). */
+  more: boolean;
+}
+
+/**
  * One warehouse engine (PostgreSQL or ClickHouse): everything the pipeline does to a warehouse goes
  * through here, so that no other module writes its SQL. One instance per warehouse, holding
  * that warehouse's connections.
@@ -208,6 +227,37 @@ export interface WarehouseEngine {
   tableDays(account: AccountLocation, table: string): Promise<TableDay[]>;
   /** The keys of the table's rows of one UTC day (as tableDays counts them). */
   tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]>;
+  /**
+   * Rows per table carrying any of the ids (a regulation's dry run; equals what eraseSubjects
+   * removes). All zero when the account has no tables.
+   */
+  countSubjectRows(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options?: { signal?: AbortSignal },
+  ): Promise<SubjectRowCounts>;
+  /**
+   * The distinct emails the subjects' users rows hold in traits (traits.email, case kept), read
+   * before erasure for vendors that delete by email (HubSpot).
+   */
+  subjectEmails(account: AccountLocation, subjects: SubjectIds): Promise<string[]>;
+  /**
+   * Removes a bounded amount of the subjects' rows (at most maxRows per statement on
+   * PostgreSQL; one lightweight DELETE per table per call on ClickHouse); idempotent, so a
+   * crash and a second call are safe. Groups keep the group: on PostgreSQL the subject's
+   * identity and context columns are nulled; on ClickHouse the subject's stored group rows go.
+   */
+  eraseSubjects(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { maxRows: number; signal?: AbortSignal },
+  ): Promise<SubjectErasure>;
+  /**
+   * Makes erasures permanent where the engine only masks rows: ClickHouse rewrites the
+   * account's parts without the masked rows (APPLY DELETED MASK); PostgreSQL VACUUMs the
+   * account's warehouse tables, so the dead tuples' space is freed for reuse.
+   */
+  purgeErased(account: AccountLocation): Promise<void>;
   /** Drops the account's schema and everything in it; nothing when it does not exist. */
   dropAccount(account: AccountLocation): Promise<void>;
   /** Closes every connection; the engine is not used afterwards. */

@@ -14,6 +14,9 @@ import type {
   ReadOptions,
   RowBatch,
   StreamWriteResult,
+  SubjectErasure,
+  SubjectIds,
+  SubjectRowCounts,
   TableDay,
   TableExport,
   TableShape,
@@ -424,6 +427,30 @@ class WarehouseEngineHandle implements WarehouseEngine {
 
   tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
     return this.#engines.use(this.#connection, (e) => e.tableKeysOn(account, table, day));
+  }
+
+  countSubjectRows(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options?: { signal?: AbortSignal },
+  ): Promise<SubjectRowCounts> {
+    return this.#engines.use(this.#connection, (e) => e.countSubjectRows(account, subjects, options));
+  }
+
+  subjectEmails(account: AccountLocation, subjects: SubjectIds): Promise<string[]> {
+    return this.#engines.use(this.#connection, (e) => e.subjectEmails(account, subjects));
+  }
+
+  eraseSubjects(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { maxRows: number; signal?: AbortSignal },
+  ): Promise<SubjectErasure> {
+    return this.#engines.use(this.#connection, (e) => e.eraseSubjects(account, subjects, options));
+  }
+
+  purgeErased(account: AccountLocation): Promise<void> {
+    return this.#engines.use(this.#connection, (e) => e.purgeErased(account));
   }
 
   dropAccount(account: AccountLocation): Promise<void> {

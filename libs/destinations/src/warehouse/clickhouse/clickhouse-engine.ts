@@ -9,6 +9,9 @@ import type {
   ReadOptions,
   RowBatch,
   StreamWriteResult,
+  SubjectErasure,
+  SubjectIds,
+  SubjectRowCounts,
   TableDay,
   TableExport,
   TableShape,
@@ -40,6 +43,7 @@ import {
   type ClickHouseClientFactory,
 } from './clickhouse-server';
 import { ClickHouseStreamWriter } from './clickhouse-stream-writer';
+import { ClickHouseSubjectErasure, subjectIdsTable } from './clickhouse-subject-erasure';
 import { ClickHouseTableMover } from './clickhouse-table-mover';
 import { checkedShape } from '../postgres/table-copy';
 
@@ -76,6 +80,7 @@ export class ClickHouseEngine implements WarehouseEngine {
   private readonly changes: ClickHouseChanges;
   private readonly queries: ClickHouseQueries;
   private readonly tables: ClickHouseTableMover;
+  private readonly subjects: ClickHouseSubjectErasure;
   private readonly ready = new Map<string, Promise<void>>();
 
   constructor(connection: WarehouseConnection, options: ClickHouseEngineOptions) {
@@ -98,6 +103,7 @@ export class ClickHouseEngine implements WarehouseEngine {
     this.changes = new ClickHouseChanges(this.server);
     this.queries = new ClickHouseQueries(this.server);
     this.tables = new ClickHouseTableMover(this.server, this.streams, rowsPerInsert);
+    this.subjects = new ClickHouseSubjectErasure(this.server, this.layout);
   }
 
   ensureAccount(account: AccountLocation): Promise<void> {
@@ -184,7 +190,10 @@ export class ClickHouseEngine implements WarehouseEngine {
     const names = rows.map((r) => r.name).filter(isPlainIdentifier);
     const stored = new Set(tableNames.flatMap((t) => [t, storedTableOf(t)]));
     const warehouse = tableNames.filter((t) => names.includes(t));
-    return [...warehouse, ...names.filter((n) => !stored.has(n) && !n.endsWith('_local'))];
+    return [
+      ...warehouse,
+      ...names.filter((n) => !stored.has(n) && !n.endsWith('_local') && n !== subjectIdsTable),
+    ];
   }
 
   async exportTable(
@@ -211,6 +220,35 @@ export class ClickHouseEngine implements WarehouseEngine {
   async tableKeysOn(account: AccountLocation, table: string, day: string): Promise<string[]> {
     const db = checkDatabase(account);
     return this.tables.tableKeysOn(db, table, day);
+  }
+
+  countSubjectRows(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<SubjectRowCounts> {
+    return this.subjects.count(checkDatabase(account), subjects, options.signal);
+  }
+
+  subjectEmails(account: AccountLocation, subjects: SubjectIds): Promise<string[]> {
+    return this.subjects.emails(checkDatabase(account), subjects);
+  }
+
+  /**
+   * Every matching row at once, one lightweight DELETE per table (maxRows does not bound it:
+   * the DELETE reads the id columns of the whole table whatever it matches, so one per call is
+   * the bound); `more` is false once it returns.
+   */
+  eraseSubjects(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { maxRows: number; signal?: AbortSignal },
+  ): Promise<SubjectErasure> {
+    return this.subjects.erase(checkDatabase(account), subjects, options.signal);
+  }
+
+  purgeErased(account: AccountLocation): Promise<void> {
+    return this.subjects.purge(checkDatabase(account));
   }
 
   async dropAccount(account: AccountLocation): Promise<void> {

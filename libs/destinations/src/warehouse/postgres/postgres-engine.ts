@@ -17,6 +17,9 @@ import type {
   ReadPurpose,
   RowBatch,
   StreamWriteResult,
+  SubjectErasure,
+  SubjectIds,
+  SubjectRowCounts,
   TableDay,
   TableExport,
   TableShape,
@@ -48,6 +51,7 @@ import { defaultRowsPerCopy, WarehouseWriter } from './warehouse-writer';
 import { StreamTableWriter } from './stream-table-writer';
 import { isPlainIdentifier } from '../stream-table-columns';
 import { saneStorageBytes } from '../storage-bytes';
+import { PostgresSubjectErasure } from './subject-erasure';
 
 /**
  * The settings of an engine's pool; a `connect` hook builds the pool from them. No time limits:
@@ -181,6 +185,7 @@ export class PostgresEngine implements WarehouseEngine {
   private readonly timeouts: WarehouseTimeouts;
   /** Tables an import created or found, per `schema.table`: checked once per process. */
   private readonly prepared = new Map<string, Promise<void>>();
+  private readonly subjects: PostgresSubjectErasure;
 
   // The connection (its password) is not kept: only the pool holds it.
   constructor(connection: WarehouseConnection, options: PostgresEngineOptions) {
@@ -204,6 +209,12 @@ export class PostgresEngine implements WarehouseEngine {
     // schema whose functions shadow pg_catalog's (storage metered negative, bytes read forged).
     this.readOnlyBegin = `${beginStatement(options.timeouts)}; SET TRANSACTION READ ONLY; SET LOCAL search_path = pg_catalog, pg_temp`;
     this.timeouts = options.timeouts;
+    this.subjects = new PostgresSubjectErasure(
+      this.pool,
+      options.timeouts,
+      (client, signal, run) => this.cancellable(client, signal, run),
+      (schema) => this.rows.ensureSchema(schema),
+    );
   }
 
   async ensureAccount(account: AccountLocation): Promise<void> {
@@ -330,6 +341,34 @@ export class PostgresEngine implements WarehouseEngine {
     if (!shape) return [];
     const { rows } = await this.pool.query<{ key: string }>(keysOnStatement(account.schema, shape), [day]);
     return rows.map((r) => r.key);
+  }
+
+  async countSubjectRows(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<SubjectRowCounts> {
+    checkSchema(account);
+    return this.subjects.count(account, subjects, options.signal);
+  }
+
+  async subjectEmails(account: AccountLocation, subjects: SubjectIds): Promise<string[]> {
+    checkSchema(account);
+    return this.subjects.emails(account, subjects);
+  }
+
+  async eraseSubjects(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { maxRows: number; signal?: AbortSignal },
+  ): Promise<SubjectErasure> {
+    checkSchema(account);
+    return this.subjects.erase(account, subjects, options);
+  }
+
+  async purgeErased(account: AccountLocation): Promise<void> {
+    checkSchema(account);
+    await this.subjects.purge(account);
   }
 
   async dropAccount(account: AccountLocation): Promise<void> {

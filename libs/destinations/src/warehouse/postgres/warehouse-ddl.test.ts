@@ -3,6 +3,7 @@ import { warehouseTables } from '@pipeline/events';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
 import { addColumns, conflictKey, orderColumns, warehouseMigrations } from './warehouse-ddl';
 import { WarehouseWriter } from './warehouse-writer';
+import { erasureStatement } from './subject-erasure';
 
 describe('warehouse migrations', () => {
   // Migration 1's text, character for character, is pinned in warehouse-migrations.test.ts.
@@ -62,6 +63,56 @@ describe('warehouse migrations', () => {
           WHERE tc.table_schema = 'acct_fresh' AND tc.constraint_type = 'PRIMARY KEY' AND tc.table_name <> '_migrations'`,
       );
       expect(Object.fromEntries(keys.map((k) => [k.table_name, k.column_name]))).toEqual(conflictKey);
+    });
+
+    it("an account created before step 3 gets the erasure's indexes, its rows kept, and its erasure uses them", async () => {
+      await client.query('CREATE SCHEMA acct_v2');
+      await client.query(
+        'CREATE TABLE acct_v2._migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      for (const migration of warehouseMigrations.filter((m) => m.version <= 2)) {
+        for (const statement of migration.statements('acct_v2')) await client.query(statement);
+        await client.query('INSERT INTO acct_v2._migrations (version) VALUES ($1)', [migration.version]);
+      }
+      await client.query(
+        `INSERT INTO acct_v2.events (message_id, user_id, anonymous_id)
+         SELECT 'm' || i, 'u' || (i % 500), 'a' || i FROM generate_series(1, 5000) i`,
+      );
+      const indexes = async () =>
+        (
+          await client.query<{ indexname: string }>(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'acct_v2' AND indexname NOT LIKE '%_pkey' ORDER BY 1",
+          )
+        ).rows.map((r) => r.indexname);
+      expect(await indexes()).toEqual(['events_timestamp', 'events_user']);
+
+      const writer = new WarehouseWriter(db.url);
+      await writer.ensureSchema('acct_v2');
+      await writer.close();
+      expect(await indexes()).toEqual([
+        'aliases_anonymous',
+        'aliases_previous',
+        'aliases_user',
+        'events_anonymous',
+        'events_timestamp',
+        'events_user',
+        'groups_anonymous',
+        'groups_user',
+        'users_anonymous',
+      ]);
+      const { rows: applied } = await client.query('SELECT version FROM acct_v2._migrations ORDER BY 1');
+      expect(applied.map((r) => r.version)).toEqual([1, 2, 3]);
+      expect((await client.query('SELECT count(*)::int AS n FROM acct_v2.events')).rows[0].n).toBe(5000);
+
+      // A chunk of the erasure finds its rows through the indexes, not by reading the table.
+      await client.query('ANALYZE acct_v2.events');
+      const { rows: plan } = await client.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN ${erasureStatement('acct_v2', 'events').replace('$1::text[]', "'{u7}'::text[]").replace('$2::text[]', "'{a9}'::text[]").replace('$3', '100')}`,
+      );
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toContain('events_user');
+      expect(text).toContain('events_anonymous');
+      expect(text).not.toContain('Seq Scan');
     });
 
     it('a later step adds columns with ALTER TABLE, harmlessly when run again', async () => {

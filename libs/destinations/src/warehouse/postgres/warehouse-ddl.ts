@@ -123,4 +123,28 @@ export const warehouseMigrations: { version: number; statements: (schema: string
       ]),
     ],
   },
+  {
+    // The columns a regulation erases a subject by (subject-columns.ts), indexed so that its
+    // chunks find the rows without reading the table. users.user_id and events.user_id have
+    // theirs already. On a large events table this step runs under the statement time limit
+    // like any other, and blocks the account's writes while it builds: an operator may create
+    // the indexes first with CREATE INDEX CONCURRENTLY under the same names, and the step then
+    // finds them (IF NOT EXISTS).
+    version: 3,
+    statements: (schema) =>
+      (
+        [
+          ['events_anonymous', 'events', 'anonymous_id'],
+          ['users_anonymous', 'users', 'anonymous_id'],
+          ['groups_user', 'groups', 'user_id'],
+          ['groups_anonymous', 'groups', 'anonymous_id'],
+          ['aliases_user', 'aliases', 'user_id'],
+          ['aliases_anonymous', 'aliases', 'anonymous_id'],
+          ['aliases_previous', 'aliases', 'previous_id'],
+        ] as const
+      ).map(
+        ([index, table, column]) =>
+          `CREATE INDEX IF NOT EXISTS ${index} ON ${quoteIdent(schema)}.${table} (${column})`,
+      ),
+  },
 ];

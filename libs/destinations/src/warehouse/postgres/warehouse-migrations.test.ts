@@ -16,7 +16,19 @@ describe('warehouse migrations (text)', () => {
   });
 
   it('has one step per version, in order', () => {
-    expect(warehouseMigrations.map((m) => m.version)).toEqual([1, 2]);
+    expect(warehouseMigrations.map((m) => m.version)).toEqual([1, 2, 3]);
+  });
+
+  it('step 3 indexes the columns a regulation erases a subject by', () => {
+    expect(warehouseMigrations[2]?.statements('acct_3')).toEqual([
+      'CREATE INDEX IF NOT EXISTS events_anonymous ON "acct_3".events (anonymous_id)',
+      'CREATE INDEX IF NOT EXISTS users_anonymous ON "acct_3".users (anonymous_id)',
+      'CREATE INDEX IF NOT EXISTS groups_user ON "acct_3".groups (user_id)',
+      'CREATE INDEX IF NOT EXISTS groups_anonymous ON "acct_3".groups (anonymous_id)',
+      'CREATE INDEX IF NOT EXISTS aliases_user ON "acct_3".aliases (user_id)',
+      'CREATE INDEX IF NOT EXISTS aliases_anonymous ON "acct_3".aliases (anonymous_id)',
+      'CREATE INDEX IF NOT EXISTS aliases_previous ON "acct_3".aliases (previous_id)',
+    ]);
   });
 
   it("step 2 adds the orders of users' and groups' values, compared byte by byte", () => {
