@@ -1,5 +1,5 @@
 import type { Connector, ConnectorHttpOptions, StreamSpec } from '@pipeline/connectors';
-import type { Forwarder, VendorClientOptions } from '@pipeline/destinations';
+import type { Forwarder, SubjectDeletionClient, VendorClientOptions } from '@pipeline/destinations';
 import { consentGroupFor, type ConsentGroup, type DestinationCategory } from '@pipeline/events';
 import { Type, type Static, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
 
@@ -15,6 +15,11 @@ export interface ImportSide<Credentials, Config> {
 export interface ForwardSide {
   category: DestinationCategory;
   forwarder: (client: VendorClientOptions) => Forwarder;
+  /**
+   * The vendor's user deletion client, for privacy regulations. Absent when the vendor has no deletion API:
+   * a regulation reports the destination `not_supported`.
+   */
+  deletes?: (client: VendorClientOptions) => SubjectDeletionClient;
 }
 
 /** Where the account's warehouse data is loaded: the customer's own server of this engine. */

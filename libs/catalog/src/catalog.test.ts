@@ -10,6 +10,7 @@ import {
   appTypes,
   baseUrlAppTypes,
   consentGroupOfAppType,
+  deletionClientFor,
   deliveryKinds,
   destinationCategoryOf,
   forwarderFor,
@@ -63,6 +64,27 @@ describe('the app catalog', () => {
     expect(isDeliveryKind('stripe')).toBe(false);
     expect(forwarderFor('nope')).toBeUndefined();
     expect(forwarderFor('amplitude', {})?.appType).toBe('amplitude');
+  });
+
+  it('names the deletion client of each vendor with a deletion API; the others are not_supported', () => {
+    const clients = Object.fromEntries(
+      forwardingAppTypes.map((appType) => [appType, deletionClientFor(appType)?.appType ?? 'not_supported']),
+    );
+    expect(clients).toEqual({
+      amplitude: 'amplitude',
+      mixpanel: 'mixpanel',
+      braze: 'braze',
+      customer_io: 'customer_io',
+      segment: 'not_supported',
+      onesignal: 'onesignal',
+      webhook: 'webhook',
+      hubspot: 'hubspot',
+      meta_conversions: 'not_supported',
+      google_ads: 'not_supported',
+    });
+    expect(deletionClientFor('stripe')).toBeUndefined();
+    expect(deletionClientFor('nope')).toBeUndefined();
+    expect(deletionClientFor('mixpanel')?.minIntervalMs).toBe(1000);
   });
 
   it('builds schema fields with bounded lengths, their description and pattern', () => {
@@ -214,8 +236,15 @@ const expected: Record<string, Expected> = {
     category: 'product_analytics',
     consentGroup: 'analytics',
     baseUrl: true,
-    credentials: one({ apiKey: 'amp-0123456789abcdef' }, ['apiKey']),
-    badCredentials: [{ apiKey: '' }],
+    credentials: [
+      {
+        example: { apiKey: 'amp-0123456789abcdef', secretKey: 'amp-secret-0123' },
+        fields: ['apiKey', 'secretKey'],
+        required: ['apiKey'],
+        secrets: ['apiKey', 'secretKey'],
+      },
+    ],
+    badCredentials: [{ apiKey: '' }, { apiKey: 'amp-0123', secretKey: '' }],
     config: { fields: ['region'], required: [], good: [{}, { region: 'eu' }], bad: [{ region: 'us' }] },
   },
   mixpanel: {
@@ -226,16 +255,16 @@ const expected: Record<string, Expected> = {
     baseUrl: true,
     credentials: [
       {
-        example: { projectToken: 'mp-0123' },
-        fields: ['projectToken'],
+        example: { projectToken: 'mp-0123', gdprToken: 'mp-gdpr-0123' },
+        fields: ['projectToken', 'gdprToken'],
         required: ['projectToken'],
-        secrets: ['projectToken'],
+        secrets: ['projectToken', 'gdprToken'],
       },
       {
-        example: { serviceAccount: 'pipeline.sa', secret: 'sa-secret', projectId: '12345' },
-        fields: ['serviceAccount', 'secret', 'projectId'],
+        example: { serviceAccount: 'pipeline.sa', secret: 'sa-secret', projectId: '12345', gdprToken: 'g' },
+        fields: ['serviceAccount', 'secret', 'projectId', 'gdprToken'],
         required: ['serviceAccount', 'secret'],
-        secrets: ['secret'],
+        secrets: ['secret', 'gdprToken'],
       },
     ],
     // One form or the other, not a mix; a project id is digits.
@@ -243,6 +272,7 @@ const expected: Record<string, Expected> = {
       { projectToken: 'mp-0123', secret: 'sa-secret' },
       { serviceAccount: 'pipeline.sa', secret: 'sa-secret', projectId: 'p-1' },
       { projectToken: '' },
+      { projectToken: 'mp-0123', gdprToken: '' },
     ],
     config: {
       fields: ['region', 'projectId'],

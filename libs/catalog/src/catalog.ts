@@ -4,7 +4,12 @@ import {
   type ConnectorOptions,
   type SourceApp,
 } from '@pipeline/connectors';
-import { vendorClientOptions, type Forwarder, type ForwarderOptions } from '@pipeline/destinations';
+import {
+  vendorClientOptions,
+  type Forwarder,
+  type ForwarderOptions,
+  type SubjectDeletionClient,
+} from '@pipeline/destinations';
 import type { ConsentGroup, DestinationCategory } from '@pipeline/events';
 import { consentGroupOf, rolesOf, type AnyAppType, type AppRole } from './app-type';
 import { amplitude } from './app-types/amplitude';
@@ -121,6 +126,20 @@ export function forwarderFor(appType: string, options: ForwarderOptions = {}): F
   // always the tenant's and always goes through the guarded fetch.
   const baseUrl = definition.vendorHost ? options.baseUrls?.[appType] : undefined;
   return definition.forwards.forwarder(vendorClientOptions(options, baseUrl));
+}
+
+/**
+ * The user deletion client of a destination app type, or undefined when the vendor has none
+ * (`not_supported`) or events are not forwarded to it. Base URLs as for forwarderFor.
+ */
+export function deletionClientFor(
+  appType: string,
+  options: ForwarderOptions = {},
+): SubjectDeletionClient | undefined {
+  const definition = byType.get(appType);
+  if (!definition?.forwards?.deletes) return undefined;
+  const baseUrl = definition.vendorHost ? options.baseUrls?.[appType] : undefined;
+  return definition.forwards.deletes(vendorClientOptions(options, baseUrl));
 }
 
 /** The connector of a source app, or undefined for app types with none (tracking sources, destinations). */

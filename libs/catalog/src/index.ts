@@ -31,6 +31,7 @@ export {
   connectorFor,
   credentialsOriginOf,
   consentGroupOfAppType,
+  deletionClientFor,
   deliveryKinds,
   destinationCategoryOf,
   forwarderFor,

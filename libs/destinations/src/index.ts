@@ -51,6 +51,15 @@ export {
   type SendOutcome,
   type VendorClientOptions,
 } from './forwarding/forwarder';
+export {
+  deletionFailureCodes,
+  type DeletionBatch,
+  type DeletionBatchOutcome,
+  type DeletionIdKind,
+  type DeletionPollOutcome,
+  type DeletionSubjects,
+  type SubjectDeletionClient,
+} from './forwarding/subject-deletion';
 // The vendor clients; the app catalog (@pipeline/catalog) says which app type each serves.
 export { AmplitudeForwarder } from './forwarding/vendors/amplitude/amplitude-forwarder';
 export { BrazeForwarder } from './forwarding/vendors/braze/braze-forwarder';
@@ -62,6 +71,17 @@ export { MixpanelForwarder } from './forwarding/vendors/mixpanel/mixpanel-forwar
 export { OneSignalForwarder } from './forwarding/vendors/onesignal/onesignal-forwarder';
 export { SegmentForwarder } from './forwarding/vendors/segment/segment-forwarder';
 export { WebhookForwarder } from './forwarding/vendors/webhook/webhook-forwarder';
+// Their deletion clients, for privacy regulations: vendors with a user deletion API only.
+export { AmplitudeDeletionClient } from './forwarding/vendors/amplitude/amplitude-deletion';
+export { BrazeDeletionClient } from './forwarding/vendors/braze/braze-deletion';
+export { CustomerIoDeletionClient } from './forwarding/vendors/customer-io/customer-io-deletion';
+export { HubSpotDeletionClient } from './forwarding/vendors/hubspot/hubspot-deletion';
+export { MixpanelDeletionClient } from './forwarding/vendors/mixpanel/mixpanel-deletion';
+export { OneSignalDeletionClient } from './forwarding/vendors/onesignal/onesignal-deletion';
+export {
+  WebhookDeletionClient,
+  type WebhookDeleteMessage,
+} from './forwarding/vendors/webhook/webhook-deletion';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   signWebhookBody,

@@ -1,4 +1,4 @@
-import { BrazeForwarder } from '@pipeline/destinations';
+import { BrazeDeletionClient, BrazeForwarder } from '@pipeline/destinations';
 import { Type } from '@sinclair/typebox';
 import { defineAppType, fields, secret, text } from '../app-type';
 
@@ -6,7 +6,7 @@ export const braze = defineAppType({
   appType: 'braze',
   name: 'Braze',
   description:
-    'Forwards events, purchases and user attributes to Braze’s /users/track endpoint on the instance’s REST endpoint.',
+    'Forwards events, purchases and user attributes to Braze’s /users/track endpoint on the instance’s REST endpoint. Deletes users by external_id through /users/delete (the key needs the users.delete permission).',
   credentials: fields({ apiKey: secret('REST API key with the users.track permission.') }),
   config: fields({
     restEndpoint: text('The instance’s REST endpoint, https://rest.<cluster>.braze.com (or .braze.eu).', {
@@ -20,5 +20,9 @@ export const braze = defineAppType({
   },
   vendorHost: 'https://rest.<cluster>.braze.com',
   recipient: (config) => config.restEndpoint,
-  forwards: { category: 'messaging', forwarder: (client) => new BrazeForwarder(client) },
+  forwards: {
+    category: 'messaging',
+    forwarder: (client) => new BrazeForwarder(client),
+    deletes: (client) => new BrazeDeletionClient(client),
+  },
 });

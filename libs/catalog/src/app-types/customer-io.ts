@@ -1,11 +1,12 @@
-import { CustomerIoForwarder } from '@pipeline/destinations';
+import { CustomerIoDeletionClient, CustomerIoForwarder } from '@pipeline/destinations';
 import { Type } from '@sinclair/typebox';
 import { defineAppType, fields, secret, text } from '../app-type';
 
 export const customerIo = defineAppType({
   appType: 'customer_io',
   name: 'Customer.io',
-  description: 'Forwards people and events to Customer.io’s Track API (batch endpoint).',
+  description:
+    'Forwards people and events to Customer.io’s Track API (batch endpoint). Deletes people by suppressing them (deleted, and the id refused from then on).',
   credentials: fields({
     siteId: text('The workspace’s Site ID.'),
     apiKey: secret('The Track API key.'),
@@ -17,5 +18,9 @@ export const customerIo = defineAppType({
   }),
   example: { credentials: { siteId: 'cio-site-0123', apiKey: 'cio-0123456789abcdef' }, config: {} },
   vendorHost: 'https://track.customer.io',
-  forwards: { category: 'messaging', forwarder: (client) => new CustomerIoForwarder(client) },
+  forwards: {
+    category: 'messaging',
+    forwarder: (client) => new CustomerIoForwarder(client),
+    deletes: (client) => new CustomerIoDeletionClient(client),
+  },
 });

@@ -1,10 +1,11 @@
-import { OneSignalForwarder } from '@pipeline/destinations';
+import { OneSignalDeletionClient, OneSignalForwarder } from '@pipeline/destinations';
 import { defineAppType, fields, secret, text } from '../app-type';
 
 export const onesignal = defineAppType({
   appType: 'onesignal',
   name: 'OneSignal',
-  description: 'Forwards user tags and custom events to OneSignal’s user and custom events APIs.',
+  description:
+    'Forwards user tags and custom events to OneSignal’s user and custom events APIs. Deletes users by external_id (OneSignal completes it shortly after).',
   credentials: fields({
     appId: text('The OneSignal app id (a UUID).', {
       pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
@@ -17,5 +18,9 @@ export const onesignal = defineAppType({
     config: {},
   },
   vendorHost: 'https://api.onesignal.com',
-  forwards: { category: 'push', forwarder: (client) => new OneSignalForwarder(client) },
+  forwards: {
+    category: 'push',
+    forwarder: (client) => new OneSignalForwarder(client),
+    deletes: (client) => new OneSignalDeletionClient(client),
+  },
 });

@@ -2,8 +2,11 @@ import { describeNetworkFailure, parseRetryAfter } from '@pipeline/egress';
 
 /** One HTTP call to a vendor, fully built. */
 export interface VendorRequest {
-  /** GET only for what a send must look up first (HubSpot's property list); its body is ignored. */
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  /**
+   * GET for what a send must look up first (HubSpot's property list) and for a deletion's
+   * status, DELETE for a deletion by path (OneSignal): the body of either is not sent.
+   */
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -96,7 +99,7 @@ export async function callVendor(
     const response = await http.fetch(request.url, {
       method: request.method,
       headers: request.headers,
-      ...(request.method === 'GET' ? {} : { body: request.body }),
+      ...(request.method === 'GET' || request.method === 'DELETE' ? {} : { body: request.body }),
       signal,
       redirect: http.redirect ?? 'follow',
     });

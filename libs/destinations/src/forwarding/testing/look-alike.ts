@@ -25,6 +25,17 @@ export interface VendorState {
   drop(endpoint: string, item: Record<string, unknown>): void;
   /** The scripted rejection of an item, if any. */
   rejection(item: Record<string, unknown>, endpoint: string): string | undefined;
+  /**
+   * What a vendor keeps between requests, per server: the users it has seen, the deletion
+   * jobs and tasks it runs. Each vendor file owns its keys.
+   */
+  readonly store: Map<string, unknown>;
+}
+
+/** The value a vendor keeps under `key`, made by `create` on first use. */
+export function stored<T>(state: VendorState, key: string, create: () => T): T {
+  if (!state.store.has(key)) state.store.set(key, create());
+  return state.store.get(key) as T;
 }
 
 /** The vendor's answer to a request no scripted failure took. */

@@ -119,6 +119,7 @@ export async function startLookAlikeVendor(
     accept: (endpoint, item) => accepted.push({ endpoint, item }),
     drop: (endpoint, item) => dropped.push({ endpoint, item }),
     rejection: (item, endpoint) => rejections.find((r) => r.predicate(item, endpoint))?.reason,
+    store: new Map(),
   };
 
   const server: Server = createServer((req, res) => {

@@ -1,13 +1,18 @@
 import {
+  basic,
   defineLookAlike,
   isJson,
   isObject,
   type LookAlikeHandler,
   nonEmpty,
   parseJson,
+  stored,
+  type Answer,
+  type Incoming,
+  type VendorState,
 } from '../../testing/look-alike';
 
-// Amplitude HTTP V2 API (POST /2/httpapi).
+// Amplitude HTTP V2 API (POST /2/httpapi) and User Privacy API v1 (/api/2/deletions/users).
 
 const AMPLITUDE_MAX_BYTES = 1_000_000;
 const amplitudePlaceholders = new Set([
@@ -20,7 +25,96 @@ const amplitudePlaceholders = new Set([
   '00000000-0000-0000-0000-000000000000',
 ]);
 
+const DELETION_PATH = '/api/2/deletions/users';
+const MAX_DELETION_IDS = 100;
+/** Jobs run 10 to 13 days after a batch's first request; this one schedules 10 days ahead. */
+const JOB_DELAY_DAYS = 10;
+const DAY_MS = 86_400_000;
+/** A job moves on one state each time it is listed: staging, submitted, then done. */
+const jobStates = ['staging', 'submitted', 'done'] as const;
+
+interface DeletionJob {
+  day: string;
+  polls: number;
+  amplitudeIds: { amplitude_id: number; requested_on_day: string; requester: string }[];
+  /** Rejected ids (rejectItems on 'deletions') keep their job from finishing, as a stuck job would. */
+  stuck: boolean;
+}
+
+/** The users the project holds (from accepted events), by user id, with their Amplitude ids. */
+const usersOf = (state: VendorState) => stored(state, 'amplitude.users', () => new Map<string, number>());
+const jobsOf = (state: VendorState) => stored(state, 'amplitude.jobs', () => new Map<string, DeletionJob>());
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function deletions(incoming: Incoming, state: VendorState): Answer {
+  if (incoming.headers.authorization !== basic(state.expected.apiKey ?? '', state.expected.secretKey ?? '')) {
+    return { status: 401, body: 'Invalid Api-Key or Secret-Key' };
+  }
+  if (incoming.method === 'GET') {
+    const start = incoming.query.get('start_day') ?? '';
+    const end = incoming.query.get('end_day') ?? '';
+    if (!DAY.test(start) || !DAY.test(end)) {
+      return { status: 400, body: { error: 'start_day and end_day are required, YYYY-MM-DD' } };
+    }
+    if (Date.parse(end) < Date.parse(start) || Date.parse(end) - Date.parse(start) > 184 * DAY_MS) {
+      return { status: 400, body: { error: 'The time range must be at most six months' } };
+    }
+    const listed = [...jobsOf(state).values()].filter((job) => job.day >= start && job.day <= end);
+    for (const job of listed) if (!job.stuck) job.polls += 1;
+    return {
+      status: 200,
+      body: listed.map((job) => ({
+        day: job.day,
+        status: jobStates[Math.min(job.polls, jobStates.length - 1)],
+        amplitude_ids: job.amplitudeIds,
+      })),
+    };
+  }
+  if (incoming.method !== 'POST') return { status: 405, body: { error: 'Method not allowed' } };
+  if (!isJson(incoming)) return { status: 400, body: { error: 'Invalid JSON request body' } };
+  const body = parseJson(incoming.body);
+  if (!isObject(body)) return { status: 400, body: { error: 'Invalid JSON request body' } };
+  const userIds = body.user_ids ?? [];
+  const amplitudeIds = body.amplitude_ids ?? [];
+  if (!Array.isArray(userIds) || !userIds.every(nonEmpty) || !Array.isArray(amplitudeIds)) {
+    return { status: 400, body: { error: 'user_ids must be a list of strings' } };
+  }
+  if (userIds.length + amplitudeIds.length === 0) {
+    return { status: 400, body: { error: 'Request must include amplitude_ids or user_ids' } };
+  }
+  if (userIds.length + amplitudeIds.length > MAX_DELETION_IDS) {
+    return {
+      status: 400,
+      body: { error: `Cannot delete more than ${MAX_DELETION_IDS} users in one request` },
+    };
+  }
+  const users = usersOf(state);
+  const unknown = userIds.filter((id) => !users.has(id));
+  if (unknown.length > 0 && body.ignore_invalid_id !== true) {
+    return { status: 400, body: { error: 'Invalid user ids', invalid_user_ids: unknown } };
+  }
+  const now = Date.now();
+  const day = dayOf(now + JOB_DELAY_DAYS * DAY_MS);
+  const jobs = jobsOf(state);
+  const job = jobs.get(day) ?? { day, polls: 0, amplitudeIds: [], stuck: false };
+  jobs.set(day, job);
+  const requester = typeof body.requester === 'string' ? body.requester : '';
+  for (const userId of userIds.filter((id) => users.has(id))) {
+    const item = { user_id: userId, requester };
+    if (state.rejection(item, 'deletions')) job.stuck = true;
+    state.accept('deletions', item);
+    job.amplitudeIds.push({ amplitude_id: users.get(userId) ?? 0, requested_on_day: dayOf(now), requester });
+  }
+  return {
+    status: 200,
+    body: [{ day: job.day, status: jobStates[Math.min(job.polls, 2)], amplitude_ids: job.amplitudeIds }],
+  };
+}
+
 const amplitude: LookAlikeHandler = (incoming, state) => {
+  if (incoming.path === DELETION_PATH) return deletions(incoming, state);
   const fail = (error: string, extra: Record<string, unknown> = {}) => ({
     status: 400,
     body: { code: 400, error, ...extra },
@@ -73,7 +167,11 @@ const amplitude: LookAlikeHandler = (incoming, state) => {
       },
     );
   }
-  for (const event of body.events as Record<string, unknown>[]) state.accept('/2/httpapi', event);
+  const users = usersOf(state);
+  for (const event of body.events as Record<string, unknown>[]) {
+    state.accept('/2/httpapi', event);
+    if (nonEmpty(event.user_id) && !users.has(event.user_id)) users.set(event.user_id, 100_000 + users.size);
+  }
   return {
     status: 200,
     body: {
@@ -88,7 +186,7 @@ const amplitude: LookAlikeHandler = (incoming, state) => {
 export const amplitudeLookAlike = defineLookAlike({
   vendor: 'amplitude',
   kind: 'product_analytics',
-  credentials: { apiKey: 'amp-test-key' },
+  credentials: { apiKey: 'amp-test-key', secretKey: 'amp-test-secret' },
   handle: amplitude,
   scriptedBody: (status) =>
     status === 429

@@ -6,9 +6,13 @@ import {
   type LookAlikeHandler,
   nonEmpty,
   parseJson,
+  stored,
+  type Answer,
+  type Incoming,
+  type VendorState,
 } from '../../testing/look-alike';
 
-// Braze REST API, /users/track.
+// Braze REST API, /users/track and /users/delete.
 
 /** email and phone identify a user only when none of these is given; otherwise they are attributes. */
 const brazeIdentifiers = ['external_id', 'user_alias', 'braze_id'];
@@ -49,7 +53,42 @@ function brazeObjectProblem(array: string, object: Record<string, unknown>): str
   return undefined;
 }
 
+/** "Up to 50 external_ids, user_aliases, braze_ids, email_addresses, or phone_numbers". */
+const MAX_DELETIONS = 50;
+const deletionKinds = ['external_ids', 'user_aliases', 'braze_ids', 'email_addresses', 'phone_numbers'];
+
+/** The external ids of the profiles the workspace holds (from /users/track). */
+const profilesOf = (state: VendorState) => stored(state, 'braze.profiles', () => new Set<string>());
+
+function deleteUsers(incoming: Incoming, state: VendorState): Answer {
+  if (incoming.headers.authorization !== `Bearer ${state.expected.apiKey}`) {
+    return { status: 401, body: { message: 'Unauthorized: unknown or missing REST API key' } };
+  }
+  if (!isJson(incoming)) return { status: 400, body: { message: 'Content-Type must be application/json' } };
+  const body = parseJson(incoming.body);
+  if (!isObject(body)) return { status: 400, body: { message: 'Invalid JSON body' } };
+  const given = deletionKinds.filter((kind) => body[kind] !== undefined);
+  if (given.length !== 1) {
+    return { status: 400, body: { message: 'Exactly one of ' + deletionKinds.join(', ') + ' is required' } };
+  }
+  const ids = body.external_ids;
+  if (given[0] !== 'external_ids' || !Array.isArray(ids) || !ids.every(nonEmpty)) {
+    return { status: 400, body: { message: 'external_ids must be an array of strings' } };
+  }
+  if (ids.length === 0 || ids.length > MAX_DELETIONS) {
+    return { status: 400, body: { message: 'Max Input Length Exceeded' } };
+  }
+  const profiles = profilesOf(state);
+  let deleted = 0;
+  for (const id of ids) {
+    state.accept('users/delete', { external_id: id });
+    if (profiles.delete(id)) deleted += 1;
+  }
+  return { status: 201, body: { deleted, message: 'success' } };
+}
+
 const braze: LookAlikeHandler = (incoming, state) => {
+  if (incoming.method === 'POST' && incoming.path === '/users/delete') return deleteUsers(incoming, state);
   if (incoming.method !== 'POST' || incoming.path !== '/users/track') {
     return { status: 404, body: { message: 'Not Found' } };
   }
@@ -83,6 +122,8 @@ const braze: LookAlikeHandler = (incoming, state) => {
       else {
         processed[array] += 1;
         state.accept(array, object as Record<string, unknown>);
+        const externalId = (object as Record<string, unknown>).external_id;
+        if (nonEmpty(externalId)) profilesOf(state).add(externalId);
       }
     });
   }

@@ -7,9 +7,14 @@ import {
   type LookAlikeHandler,
   nonEmpty,
   parseJson,
+  stored,
+  type Answer,
+  type Incoming,
+  type VendorState,
 } from '../../testing/look-alike';
 
-// Customer.io Track API v2 (POST /api/v2/batch).
+// Customer.io Track API v2 (POST /api/v2/batch) and v1 suppression
+// (POST /api/v1/customers/{id}/suppress).
 
 const CIO_MAX_BATCH_BYTES = 500 * 1024;
 const CIO_MAX_ITEM_BYTES = 32 * 1024;
@@ -79,7 +84,30 @@ function cioItemProblem(item: Record<string, unknown>): { field: string; message
   return undefined;
 }
 
+/** Suppressed people: deleted, and their id refused from then on (answered, not ingested). */
+const suppressedOf = (state: VendorState) => stored(state, 'customer-io.suppressed', () => new Set<string>());
+
+function suppress(incoming: Incoming, state: VendorState, encodedId: string): Answer {
+  if (incoming.headers.authorization !== basic(state.expected.siteId ?? '', state.expected.apiKey ?? '')) {
+    return { status: 401, body: undefined };
+  }
+  let id: string;
+  try {
+    id = decodeURIComponent(encodedId);
+  } catch {
+    return { status: 400, body: { meta: { error: 'invalid identifier' } } };
+  }
+  if (!nonEmpty(id) || Buffer.byteLength(id) > 150) {
+    return { status: 400, body: { meta: { error: 'identifier must be 1 to 150 bytes' } } };
+  }
+  suppressedOf(state).add(id);
+  state.accept('suppress', { id });
+  return { status: 200, body: {} };
+}
+
 const customerIo: LookAlikeHandler = (incoming, state) => {
+  const suppression = incoming.path.match(/^\/api\/v1\/customers\/([^/]+)\/suppress$/);
+  if (incoming.method === 'POST' && suppression) return suppress(incoming, state, suppression[1] ?? '');
   if (incoming.method !== 'POST' || incoming.path !== '/api/v2/batch') {
     return { status: 404, body: { errors: [{ reason: 'not_found', message: 'no such endpoint' }] } };
   }
@@ -102,10 +130,19 @@ const customerIo: LookAlikeHandler = (incoming, state) => {
     if (problem) errors.push({ batch_index: index, reason: 'invalid', ...problem });
     else if (rejection)
       errors.push({ batch_index: index, reason: 'invalid', field: 'attributes', message: rejection });
+    else if (isSuppressed(item as Record<string, unknown>, state))
+      state.drop('batch', item as Record<string, unknown>);
     else state.accept('batch', item as Record<string, unknown>);
   });
   return errors.length > 0 ? { status: 207, body: { errors } } : { status: 200, body: {} };
 };
+
+function isSuppressed(item: Record<string, unknown>, state: VendorState): boolean {
+  const identifiers = item.identifiers;
+  return item.type === 'person' && isObject(identifiers) && nonEmpty(identifiers.id)
+    ? suppressedOf(state).has(identifiers.id)
+    : false;
+}
 
 export const customerIoLookAlike = defineLookAlike({
   vendor: 'customer_io',

@@ -110,6 +110,21 @@ const hubspot: LookAlikeHandler = (incoming, state) => {
       },
     };
   }
+  if (incoming.method === 'POST' && incoming.path === '/crm/v3/objects/contacts/gdpr-delete') {
+    const body = parseJson(incoming.body);
+    if (!isJson(incoming) || !isObject(body))
+      return fail(400, 'VALIDATION_ERROR', 'Invalid input JSON on line 1');
+    if (body.idProperty !== 'email' && body.idProperty !== undefined)
+      return fail(400, 'VALIDATION_ERROR', 'idProperty must be email or absent');
+    if (
+      typeof body.objectId !== 'string' ||
+      (body.idProperty === 'email' && !LOOSE_EMAIL.test(body.objectId))
+    )
+      return fail(400, 'VALIDATION_ERROR', `Email address ${String(body.objectId)} is invalid`);
+    // Known or not, the email is blocked from then on: 204 either way.
+    state.accept('contacts/gdpr-delete', { objectId: body.objectId, idProperty: body.idProperty });
+    return { status: 204 };
+  }
   if (incoming.method !== 'POST' || incoming.path !== '/crm/v3/objects/contacts/batch/upsert')
     return fail(404, 'OBJECT_NOT_FOUND', 'Resource not found');
   const body = parseJson(incoming.body);

@@ -5,9 +5,14 @@ import {
   type LookAlikeHandler,
   nonEmpty,
   parseJson,
+  stored,
+  type Answer,
+  type Incoming,
+  type VendorState,
 } from '../../testing/look-alike';
 
-// Mixpanel Import API (POST /import), by project token or service account.
+// Mixpanel Import API (POST /import), by project token or service account, and the GDPR API's
+// deletion tasks (/api/app/data-deletions/v3.0).
 
 /** The stricter of the two documented limits (see mixpanel-forwarder.ts). */
 const MIXPANEL_MAX_BYTES = 2 * 1024 * 1024;
@@ -23,7 +28,80 @@ const mixpanelPlaceholders = new Set([
   'lmy47d',
 ]);
 
+const DELETIONS = '/api/app/data-deletions/v3.0';
+/** "You can add up to 1999 distinct IDs" (Create a Deletion Task). */
+const MAX_DELETION_IDS = 1999;
+/** "1 request per second" for the GDPR APIs; here, for creating tasks. */
+const GDPR_INTERVAL_MS = 1000;
+
+interface DeletionTask {
+  distinctIds: string[];
+  /** PENDING on creation, STARTED at the first status check, then SUCCESS (or FAILURE). */
+  checks: number;
+  /** A rejected id (rejectItems on 'data-deletions') ends its task in FAILURE. */
+  fails: boolean;
+}
+
+const tasksOf = (state: VendorState) =>
+  stored(state, 'mixpanel.tasks', () => new Map<string, DeletionTask>());
+
+function gdpr(incoming: Incoming, state: VendorState): Answer {
+  const error = (status: number, message: string): Answer => ({
+    status,
+    body: { status: 'error', error: message },
+  });
+  if (incoming.headers.authorization !== `Bearer ${state.expected.gdprToken}`) {
+    return error(401, 'Invalid OAuth token');
+  }
+  if (incoming.query.get('token') !== state.expected.projectToken) return error(403, 'Invalid project token');
+  const tasks = tasksOf(state);
+  const byId = incoming.path.match(/^\/api\/app\/data-deletions\/v3\.0\/([^/]+)\/?$/);
+  if (incoming.method === 'GET' && byId) {
+    const task = tasks.get(decodeURIComponent(byId[1] ?? ''));
+    if (!task) return { status: 200, body: { status: 'ok', results: { status: 'NOT_FOUND' } } };
+    task.checks += 1;
+    const status = task.checks === 1 ? 'STARTED' : task.fails ? 'FAILURE' : 'SUCCESS';
+    return {
+      status: 200,
+      body: { status: 'ok', results: { status, result: '', distinct_ids: task.distinctIds } },
+    };
+  }
+  if (incoming.method !== 'POST' || !/^\/api\/app\/data-deletions\/v3\.0\/?$/.test(incoming.path)) {
+    return error(404, 'Not found');
+  }
+  const now = Date.now();
+  const last = stored(state, 'mixpanel.lastCreate', () => ({ at: 0 }));
+  if (now - last.at < GDPR_INTERVAL_MS) {
+    return {
+      status: 429,
+      headers: { 'Retry-After': '1' },
+      body: { status: 'error', error: 'Rate limit exceeded' },
+    };
+  }
+  last.at = now;
+  const body = parseJson(incoming.body);
+  if (!isObject(body) || !Array.isArray(body.distinct_ids) || !body.distinct_ids.every(nonEmpty)) {
+    return error(400, 'distinct_ids must be a list of strings');
+  }
+  if (body.distinct_ids.length === 0 || body.distinct_ids.length > MAX_DELETION_IDS) {
+    return error(400, `distinct_ids must hold 1 to ${MAX_DELETION_IDS} ids`);
+  }
+  const complianceType = body.compliance_type ?? 'GDPR';
+  if (complianceType !== 'GDPR' && complianceType !== 'CCPA')
+    return error(400, 'compliance_type must be GDPR or CCPA');
+  const taskId = `${1_583_792_934_719_392_965n + BigInt(tasks.size)}`;
+  const task: DeletionTask = { distinctIds: body.distinct_ids as string[], checks: 0, fails: false };
+  for (const distinctId of task.distinctIds) {
+    const item = { distinct_id: distinctId, compliance_type: complianceType };
+    if (state.rejection(item, 'data-deletions')) task.fails = true;
+    state.accept('data-deletions', item);
+  }
+  tasks.set(taskId, task);
+  return { status: 200, body: { status: 'ok', results: { task_id: taskId } } };
+}
+
 const mixpanel: LookAlikeHandler = (incoming, state) => {
+  if (incoming.path.startsWith(DELETIONS)) return gdpr(incoming, state);
   const fail = (status: number, error: string, statusText: string, extra: Record<string, unknown> = {}) => ({
     status,
     body: { code: status, error, status: statusText, ...extra },
@@ -103,6 +181,7 @@ export const mixpanelLookAlike = defineLookAlike({
   kind: 'product_analytics',
   credentials: {
     projectToken: 'mp-test-token',
+    gdprToken: 'mp-gdpr-token',
     serviceAccount: 'sa.test',
     secret: 'sa-secret',
     projectId: '31337',

@@ -7,9 +7,14 @@ import {
   type LookAlikeHandler,
   nonEmpty,
   parseJson,
+  stored,
+  type VendorState,
 } from '../../testing/look-alike';
 
-// OneSignal: custom events and user property updates.
+// OneSignal: custom events, user property updates and user deletion.
+
+/** The external ids of the users the app holds (from updates and custom events). */
+const usersOf = (state: VendorState) => stored(state, 'onesignal.users', () => new Set<string>());
 
 const ONESIGNAL_MAX_REQUEST_BYTES = 1_000_000;
 const ONESIGNAL_MAX_EVENT_BYTES = 2024;
@@ -51,6 +56,23 @@ const oneSignal: LookAlikeHandler = (incoming, state) => {
   const authorized = incoming.headers.authorization === `Key ${state.expected.apiKey}`;
   const userPath = incoming.path.match(/^\/apps\/([^/]+)\/users\/by\/([^/]+)\/([^/]+)$/);
 
+  if (incoming.method === 'DELETE' && userPath) {
+    const fail = (status: number, code: string, title: string) => ({
+      status,
+      body: { errors: [{ code, title }] },
+    });
+    if (!authorized)
+      return fail(401, 'auth-1', 'Please include a case-sensitive header of Authorization: Key <API-KEY>');
+    if (userPath[1] !== state.expected.appId) return fail(404, 'app-not-found', 'App not found');
+    const label = decodeURIComponent(userPath[2] ?? '');
+    const id = decodeURIComponent(userPath[3] ?? '');
+    if (label !== 'external_id' && label !== 'onesignal_id')
+      return fail(400, 'invalid-alias', 'Unknown alias label');
+    state.accept('delete_user', { alias_label: label, alias_id: id });
+    if (!usersOf(state).delete(id)) return fail(404, 'user-not-found', 'User not found');
+    return { status: 200, body: { identity: { onesignal_id: '567491ee-9105-4a87-9cbc-ed78a571645b' } } };
+  }
+
   if (incoming.method === 'PATCH' && userPath) {
     const fail = (status: number, code: string, title: string) => ({
       status,
@@ -72,6 +94,7 @@ const oneSignal: LookAlikeHandler = (incoming, state) => {
     const rejection = state.rejection(item, 'update_user');
     if (rejection) return fail(400, 'rejected', rejection);
     state.accept('update_user', item);
+    if (item.alias_label === 'external_id') usersOf(state).add(item.alias_id);
     return { status: 202, body: { properties: body.properties } };
   }
 
@@ -97,7 +120,10 @@ const oneSignal: LookAlikeHandler = (incoming, state) => {
           event_id: event.idempotency_key,
           error: { code: 'user-not-found', title: rejection },
         });
-      } else state.accept('custom_events', event);
+      } else {
+        state.accept('custom_events', event);
+        if (nonEmpty(event.external_id)) usersOf(state).add(event.external_id);
+      }
     }
     return { status: 202, body: errors.length > 0 ? { errors } : {} };
   }

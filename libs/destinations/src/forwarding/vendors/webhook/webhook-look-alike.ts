@@ -1,8 +1,10 @@
 import {
   defineLookAlike,
+  isIsoTime,
   isJson,
   isObject,
   type LookAlikeHandler,
+  nonEmpty,
   parseJson,
 } from '../../testing/look-alike';
 import { verifyWebhookSignature, webhookHeaders } from './webhook-signature';
@@ -19,6 +21,18 @@ const webhook: LookAlikeHandler = (incoming, state) => {
   });
   if (!valid) return { status: 401, body: { error: 'invalid signature' } };
   const body = parseJson(incoming.body);
+  // A person's deletion: Segment's `delete` message, one id each.
+  if (isJson(incoming) && isObject(body) && body.type === 'delete') {
+    const ids = ['userId', 'anonymousId'].filter((field) => nonEmpty(body[field]));
+    if (ids.length !== 1 || !nonEmpty(body.messageId) || !isIsoTime(body.timestamp)) {
+      return {
+        status: 400,
+        body: { error: 'a delete names one userId or anonymousId, a messageId and a timestamp' },
+      };
+    }
+    state.accept('delete', body);
+    return { status: 200, body: { ok: true } };
+  }
   if (!isJson(incoming) || !isObject(body) || !Array.isArray(body.batch)) {
     return { status: 400, body: { error: 'expected {"batch": [...]}' } };
   }

@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import type { ResolvedDestination } from '@pipeline/tenancy';
+import { requiredText } from '../../destination-settings';
+import type { VendorClientOptions } from '../../forwarder';
+import {
+  callDeletion,
+  credentialMissing,
+  deletionFailureCodes,
+  guardedSend,
+  invalidBatch,
+  missingText,
+  planDeletionBatches,
+  type DeletionBatch,
+  type DeletionBatchOutcome,
+  type DeletionSubjects,
+  type IdSelection,
+  type SubjectDeletionClient,
+} from '../../subject-deletion';
+import type { VendorResponse } from '../../vendor-request';
+import { signWebhookBody, webhookHeaders } from './webhook-signature';
+import { webhookUrl } from './webhook-url';
+
+/** One person per request, as Segment sends its delete messages. */
+const MAX_IDS = 1;
+
+/** The receiver got both kinds of id in the events: it is told to forget each. */
+const kinds: IdSelection = ['user_id', 'anonymous_id'];
+
+/** The message a receiver gets: Segment's `delete` convention. */
+export interface WebhookDeleteMessage {
+  type: 'delete';
+  userId?: string;
+  anonymousId?: string;
+  /** The same for every attempt to delete this id, for the receiver to deduplicate. */
+  messageId: string;
+  timestamp: string;
+}
+
+/** Deterministic, so a retried request carries the same message id. */
+export const webhookDeleteMessageId = (idKind: DeletionBatch['idKind'], id: string) =>
+  `delete-${createHash('sha256').update(`${idKind}\n${id}`, 'utf8').digest('hex').slice(0, 32)}`;
+
+function readAnswer(response: VendorResponse): DeletionBatchOutcome | undefined {
+  if (response.status < 300 || response.status >= 400) return undefined;
+  return {
+    status: 'failed',
+    code: deletionFailureCodes.vendorRefused,
+    message: `redirect_not_followed: http_${response.status}`,
+    retryable: false,
+  };
+}
+
+/**
+ * A webhook destination: `POST <url>` of one signed `{"type":"delete","userId":…}` message
+ * per id (anonymous ids as `anonymousId`), with the forwarder's signature headers; redirects
+ * are not followed. A 2xx is done: the receiver owns what deleting means to it.
+ */
+export class WebhookDeletionClient implements SubjectDeletionClient {
+  readonly appType = 'webhook';
+  readonly minIntervalMs = 0;
+
+  constructor(private readonly client: VendorClientOptions) {}
+
+  missingCredential(destination: ResolvedDestination): string | null {
+    return missingText(destination.credentials, ['signingSecret']);
+  }
+
+  plan(subjects: DeletionSubjects): DeletionBatch[] {
+    return planDeletionBatches(subjects, kinds, MAX_IDS);
+  }
+
+  send(
+    destination: ResolvedDestination,
+    batch: DeletionBatch,
+    signal?: AbortSignal,
+  ): Promise<DeletionBatchOutcome> {
+    return guardedSend(async () => {
+      const missing = this.missingCredential(destination);
+      if (missing) return credentialMissing(missing);
+      const invalid = invalidBatch(batch, kinds, MAX_IDS);
+      if (invalid) return invalid;
+      const url = webhookUrl(destination.appConfig, destination.config.global);
+      const secret = requiredText(destination.credentials, 'signingSecret', 'credentials');
+      const id = batch.ids[0] ?? '';
+      const now = new Date();
+      const messageId = webhookDeleteMessageId(batch.idKind, id);
+      const message: WebhookDeleteMessage = {
+        type: 'delete',
+        ...(batch.idKind === 'user_id' ? { userId: id } : { anonymousId: id }),
+        messageId,
+        timestamp: now.toISOString(),
+      };
+      const body = JSON.stringify(message);
+      const timestamp = Math.floor(now.getTime() / 1000);
+      return callDeletion(
+        { client: this.client, signal, redirect: 'manual', hidden: [id, secret], read: readAnswer },
+        {
+          method: 'POST',
+          url,
+          headers: {
+            'Content-Type': 'application/json',
+            'User-Agent': 'pipeline-webhooks/1',
+            [webhookHeaders.timestamp]: String(timestamp),
+            [webhookHeaders.signature]: signWebhookBody(secret, timestamp, body),
+            [webhookHeaders.deliveryId]: messageId.slice('delete-'.length),
+          },
+          body,
+        },
+      );
+    });
+  }
+}
