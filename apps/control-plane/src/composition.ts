@@ -1,7 +1,6 @@
-import { AppError } from '@pipeline/errors';
 import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
-import { deliveryKinds, forwardingAppTypes } from '@pipeline/catalog';
+import { deletionClientFor, deliveryKinds, forwardingAppTypes } from '@pipeline/catalog';
 import { vendorBaseUrlsOf } from '@pipeline/config';
 import type { ConnectorOptions } from '@pipeline/connectors';
 import {
@@ -34,7 +33,11 @@ import { accountLimitsOf, maxRunningPerAccount, vendorAppTypes, type ControlPlan
 import { createDataSource } from './data-model';
 import { DebuggerService } from './debugger/debugger.service';
 import { DeadLetterIndexer } from './dead-letters/dead-letter-index';
-import { deletionSupportOf } from './regulations/regulation-vendors';
+import { eraseFromDeadLetters } from './dead-letters/dead-letter-erasure';
+import { eraseFromDebugger } from './debugger/debugger-erasure';
+import { RegulationFence } from './regulations/regulation-fence';
+import { deletionSupportOf, resolvedIntegration } from './regulations/regulation-vendors';
+import { defaultRegulationWorkerOptions, RegulationWorker } from './regulations/regulation-worker';
 import { RegulationService, type RegulationLimits } from './regulations/regulation.service';
 import { Regulations } from './regulations/regulations';
 import { KafkaDeadLetterReplayer, type DeadLetterReplayer } from './dead-letters/dead-letter-replayer';
@@ -202,10 +205,12 @@ export function composeServices(deps: ServiceDependencies) {
     regulationService,
     dataSource,
     placements,
-    // Interim: the engines cannot count a subject's rows yet; the dry run answers 503 until they can.
-    () => Promise.reject(new AppError(503, 'dry_run_unavailable', 'Dry runs are not available yet')),
+    async (accountId, subjects) => {
+      const located = await reader.locate(accountId);
+      return located.engine.countSubjectRows(located.account, subjects);
+    },
     (appType, integrationId) =>
-      deletionSupportOf(dataSource, cipher, () => undefined, appType, integrationId),
+      deletionSupportOf(dataSource, cipher, (type) => deletionClientFor(type), appType, integrationId),
   );
   return {
     regulations,
@@ -556,6 +561,46 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     });
     starters.push(indexer);
     shutdownSteps.push({ name: 'dead-letter index', run: () => indexer.stop() });
+  }
+
+  if (config.REGULATION_WORKER_ENABLED) {
+    const fence = new RegulationFence(kafka, config.KAFKA_TOPIC_PREFIX);
+    const baseUrls = vendorBaseUrlsOf(config, vendorAppTypes);
+    const regulationWorker = new RegulationWorker(
+      {
+        dataSource,
+        service: services.regulations.service,
+        cipher: services.cipher,
+        warehouses: warehouse,
+        fence,
+        eraseDeadLetters: (accountId, regulation, options) =>
+          eraseFromDeadLetters(dataSource, accountId, regulation, options),
+        eraseDebugger: debuggerRedis
+          ? (writeKeyIds, regulation) => eraseFromDebugger(debuggerRedis, writeKeyIds, regulation)
+          : null,
+        vendorClient: (appType) =>
+          deletionClientFor(appType, { baseUrls, allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES }),
+        resolveIntegration: (integrationId) =>
+          resolvedIntegration(dataSource, services.cipher, integrationId),
+        logger,
+      },
+      {
+        ...defaultRegulationWorkerOptions,
+        intervalMs: config.REGULATION_WORKER_INTERVAL_MS,
+        fenceDelayMs: config.REGULATION_FENCE_DELAY_MS,
+        warehouseRowsPerStep: config.REGULATION_WAREHOUSE_ROWS_PER_STEP,
+        vendorPollMs: config.REGULATION_VENDOR_POLL_MS,
+        leaseMs: config.REGULATION_LEASE_MS,
+      },
+    );
+    starters.push(regulationWorker);
+    shutdownSteps.push({
+      name: 'regulation worker',
+      run: async () => {
+        await regulationWorker.stop();
+        await fence.close();
+      },
+    });
   }
 
   if (redis) shutdownSteps.push({ name: 'redis', run: () => closeRedis(redis) });

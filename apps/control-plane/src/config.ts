@@ -241,10 +241,10 @@ export const controlPlaneConfigSchema = z
       'Replays (`POST /api/v1/dead-letters/replay`, up to 1000 letters each) one account may make per minute, across instances through Redis; one more is 429 `dead_letter_replay_rate_limited`.',
     ),
     REGULATION_SUBJECTS_PER_MONTH: envInt({ default: 110_000, min: 1, max: 100_000_000 }).describe(
-      'Subject ids one account may name in privacy regulations (`POST /api/v1/regulations`) per calendar month (UTC), UNSUPPRESS not counted; past it the call is 429 `regulation_quota_exceeded` and nothing changes. The default is Segment\'s limit.',
+      "Subject ids one account may name in privacy regulations (`POST /api/v1/regulations`) per calendar month (UTC), UNSUPPRESS not counted; past it the call is 429 `regulation_quota_exceeded` and nothing changes. The default is Segment's limit.",
     ),
     REGULATION_WORKER_ENABLED: envBool(true).describe(
-      'Work the running privacy regulations in this process: record their fences, erase their subjects from the warehouse, the dead-letter index and the debugger, and send the vendors\' deletions (docs/privacy.md). Several processes share the work, one regulation at a time each (a lease). `false` for API-only replicas; at least one process must work them.',
+      "Work the running privacy regulations in this process: record their fences, erase their subjects from the warehouse, the dead-letter index and the debugger, and send the vendors' deletions (docs/privacy.md). Several processes share the work, one regulation at a time each (a lease). `false` for API-only replicas; at least one process must work them.",
     ),
     REGULATION_WORKER_INTERVAL_MS: envInt({ default: 1000, min: 50, max: 600_000 }).describe(
       'How often the regulation worker looks for work.',
@@ -253,7 +253,10 @@ export const controlPlaneConfigSchema = z
       'How long after a regulation is created its fence is recorded: the bound within which every ingestion instance and consumer honours a tenant change (10 s). Shorter only where every service hears changes at once.',
     ),
     REGULATION_WAREHOUSE_ROWS_PER_STEP: envInt({ default: 10_000, min: 1, max: 10_000_000 }).describe(
-      'Warehouse rows one erasure statement of a regulation removes (PostgreSQL; ClickHouse erases a table per statement): the bound that lets other accounts\' erasures and loads share the warehouse.',
+      "Warehouse rows one erasure statement of a regulation removes (PostgreSQL; ClickHouse erases a table per statement): the bound that lets other accounts' erasures and loads share the warehouse.",
+    ),
+    REGULATION_LEASE_MS: envInt({ default: 120_000, min: 1000, max: 3_600_000 }).describe(
+      'How long a worker holds a running regulation between steps before another process may take it over (the holder died): at most the batch in flight when it died is sent again.',
     ),
     REGULATION_VENDOR_POLL_MS: envInt({ default: 3_600_000, min: 1000, max: 86_400_000 }).describe(
       'How often a vendor that deletes asynchronously (Amplitude, Mixpanel) is asked whether a forwarded deletion is done.',

@@ -292,4 +292,44 @@ export class AlsoWritingTo extends UnavailableAs503 {
     await this.also.writeStream(account, table, primaryKey, records);
     return result;
   }
+
+  // A regulation erases on both sides of a move: the copy must not bring a subject back.
+  override async eraseSubjects(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options: { maxRows: number; signal?: AbortSignal },
+  ): Promise<SubjectErasure> {
+    const here = await super.eraseSubjects(account, subjects, options);
+    const there = await this.also.eraseSubjects(account, subjects, options);
+    return { erased: here.erased, more: here.more || there.more };
+  }
+
+  override async countSubjectRows(
+    account: AccountLocation,
+    subjects: SubjectIds,
+    options?: { signal?: AbortSignal },
+  ): Promise<SubjectRowCounts> {
+    const here = await super.countSubjectRows(account, subjects, options);
+    const there = await this.also.countSubjectRows(account, subjects, options);
+    // Rows left on either side are rows left: the larger count per table.
+    return {
+      events: Math.max(here.events, there.events),
+      users: Math.max(here.users, there.users),
+      groups: Math.max(here.groups, there.groups),
+      aliases: Math.max(here.aliases, there.aliases),
+    };
+  }
+
+  override async subjectEmails(account: AccountLocation, subjects: SubjectIds): Promise<string[]> {
+    const emails = new Set([
+      ...(await super.subjectEmails(account, subjects)),
+      ...(await this.also.subjectEmails(account, subjects)),
+    ]);
+    return [...emails].sort();
+  }
+
+  override async purgeErased(account: AccountLocation): Promise<void> {
+    await super.purgeErased(account);
+    await this.also.purgeErased(account);
+  }
 }

@@ -27,6 +27,9 @@ export const groupMemberColumns: readonly string[] = [
   ...Object.keys(warehouseTables.groups).filter((c) => c.startsWith('context_')),
 ];
 
+/** The tables whose rows are single events, which a deletion cut-off bounds by received_at. */
+export const cutOffTables: ReadonlySet<WarehouseTableName> = new Set(['events', 'aliases']);
+
 export const noRows = (): SubjectRowCounts => ({ events: 0, users: 0, groups: 0, aliases: 0 });
 
 /**

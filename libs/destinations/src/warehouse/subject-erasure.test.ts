@@ -327,6 +327,34 @@ describe('erasing regulated subjects (real PostgreSQL and ClickHouse)', () => {
       expect(await engine().accountTables(account)).toEqual(['events', 'users', 'groups', 'aliases']);
     });
 
+    it('with a cut-off erases only the events and aliases received at or before it, and the user whenever', async () => {
+      const account = { accountId: 'acc-cutoff', schema: `erase_cutoff_${name}` };
+      const before = row({ type: 'track', messageId: 'before', event: 'E', userId: 'user-x' });
+      const at = row({ type: 'alias', messageId: 'alias-at', userId: 'user-y', previousId: 'user-x' });
+      const cutoff = new Date(String(at.row.received_at));
+      const after = row({ type: 'track', messageId: 'after', event: 'E', userId: 'user-x' });
+      const aliasAfter = row({
+        type: 'alias',
+        messageId: 'alias-after',
+        userId: 'user-z',
+        previousId: 'user-x',
+      });
+      const identify = row({ type: 'identify', messageId: 'who', userId: 'user-x', traits: { plan: 'pro' } });
+      await engine().writeRows(account, [before, at, after, aliasAfter, identify]);
+      const subjects = { userIds: ['user-x'], anonymousIds: [], receivedAtOrBefore: cutoff };
+      expect(await engine().countSubjectRows(account, subjects)).toEqual({
+        events: 1,
+        users: 1,
+        groups: 0,
+        aliases: 1,
+      });
+      await eraseAll(account, subjects, 1);
+      expect(await engine().countSubjectRows(account, subjects)).toEqual(none);
+      expect(await keys(account, 'events')).toEqual(['after']);
+      expect(await keys(account, 'aliases')).toEqual(['alias-after']);
+      expect(await keys(account, 'users')).toEqual([]);
+    });
+
     it('an aborted signal stops the erasure before it changes anything', async () => {
       const account = { accountId: 'acc-abort', schema: `erase_abort_${name}` };
       await engine().writeRows(account, [

@@ -152,6 +152,11 @@ export interface TableDay {
 export interface SubjectIds {
   userIds: readonly string[];
   anonymousIds: readonly string[];
+  /**
+   * Only events and aliases received at or before it (a DELETE_ONLY regulation keeps what came
+   * after its cut-off); users and groups rows go whenever they changed. Absent: every row.
+   */
+  receivedAtOrBefore?: Date;
 }
 
 /** Rows per warehouse table. */

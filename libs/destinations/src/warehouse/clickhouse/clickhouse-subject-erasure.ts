@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SubjectErasure, SubjectIds, SubjectRowCounts, WarehouseTableName } from '../warehouse-engine';
-import { distinctSubjects, noRows, subjectColumns } from '../subject-columns';
+import { cutOffTables, distinctSubjects, noRows, subjectColumns } from '../subject-columns';
 import { quoteName, storedTableOf, type ClickHouseLayout } from './clickhouse-ddl';
 import type { ClickHouseServer } from './clickhouse-server';
 
@@ -31,18 +31,27 @@ const staleAfter = 'INTERVAL 1 HOUR';
 /** The stored tables purged: the tables and the rows tables of the views. */
 const storedTables = (['events', 'users', 'groups', 'aliases'] as const).map(storedTableOf);
 
-/** The rows of `table` naming a subject of call {call:String}. */
-export function subjectCondition(db: string, table: WarehouseTableName): string {
+/**
+ * The rows of `table` naming a subject of call {call:String}; with `cutOff`, events and aliases
+ * received at or before {cutoff:String} only.
+ */
+export function subjectCondition(db: string, table: WarehouseTableName, cutOff = false): string {
   const ids = (kind: 'user' | 'anonymous' | null) =>
     `(SELECT id FROM ${quoteName(db)}.${quoteName(subjectIdsTable)} WHERE call = {call:String}${kind ? ` AND kind = '${kind}'` : ''})`;
   const { user, anonymous } = subjectColumns[table];
   const both = user.filter((c) => anonymous.includes(c));
-  return [
+  const condition = [
     ...user.filter((c) => !both.includes(c)).map((c) => `${quoteName(c)} IN ${ids('user')}`),
     ...anonymous.filter((c) => !both.includes(c)).map((c) => `${quoteName(c)} IN ${ids('anonymous')}`),
     ...both.map((c) => `${quoteName(c)} IN ${ids(null)}`),
   ].join(' OR ');
+  return cutOff && cutOffTables.has(table)
+    ? `(${condition}) AND received_at <= parseDateTime64BestEffort({cutoff:String}, 6, 'UTC')`
+    : condition;
 }
+
+/** The cut-off as the server parses it (ISO, UTC), when the erasure has one. */
+const cutoffOf = (subjects: SubjectIds) => subjects.receivedAtOrBefore?.toISOString();
 
 export class ClickHouseSubjectErasure {
   constructor(
@@ -55,7 +64,9 @@ export class ClickHouseSubjectErasure {
     const tables = await this.server.existingTables(db);
     if (tables.length === 0) return counts;
     return (
-      (await this.withSubjects(db, subjects, (call) => this.counted(db, tables, call, signal))) ?? counts
+      (await this.withSubjects(db, subjects, (call) =>
+        this.counted(db, tables, call, cutoffOf(subjects), signal),
+      )) ?? counts
     );
   }
 
@@ -79,14 +90,15 @@ export class ClickHouseSubjectErasure {
     const erased = noRows();
     const tables = await this.server.existingTables(db);
     if (tables.length === 0) return { erased, more: false };
+    const cutoff = cutoffOf(subjects);
     await this.withSubjects(db, subjects, async (call) => {
-      const counts = await this.counted(db, tables, call, signal);
+      const counts = await this.counted(db, tables, call, cutoff, signal);
       for (const table of tables) {
         if (counts[table] === 0) continue;
         signal?.throwIfAborted();
         await this.server.client.command({
-          query: `DELETE FROM ${quoteName(db)}.${quoteName(storedTableOf(table))} WHERE ${subjectCondition(db, table)}`,
-          query_params: { call },
+          query: `DELETE FROM ${quoteName(db)}.${quoteName(storedTableOf(table))} WHERE ${subjectCondition(db, table, cutoff !== undefined)}`,
+          query_params: { call, ...(cutoff !== undefined ? { cutoff } : {}) },
           // Answered once the rows are masked: the next call counts none of them.
           clickhouse_settings: { ...this.server.settings, lightweight_deletes_sync: '2' },
           ...(signal ? { abort_signal: signal } : {}),
@@ -119,6 +131,7 @@ export class ClickHouseSubjectErasure {
     db: string,
     tables: readonly WarehouseTableName[],
     call: string,
+    cutoff: string | undefined,
     signal?: AbortSignal,
   ): Promise<SubjectRowCounts> {
     const counts = noRows();
@@ -128,10 +141,10 @@ export class ClickHouseSubjectErasure {
       tables
         .map(
           (t) =>
-            `SELECT '${t}' AS t, toString(count()) AS n FROM ${quoteName(db)}.${quoteName(storedTableOf(t))} WHERE ${subjectCondition(db, t)}`,
+            `SELECT '${t}' AS t, toString(count()) AS n FROM ${quoteName(db)}.${quoteName(storedTableOf(t))} WHERE ${subjectCondition(db, t, cutoff !== undefined)}`,
         )
         .join(' UNION ALL '),
-      { call },
+      { call, ...(cutoff !== undefined ? { cutoff } : {}) },
       signal,
     );
     for (const { t, n } of rows) counts[t] = Number(n);

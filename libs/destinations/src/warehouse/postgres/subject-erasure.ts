@@ -9,6 +9,7 @@ import type {
 import { warehouseErrorKind } from '../warehouse-errors';
 import { inWarehouseTransaction, type WarehouseTimeouts } from '../warehouse-pool';
 import {
+  cutOffTables,
   distinctSubjects,
   groupMemberColumns,
   noRows,
@@ -29,19 +30,30 @@ export type Cancellable = <T>(
   run: () => Promise<T>,
 ) => Promise<T>;
 
-/** The ids as PostgreSQL parameters (text[]), as the door stored them; null when there is none. */
-function parameters(subjects: SubjectIds): [string[], string[]] | null {
+/**
+ * The ids as PostgreSQL parameters (text[]), as the door stored them, and the cut-off (ISO text
+ * or null); null when there is no id.
+ */
+function parameters(subjects: SubjectIds): [string[], string[], string | null] | null {
   const { userIds, anonymousIds } = distinctSubjects(subjects);
-  return userIds.length + anonymousIds.length === 0 ? null : [userIds, anonymousIds];
+  return userIds.length + anonymousIds.length === 0
+    ? null
+    : [userIds, anonymousIds, subjects.receivedAtOrBefore?.toISOString() ?? null];
 }
 
-/** The table's rows naming a subject: $1 the user ids, $2 the anonymous ids (text[]). */
-export function subjectPredicate(table: WarehouseTableName): string {
+/**
+ * The table's rows naming a subject: $1 the user ids, $2 the anonymous ids (text[]); `cutoff`
+ * the parameter of the cut-off (timestamptz, null for none), which bounds events and aliases.
+ */
+export function subjectPredicate(table: WarehouseTableName, cutoff: string): string {
   const { user, anonymous } = subjectColumns[table];
-  return [
+  const ids = [
     ...user.map((c) => `${quoteIdent(c)} = ANY($1::text[])`),
     ...anonymous.map((c) => `${quoteIdent(c)} = ANY($2::text[])`),
   ].join(' OR ');
+  return cutOffTables.has(table)
+    ? `(${ids}) AND (${cutoff}::timestamptz IS NULL OR received_at <= ${cutoff}::timestamptz)`
+    : ids;
 }
 
 /**
@@ -53,7 +65,7 @@ export function subjectPredicate(table: WarehouseTableName): string {
  */
 export function erasureStatement(schema: string, table: WarehouseTableName): string {
   const relation = `${quoteIdent(schema)}.${quoteIdent(table)}`;
-  const picked = `SELECT ctid FROM ${relation} WHERE ${subjectPredicate(table)} LIMIT $3`;
+  const picked = `SELECT ctid FROM ${relation} WHERE ${subjectPredicate(table, '$4')} LIMIT $3`;
   const target = `ctid = ANY(ARRAY(SELECT ctid FROM picked))`;
   const change =
     table === 'groups'
@@ -64,12 +76,12 @@ export function erasureStatement(schema: string, table: WarehouseTableName): str
 }
 
 export function countStatement(schema: string, table: WarehouseTableName): string {
-  return `SELECT count(*) AS n FROM ${quoteIdent(schema)}.${quoteIdent(table)} WHERE ${subjectPredicate(table)}`;
+  return `SELECT count(*) AS n FROM ${quoteIdent(schema)}.${quoteIdent(table)} WHERE ${subjectPredicate(table, '$3')}`;
 }
 
 export function emailsStatement(schema: string): string {
   return `SELECT DISTINCT traits ->> 'email' AS email FROM ${quoteIdent(schema)}."users"
-           WHERE (${subjectPredicate('users')}) AND jsonb_typeof(traits -> 'email') = 'string'
+           WHERE (${subjectPredicate('users', 'NULL')}) AND jsonb_typeof(traits -> 'email') = 'string'
            ORDER BY 1`;
 }
 
@@ -95,7 +107,10 @@ export class PostgresSubjectErasure {
     await this.transaction(signal, async (client) => {
       for (const table of tables) {
         const { rows } = await this.cancellable(client, signal, () =>
-          client.query<{ n: string }>(countStatement(account.schema, table), values),
+          client.query<{ n: string }>(
+            countStatement(account.schema, table),
+            cutOffTables.has(table) ? values : [values[0], values[1]],
+          ),
         );
         counts[table] = Number(rows[0]?.n ?? 0);
       }
@@ -108,7 +123,10 @@ export class PostgresSubjectErasure {
     if (!values || !(await this.existingTables(account.schema)).includes('users')) return [];
     await this.ensureSchema(account.schema);
     return this.transaction(undefined, async (client) => {
-      const { rows } = await client.query<{ email: string }>(emailsStatement(account.schema), values);
+      const { rows } = await client.query<{ email: string }>(emailsStatement(account.schema), [
+        values[0],
+        values[1],
+      ]);
       return rows.map((r) => r.email);
     });
   }
@@ -130,10 +148,12 @@ export class PostgresSubjectErasure {
       options.signal?.throwIfAborted();
       const { picked, changed } = await this.transaction(options.signal, async (client) => {
         const { rows } = await this.cancellable(client, options.signal, () =>
-          client.query<{ picked: string; changed: string }>(erasureStatement(account.schema, table), [
-            ...values,
-            maxRows,
-          ]),
+          client.query<{ picked: string; changed: string }>(
+            erasureStatement(account.schema, table),
+            cutOffTables.has(table)
+              ? [values[0], values[1], maxRows, values[2]]
+              : [values[0], values[1], maxRows],
+          ),
         );
         return { picked: Number(rows[0]?.picked ?? 0), changed: Number(rows[0]?.changed ?? 0) };
       });
