@@ -46,3 +46,4 @@ export {
   type RegulationDecision,
   type SubjectType,
 } from './regulated-subjects';
+export { RegulatedSubjectsCache, type RegulatedSubjectsCacheOptions } from './regulated-subjects-cache';
