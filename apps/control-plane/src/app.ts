@@ -37,6 +37,9 @@ import type { UsageService } from './usage/usage.service';
 import { WriteKeysController } from './write-keys/write-key.controller';
 import { DebuggerController } from './debugger/debugger.controller';
 import { DeadLettersController } from './dead-letters/dead-letter.controller';
+import { RegulatedSubjectsController } from './internal/regulated-subjects.controller';
+import { RegulationsController, SuppressionsController } from './regulations/regulation.controller';
+import type { Regulations } from './regulations/regulations';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
 import { debugStreamRouter } from './debugger/debugger-stream';
@@ -72,6 +75,7 @@ export interface ApiServices {
   warehouses: WarehouseRegistry;
   placements: WarehousePlacements;
   warehouseMoves: WarehouseMoves;
+  regulations: Regulations;
 }
 
 /** What the Express app needs besides the services. */
@@ -135,6 +139,9 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [MeController, new MeController(dataSource)],
     [DebuggerController, new DebuggerController(services.debugger)],
     [DeadLettersController, new DeadLettersController(services.deadLetters)],
+    [RegulationsController, new RegulationsController(services.regulations)],
+    [SuppressionsController, new SuppressionsController(services.regulations)],
+    [RegulatedSubjectsController, new RegulatedSubjectsController(services.regulations.service)],
     [
       OperatorWarehousesController,
       new OperatorWarehousesController(services.warehouses, services.placements),

@@ -1,3 +1,4 @@
+import { AppError } from '@pipeline/errors';
 import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { deliveryKinds, forwardingAppTypes } from '@pipeline/catalog';
@@ -33,6 +34,9 @@ import { accountLimitsOf, maxRunningPerAccount, vendorAppTypes, type ControlPlan
 import { createDataSource } from './data-model';
 import { DebuggerService } from './debugger/debugger.service';
 import { DeadLetterIndexer } from './dead-letters/dead-letter-index';
+import { deletionSupportOf } from './regulations/regulation-vendors';
+import { RegulationService, type RegulationLimits } from './regulations/regulation.service';
+import { Regulations } from './regulations/regulations';
 import { KafkaDeadLetterReplayer, type DeadLetterReplayer } from './dead-letters/dead-letter-replayer';
 import { DeadLetterService, type DeadLetterServiceOptions } from './dead-letters/dead-letter.service';
 import { AccountReplayLimiter, WriteKeyEventCounter } from './dead-letters/dead-letter-replay-limits';
@@ -113,6 +117,8 @@ export interface ServiceDependencies {
   engines?: WarehouseEngines;
   /** Puts dead letters back for delivery (Kafka); absent: replays answer 503 `dead_letters_unavailable`. */
   deadLetterReplayer?: DeadLetterReplayer;
+  /** REGULATION_SUBJECTS_PER_MONTH (default Segment's 110,000). */
+  regulationLimits?: RegulationLimits;
   /** The dead-letter index's limits, replay limiter and write-key counting (default: per instance, not counted). */
   deadLetterOptions?: DeadLetterServiceOptions;
   /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
@@ -191,7 +197,18 @@ export function composeServices(deps: ServiceDependencies) {
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
   const deadLetters = new DeadLetterService(dataSource, deps.deadLetterReplayer, deps.deadLetterOptions);
+  const regulationService = new RegulationService(dataSource, cipher, tenantChanges, deps.regulationLimits);
+  const regulations = new Regulations(
+    regulationService,
+    dataSource,
+    placements,
+    // Interim: the engines cannot count a subject's rows yet; the dry run answers 503 until they can.
+    () => Promise.reject(new AppError(503, 'dry_run_unavailable', 'Dry runs are not available yet')),
+    (appType, integrationId) =>
+      deletionSupportOf(dataSource, cipher, () => undefined, appType, integrationId),
+  );
   return {
+    regulations,
     deadLetters,
     warehouses,
     placements,
@@ -482,6 +499,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
           dependencyRetryMs: config.INTEGRATION_DEPENDENCY_RETRY_MS,
           baseUrls,
           allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES,
+          regulationOf: (accountId) => services.regulations.service.regulationOf(accountId),
         }),
       )
       .register(

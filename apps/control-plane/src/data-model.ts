@@ -28,6 +28,7 @@ import { ClickHouseWarehouses1795900000000 } from './database/migrations/1795900
 import { DeadLetters1796000000000 } from './database/migrations/1796000000000-dead-letters';
 import { DeletableWarehouses1796100000000 } from './database/migrations/1796100000000-deletable-warehouses';
 import { DeadLetterPreview1796200000000 } from './database/migrations/1796200000000-dead-letter-preview';
+import { Regulations1796300000000 } from './database/migrations/1796300000000-regulations';
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
 import { dataSourceFor } from './database/data-source';
 
@@ -68,6 +69,7 @@ export const migrations = [
   DeadLetters1796000000000,
   DeletableWarehouses1796100000000,
   DeadLetterPreview1796200000000,
+  Regulations1796300000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -188,6 +188,7 @@ describe.each(warehouses)('a warehouse at %s', (_label, urlOf) => {
         retryMaxMs: 100,
       }).register(
         new IntegrationRunExecutor({
+          regulationOf: (accountId) => h.services.regulations.service.regulationOf(accountId),
           dataSource: h.db.dataSource,
           warehouse: reached.warehouses,
           cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),

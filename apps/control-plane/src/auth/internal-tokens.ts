@@ -12,7 +12,11 @@ export type InternalCaller =
 
 /** What an internal endpoint requires (tsoa `@Security('internal_token', [scope])`). */
 export type InternalScope =
-  'write_keys.resolve' | 'write_keys.lookup' | 'warehouses.resolve' | 'warehouses.report';
+  | 'write_keys.resolve'
+  | 'write_keys.lookup'
+  | 'warehouses.resolve'
+  | 'warehouses.report'
+  | 'regulations.subjects';
 
 export const INGESTION_TOKEN_VARIABLE = 'INTERNAL_TOKEN_INGESTION';
 
@@ -138,5 +142,7 @@ export function callerHasScope(caller: InternalCaller, scope: string): boolean {
   if (scope === 'write_keys.resolve') return caller.caller === 'ingestion';
   if (scope === 'write_keys.lookup') return caller.caller === 'delivery';
   if (scope === 'warehouses.resolve' || scope === 'warehouses.report') return caller.caller === 'warehouse';
+  // Every service that delivers or accepts events decides them by the account's regulations.
+  if (scope === 'regulations.subjects') return true;
   return false;
 }

@@ -20,6 +20,8 @@ export const scopes = [
   'dead_letters.read',
   'dead_letters.replay',
   'dead_letters.discard',
+  'regulations.read',
+  'regulations.write',
 ] as const;
 
 export type Scope = (typeof scopes)[number];

@@ -122,6 +122,7 @@ beforeAll(async () => {
     )
     .register(
       new IntegrationRunExecutor({
+        regulationOf: (accountId) => h.services.regulations.service.regulationOf(accountId),
         dataSource: h.db.dataSource,
         warehouse: warehouse.warehouses,
         cipher,

@@ -1,5 +1,6 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { destinationCategoryOf, forwarderFor } from '@pipeline/catalog';
+import type { RegulatedSubjects } from '@pipeline/tenancy';
 import {
   DeliveryFailure,
   type ChangedRow,
@@ -49,6 +50,12 @@ export interface IntegrationRunOptions {
   dependencyRetryMs: number;
   /** Rows read and sent per batch; the task's watermark moves after each accepted batch. */
   batchRows?: number;
+  /**
+   * The account's privacy regulations (docs/privacy.md): a row of a suppressed subject, or of a
+   * deleted one changed at or before its cut-off, is not sent. Throws when they cannot be read:
+   * the run is then retried rather than send what may be regulated.
+   */
+  regulationOf(accountId: string): Promise<Pick<RegulatedSubjects, 'decide'>>;
 }
 
 /** Where a task's last accepted batch ended: the row's change time (exact, as text) and key. */
@@ -169,7 +176,12 @@ export class IntegrationRunExecutor implements JobExecutor {
       for await (const batch of batches) {
         const rows = batch.map(read.toRow);
         counts.rowsRead += rows.length;
-        const sent = await this.send(forwarder, destination, rows, signal);
+        const sent = await this.send(
+          forwarder,
+          destination,
+          await this.unregulated(integration, rows),
+          signal,
+        );
         counts.rowsWritten += sent;
         const last = rows[rows.length - 1];
         await progress(
@@ -246,6 +258,26 @@ export class IntegrationRunExecutor implements JobExecutor {
         ),
       ),
     };
+  }
+
+  /** The rows no regulation of the account holds back (by the row's change time, its received_at). */
+  private async unregulated(integration: IntegrationEntity, rows: SourceRow[]): Promise<SourceRow[]> {
+    let regulation: Pick<RegulatedSubjects, 'decide'>;
+    try {
+      regulation = await this.options.regulationOf(integration.accountId);
+    } catch (error) {
+      throw new TransientJobError(
+        'regulations_unavailable',
+        "The account's privacy regulations could not be read; nothing was sent",
+        error instanceof Error ? error.message : String(error),
+      );
+    }
+    return rows.filter((row) => {
+      if (!row.event) return true;
+      const at = Date.parse(row.at);
+      // A time that does not read counts as the oldest: a deleted subject's row is held back.
+      return regulation.decide(row.event, Number.isNaN(at) ? 0 : at) === null;
+    });
   }
 
   /** Delivery failures as job outcomes: retryable ones retry the run later, others fail it. */

@@ -93,6 +93,7 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
       )
       .register(
         new IntegrationRunExecutor({
+          regulationOf: (accountId) => h.services.regulations.service.regulationOf(accountId),
           dataSource: h.db.dataSource,
           warehouse: warehouse.warehouses,
           cipher,
@@ -221,6 +222,34 @@ describe('integration runs (real PostgreSQL, Braze, Amplitude and Stripe look-al
           .map((a) => a.external_id)
           .sort(),
       ).toEqual(['u2', 'u4']);
+    });
+
+    it('sends no row of a suppressed subject, nor of a deleted one changed at or before its cut-off', async () => {
+      const regulate = async (regulationType: string, subjectIds: string[]) => {
+        const res = await h
+          .as(t.key)
+          .post('/api/v1/regulations')
+          .send({ regulationType, subjectType: 'USER_ID', subjectIds })
+          .expect(200);
+        return (res.body as { data: { regulation: { cutoff: string | null } } }).data.regulation;
+      };
+      braze.accepted.length = 0;
+      const seeded = new Date();
+      await warehouse.seed(t.accountId, [
+        userRow('u6', seeded),
+        userRow('u7', seeded),
+        userRow('u8', seeded),
+      ]);
+      await regulate('SUPPRESS_ONLY', ['u6']);
+      const cutoff = Date.parse((await regulate('DELETE_INTERNAL', ['u8'])).cutoff ?? '');
+      expect(cutoff).toBeGreaterThanOrEqual(seeded.getTime());
+      expect(await run(id)).toMatchObject({ status: 'succeeded', rowsRead: 3, rowsWritten: 1 });
+      expect(brazeAttributes().map((a) => a.external_id)).toEqual(['u7']);
+      // Changed after the cut-off: DELETE_* keeps what comes later, and it is sent.
+      braze.accepted.length = 0;
+      await warehouse.seed(t.accountId, [userRow('u8', new Date(Math.max(Date.now(), cutoff + 1)))]);
+      expect(await run(id)).toMatchObject({ status: 'succeeded', rowsRead: 1, rowsWritten: 1 });
+      expect(brazeAttributes().map((a) => a.external_id)).toEqual(['u8']);
     });
 
     it('is errored with lastError and consecutiveFailures through a destination outage, and recovers without losing rows', async () => {

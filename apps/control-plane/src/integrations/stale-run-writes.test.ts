@@ -46,6 +46,7 @@ describe('a stale integration run writes nothing (real PostgreSQL, held Braze lo
       retryMaxMs: 100,
     }).register(
       new IntegrationRunExecutor({
+        regulationOf: (accountId) => h.services.regulations.service.regulationOf(accountId),
         dataSource: h.db.dataSource,
         warehouse: warehouse.warehouses,
         cipher: new CredentialCipher(TEST_CREDENTIAL_KEYS),

@@ -77,6 +77,7 @@ describe('job errors as tenants see them (real PostgreSQL, Stripe look-alike)', 
       )
       .register(
         new IntegrationRunExecutor({
+          regulationOf: (accountId) => h.services.regulations.service.regulationOf(accountId),
           dataSource: h.db.dataSource,
           warehouse: warehouse.warehouses,
           cipher,

@@ -142,6 +142,8 @@ export interface HarnessOptions {
   connectors?: AppDependencies['connectors'];
   /** Off unless given: suites test many connections with one account. */
   connectionTests?: AppDependencies['connectionTests'];
+  /** REGULATION_SUBJECTS_PER_MONTH; absent: the documented default. */
+  regulationLimits?: AppDependencies['regulationLimits'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -178,6 +180,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     engineFor: options.engineFor,
     deadLetterReplayer: options.deadLetterReplayer,
     deadLetterOptions: options.deadLetterOptions,
+    regulationLimits: options.regulationLimits,
     operatorToken: new OperatorToken(options.operatorToken),
     operatorTokenFailures: options.operatorTokenFailures,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),

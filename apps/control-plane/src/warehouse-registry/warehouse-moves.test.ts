@@ -127,6 +127,7 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
       )
       .register(
         new IntegrationRunExecutor({
+          regulationOf: (accountId) => h.services.regulations.service.regulationOf(accountId),
           dataSource: h.db.dataSource,
           // Each account read where it is placed now, as the process reads it.
           warehouse: new PlacedWarehouses((accountId) => h.services.placements.resolve(accountId), engines),
