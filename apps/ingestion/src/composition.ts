@@ -5,6 +5,7 @@ import {
   clientAddressResolver,
   ControlPlaneClient,
   INGESTION_KEY_PREFIX,
+  REGULATED_SUBJECTS_TIMEOUT_MS,
   RegulatedSubjectsCache,
   TenantChangeSubscriber,
 } from '@pipeline/tenancy';
@@ -121,13 +122,15 @@ async function hostedCollect(
   steps.push({ name: 'kafka producer', run: () => producer.disconnect() });
   const redis = await connectRedis(config, logger, steps);
   let changes: TenantChangeSubscriber | undefined;
-  const controlPlane = new ControlPlaneClient(
-    required(config.CONTROL_PLANE_URL, 'CONTROL_PLANE_URL'),
-    required(config.INTERNAL_SERVICE_TOKEN, 'INTERNAL_SERVICE_TOKEN'),
-    logger,
-  );
+  const controlPlaneAt = (timeoutMs?: number) =>
+    new ControlPlaneClient(
+      required(config.CONTROL_PLANE_URL, 'CONTROL_PLANE_URL'),
+      required(config.INTERNAL_SERVICE_TOKEN, 'INTERNAL_SERVICE_TOKEN'),
+      logger,
+      timeoutMs,
+    );
   const authenticator = new HostedAuthenticator(
-    controlPlane,
+    controlPlaneAt(),
     {
       validTtlMs: config.WRITE_KEY_CACHE_TTL_SECONDS * 1000,
       invalidTtlMs: config.WRITE_KEY_NEGATIVE_CACHE_TTL_SECONDS * 1000,
@@ -139,7 +142,7 @@ async function hostedCollect(
   // Asked as often as write keys are, and 10 s at most while changes are not heard
   // (docs/tracking-api.md, "Suppressed subjects").
   const regulations = new RegulatedSubjectsCache(
-    controlPlane,
+    controlPlaneAt(REGULATED_SUBJECTS_TIMEOUT_MS),
     { ttlMs: config.WRITE_KEY_CACHE_TTL_SECONDS * 1000, hearsChanges: () => changes?.live ?? false },
     logger,
   );

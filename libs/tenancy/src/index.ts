@@ -46,4 +46,8 @@ export {
   type RegulationDecision,
   type SubjectType,
 } from './regulated-subjects';
-export { RegulatedSubjectsCache, type RegulatedSubjectsCacheOptions } from './regulated-subjects-cache';
+export {
+  REGULATED_SUBJECTS_TIMEOUT_MS,
+  RegulatedSubjectsCache,
+  type RegulatedSubjectsCacheOptions,
+} from './regulated-subjects-cache';

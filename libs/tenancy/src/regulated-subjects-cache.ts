@@ -5,6 +5,14 @@ import { RegulatedSubjects } from './regulated-subjects';
 import { TenantCache, type TenantCacheOptions } from './tenant-cache';
 import type { TenantChangeEvent } from './tenant-change-message';
 
+/**
+ * How long a lookup of an account's regulated subjects may take (a ControlPlaneClient's
+ * timeout): an account with 100,000 subjects answers about 6.5 MB, which a busy control plane
+ * may not send within the 2 s of a write-key lookup. Callers waiting meanwhile share the one
+ * lookup; a timeout is ControlPlaneUnavailable.
+ */
+export const REGULATED_SUBJECTS_TIMEOUT_MS = 10_000;
+
 export interface RegulatedSubjectsCacheOptions {
   /** How long an account's subjects are used before they are asked again. */
   ttlMs: number;
