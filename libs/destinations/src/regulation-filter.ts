@@ -1,5 +1,5 @@
 import { parseOutboxEnvelope } from '@pipeline/events';
-import { ControlPlaneUnavailable, type RegulatedSubjects } from '@pipeline/tenancy';
+import { ControlPlaneUnavailable, decideEach, type RegulatedSubjects } from '@pipeline/tenancy';
 import { DestinationUnavailable, headerText, type DeliveryMessage } from './destination';
 
 /** Where an account's regulated subjects come from (RegulatedSubjectsCache in the delivery app). */
@@ -68,9 +68,9 @@ export async function withoutRegulatedEvents(
         out.messages.push(message);
         continue;
       }
-      const receivedAtMs = Date.parse(envelope.receivedAt);
-      const kept = envelope.events.filter((event) => {
-        const decision = subjects.decide(event, receivedAtMs);
+      const decisions = decideEach(subjects, envelope.events, Date.parse(envelope.receivedAt));
+      const kept = envelope.events.filter((_, index) => {
+        const decision = decisions[index];
         if (decision === 'suppressed') out.suppressed += 1;
         else if (decision === 'deleted') out.deleted += 1;
         return decision === null;

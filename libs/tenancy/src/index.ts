@@ -46,6 +46,7 @@ export {
   type RegulationDecision,
   type SubjectType,
 } from './regulated-subjects';
+export { decideEach } from './regulated-events';
 export {
   REGULATED_SUBJECTS_TIMEOUT_MS,
   RegulatedSubjectsCache,

@@ -2,6 +2,7 @@ import type { TrackingEvent } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import {
   ControlPlaneUnavailable,
+  decideEach,
   type RegulatedSubjects,
   type RegulatedSubjectsCache,
 } from '@pipeline/tenancy';
@@ -35,10 +36,10 @@ export class RegulationDoor {
     // The cached answer without a promise: most requests of an account find it.
     const subjects = this.subjects.peek(accountId) ?? (await this.read(accountId));
     if (!subjects || subjects.size === 0) return [];
-    const receivedAtMs = receivedAt.getTime();
     const indexes: number[] = [];
-    for (let index = 0; index < events.length; index++)
-      if (subjects.decide(events[index] as TrackingEvent, receivedAtMs) !== null) indexes.push(index);
+    decideEach(subjects, events, receivedAt.getTime()).forEach((decision, index) => {
+      if (decision !== null) indexes.push(index);
+    });
     return indexes;
   }
 
