@@ -148,6 +148,28 @@ describe('RegulatedSubjectsCache against a control plane on a local socket', () 
     await expect(cache.forAccount('acc-1')).rejects.toBeInstanceOf(ControlPlaneUnavailable);
   });
 
+  it('tells how each lookup was answered, and says which cache served a stale answer', async () => {
+    const results: string[] = [];
+    const lines: string[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+    const cache = new RegulatedSubjectsCache(
+      new ControlPlaneClient(cp.url, 'service-token', logger),
+      { ttlMs: 1_000, hearsChanges: () => true, onResult: (result) => results.push(result) },
+      createLogger({ service: 'regulated-subjects-cache-test', stream }),
+      () => now,
+    );
+    await cache.forAccount('acc-1');
+    await cache.forAccount('acc-1');
+    cp.fail(503);
+    now = at + 2_000;
+    await cache.forAccount('acc-1');
+    expect(results).toEqual(['miss', 'hit', 'stale']);
+    expect(lines.map((line) => (JSON.parse(line) as { cache?: string }).cache)).toEqual([
+      'regulated subjects',
+    ]);
+  });
+
   it('treats an answer without subjects as the control plane unavailable', async () => {
     const cache = cacheOf();
     cp.records.set('acc-1', { accountId: 'acc-1', hashKey: 'k' } as unknown as RegulatedSubjectsRecord);

@@ -22,7 +22,7 @@ const none = new RegulatedSubjects({ hashKey: key.toString('base64'), subjects: 
 const events = (...ids: { userId?: string; anonymousId?: string }[]) =>
   ids.map((id, n) => ({ type: 'track', event: 'E', messageId: `m${n}`, ...id }) as TrackingEvent);
 
-function door(answer: () => Promise<RegulatedSubjects>, cached?: RegulatedSubjects) {
+function door(answer: () => Promise<RegulatedSubjects>, cached?: RegulatedSubjects, maxLogged?: number) {
   const logs: string[] = [];
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
@@ -38,6 +38,7 @@ function door(answer: () => Promise<RegulatedSubjects>, cached?: RegulatedSubjec
     },
     createLogger({ service: 'door-test', stream }),
     () => now,
+    maxLogged,
   );
   return {
     door: regulationDoor,
@@ -88,6 +89,16 @@ describe('RegulationDoor', () => {
     ]);
     expect(d.asked()).toBe(5);
     expect(UNREADABLE_LOG_INTERVAL_MS).toBe(60_000);
+  });
+
+  it('forgets the accounts it logged beyond its bound, so one of them may log again early', async () => {
+    const d = door(() => Promise.reject(new ControlPlaneUnavailable('down')), undefined, 2);
+    const batch = events({ userId: 'x' });
+    for (const account of ['acc-1', 'acc-2', 'acc-1', 'acc-3', 'acc-1', 'acc-2'])
+      await d.door.regulated(account, batch, receivedAt);
+    const accounts = d.logs.map((line) => (JSON.parse(line) as { accountId: string }).accountId);
+    // acc-3 found the bound full: the two before it were forgotten, and both logged again.
+    expect(accounts).toEqual(['acc-1', 'acc-2', 'acc-3', 'acc-1', 'acc-2']);
   });
 
   it('throws anything else', async () => {
