@@ -10,6 +10,12 @@
 // production) and off (DEBUGGER_ENABLED=false), loaded in alternating runs; prints each run,
 // the mean rates and CPU per request, and the ratio on/off.
 //   node tools/bench/collect-load.js [seconds] [connections] --compare 'a:K=V,K=V' 'b:K=V' [rounds=3]
+//   node tools/bench/collect-load.js [seconds] [connections] --regulations [rounds=3]
+// The privacy check at the door: two hosted servers whose account has 100,000 suppressed
+// subjects and none (the bench's control plane serves the record, BENCH_REGULATED_SUBJECTS,
+// collect-server.js), loaded in alternating runs and once more each at 80% of the first's peak;
+// prints the ratio of CPU per request (target <= 1.05). BENCH_VISITORS_PER_REQUEST=1 sends a
+// browser's batch (one visitor's 20 events) instead of 20 visitors' events (collect-requests.js).
 // Any two hosted servers the same way, each with its own environment: BENCH_ROOT=<worktree>
 // runs another checkout's build (a lever's before and after), BENCH_COMPRESSION=lz4|gzip|none,
 // BENCH_LOG_LEVEL=... (see collect-server.js).
@@ -23,7 +29,9 @@ const { startCollectServer, stopProcess, peakRssKb } = require('./bench-processe
 const { EVENTS_PER_REQUEST: EVENTS, loadCollect } = require('./collect-requests');
 
 // Positional arguments before `--debugger` (see above).
-const flagAt = process.argv.findIndex((arg) => ['--debugger', '--compare', '--floor'].includes(arg));
+const flagAt = process.argv.findIndex((arg) =>
+  ['--debugger', '--compare', '--floor', '--regulations'].includes(arg),
+);
 const positional = process.argv.slice(2, flagAt >= 0 ? flagAt : undefined);
 const seconds = Number(positional[0] ?? 10);
 const connections = Number(positional[1] ?? 32);
@@ -182,7 +190,19 @@ const againstFloor = (rounds) =>
     ),
   );
 
+/** The door's regulation check with 100,000 suppressed subjects in the account, against none. */
+const regulationCost = (rounds) =>
+  compare(
+    { label: '100,000 suppressed', env: { BENCH_REGULATED_SUBJECTS: '100000' } },
+    { label: 'none suppressed', env: { BENCH_REGULATED_SUBJECTS: '0' } },
+    rounds,
+    undefined,
+    0.8,
+  ).then(() => console.log('(target: server CPU per request 100,000/none <= 1.05)'));
+
 async function main() {
+  const regulationsFlag = process.argv.indexOf('--regulations');
+  if (regulationsFlag >= 0) return regulationCost(Number(process.argv[regulationsFlag + 1] ?? 3) || 3);
   const floorFlag = process.argv.indexOf('--floor');
   if (floorFlag >= 0) return againstFloor(Number(process.argv[floorFlag + 1] ?? 3) || 3);
   const flag = process.argv.indexOf('--debugger');

@@ -6,6 +6,11 @@ const autocannon = require('autocannon');
 
 /** Events per request, the batch a browser library sends at most at once. */
 const EVENTS_PER_REQUEST = 20;
+/**
+ * Distinct anonymous ids in a request (BENCH_VISITORS_PER_REQUEST, 20 unless told): 1 is a
+ * browser's batch, one visitor's events (collect-load.js --regulations decides each distinct id once).
+ */
+const VISITORS = Number(process.env.BENCH_VISITORS_PER_REQUEST || EVENTS_PER_REQUEST);
 
 function collectBody() {
   const now = new Date().toISOString();
@@ -13,7 +18,7 @@ function collectBody() {
     type: 'track',
     event: 'Product Viewed',
     messageId: randomUUID(),
-    anonymousId: `anon-${i}`,
+    anonymousId: `anon-${i % VISITORS}`,
     timestamp: now,
     properties: { sku: 'SKU-1', price: 12.5, currency: 'EUR' },
     context: {

@@ -263,9 +263,14 @@ async function controlPlaneProcess() {
   });
   // The default warehouse, as the control plane's start creates it: write keys resolve to it.
   await services.warehouses.bootstrap(process.env.WAREHOUSE_URL || scratch.url);
-  const cpServer = http.createServer(cpApp);
+  let account;
+  const cpServer = http.createServer(
+    process.env.BENCH_REGULATED_SUBJECTS === undefined
+      ? cpApp
+      : servingRegulatedSubjects(cpApp, () => account?.id, Number(process.env.BENCH_REGULATED_SUBJECTS)),
+  );
   await new Promise((r) => cpServer.listen(0, '127.0.0.1', r));
-  const account = await new (cp('accounts/account.service').AccountService)(dataSource).create('Bench');
+  account = await new (cp('accounts/account.service').AccountService)(dataSource).create('Bench');
   const writeKey = (
     await new (cp('write-keys/write-key.service').WriteKeyService)(dataSource).create(account.id, {
       name: 'bench',
@@ -280,6 +285,37 @@ async function controlPlaneProcess() {
     await scratch.drop();
     process.exit(0);
   });
+}
+
+/**
+ * BENCH_REGULATED_SUBJECTS=<n>: the bench account's regulated subjects answered as n suppressed
+ * keyed hashes (of ids the load never sends, so every event is still published and only the
+ * check's cost differs), as POST /internal/v1/regulated-subjects answers them; the request is
+ * otherwise the control plane's. Serialized once: what is measured is ingestion's side.
+ */
+function servingRegulatedSubjects(cpApp, accountIdOf, count) {
+  const { subjectHash } = lib('@pipeline/tenancy');
+  const key = randomBytes(32);
+  let answer;
+  return (req, res) => {
+    if (req.method !== 'POST' || req.url !== '/internal/v1/regulated-subjects') return cpApp(req, res);
+    req.resume();
+    req.on('end', () => {
+      answer ??= JSON.stringify({
+        data: {
+          accountId: accountIdOf(),
+          writeKeyId: '',
+          hashKey: key.toString('base64'),
+          subjects: Array.from({ length: count }, (_, i) => ({
+            hash: subjectHash(key, 'USER_ID', `bench-suppressed-${i}`),
+            suppressed: true,
+            deleteCutoff: null,
+          })),
+        },
+      });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    });
+  };
 }
 
 function startControlPlane() {

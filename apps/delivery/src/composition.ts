@@ -21,7 +21,12 @@ import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
 import { ensureDatabase } from '@pipeline/postgres';
 import { closeRedis, createRedis, DebugStreamWriter, redisConnectionOf } from '@pipeline/redis';
-import { ControlPlaneClient, TenantChangeSubscriber } from '@pipeline/tenancy';
+import {
+  ControlPlaneClient,
+  REGULATED_SUBJECTS_TIMEOUT_MS,
+  RegulatedSubjectsCache,
+  TenantChangeSubscriber,
+} from '@pipeline/tenancy';
 import { RedisOutcomeRecorder } from './debugger/redis-outcome-recorder';
 import { forwardingBaseUrls, forwardingLimitsOf, type DeliveryConfig } from './config';
 
@@ -70,10 +75,11 @@ export async function composeDelivery(
   let changes: TenantChangeSubscriber | undefined;
   // The log consumer never asks the control plane, nor does the warehouse one without it
   // (every account on WAREHOUSE_URL): they hold no token's client.
-  const controlPlane =
+  const controlPlaneAt = (timeoutMs?: number) =>
     kind !== 'log' && config.CONTROL_PLANE_URL && config.INTERNAL_SERVICE_TOKEN
-      ? new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger)
+      ? new ControlPlaneClient(config.CONTROL_PLANE_URL, config.INTERNAL_SERVICE_TOKEN, logger, timeoutMs)
       : undefined;
+  const controlPlane = controlPlaneAt();
   const tenants =
     isForwardingKind(kind) && controlPlane
       ? new TenantDirectory(
@@ -86,14 +92,27 @@ export async function composeDelivery(
     kind === 'warehouse' && controlPlane
       ? controlPlaneWarehouses(controlPlane, config, logger, () => changes?.live ?? false)
       : {};
-  const invalidate = tenants ?? warehouse.warehouseDirectory;
+  // Every consumer that asks the control plane takes regulated subjects' events out of each
+  // batch (docs/delivery-and-destinations.md, "Regulated subjects"); the log consumer writes no
+  // identifier and holds no token.
+  const regulationsClient = controlPlaneAt(REGULATED_SUBJECTS_TIMEOUT_MS);
+  const regulations = regulationsClient
+    ? new RegulatedSubjectsCache(
+        regulationsClient,
+        { ttlMs: config.TENANT_CACHE_TTL_SECONDS * 1000, hearsChanges: () => changes?.live ?? false },
+        logger,
+      )
+    : undefined;
+  const caches = [tenants, warehouse.warehouseDirectory, regulations].filter((cache) => cache !== undefined);
   const redisConnection = redisConnectionOf(config);
-  if (invalidate && redisConnection) {
-    // Rotated credentials, edited integrations and moved placements reach this consumer as
-    // soon as they are saved.
+  if (caches.length > 0 && redisConnection) {
+    // Rotated credentials, edited integrations, moved placements and regulations reach this
+    // consumer as soon as they are saved.
     const subscriber = TenantChangeSubscriber.start(
       redisConnection,
-      (event) => invalidate.invalidate(event),
+      (event) => {
+        for (const cache of caches) cache.invalidate(event);
+      },
       logger,
     );
     changes = subscriber;
@@ -124,6 +143,7 @@ export async function composeDelivery(
   const consumer: Omit<ConsumerRunnerOptions, 'onFatal'> = {
     kafka,
     ...(outcomes ? { outcomes } : {}),
+    ...(regulations ? { regulations } : {}),
     destination: createDestination(kind, {
       logger,
       ...(kind === 'warehouse' ? { warehouseUrl: config.WAREHOUSE_URL } : {}),

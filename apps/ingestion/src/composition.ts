@@ -5,6 +5,8 @@ import {
   clientAddressResolver,
   ControlPlaneClient,
   INGESTION_KEY_PREFIX,
+  REGULATED_SUBJECTS_TIMEOUT_MS,
+  RegulatedSubjectsCache,
   TenantChangeSubscriber,
 } from '@pipeline/tenancy';
 import { consumerGroupFor, WarehouseWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
@@ -24,6 +26,7 @@ import { createApp } from './app';
 import { HostedAuthenticator } from './auth/hosted-authenticator';
 import { StaticAuthenticator } from './auth/static-authenticator';
 import { CollectService } from './collect/collect-service';
+import { RegulationDoor } from './collect/regulation-door';
 import type { IngestionConfig } from './config';
 import { OutboxHealth, StaticHealth } from './health/delivery-health';
 import { KafkaReadiness } from './health/kafka-readiness';
@@ -119,12 +122,15 @@ async function hostedCollect(
   steps.push({ name: 'kafka producer', run: () => producer.disconnect() });
   const redis = await connectRedis(config, logger, steps);
   let changes: TenantChangeSubscriber | undefined;
-  const authenticator = new HostedAuthenticator(
+  const controlPlaneAt = (timeoutMs?: number) =>
     new ControlPlaneClient(
       required(config.CONTROL_PLANE_URL, 'CONTROL_PLANE_URL'),
       required(config.INTERNAL_SERVICE_TOKEN, 'INTERNAL_SERVICE_TOKEN'),
       logger,
-    ),
+      timeoutMs,
+    );
+  const authenticator = new HostedAuthenticator(
+    controlPlaneAt(),
     {
       validTtlMs: config.WRITE_KEY_CACHE_TTL_SECONDS * 1000,
       invalidTtlMs: config.WRITE_KEY_NEGATIVE_CACHE_TTL_SECONDS * 1000,
@@ -133,12 +139,23 @@ async function hostedCollect(
     },
     logger,
   );
+  // Asked as often as write keys are, and 10 s at most while changes are not heard
+  // (docs/tracking-api.md, "Suppressed subjects").
+  const regulations = new RegulatedSubjectsCache(
+    controlPlaneAt(REGULATED_SUBJECTS_TIMEOUT_MS),
+    { ttlMs: config.WRITE_KEY_CACHE_TTL_SECONDS * 1000, hearsChanges: () => changes?.live ?? false },
+    logger,
+  );
   const changesConnection = redisConnectionOf(config);
   if (changesConnection) {
-    // Revoked keys are refused from the next request on (docs/tracking-api.md, "Revoked write keys").
+    // Revoked keys are refused from the next request on (docs/tracking-api.md, "Revoked write
+    // keys"), and a regulation's subjects dropped from then on.
     const subscriber = TenantChangeSubscriber.start(
       changesConnection,
-      (event) => authenticator.invalidate(event),
+      (event) => {
+        authenticator.invalidate(event);
+        regulations.invalidate(event);
+      },
       logger,
     );
     changes = subscriber;
@@ -176,6 +193,7 @@ async function hostedCollect(
         logger,
       ),
       authAttempts: new AuthAttemptLimiter(redis, config.AUTH_RESOLUTION_ATTEMPTS_PER_MINUTE),
+      regulations: new RegulationDoor(regulations, logger),
     },
   });
   return { collect, health, readiness: { kafka: sharedCheck(kafkaReadiness.check) } };

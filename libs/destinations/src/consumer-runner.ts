@@ -13,6 +13,7 @@ import {
 import type { DeliveryMetrics } from './delivery-metrics';
 import { parseOutboxEnvelope } from '@pipeline/events';
 import { recordOutcome, type OutcomeRecorder } from './outcome-recorder';
+import { withoutRegulatedEvents, type RegulationSource } from './regulation-filter';
 import {
   attemptAfter,
   deadLetterReason,
@@ -64,6 +65,12 @@ export interface ConsumerRunnerOptions {
   random?: () => number;
   /** Told of each parked event: `retried` or `dead_lettered` with the reason (the live debugger). */
   outcomes?: OutcomeRecorder;
+  /**
+   * Each account's regulated subjects: their events are taken out of every batch before every
+   * attempt (withoutRegulatedEvents), and a batch whose accounts' subjects cannot be read is
+   * held. Unset: nothing is taken out (a consumer without a control plane).
+   */
+  regulations?: RegulationSource;
 }
 
 export interface RunningConsumer {
@@ -315,7 +322,15 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
 
   const deliverAndReport = async (messages: DeliveryMessage[]): Promise<void> => {
     const started = performance.now();
-    const report = await destination.deliver(messages);
+    let handed = messages;
+    if (options.regulations) {
+      const regulated = await withoutRegulatedEvents(messages, options.regulations);
+      metrics?.regulated(destination.kind, regulated.suppressed, regulated.deleted);
+      handed = regulated.messages;
+    }
+    // A batch of only regulated events is handled once they are taken out: its offsets are committed.
+    const report =
+      handed.length > 0 ? await destination.deliver(handed) : { delivered: 0, consentSkipped: 0, failed: [] };
     if (report.failed.length > 0) await park(report.failed);
     const seconds = (performance.now() - started) / 1000;
     metrics?.delivered(destination.kind, report.delivered, report.consentSkipped);

@@ -24,6 +24,7 @@ export class DeliveryMetrics {
   /** Destination -> how many of its integrations' circuits are open now. */
   private readonly circuits = new Map<string, () => number>();
   private readonly held: Counter<'destination'>;
+  private readonly regulatedEvents: Counter<'destination' | 'reason'>;
   private warehouses: (() => readonly WarehouseHealth[]) | undefined;
 
   constructor(lag?: LagSource) {
@@ -70,6 +71,12 @@ export class DeliveryMetrics {
       name: 'pipeline_delivery_records_held_total',
       help: 'Records parked in the retry topic because their target (a warehouse) cannot take anything now: never dead-lettered, included in records_retried_total.',
       labelNames: ['destination'],
+      registers,
+    });
+    this.regulatedEvents = new Counter({
+      name: 'pipeline_delivery_events_regulated_total',
+      help: "Events taken out before delivery because a privacy regulation names their subject: suppressed (the subject is suppressed), deleted (received at or before a deletion's cut-off).",
+      labelNames: ['destination', 'reason'],
       registers,
     });
     const warehouses = () => this.warehouses?.() ?? [];
@@ -136,6 +143,12 @@ export class DeliveryMetrics {
     if (retried > 0) this.retried.inc({ destination }, retried);
     if (held > 0) this.held.inc({ destination }, held);
     for (const reason of deadLetterReasons) this.deadLettered.inc({ destination, reason });
+  }
+
+  /** Events a batch's regulations took out before delivery. */
+  regulated(destination: string, suppressed: number, deleted: number): void {
+    if (suppressed > 0) this.regulatedEvents.inc({ destination, reason: 'suppressed' }, suppressed);
+    if (deleted > 0) this.regulatedEvents.inc({ destination, reason: 'deleted' }, deleted);
   }
 
   batchHandled(destination: string, seconds: number): void {

@@ -42,6 +42,7 @@ export {
   type ReplayProducer,
 } from './dead-letters';
 export { DeliveryMetrics, type LagSource } from './delivery-metrics';
+export { withoutRegulatedEvents, type RegulatedBatch, type RegulationSource } from './regulation-filter';
 export { DeliveryFailure, type SkippedEvent, type UndeliveredEvent } from './forwarding/delivery-failure';
 export {
   vendorClientOptions,

@@ -46,3 +46,9 @@ export {
   type RegulationDecision,
   type SubjectType,
 } from './regulated-subjects';
+export { decideEach } from './regulated-events';
+export {
+  REGULATED_SUBJECTS_TIMEOUT_MS,
+  RegulatedSubjectsCache,
+  type RegulatedSubjectsCacheOptions,
+} from './regulated-subjects-cache';

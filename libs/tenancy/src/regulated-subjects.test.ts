@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { RegulatedSubjects, subjectHash } from './index';
 
@@ -22,6 +22,21 @@ describe('subjectHash', () => {
         fc.pre(a !== b);
         expect(subjectHash(key, 'USER_ID', a)).not.toBe(subjectHash(key, 'USER_ID', b));
       }),
+    );
+  });
+});
+
+describe('subjectHash with a KeyObject', () => {
+  it('hashes as with the key bytes the control plane uses, for any id (full Unicode)', () => {
+    const keyObject = createSecretKey(key);
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary' }),
+        fc.constantFrom('USER_ID' as const, 'ANONYMOUS_ID' as const),
+        (id, type) => {
+          expect(subjectHash(keyObject, type, id)).toBe(subjectHash(key, type, id));
+        },
+      ),
     );
   });
 });

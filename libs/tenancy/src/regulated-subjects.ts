@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 /** Whose events a privacy regulation names: Segment's subject types. */
 export type SubjectType = 'USER_ID' | 'ANONYMOUS_ID';
@@ -42,7 +42,7 @@ export type RegulationDecision = 'suppressed' | 'deleted' | null;
  * 16 bytes, base64url. Keyed so that a cache, Redis or a log holding it cannot be reversed by
  * hashing guessed emails; per account so that two accounts' hashes of one id differ.
  */
-export function subjectHash(key: Buffer, type: SubjectType, id: string): string {
+export function subjectHash(key: Buffer | KeyObject, type: SubjectType, id: string): string {
   return createHmac('sha256', key).update(`${type}:${id}`).digest().subarray(0, 16).toString('base64url');
 }
 
@@ -57,10 +57,14 @@ interface Rule {
  */
 export class RegulatedSubjects {
   private readonly rules = new Map<string, Rule>();
-  private readonly key: Buffer;
+  /**
+   * A KeyObject, made once: createHmac given a Buffer makes one on every call, which cost about
+   * 25 µs of the 30 µs a hash took (measured with 100,000 subjects, `pnpm bench:collect --regulations`).
+   */
+  private readonly key: KeyObject;
 
   constructor(record: Pick<RegulatedSubjectsRecord, 'hashKey' | 'subjects'>) {
-    this.key = Buffer.from(record.hashKey, 'base64');
+    this.key = createSecretKey(Buffer.from(record.hashKey, 'base64'));
     for (const subject of record.subjects) {
       const cutoffMs = subject.deleteCutoff === null ? null : Date.parse(subject.deleteCutoff);
       this.rules.set(subject.hash, {

@@ -17,6 +17,7 @@ import type { OutboxPublisher } from '../outbox/outbox-publisher';
 import { batchReceipt, deliveryCount } from './batch-receipt';
 import { findWriteKey, type CollectRequest } from './collect-request';
 import { ingestionErrors, type EventErrors } from './ingestion-errors';
+import type { RegulationDoor } from './regulation-door';
 
 export interface RequestFacts {
   headers: Record<string, string | string[] | undefined>;
@@ -43,6 +44,8 @@ export interface ValidatedBatch {
   batchId: string;
   /** The body's size (see toOutboxEnvelopes). */
   bodyBytes: number;
+  /** Where each of `events` was in the request's events (the debugger's indexes). */
+  eventIndexes: number[];
 }
 
 /** Static mode's synchronous delivery: the result per destination, or delivery_unavailable. */
@@ -60,6 +63,8 @@ export interface CollectDependencies {
     backstop: LocalBackstop;
     shared: SharedRateLimiter;
     authAttempts: AuthAttemptLimiter;
+    /** Privacy regulations at the door; unset: every valid event is committed. */
+    regulations?: RegulationDoor;
   };
   /** Static mode. */
   staticDelivery?: StaticDelivery;
@@ -121,11 +126,14 @@ export class CollectService {
     request.completeEvents?.();
 
     const events: TrackingEvent[] = [];
+    const eventIndexes: number[] = [];
     const errors: EventErrors[] = [];
     request.events.forEach((input, index) => {
       const result = validateEvent(input, request.bodyBytes, request.dialect);
-      if (result.valid) events.push(result.event);
-      else errors.push({ index, errors: result.errors });
+      if (result.valid) {
+        events.push(result.event);
+        eventIndexes.push(index);
+      } else errors.push({ index, errors: result.errors });
     });
     if (events.length === 0) throw ingestionErrors.noValidEvents(errors);
 
@@ -138,6 +146,7 @@ export class CollectService {
       receipt,
       batchId: receipt.batchId,
       bodyBytes: request.bodyBytes,
+      eventIndexes,
     };
   }
 
@@ -150,12 +159,16 @@ export class CollectService {
     }
     let tenant: WriteKeyRecord | undefined;
     let eventErrors: EventErrors[] = [];
+    let hidden: ReadonlySet<number> | undefined;
     try {
       const result = await this.commit(
         request,
         facts,
         (t) => (tenant = t),
-        (errors) => (eventErrors = errors),
+        (errors, regulated) => {
+          eventErrors = errors;
+          hidden = regulated;
+        },
       );
       if (tenant)
         recorder.recordEvents(
@@ -164,6 +177,8 @@ export class CollectService {
           facts.receivedAt,
           request.events,
           eventErrors,
+          undefined,
+          hidden,
         );
       return result;
     } catch (error) {
@@ -180,6 +195,7 @@ export class CollectService {
           request.events,
           listed,
           isNoValid ? undefined : error,
+          hidden,
         );
       }
       throw error;
@@ -205,10 +221,19 @@ export class CollectService {
     request: CollectRequest,
     facts: RequestFacts,
     onTenant?: (tenant: WriteKeyRecord) => void,
-    onValidated?: (errors: EventErrors[]) => void,
+    onValidated?: (errors: EventErrors[], regulated?: ReadonlySet<number>) => void,
   ): Promise<CollectResponse> {
     const batch = await this.validate(request, facts, { countAuthAttempts: true, onTenant });
-    onValidated?.(batch.errors);
+    const door = this.deps.hosted?.regulations;
+    // Events a privacy regulation names are answered as if accepted and never committed: the
+    // answer, limits and dedupe are what they would have been (docs/tracking-api.md, "Suppressed subjects").
+    const regulated = door
+      ? await door.regulated(batch.tenant.accountId, batch.events, facts.receivedAt)
+      : [];
+    onValidated?.(
+      batch.errors,
+      regulated.length > 0 ? new Set(regulated.map((i) => batch.eventIndexes[i] as number)) : undefined,
+    );
     const summary = {
       ok: true,
       received: batch.received,
@@ -242,21 +267,31 @@ export class CollectService {
       this.metrics.dedupeHit();
       return { status: 202, body: { ...accepted, deduplicated: true }, events };
     }
-    const messages = outboxMessages(batch.receipt, batch.events, batch.bodyBytes);
-    try {
-      await hosted.publisher.publish(messages);
-    } catch (error) {
-      this.deps.logger.error('outbox publish failed', {
-        error: (error as Error).message,
-        batchId: batch.batchId,
-      });
-      throw ingestionErrors.durableIngressUnavailable('outbox_unavailable', 5);
+    const committed = regulated.length > 0 ? withoutIndexes(batch.events, regulated) : batch.events;
+    this.metrics.eventsSuppressed(regulated.length);
+    if (committed.length > 0) {
+      const messages = outboxMessages(batch.receipt, committed, batch.bodyBytes);
+      try {
+        await hosted.publisher.publish(messages);
+      } catch (error) {
+        this.deps.logger.error('outbox publish failed', {
+          error: (error as Error).message,
+          batchId: batch.batchId,
+        });
+        throw ingestionErrors.durableIngressUnavailable('outbox_unavailable', 5);
+      }
+      this.metrics.published(facts.startedAt);
     }
-    this.metrics.published(facts.startedAt);
     // Not awaited: the batch is durable once published, and the mark only spares a retry a
     // second publish. Queued before the answer leaves, it is stored before a retry's take is
     // read (SharedStoreBatch stores a call's marks first); it never rejects (BatchDedupe).
     void hosted.dedupe.remember(tenant.writeKeyId, batch.batchId);
     return { status: 202, body: { ...accepted, deduplicated: false }, events };
   }
+}
+
+/** `events` without those at `indexes` (ascending). */
+function withoutIndexes(events: readonly TrackingEvent[], indexes: readonly number[]): TrackingEvent[] {
+  const dropped = new Set(indexes);
+  return events.filter((_, index) => !dropped.has(index));
 }

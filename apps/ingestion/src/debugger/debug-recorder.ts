@@ -59,7 +59,8 @@ export class DebugRecorder {
 
   /**
    * A request's events: `eventErrors` by index for the events refused one by one;
-   * `requestError` when the whole request was refused after its events were read.
+   * `requestError` when the whole request was refused after its events were read; `hidden`, the
+   * indexes of events a privacy regulation names, which the debugger never shows.
    */
   recordEvents(
     writeKeyId: string,
@@ -68,18 +69,21 @@ export class DebugRecorder {
     events: readonly unknown[],
     eventErrors: readonly { index: number; errors: readonly { message: string }[] }[],
     requestError?: unknown,
+    hidden?: ReadonlySet<number>,
   ): void {
     try {
       if (!this.writer.available) return;
       const key = debuggerKeys.events(writeKeyId);
-      const admitted = this.writer.admit(key, events.length);
+      const shown = hidden ? events.flatMap((_, index) => (hidden.has(index) ? [] : [index])) : undefined;
+      const admitted = this.writer.admit(key, shown ? shown.length : events.length);
       // Above the rate (the common case under load): nothing more is done for the request.
       if (admitted === 0) return;
       const errorsAt = new Map(eventErrors.map(({ index, errors }) => [index, errors]));
       const requestId = requestIdOf(headers);
       const at = receivedAt.toISOString();
       const refused = requestError === undefined ? [] : requestErrors(requestError);
-      for (let index = 0; index < admitted; index++) {
+      for (let n = 0; n < admitted; n++) {
+        const index = shown ? (shown[n] as number) : n;
         const input = events[index];
         const own = (errorsAt.get(index) ?? []).map(({ message }) => ({
           path: errorPath(message),

@@ -37,6 +37,7 @@ export class IngestionMetrics {
   private readonly rejected: (code: string) => Counter.Internal;
   private readonly publishDuration: Histogram;
   private readonly dedupeHits: Counter;
+  private readonly suppressed: Counter;
   private readonly limited: (limitType: string) => Counter.Internal;
   private readonly cache: Record<WriteKeyCacheResult, Counter.Internal>;
   private outbox: () => { records: number; requests: number } = () => ({ records: 0, requests: 0 });
@@ -95,6 +96,11 @@ export class IngestionMetrics {
     this.dedupeHits = new Counter({
       name: 'pipeline_ingestion_dedupe_hits_total',
       help: 'Batches acknowledged again without a publish: a retry of a batch committed in the last 24 hours.',
+      registers,
+    });
+    this.suppressed = new Counter({
+      name: 'pipeline_ingestion_events_suppressed_total',
+      help: "Events of accepted requests that were not committed because a privacy regulation names their subject (suppressed, or received before a deletion's cut-off); they count as accepted in pipeline_ingestion_events_total.",
       registers,
     });
     const limited = new Counter({
@@ -164,6 +170,11 @@ export class IngestionMetrics {
   /** `startedAt`: performance.now() when the request was received. */
   published(startedAt: number): void {
     this.publishDuration.observe((performance.now() - startedAt) / 1000);
+  }
+
+  /** Events answered as accepted and not committed: a privacy regulation names their subject. */
+  eventsSuppressed(count: number): void {
+    if (count > 0) this.suppressed.inc(count);
   }
 
   dedupeHit(): void {

@@ -21,6 +21,7 @@ import { DebugRecorder } from '../debugger/debug-recorder';
 import {
   clientAddressResolver,
   ControlPlaneClient,
+  RegulatedSubjectsCache,
   TenantChangePublisher,
   TenantChangeSubscriber,
 } from '@pipeline/tenancy';
@@ -33,6 +34,7 @@ import { createApp } from '../app';
 import { HostedAuthenticator } from '../auth/hosted-authenticator';
 import { StaticAuthenticator } from '../auth/static-authenticator';
 import { CollectService } from '../collect/collect-service';
+import { RegulationDoor } from '../collect/regulation-door';
 import { OutboxHealth, StaticHealth } from '../health/delivery-health';
 import { KafkaReadiness } from '../health/kafka-readiness';
 import { IngestionMetrics, metricsHttp } from '../metrics/ingestion-metrics';
@@ -255,8 +257,9 @@ async function ingestionInstance(
     metrics.watchDebugger(() => writer.stats);
   }
   let tenantChanges: TenantChangeSubscriber | null = null;
+  const controlPlane = new ControlPlaneClient(suite.cpUrl, TEST_INTERNAL_TOKEN, logger);
   const authenticator = new HostedAuthenticator(
-    new ControlPlaneClient(suite.cpUrl, TEST_INTERNAL_TOKEN, logger),
+    controlPlane,
     {
       validTtlMs: 60_000,
       invalidTtlMs: 10_000,
@@ -266,10 +269,22 @@ async function ingestionInstance(
     logger,
     options.cacheNow,
   );
+  const regulations = new RegulatedSubjectsCache(
+    controlPlane,
+    {
+      ttlMs: 60_000,
+      ...(options.tenantChanges ? { hearsChanges: () => tenantChanges?.live ?? false } : {}),
+    },
+    logger,
+    options.cacheNow,
+  );
   if (options.tenantChanges)
     tenantChanges = TenantChangeSubscriber.start(
       storeOf(options),
-      (event) => authenticator.invalidate(event),
+      (event) => {
+        authenticator.invalidate(event);
+        regulations.invalidate(event);
+      },
       logger,
     );
   const collectService = new CollectService({
@@ -288,6 +303,7 @@ async function ingestionInstance(
         options.now,
       ),
       authAttempts: new AuthAttemptLimiter(redis, options.authAttemptsPerMinute ?? 1000, options.now),
+      regulations: new RegulationDoor(regulations, logger),
     },
   });
   const app = createApp({
