@@ -36,7 +36,7 @@ import { DebuggerService } from './debugger/debugger.service';
 import { DeadLetterIndexer } from './dead-letters/dead-letter-index';
 import { deletionSupportOf } from './regulations/regulation-vendors';
 import { RegulationService, type RegulationLimits } from './regulations/regulation.service';
-import { Regulations } from './regulations/regulations';
+import { Regulations, type SubjectRowCounter } from './regulations/regulations';
 import { KafkaDeadLetterReplayer, type DeadLetterReplayer } from './dead-letters/dead-letter-replayer';
 import { DeadLetterService, type DeadLetterServiceOptions } from './dead-letters/dead-letter.service';
 import { AccountReplayLimiter, WriteKeyEventCounter } from './dead-letters/dead-letter-replay-limits';
@@ -119,6 +119,8 @@ export interface ServiceDependencies {
   deadLetterReplayer?: DeadLetterReplayer;
   /** REGULATION_SUBJECTS_PER_MONTH (default Segment's 110,000). */
   regulationLimits?: RegulationLimits;
+  /** Counts a dry run's rows per warehouse table; absent: dry runs answer 503 `dry_run_unavailable`. */
+  subjectRowCounter?: SubjectRowCounter;
   /** The dead-letter index's limits, replay limiter and write-key counting (default: per instance, not counted). */
   deadLetterOptions?: DeadLetterServiceOptions;
   /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
@@ -203,7 +205,8 @@ export function composeServices(deps: ServiceDependencies) {
     dataSource,
     placements,
     // Interim: the engines cannot count a subject's rows yet; the dry run answers 503 until they can.
-    () => Promise.reject(new AppError(503, 'dry_run_unavailable', 'Dry runs are not available yet')),
+    deps.subjectRowCounter ??
+      (() => Promise.reject(new AppError(503, 'dry_run_unavailable', 'Dry runs are not available yet'))),
     (appType, integrationId) =>
       deletionSupportOf(dataSource, cipher, () => undefined, appType, integrationId),
   );
