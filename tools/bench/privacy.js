@@ -1,4 +1,4 @@
-// Privacy benchmark: erasing regulated subjects from one account's warehouse tables (issue 49),
+// Privacy benchmark: erasing regulated subjects from one account's warehouse tables (docs/privacy.md),
 // on PostgreSQL and on ClickHouse (a chdb test server the bench starts; needs the built libs).
 // One account holds N events of U users (plus one users row each, an alias for every tenth
 // user and a hundred groups), generated and bulk-loaded by the server itself (INSERT ... SELECT);

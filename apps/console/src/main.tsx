@@ -10,6 +10,7 @@ import { IntegrationPage, Integrations } from './pages/integrations';
 import { JobList, JobPage } from './pages/jobs';
 import { SourcePage, Sources } from './pages/sources';
 import { Overview } from './pages/overview';
+import { Privacy } from './pages/privacy';
 import { TaskPage, Tasks } from './pages/tasks';
 import { Usage } from './pages/usage';
 import { Warehouse } from './pages/warehouse';
@@ -37,6 +38,7 @@ function route(hash: string) {
   if (first === 'tasks' && id) return { nav: 'tasks', page: <TaskPage id={id} /> };
   if (first === 'tasks') return { nav: 'tasks', page: <Tasks /> };
   if (first === 'dead-letters') return { nav: 'dead-letters', page: <DeadLetters /> };
+  if (first === 'privacy') return { nav: 'privacy', page: <Privacy /> };
   return { nav: 'overview', page: <Overview /> };
 }
 
@@ -60,6 +62,7 @@ const NAV = [
   { id: 'usage', href: '#/usage', label: 'Usage' },
   { id: 'tasks', href: '#/tasks', label: 'Tasks' },
   { id: 'dead-letters', href: '#/dead-letters', label: 'Dead letters' },
+  { id: 'privacy', href: '#/privacy', label: 'Privacy' },
 ];
 
 function App() {

@@ -22,6 +22,12 @@ export type DailyUsage = Schemas['DailyUsageItem'];
 export type PrecheckResult = Schemas['PrecheckResult'];
 export type DeadLetter = Schemas['DeadLetterView'];
 
+/** A dry run's answer: rows per table per warehouse, dead letters, destinations' deletion support. */
+export type DryRun = Schemas['RegulationDryRun']['data'];
+export type Regulation = Schemas['RegulationView'];
+export type RegulationTarget = Schemas['RegulationTargetView'];
+export type Suppression = Schemas['SuppressionView'];
+
 /** A page of an MCP list tool (`tasks_list`): the REST lists' envelope. */
 export interface List<T> {
   data: T[];

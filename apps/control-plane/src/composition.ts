@@ -39,7 +39,7 @@ import { RegulationFence } from './regulations/regulation-fence';
 import { deletionSupportOf, resolvedIntegration } from './regulations/regulation-vendors';
 import { defaultRegulationWorkerOptions, RegulationWorker } from './regulations/regulation-worker';
 import { RegulationService, type RegulationLimits } from './regulations/regulation.service';
-import { Regulations } from './regulations/regulations';
+import { Regulations, type SubjectRowCounter } from './regulations/regulations';
 import { KafkaDeadLetterReplayer, type DeadLetterReplayer } from './dead-letters/dead-letter-replayer';
 import { DeadLetterService, type DeadLetterServiceOptions } from './dead-letters/dead-letter.service';
 import { AccountReplayLimiter, WriteKeyEventCounter } from './dead-letters/dead-letter-replay-limits';
@@ -122,6 +122,8 @@ export interface ServiceDependencies {
   deadLetterReplayer?: DeadLetterReplayer;
   /** REGULATION_SUBJECTS_PER_MONTH (default Segment's 110,000). */
   regulationLimits?: RegulationLimits;
+  /** Counts a dry run's rows per warehouse table (tests give their own); absent: the account's warehouse engine counts. */
+  subjectRowCounter?: SubjectRowCounter;
   /** The dead-letter index's limits, replay limiter and write-key counting (default: per instance, not counted). */
   deadLetterOptions?: DeadLetterServiceOptions;
   /** How a source app's connection test reaches its vendor (VENDOR_BASE_URL_*, EGRESS_ALLOW_PRIVATE_RANGES). */
@@ -205,10 +207,11 @@ export function composeServices(deps: ServiceDependencies) {
     regulationService,
     dataSource,
     placements,
-    async (accountId, subjects) => {
-      const located = await reader.locate(accountId);
-      return located.engine.countSubjectRows(located.account, subjects);
-    },
+    deps.subjectRowCounter ??
+      (async (accountId, subjects) => {
+        const located = await reader.locate(accountId);
+        return located.engine.countSubjectRows(located.account, subjects);
+      }),
     (appType, integrationId) =>
       deletionSupportOf(dataSource, cipher, (type) => deletionClientFor(type), appType, integrationId),
   );

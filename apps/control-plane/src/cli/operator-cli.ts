@@ -7,6 +7,11 @@ import { ApiKeyService } from '../auth/api-key.service';
 import { scopes as allScopes } from '../auth/scopes';
 import { WriteKeyService } from '../write-keys/write-key.service';
 import { CredentialCipher } from '../apps/credential-cipher';
+import { isUuid } from '../http/ids';
+import { pageRequest } from '../http/pagination';
+import type { RegulationView } from '../regulations/regulation.dto';
+import { regulationStatuses, type RegulationStatus } from '../regulations/regulation-types';
+import { RegulationService } from '../regulations/regulation.service';
 import { WarehouseRegistry, type EngineFor } from '../warehouse-registry/warehouse-registry';
 import type { WarehouseMoveView, WarehouseSummary } from '../warehouse-registry/warehouse.dto';
 import { WarehouseMoves } from '../warehouse-registry/warehouse-moves';
@@ -50,6 +55,44 @@ function humanMove(m: WarehouseMoveView): string {
     .join(', ');
   const error = m.error ? `  ${m.error.code}: ${m.error.message}` : '';
   return `${m.id}  account ${m.accountId}  ${m.fromWarehouseId ?? '(deleted)'} -> ${m.toWarehouseId ?? '(deleted)'}  ${m.stage}${copied ? `  copied ${copied}` : ''}${error}`;
+}
+
+/** A regulation as the operator sees it: the audit record of any account (never raw ids). */
+type OperatorRegulation = RegulationView & { accountId: string };
+
+function regulationStatus(value: string): RegulationStatus {
+  const status = value.toUpperCase() as RegulationStatus;
+  if (!regulationStatuses.includes(status))
+    throw new InvalidArgumentError(`expected one of: ${regulationStatuses.join(', ')}`);
+  return status;
+}
+
+/** Targets by status, e.g. "5 targets: 3 done, 1 forwarded, 1 failed". */
+function targetCounts(r: RegulationView): string {
+  if (r.targets.length === 0) return 'no targets';
+  const counts = new Map<string, number>();
+  for (const t of r.targets) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
+  const parts = [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
+  return `${r.targets.length} target${r.targets.length === 1 ? '' : 's'}: ${parts}`;
+}
+
+function humanRegulation(r: OperatorRegulation): string {
+  return `${r.id}  account ${r.accountId}  ${r.regulationType}  ${r.subjectCount} ${r.subjectType}  ${r.overallStatus}  created ${r.createdAt}  ${targetCounts(r)}`;
+}
+
+function humanRegulationDetail(r: OperatorRegulation): string {
+  const lines = [
+    `regulation ${r.id} of account ${r.accountId}`,
+    `  ${r.regulationType}, ${r.subjectCount} ${r.subjectType} subject${r.subjectCount === 1 ? '' : 's'}, ${r.overallStatus}`,
+    `  created ${r.createdAt}, cut-off ${r.cutoff ?? 'none'}, finished ${r.finishedAt ?? 'not yet'}`,
+    ...r.targets.map((t) => {
+      const error = t.lastError ? `  ${t.lastError.code}: ${t.lastError.message}` : '';
+      const what = t.appType ? ` (${t.appType})` : '';
+      return `  ${t.target}  ${t.name}${what}  ${t.status}  attempts ${t.attempts}${error}`;
+    }),
+  ];
+  if (r.targets.length === 0) lines.push('  no targets');
+  return lines.join('\n');
 }
 
 const list = (value: string) =>
@@ -446,6 +489,56 @@ export function buildOperatorCli(dataSource: DataSource, io: CliIo, options: Cli
     .action(async (o: { json?: boolean }) => {
       const all = await moves().list();
       print(o.json, all, all.map(humanMove).join('\n') || 'no moves');
+    });
+
+  // The audit of every account's regulations, as the operator API answers it
+  // (GET /api/v1/operator/regulations): statuses per target, never raw ids.
+  const regulationService = () => new RegulationService(dataSource, sealer, options.tenantChanges);
+  const regulations = program
+    .command('regulations')
+    .description("Privacy regulations of every account: each target's status (docs/privacy.md)");
+  regulations
+    .command('list')
+    .description('List regulations, newest first')
+    .option('--account <id>', "only this account's")
+    .option(
+      '--status <status>',
+      `an overall status: ${regulationStatuses.join(', ')} (any case)`,
+      regulationStatus,
+    )
+    .option('--limit <n>', 'how many', integer('--limit', 1, 100), 100)
+    .option('--offset <n>', 'how many newer ones to skip', integer('--offset', 0, 1_000_000_000), 0)
+    .option('--json', 'print JSON')
+    .action(
+      async (o: {
+        account?: string;
+        status?: RegulationStatus;
+        limit: number;
+        offset: number;
+        json?: boolean;
+      }) => {
+        if (o.account !== undefined && !isUuid(o.account))
+          throw new Error(`--account must be an account id (a UUID): ${o.account}`);
+        const page = await regulationService().list(
+          o.account ?? null,
+          o.status ? { status: o.status } : {},
+          pageRequest(o.limit, o.offset),
+        );
+        const all = page.data as OperatorRegulation[];
+        const more =
+          page.pagination.total > o.offset + all.length
+            ? `\n${o.offset + 1}-${o.offset + all.length} of ${page.pagination.total}: --offset ${o.offset + all.length} for the next`
+            : '';
+        print(o.json, page, (all.map(humanRegulation).join('\n') || 'no regulations') + more);
+      },
+    );
+  regulations
+    .command('show <regulation-id>')
+    .description('One regulation of any account, with each target: status, attempts, last error')
+    .option('--json', 'print JSON')
+    .action(async (id: string, o: { json?: boolean }) => {
+      const regulation = (await regulationService().get(null, id)) as OperatorRegulation;
+      print(o.json, regulation, humanRegulationDetail(regulation));
     });
   return program;
 }

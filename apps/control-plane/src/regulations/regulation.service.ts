@@ -102,7 +102,8 @@ const ACCOUNT_KEY = 'regulation-key:';
 export class RegulationService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly cipher: CredentialCipher,
+    // Only seal and open: the operator CLI reads the audit without CREDENTIALS_ENCRYPTION_KEYS.
+    private readonly cipher: Pick<CredentialCipher, 'seal' | 'open'>,
     private readonly changes: TenantChangePublisher | undefined,
     private readonly limits: RegulationLimits = { subjectsPerMonth: DEFAULT_SUBJECTS_PER_MONTH },
   ) {}

@@ -144,6 +144,8 @@ export interface HarnessOptions {
   connectionTests?: AppDependencies['connectionTests'];
   /** REGULATION_SUBJECTS_PER_MONTH; absent: the documented default. */
   regulationLimits?: AppDependencies['regulationLimits'];
+  /** Counts a dry run's rows; absent: dry runs answer 503 until the engines count them. */
+  subjectRowCounter?: AppDependencies['subjectRowCounter'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -181,6 +183,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     deadLetterReplayer: options.deadLetterReplayer,
     deadLetterOptions: options.deadLetterOptions,
     regulationLimits: options.regulationLimits,
+    subjectRowCounter: options.subjectRowCounter,
     operatorToken: new OperatorToken(options.operatorToken),
     operatorTokenFailures: options.operatorTokenFailures,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
