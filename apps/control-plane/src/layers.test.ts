@@ -27,6 +27,7 @@ const LAYERS = [
   'me',
   'debugger',
   'dead-letters',
+  'regulations',
   'internal',
   'app-types',
   'health',
