@@ -188,7 +188,9 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     if (isOperatorPath(req.path)) notFoundHandler(req, res, next);
     else next();
   });
-  app.use(express.json({ limit: '1mb', strict: true }));
+  // JSON by any JSON media type: Segment's Public API clients send application/vnd.segment.v1+json
+  // (docs/privacy.md, "Moving from Segment").
+  app.use(express.json({ limit: '1mb', strict: true, type: ['application/json', 'application/*+json'] }));
   // Mounted ahead of the limiter: the public document costs nothing and needs no key.
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openApiDocument);

@@ -39,6 +39,7 @@ export {
 export {
   RegulatedSubjects,
   subjectHash,
+  SubjectHasher,
   subjectTypes,
   type EventIdentity,
   type RegulatedSubject,

@@ -1,6 +1,6 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { RegulatedSubjects, subjectHash } from './index';
+import { RegulatedSubjects, subjectHash, SubjectHasher } from './index';
 
 const key = randomBytes(32);
 const hashKey = key.toString('base64');
@@ -35,6 +35,22 @@ describe('subjectHash with a KeyObject', () => {
         fc.constantFrom('USER_ID' as const, 'ANONYMOUS_ID' as const),
         (id, type) => {
           expect(subjectHash(keyObject, type, id)).toBe(subjectHash(key, type, id));
+        },
+      ),
+    );
+  });
+});
+
+describe('SubjectHasher', () => {
+  it('computes subjectHash (HMAC-SHA256) for any id, type and key length', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 200 }),
+        fc.constantFrom('USER_ID' as const, 'ANONYMOUS_ID' as const),
+        fc.string({ unit: 'binary' }),
+        (keyBytes, type, id) => {
+          const k = Buffer.from(keyBytes);
+          expect(new SubjectHasher(k).hash(type, id)).toBe(subjectHash(k, type, id));
         },
       ),
     );

