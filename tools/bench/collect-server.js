@@ -306,11 +306,17 @@ function servingRegulatedSubjects(cpApp, accountIdOf, count) {
           accountId: accountIdOf(),
           writeKeyId: '',
           hashKey: key.toString('base64'),
-          subjects: Array.from({ length: count }, (_, i) => ({
-            hash: subjectHash(key, 'USER_ID', `bench-suppressed-${i}`),
-            suppressed: true,
-            deleteCutoff: null,
-          })),
+          // Half of each type: every identifier of every event is then hashed, the most a
+          // request can cost (an account regulating user ids only hashes no anonymous id).
+          subjects: Array.from({ length: count }, (_, i) => {
+            const type = i % 2 === 0 ? 'USER_ID' : 'ANONYMOUS_ID';
+            return {
+              hash: subjectHash(key, type, `bench-suppressed-${i}`),
+              type,
+              suppressed: true,
+              deleteCutoff: null,
+            };
+          }),
         },
       });
       res.writeHead(200, { 'content-type': 'application/json' }).end(answer);

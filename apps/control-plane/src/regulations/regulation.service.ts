@@ -143,10 +143,15 @@ export class RegulationService {
     if (!isUuid(accountId))
       return { accountId, writeKeyId: '', hashKey: randomBytes(32).toString('base64'), subjects: [] };
     const rows = (await this.dataSource.query(
-      `SELECT subject_hash, suppressed, delete_cutoff FROM regulation_subjects
+      `SELECT subject_hash, subject_type, suppressed, delete_cutoff FROM regulation_subjects
         WHERE account_id = $1 AND (suppressed OR delete_cutoff IS NOT NULL)`,
       [accountId],
-    )) as { subject_hash: string; suppressed: boolean; delete_cutoff: Date | null }[];
+    )) as {
+      subject_hash: string;
+      subject_type: SubjectType;
+      suppressed: boolean;
+      delete_cutoff: Date | null;
+    }[];
     // An account that never regulated anyone gets a key only when it does.
     const key = rows.length > 0 ? await this.accountKey(accountId) : randomBytes(32);
     return {
@@ -155,6 +160,7 @@ export class RegulationService {
       hashKey: key.toString('base64'),
       subjects: rows.map((row) => ({
         hash: row.subject_hash,
+        type: row.subject_type,
         suppressed: row.suppressed,
         deleteCutoff: row.delete_cutoff ? row.delete_cutoff.toISOString() : null,
       })),
