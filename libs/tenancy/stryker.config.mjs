@@ -4,7 +4,8 @@ import { mutationConfig } from '../../tools/mutation/base-config.mjs';
 // matching, the client's address behind trusted proxies and the key its limits count under,
 // the tenant cache (expiry, invalidation on tenant changes, negative caching, stale use while
 // the control plane is down), how a change message and a lookup answer are read, which write
-// keys are plausible, and each account's warehouse schema. The control-plane client's HTTP
+// keys are plausible, each account's warehouse schema, and how privacy regulations decide an
+// event (keyed subject hashes, suppression and deletion cut-offs). The control-plane client's HTTP
 // call and the Redis publisher and subscriber are left to their integration tests.
 export default mutationConfig({
   dir: 'libs/tenancy',
@@ -17,6 +18,8 @@ export default mutationConfig({
     'libs/tenancy/src/control-plane-answer.ts',
     'libs/tenancy/src/tenant-record.ts',
     'libs/tenancy/src/warehouse-location.ts',
+    'libs/tenancy/src/regulated-subjects.ts',
+    'libs/tenancy/src/regulated-events.ts',
   ],
   tests: [
     'src/origin-match.test.ts',
@@ -27,6 +30,8 @@ export default mutationConfig({
     'src/control-plane-answer.test.ts',
     'src/tenant-record.test.ts',
     'src/warehouse-location.test.ts',
+    'src/regulated-subjects.test.ts',
+    'src/regulated-events.test.ts',
   ],
   breakAt: 98,
 });

@@ -40,6 +40,41 @@ describe('SubjectHasher', () => {
   });
 });
 
+describe('RegulatedSubjects, odd identifiers', () => {
+  it('never hashes a missing or empty identifier, even when such a hash is in the record', () => {
+    const odd = new RegulatedSubjects({
+      hashKey,
+      subjects: ['undefined', 'null', '42', ''].map((id) => ({
+        hash: subjectHash(key, 'USER_ID', id),
+        suppressed: true,
+        deleteCutoff: null,
+      })),
+    });
+    expect(odd.decide({}, 0)).toBeNull();
+    expect(odd.decide({ userId: null, anonymousId: 42 }, 0)).toBeNull();
+    expect(odd.decide({ userId: '' }, 0)).toBeNull();
+    expect(odd.decide({ userId: '42' }, 0)).toBe('suppressed');
+  });
+
+  it('keeps a suppression over a later identifier that is only deleted', () => {
+    const both = new RegulatedSubjects({
+      hashKey,
+      subjects: [
+        { hash: subjectHash(key, 'USER_ID', 'u'), suppressed: true, deleteCutoff: null },
+        {
+          hash: subjectHash(key, 'ANONYMOUS_ID', 'a'),
+          suppressed: false,
+          deleteCutoff: '2030-01-01T00:00:00Z',
+        },
+      ],
+    });
+    expect(both.decide({ userId: 'u', anonymousId: 'a', previousId: 'a' }, 0)).toBe('suppressed');
+    expect(both.decide({ anonymousId: 'a', previousId: 'u' }, 0)).toBe('suppressed');
+    expect(both.decide({ anonymousId: 'a' }, Date.parse('2030-01-01T00:00:00Z'))).toBe('deleted');
+    expect(both.decide({ anonymousId: 'a' }, Date.parse('2030-01-01T00:00:00.001Z'))).toBeNull();
+  });
+});
+
 describe('RegulatedSubjects with typed subjects', () => {
   it('hashes only the identifiers of the types it has subjects of', () => {
     const users = new RegulatedSubjects({
