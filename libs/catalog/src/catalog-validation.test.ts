@@ -11,6 +11,7 @@ import {
   connectorFor,
   consentGroupOfAppType,
   credentialsOriginOf,
+  deletionClientFor,
   deliveryKinds,
   destinationCategoryOf,
   forwarderFor,
@@ -834,5 +835,35 @@ describe('a customer-owned PostgreSQL warehouse', () => {
     expect(credentialsOriginOf('webhook', { url: 'https://hooks.example.com/a?b' })).toBe(
       'https://hooks.example.com',
     );
+  });
+});
+
+describe('deletion clients', () => {
+  it('names the deletion client of each vendor with a deletion API; the others are not_supported', () => {
+    const clients = Object.fromEntries(
+      forwardingAppTypes.map((appType) => [appType, deletionClientFor(appType)?.appType ?? 'not_supported']),
+    );
+    expect(clients).toEqual({
+      amplitude: 'amplitude',
+      mixpanel: 'mixpanel',
+      braze: 'braze',
+      customer_io: 'customer_io',
+      segment: 'not_supported',
+      onesignal: 'onesignal',
+      webhook: 'webhook',
+      hubspot: 'hubspot',
+      meta_conversions: 'not_supported',
+      google_ads: 'not_supported',
+    });
+    expect(deletionClientFor('stripe')).toBeUndefined();
+    expect(deletionClientFor('nope')).toBeUndefined();
+    expect(deletionClientFor('mixpanel')?.minIntervalMs).toBe(1000);
+  });
+
+  it('builds each with the base URL given for its app type', () => {
+    for (const appType of forwardingAppTypes) {
+      const client = deletionClientFor(appType, { baseUrls: { [appType]: 'http://127.0.0.1:9' } });
+      expect(client?.appType).toBe(deletionClientFor(appType)?.appType);
+    }
   });
 });

@@ -10,7 +10,6 @@ import {
   appTypes,
   baseUrlAppTypes,
   consentGroupOfAppType,
-  deletionClientFor,
   deliveryKinds,
   destinationCategoryOf,
   forwarderFor,
@@ -64,27 +63,6 @@ describe('the app catalog', () => {
     expect(isDeliveryKind('stripe')).toBe(false);
     expect(forwarderFor('nope')).toBeUndefined();
     expect(forwarderFor('amplitude', {})?.appType).toBe('amplitude');
-  });
-
-  it('names the deletion client of each vendor with a deletion API; the others are not_supported', () => {
-    const clients = Object.fromEntries(
-      forwardingAppTypes.map((appType) => [appType, deletionClientFor(appType)?.appType ?? 'not_supported']),
-    );
-    expect(clients).toEqual({
-      amplitude: 'amplitude',
-      mixpanel: 'mixpanel',
-      braze: 'braze',
-      customer_io: 'customer_io',
-      segment: 'not_supported',
-      onesignal: 'onesignal',
-      webhook: 'webhook',
-      hubspot: 'hubspot',
-      meta_conversions: 'not_supported',
-      google_ads: 'not_supported',
-    });
-    expect(deletionClientFor('stripe')).toBeUndefined();
-    expect(deletionClientFor('nope')).toBeUndefined();
-    expect(deletionClientFor('mixpanel')?.minIntervalMs).toBe(1000);
   });
 
   it('builds schema fields with bounded lengths, their description and pattern', () => {
