@@ -46,7 +46,7 @@ describe('GET /api/v1/app-types (real PostgreSQL)', () => {
       secretFields: ['signingSecret'],
     });
     expect(byType.web_tracking).toMatchObject({ roles: ['source'], secretFields: [] });
-    expect(byType.mixpanel!.secretFields).toEqual(['projectToken', 'secret']);
+    expect(byType.mixpanel!.secretFields).toEqual(['projectToken', 'gdprToken', 'secret']);
     expect(
       (byType.braze!.credentialsSchema as { properties: { apiKey: unknown } }).properties.apiKey,
     ).toMatchObject({

@@ -43,6 +43,11 @@ const sinceOf = (since: string | undefined): Date | undefined => {
  */
 @Route('api/v1/regulations')
 @Tags('Privacy')
+// The headers inline: tsoa documents each property of a type literal as a header.
+@Response<Problem, { 'Retry-After': string; RateLimit: string; 'RateLimit-Policy': string }>(
+  429,
+  'rate_limited: the key made more than API_RATE_LIMIT_PER_MINUTE requests this minute. Retry-After: seconds to wait; RateLimit (IETF draft 8): `"600-in-1min"; r=<remaining>; t=<seconds to reset>`, also on every answer',
+)
 @Response<Problem>(401, 'Missing or invalid API key')
 @Response<Problem>(403, 'The API key lacks the required scope')
 export class RegulationsController extends Controller {
@@ -62,9 +67,10 @@ export class RegulationsController extends Controller {
     400,
     'validation_failed: an unknown regulationType or subjectType, no subjectIds, more than 5000, or an empty or over-1024-character id',
   )
-  @Response<Problem>(
+  // RateLimit headers too: the API key's limit sets them on every answer, this 429 included.
+  @Response<Problem, { 'Retry-After': string; RateLimit: string; 'RateLimit-Policy': string }>(
     429,
-    'regulation_quota_exceeded: the account would pass REGULATION_SUBJECTS_PER_MONTH subject ids this calendar month (UTC); nothing was changed',
+    'regulation_quota_exceeded: the account would pass REGULATION_SUBJECTS_PER_MONTH subject ids this calendar month (UTC); nothing was changed. (rate_limited: the API key rate limit, as on every route; Retry-After: seconds to wait)',
   )
   async createRegulation(
     @Request() request: ExpressRequest,
@@ -124,6 +130,11 @@ export class RegulationsController extends Controller {
 /** The account's suppressed subjects, and lifting a regulation's suppression. */
 @Route('api/v1/suppressions')
 @Tags('Privacy')
+// The headers inline: tsoa documents each property of a type literal as a header.
+@Response<Problem, { 'Retry-After': string; RateLimit: string; 'RateLimit-Policy': string }>(
+  429,
+  'rate_limited: the key made more than API_RATE_LIMIT_PER_MINUTE requests this minute. Retry-After: seconds to wait; RateLimit (IETF draft 8): `"600-in-1min"; r=<remaining>; t=<seconds to reset>`, also on every answer',
+)
 @Response<Problem>(401, 'Missing or invalid API key')
 @Response<Problem>(403, 'The API key lacks the required scope')
 export class SuppressionsController extends Controller {
