@@ -27,6 +27,19 @@ export async function destinationsOf(
     .map((row) => ({ integrationId: row.id, name: row.display_name, appType: row.app_type }));
 }
 
+/** The account's warehouse: its id and its name (the engine's when the row has none). */
+export async function accountWarehouseNamed(
+  dataSource: DataSource,
+  placements: Pick<WarehousePlacements, 'summaryOf'>,
+  accountId: string,
+): Promise<{ warehouseId: string; name: string }> {
+  const warehouse = await placements.summaryOf(accountId);
+  const [named] = (await dataSource.query('SELECT name FROM warehouses WHERE id = $1', [
+    warehouse.warehouseId,
+  ])) as { name: string }[];
+  return { warehouseId: warehouse.warehouseId, name: named?.name ?? warehouse.engine };
+}
+
 /**
  * Where a deleting regulation erases: the account's warehouse (a move in progress erases on
  * both sides through the same engine), the dead-letter index, the debugger, and with `vendors`
@@ -40,17 +53,9 @@ export async function plannedTargets(
   effect: RegulationEffect,
 ): Promise<PlannedTarget[]> {
   if (!effect.deletes) return [];
-  const warehouse = await placements.summaryOf(accountId);
-  const [named] = (await dataSource.query('SELECT name FROM warehouses WHERE id = $1', [
-    warehouse.warehouseId,
-  ])) as { name: string }[];
+  const warehouse = await accountWarehouseNamed(dataSource, placements, accountId);
   const targets: PlannedTarget[] = [
-    {
-      target: `warehouse:${warehouse.warehouseId}`,
-      kind: 'warehouse',
-      name: named?.name ?? warehouse.engine,
-      appType: null,
-    },
+    { target: `warehouse:${warehouse.warehouseId}`, kind: 'warehouse', name: warehouse.name, appType: null },
     { target: 'dead_letters', kind: 'dead_letters', name: 'Dead-letter index', appType: null },
     { target: 'debugger', kind: 'debugger', name: 'Live debugger', appType: null },
   ];

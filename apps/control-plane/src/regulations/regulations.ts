@@ -9,7 +9,7 @@ import type {
   RegulationCreated,
   RegulationDryRun,
 } from './regulation.dto';
-import { destinationsOf, plannedTargets } from './regulation-targets';
+import { accountWarehouseNamed, destinationsOf, plannedTargets } from './regulation-targets';
 import { effectOf } from './regulation-types';
 import type { RegulationService } from './regulation.service';
 
@@ -67,12 +67,9 @@ export class Regulations {
     let deadLetters = 0;
     const destinations: DryRunDestination[] = [];
     if (effect.deletes) {
-      const summary = await this.placements.summaryOf(accountId);
+      const warehouse = await accountWarehouseNamed(this.dataSource, this.placements, accountId);
       const rows = await this.countRows(accountId, subjectIdsOf(body.subjectType, ids));
-      const [named] = (await this.dataSource.query('SELECT name FROM warehouses WHERE id = $1', [
-        summary.warehouseId,
-      ])) as { name: string }[];
-      warehouses.push({ warehouseId: summary.warehouseId, name: named?.name ?? summary.engine, rows });
+      warehouses.push({ ...warehouse, rows });
       deadLetters = await this.deadLettersHolding(accountId, body.subjectType, ids);
     }
     if (effect.vendors) {
