@@ -100,8 +100,9 @@ step "Kafka 3.9: @pipeline/kafka and the outbox against a 3.9.1 broker" bash too
 # runs them all.
 step "mutation testing (incremental): every module's security and data logic" "$PNPM" test:mutation
 
-# Stopped before the summary, so the summary's closing line is the run's last line.
-stop_started_services
+# Stopped before the summary, so the summary's closing line is the run's last line. A stop that
+# goes wrong is told, and the summary still follows: the tests' verdict is what it is.
+stop_started_services || log "stopping this run's Kafka, PostgreSQL or Redis went wrong (above)"
 trap - EXIT
 log "summary (took $((SECONDS - started))s)"
 if (( ${#failed_steps[@]} > 0 )); then

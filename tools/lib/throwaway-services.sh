@@ -245,16 +245,15 @@ start_throwaway_redis() {
 REDIS_CLUSTER_SIZE=3
 
 stop_throwaway_redis_cluster() {
-  local dir="$TEST_SERVICES_DIR/redis-cluster" pidfile pid
+  local dir="$TEST_SERVICES_DIR/redis-cluster" pidfile pid pids=()
+  # Every pid is read before any node is signalled: a node removes its pid file as it shuts
+  # down, so a file listed a moment ago may be gone when read.
   for pidfile in "$dir"/redis-*.pid; do
-    [[ -f "$pidfile" ]] || continue
-    pid="$(cat "$pidfile")"
-    [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null || true
+    pid="$(cat "$pidfile" 2>/dev/null)" || continue
+    [[ -n "$pid" ]] && pids+=("$pid")
   done
-  for pidfile in "$dir"/redis-*.pid; do
-    [[ -f "$pidfile" ]] || continue
-    pid="$(cat "$pidfile")"
-    [[ -n "$pid" ]] || continue
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
   done

@@ -100,7 +100,8 @@ own() {
 check "with DATABASE_URL, REDIS_URL and REDIS_CLUSTER_NODES_TEST set nothing is started, and WAREHOUSE_URL follows DATABASE_URL" own
 
 pg_dir="$(cat "$TEST_SERVICES_DIR/postgres.dir")"
-stop_test_services
+# Under set -e, as test.sh stops them: a cluster node removes its pid file as it shuts down.
+check "stopping exits 0 under set -e" bash -c 'set -euo pipefail; source "$1"; REDIS_CLUSTER_STARTED_HERE=1 PG_STARTED_HERE=1 REDIS_STARTED_HERE=1 stop_test_services' _ "$REPO/tools/lib/throwaway-services.sh"
 gone() {
   local port
   for port in "${cluster_ports[@]}"; do ! port_open 127.0.0.1 "$port" || return 1; done
