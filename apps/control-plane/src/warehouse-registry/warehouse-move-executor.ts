@@ -335,8 +335,12 @@ export class WarehouseMoveExecutor implements JobExecutor {
   /**
    * Per table and UTC day: equal counts and key hashes pass at once; a day that differs passes
    * when every key of the source is on the target (the target may hold more: rows written
-   * there first, or after the cut-over). Days still missing keys are compared again after a
-   * moment, for rows in flight between the two writes.
+   * there first, or after the cut-over). The keys missing at the first look are looked for
+   * again after a moment, for rows in flight between the two writes; only those: an account
+   * written to all the time always has a row on the source whose write to the target is under
+   * way, so a day read afresh at each look would never pass. A row first written after the first
+   * look is written to both (the writers hold the target since before the copy), and the drain
+   * copies whatever the source still has after the cut-over.
    */
   private async compare(run: MoveRun, stage: MoveVerification['stage']): Promise<MoveVerification> {
     const { source, target, account, onTarget, context } = run;
@@ -352,17 +356,20 @@ export class WarehouseMoveExecutor implements JobExecutor {
         if (other && other.rows === day.rows && other.hash === day.hash) continue;
         missingDays.push(day.day);
       }
-      for (let attempt = 1; missingDays.length > 0; attempt += 1) {
-        const still: string[] = [];
-        for (const day of missingDays) {
+      let missing = new Map<string, string[]>();
+      for (const day of missingDays) missing.set(day, await source.tableKeysOn(account, table, day));
+      for (let attempt = 1; missing.size > 0; attempt += 1) {
+        const still = new Map<string, string[]>();
+        for (const [day, keys] of missing) {
           const present = new Set(await target.tableKeysOn(onTarget, table, day));
-          const keys = await source.tableKeysOn(account, table, day);
-          if (keys.some((key) => !present.has(key))) still.push(day);
+          const absent = keys.filter((key) => !present.has(key));
+          if (absent.length > 0) still.set(day, absent);
         }
-        missingDays = still;
-        if (missingDays.length === 0 || attempt >= attempts) break;
+        missing = still;
+        if (missing.size === 0 || attempt >= attempts) break;
         await waitUntil(Date.now() + retryMs, context.signal);
       }
+      missingDays = [...missing.keys()];
       tables[table] = {
         sourceRows: sourceDays.reduce((sum, d) => sum + d.rows, 0),
         targetRows: [...targetDays.values()].reduce((sum, d) => sum + d.rows, 0),

@@ -685,6 +685,62 @@ describe('moving an account between warehouses (real PostgreSQL clusters)', () =
     }
   });
 
+  it('passes the verify stage while every row reaches the target a moment after the source, all the time', async () => {
+    const t = await h.tenant();
+    const { engine, schema } = await engineOf(t.accountId);
+    const account = { accountId: t.accountId, schema };
+    const second = engines.for(
+      h.services.warehouses.connectionOf(await h.services.warehouses.find('second')),
+    );
+    // A writer of a busy account that writes each row to the target LAG_MS after the source:
+    // at every look of the verify some row is on its way. Each look is RETRY_MS apart, so a
+    // row missing at the first look is there by the last one.
+    const LAG_MS = 300;
+    timings.verifyRetryMs = 400;
+    let stop = false;
+    let n = 0;
+    const toTarget: Promise<unknown>[] = [];
+    const writer = (async () => {
+      while (!stop) {
+        const rows = [row({ type: 'track', messageId: `both-${n}`, event: 'E' }, new Date())];
+        n += 1;
+        await engine.writeRows(account, rows);
+        toTarget.push(
+          new Promise((r) => setTimeout(r, LAG_MS)).then(async () => {
+            await second.ensureAccount(account);
+            await second.writeRows(account, rows);
+          }),
+        );
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      await waitUntil('rows before the move', async () => n >= 20);
+      const started = await operator
+        .post('/api/v1/operator/warehouse-moves')
+        .send({ accountId: t.accountId, toWarehouse: 'second' });
+      // The writer stops once the verify has passed: it knows only the source, which the move retires.
+      await waitUntil('the verify stage passed, or the move ended', async () => {
+        const [current] = (await h.db.dataSource.query('SELECT stage FROM warehouse_moves WHERE id = $1', [
+          started.body.data.id,
+        ])) as { stage: string }[];
+        return current && !['queued', 'copy', 'verify'].includes(current.stage);
+      });
+      stop = true;
+      await writer;
+      await Promise.all(toTarget);
+      const move = await finished(started.body.data.id);
+      expect(move).toMatchObject({ stage: 'done', error: null, copyAttempts: 1 });
+    } finally {
+      stop = true;
+      await writer;
+      await Promise.all(toTarget);
+      timings.verifyRetryMs = 100;
+    }
+    const ids = (await tableRows(target, schema, 'events', 'message_id')).map((r) => r.message_id as string);
+    expect(ids.sort()).toEqual(Array.from({ length: n }, (_, i) => `both-${i}`).sort());
+  });
+
   it('fails the verify stage after a second copy when rows keep landing on the source alone', async () => {
     const t = await h.tenant();
     const { engine, schema } = await engineOf(t.accountId);
