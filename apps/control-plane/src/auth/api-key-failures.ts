@@ -22,6 +22,8 @@ export interface ApiKeyFailureLimitOptions {
   redis: RedisClient | null;
   /** The client's address (clientAddressResolver over TRUSTED_PROXIES). */
   clientAddress: (request: IncomingMessage) => string | null;
+  /** The clock the windows are cut by (Date.now); a test holds it inside one window. */
+  now?: () => number;
 }
 
 export const tooManyFailedAttempts = (perMinute: number, retryAfter: number) =>
@@ -114,7 +116,7 @@ export function apiKeyFailureLimit(
   authenticator: ApiKeyAuthenticator,
   options: ApiKeyFailureLimitOptions,
   logger: Logger,
-  counter = new ApiKeyFailureCounter(options.redis, logger),
+  counter = new ApiKeyFailureCounter(options.redis, logger, options.now),
 ): RequestHandler {
   return (request, response, next) => {
     if (!presentsKey(request.headers.authorization)) {
