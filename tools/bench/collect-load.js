@@ -15,7 +15,8 @@
 // subjects and none (the bench's control plane serves the record, BENCH_REGULATED_SUBJECTS,
 // collect-server.js), loaded in alternating runs and once more each at 80% of the first's peak;
 // prints the ratio of CPU per request (target <= 1.05). BENCH_VISITORS_PER_REQUEST=1 sends a
-// browser's batch (one visitor's 20 events) instead of 20 visitors' events (collect-requests.js).
+// browser's batch (one visitor's 20 events) instead of 20 visitors' events; BENCH_FRESH_VISITORS=1
+// makes every request's visitors new, so the door remembers none of them (collect-requests.js).
 // Any two hosted servers the same way, each with its own environment: BENCH_ROOT=<worktree>
 // runs another checkout's build (a lever's before and after), BENCH_COMPRESSION=lz4|gzip|none,
 // BENCH_LOG_LEVEL=... (see collect-server.js).

@@ -11,14 +11,21 @@ const EVENTS_PER_REQUEST = 20;
  * browser's batch, one visitor's events (collect-load.js --regulations decides each distinct id once).
  */
 const VISITORS = Number(process.env.BENCH_VISITORS_PER_REQUEST || EVENTS_PER_REQUEST);
+/**
+ * BENCH_FRESH_VISITORS=1: every request's visitors are new (anonymous ids never sent before), the
+ * worst case for the door, which remembers the ids it saw; unless told, every request carries the
+ * same visitors, as a site's returning browsers do batch after batch.
+ */
+const FRESH_VISITORS = process.env.BENCH_FRESH_VISITORS === '1';
 
 function collectBody() {
   const now = new Date().toISOString();
+  const visitor = FRESH_VISITORS ? `anon-${randomUUID()}-` : 'anon-';
   const batch = Array.from({ length: EVENTS_PER_REQUEST }, (_, i) => ({
     type: 'track',
     event: 'Product Viewed',
     messageId: randomUUID(),
-    anonymousId: `anon-${i % VISITORS}`,
+    anonymousId: `${visitor}${i % VISITORS}`,
     timestamp: now,
     properties: { sku: 'SKU-1', price: 12.5, currency: 'EUR' },
     context: {

@@ -150,3 +150,76 @@ describe('RegulatedSubjects.decide', () => {
     expect(new RegulatedSubjects({ hashKey, subjects: [] }).decide({ userId: 'deleted' }, 0)).toBeNull();
   });
 });
+
+describe('RegulatedSubjects, many subjects', () => {
+  /** What a record says of an identifier: the last entry of its hash, as a Map of them keeps it. */
+  function expected(
+    record: { hash: string; suppressed: boolean; deleteCutoff: string | null }[],
+    type: 'USER_ID' | 'ANONYMOUS_ID',
+    id: string,
+    at: number,
+  ) {
+    const entry = new Map(record.map((s) => [s.hash, s])).get(subjectHash(key, type, id));
+    if (!entry) return null;
+    if (entry.suppressed) return 'suppressed';
+    return at <= Date.parse(entry.deleteCutoff ?? '') ? 'deleted' : null;
+  }
+
+  it('decides every identifier as the record says, repeated subjects and odd hashes included (property)', () => {
+    const id = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 });
+    const entry = fc.record({
+      id,
+      type: fc.constantFrom('USER_ID' as const, 'ANONYMOUS_ID' as const),
+      suppressed: fc.boolean(),
+      deleteCutoff: fc.option(fc.constantFrom('2026-01-01T00:00:00Z', '2026-06-01T00:00:00Z', 'not a time'), {
+        nil: null,
+      }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(entry, { maxLength: 40 }),
+        fc.array(id, { maxLength: 10 }),
+        fc.constantFrom(Date.parse('2025-12-31T00:00:00Z'), Date.parse('2026-03-01T00:00:00Z')),
+        (entries, probes, at) => {
+          const record = [
+            ...entries.map((e) => ({
+              hash: subjectHash(key, e.type, e.id),
+              suppressed: e.suppressed,
+              deleteCutoff: e.deleteCutoff,
+            })),
+            // Hashes no id has: too short to be one, and not base64url.
+            { hash: 'short', suppressed: true, deleteCutoff: null },
+            { hash: '', suppressed: true, deleteCutoff: null },
+          ];
+          const subjects = new RegulatedSubjects({ hashKey, subjects: record });
+          expect(subjects.size).toBe(new Set(entries.map((e) => subjectHash(key, e.type, e.id))).size);
+          for (const probe of [...probes, ...entries.map((e) => e.id)])
+            for (const type of ['USER_ID', 'ANONYMOUS_ID'] as const) {
+              const event = type === 'USER_ID' ? { userId: probe } : { anonymousId: probe };
+              // Twice: the second answer is the remembered one.
+              for (let i = 0; i < 2; i += 1)
+                expect(subjects.decide(event, at)).toBe(expected(record, type, probe, at));
+            }
+        },
+      ),
+    );
+  });
+
+  it('finds each of 100,000 subjects and none of 100,000 other ids', () => {
+    const subjects = new RegulatedSubjects({
+      hashKey,
+      subjects: Array.from({ length: 100_000 }, (_, i) => ({
+        hash: subjectHash(key, 'USER_ID', `user-${i}`),
+        suppressed: i % 2 === 0,
+        deleteCutoff: '2026-01-01T00:00:00Z',
+      })),
+    });
+    expect(subjects.size).toBe(100_000);
+    const found = { suppressed: 0, deleted: 0, none: 0 };
+    for (let i = 0; i < 100_000; i += 1) {
+      found[subjects.decide({ userId: `user-${i}` }, 0) ?? 'none'] += 1;
+      found[subjects.decide({ userId: `other-${i}` }, 0) ?? 'none'] += 1;
+    }
+    expect(found).toEqual({ suppressed: 50_000, deleted: 50_000, none: 100_000 });
+  });
+});

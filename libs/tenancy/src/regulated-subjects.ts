@@ -58,43 +58,95 @@ export class SubjectHasher {
   hash(type: SubjectType, id: string): string {
     return hash('sha256', `${this.prefix}${type}:${id}`, 'base64url').slice(0, 22);
   }
+
+  /** The digest `hash` is the text of: its first HASH_BYTES bytes are what a lookup compares. */
+  digest(type: SubjectType, id: string): Buffer {
+    return hash('sha256', `${this.prefix}${type}:${id}`, 'buffer');
+  }
 }
+
+/** Bytes of a subject's keyed hash a lookup compares: the first 128 of its 132 bits. */
+const HASH_BYTES = 16;
 
 /** The keyed hash of one subject id (SubjectHasher), for the control plane's cold paths. */
 export function subjectHash(key: Buffer, type: SubjectType, id: string): string {
   return new SubjectHasher(key).hash(type, id);
 }
 
-interface Rule {
-  suppressed: boolean;
-  /** The deletion cut-off; NaN for none, which no time is at or before. */
-  cutoffMs: number;
-}
+/**
+ * Identifiers an account's RegulatedSubjects remembers with what their hash found, cleared whole
+ * when full. A browser sends its visitor's ids in batch after batch, so most identifiers the door
+ * sees were seen moments ago; remembering them spares the keyed hash, which is most of the door's
+ * cost. Counted per type; 10,000 short ids take about 1.5 MB, and only accounts with subjects
+ * keep any.
+ */
+export const REMEMBERED_IDENTIFIERS = 10_000;
+
+/** What a remembered identifier found: no subject. */
+const NONE = -1;
 
 /**
  * An account's regulated subjects ready to decide events. An account with none decides without
  * hashing, which is the common case at the door.
+ *
+ * The subjects are kept in typed arrays, not as a Map of strings to objects: an account with
+ * 100,000 of them then holds a few MB the garbage collector never walks, where a Map held about
+ * 15 MB of small objects that every full collection of a busy ingestion process marked again
+ * (measured: 2.8% more of its CPU in GC). The hashes sit in an open-addressing table keyed by
+ * their first bytes, which are uniformly random.
  */
 export class RegulatedSubjects {
-  private readonly rules = new Map<string, Rule>();
   private readonly hasher: SubjectHasher;
   /** Which types have subjects: an identifier of a type none has is not hashed. */
   private readonly types = new Set<SubjectType>();
+  /** HASH_BYTES per subject, in the order they were added. */
+  private readonly hashes: Uint8Array;
+  private readonly suppressed: Uint8Array;
+  /** The deletion cut-off of each subject; NaN for none, which no time is at or before. */
+  private readonly cutoffs: Float64Array;
+  /** Slots of the table: a subject's index + 1, 0 for an empty slot; the length a power of two. */
+  private readonly slots: Int32Array;
+  private count = 0;
+  /** Per type, an id to the index of the subject its hash found, NONE for none (REMEMBERED_IDENTIFIERS each). */
+  private readonly remembered: Record<SubjectType, Map<string, number>> = {
+    USER_ID: new Map(),
+    ANONYMOUS_ID: new Map(),
+  };
 
-  constructor(record: Pick<RegulatedSubjectsRecord, 'hashKey' | 'subjects'>) {
+  constructor(
+    record: Pick<RegulatedSubjectsRecord, 'hashKey' | 'subjects'>,
+    private readonly rememberedLimit = REMEMBERED_IDENTIFIERS,
+  ) {
     this.hasher = new SubjectHasher(Buffer.from(record.hashKey, 'base64'));
+    const total = record.subjects.length;
+    this.hashes = new Uint8Array(total * HASH_BYTES);
+    this.suppressed = new Uint8Array(total);
+    this.cutoffs = new Float64Array(total);
+    // At most half full, so that a probe ends after a slot or two.
+    let capacity = 2;
+    while (capacity < total * 2) capacity *= 2;
+    this.slots = new Int32Array(capacity);
     for (const subject of record.subjects) {
+      const bytes = Buffer.from(subject.hash, 'base64url');
+      // Not a hash this class made: nothing hashes to it.
+      if (bytes.length < HASH_BYTES) continue;
       for (const type of subject.type ? [subject.type] : subjectTypes) this.types.add(type);
-      this.rules.set(subject.hash, {
-        suppressed: subject.suppressed,
-        // Stryker disable next-line StringLiteral: Date.parse of any text that is not a time is NaN
-        cutoffMs: Date.parse(subject.deleteCutoff ?? ''),
-      });
+      let index = this.find(bytes);
+      if (index === NONE) {
+        index = this.count;
+        this.count += 1;
+        this.hashes.set(bytes.subarray(0, HASH_BYTES), index * HASH_BYTES);
+        this.slots[this.emptySlotFor(bytes)] = index + 1;
+      }
+      // The same subject twice: the later entry's rule holds, as the record lists them.
+      this.suppressed[index] = subject.suppressed ? 1 : 0;
+      // Stryker disable next-line StringLiteral: Date.parse of any text that is not a time is NaN
+      this.cutoffs[index] = Date.parse(subject.deleteCutoff ?? '');
     }
   }
 
   get size(): number {
-    return this.rules.size;
+    return this.count;
   }
 
   /**
@@ -105,21 +157,69 @@ export class RegulatedSubjects {
    */
   decide(event: EventIdentity, receivedAtMs: number): RegulationDecision {
     // Stryker disable next-line ConditionalExpression: without subjects nothing matches; this saves the hashes
-    if (this.rules.size === 0) return null;
-    let decision: RegulationDecision = null;
-    const consider = (type: SubjectType, id: unknown) => {
-      // Stryker disable next-line ConditionalExpression,BooleanLiteral: a type without subjects matches nothing; this saves the hash
-      if (!this.types.has(type)) return;
-      if (typeof id !== 'string' || id === '' || decision === 'suppressed') return;
-      const rule = this.rules.get(this.hasher.hash(type, id));
-      if (!rule) return;
-      if (rule.suppressed) decision = 'suppressed';
-      else if (receivedAtMs <= rule.cutoffMs) decision = 'deleted';
-    };
-    consider('USER_ID', event.userId);
-    consider('ANONYMOUS_ID', event.anonymousId);
-    consider('USER_ID', event.previousId);
-    consider('ANONYMOUS_ID', event.previousId);
-    return decision;
+    if (this.count === 0) return null;
+    const byUser = this.decideOne('USER_ID', event.userId, receivedAtMs);
+    if (byUser === 'suppressed') return byUser;
+    const byAnonymous = this.decideOne('ANONYMOUS_ID', event.anonymousId, receivedAtMs);
+    if (byAnonymous === 'suppressed') return byAnonymous;
+    const byPreviousUser = this.decideOne('USER_ID', event.previousId, receivedAtMs);
+    if (byPreviousUser === 'suppressed') return byPreviousUser;
+    const byPreviousAnonymous = this.decideOne('ANONYMOUS_ID', event.previousId, receivedAtMs);
+    return byPreviousAnonymous ?? byPreviousUser ?? byAnonymous ?? byUser;
+  }
+
+  private decideOne(type: SubjectType, id: unknown, receivedAtMs: number): RegulationDecision {
+    // Stryker disable next-line ConditionalExpression: a type without subjects matches nothing; this saves the hash
+    if (typeof id !== 'string' || id === '' || !this.types.has(type)) return null;
+    const index = this.subjectOf(type, id);
+    if (index === NONE) return null;
+    if (this.suppressed[index] === 1) return 'suppressed';
+    return receivedAtMs <= (this.cutoffs[index] as number) ? 'deleted' : null;
+  }
+
+  private subjectOf(type: SubjectType, id: string): number {
+    // A map per type, keyed by the id itself: no key to build for each identifier.
+    const remembered = this.remembered[type];
+    let index = remembered.get(id);
+    if (index === undefined) {
+      index = this.find(this.hasher.digest(type, id));
+      if (remembered.size >= this.rememberedLimit) remembered.clear();
+      remembered.set(id, index);
+    }
+    return index;
+  }
+
+  /** The index of the subject whose hash begins with `bytes`' first HASH_BYTES, or NONE. */
+  private find(bytes: Uint8Array): number {
+    const mask = this.slots.length - 1;
+    for (let slot = this.slotOf(bytes); ; slot = (slot + 1) & mask) {
+      const entry = this.slots[slot] as number;
+      if (entry === 0) return NONE;
+      if (this.sameHash(entry - 1, bytes)) return entry - 1;
+    }
+  }
+
+  private emptySlotFor(bytes: Uint8Array): number {
+    const mask = this.slots.length - 1;
+    let slot = this.slotOf(bytes);
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    return slot;
+  }
+
+  private slotOf(bytes: Uint8Array): number {
+    // The first four bytes of a SHA-256 are uniform: they spread the subjects evenly.
+    return (
+      (((bytes[0] as number) << 24) |
+        ((bytes[1] as number) << 16) |
+        ((bytes[2] as number) << 8) |
+        (bytes[3] as number)) &
+      (this.slots.length - 1)
+    );
+  }
+
+  private sameHash(index: number, bytes: Uint8Array): boolean {
+    const at = index * HASH_BYTES;
+    for (let i = 0; i < HASH_BYTES; i += 1) if (this.hashes[at + i] !== bytes[i]) return false;
+    return true;
   }
 }
