@@ -294,7 +294,7 @@ async function controlPlaneProcess() {
  * otherwise the control plane's. Serialized once: what is measured is ingestion's side.
  */
 function servingRegulatedSubjects(cpApp, accountIdOf, count) {
-  const { subjectHash } = lib('@pipeline/tenancy');
+  const { subjectHash, subjectColumns } = lib('@pipeline/tenancy');
   const key = randomBytes(32);
   let answer;
   return (req, res) => {
@@ -308,15 +308,17 @@ function servingRegulatedSubjects(cpApp, accountIdOf, count) {
           hashKey: key.toString('base64'),
           // Half of each type: every identifier of every event is then hashed, the most a
           // request can cost (an account regulating user ids only hashes no anonymous id).
-          subjects: Array.from({ length: count }, (_, i) => {
-            const type = i % 2 === 0 ? 'USER_ID' : 'ANONYMOUS_ID';
-            return {
-              hash: subjectHash(key, type, `bench-suppressed-${i}`),
-              type,
-              suppressed: true,
-              deleteCutoff: null,
-            };
-          }),
+          ...subjectColumns(
+            Array.from({ length: count }, (_, i) => {
+              const type = i % 2 === 0 ? 'USER_ID' : 'ANONYMOUS_ID';
+              return {
+                hash: subjectHash(key, type, `bench-suppressed-${i}`),
+                type,
+                suppressed: true,
+                deleteCutoff: null,
+              };
+            }),
+          ),
         },
       });
       res.writeHead(200, { 'content-type': 'application/json' }).end(answer);

@@ -1,6 +1,6 @@
 import type { Logger } from '@pipeline/logger';
 import { ControlPlaneUnavailable, lookupOutcome, tenantOfAnswer } from './control-plane-answer';
-import type { RegulatedSubjectsRecord } from './regulated-subjects';
+import { wellFormedRecord, type RegulatedSubjectsRecord } from './regulated-subjects';
 import type { TenantRecord, WriteKeyRecord } from './tenant-record';
 import type { ResolvedWarehouse } from './warehouse-location';
 
@@ -55,7 +55,7 @@ export class ControlPlaneClient {
    */
   async regulatedSubjects(accountId: string): Promise<RegulatedSubjectsRecord> {
     const record = await this.post<RegulatedSubjectsRecord>('/internal/v1/regulated-subjects', { accountId });
-    if (!record || typeof record.hashKey !== 'string' || !Array.isArray(record.subjects))
+    if (!record || !wellFormedRecord(record))
       throw new ControlPlaneUnavailable('the control plane answered without regulated subjects');
     return record;
   }

@@ -44,6 +44,9 @@ export {
   type EventIdentity,
   type RegulatedSubject,
   type RegulatedSubjectsRecord,
+  type RegulatedSubjectList,
+  subjectColumns,
+  SUBJECT_HASH_LENGTH,
   type RegulationDecision,
   type SubjectType,
 } from './regulated-subjects';

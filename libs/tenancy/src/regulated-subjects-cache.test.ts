@@ -5,7 +5,7 @@ import { createLogger } from '@pipeline/logger';
 import { PassThrough } from 'node:stream';
 import { ControlPlaneClient, ControlPlaneUnavailable } from './control-plane-client';
 import { RegulatedSubjectsCache } from './regulated-subjects-cache';
-import { subjectHash, type RegulatedSubjectsRecord } from './regulated-subjects';
+import { subjectColumns, subjectHash, type RegulatedSubjectsRecord } from './regulated-subjects';
 
 /**
  * A control plane look-alike on a real socket answering POST /internal/v1/regulated-subjects
@@ -25,7 +25,7 @@ async function startControlPlane() {
         accountId,
         writeKeyId: '',
         hashKey: randomBytes(32).toString('base64'),
-        subjects: [],
+        ...subjectColumns([]),
       };
       res.writeHead(failWith ?? 200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(failWith ? { code: 'x' } : { data: record }));
@@ -50,7 +50,7 @@ const suppress = (accountId: string, userId: string): RegulatedSubjectsRecord =>
   accountId,
   writeKeyId: '',
   hashKey: key.toString('base64'),
-  subjects: [{ hash: subjectHash(key, 'USER_ID', userId), suppressed: true, deleteCutoff: null }],
+  ...subjectColumns([{ hash: subjectHash(key, 'USER_ID', userId), suppressed: true, deleteCutoff: null }]),
 });
 
 describe('RegulatedSubjectsCache against a control plane on a local socket', () => {

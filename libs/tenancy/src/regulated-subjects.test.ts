@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { RegulatedSubjects, subjectHash, SubjectHasher } from './index';
+import {
+  RegulatedSubjects,
+  subjectColumns,
+  subjectHash,
+  SubjectHasher,
+  type RegulatedSubjectsRecord,
+} from './index';
+import { wellFormedRecord } from './regulated-subjects';
 
 const key = randomBytes(32);
 const hashKey = key.toString('base64');
@@ -191,14 +198,23 @@ describe('RegulatedSubjects, many subjects', () => {
             { hash: 'short', suppressed: true, deleteCutoff: null },
             { hash: '', suppressed: true, deleteCutoff: null },
           ];
-          const subjects = new RegulatedSubjects({ hashKey, subjects: record });
+          const listed = new RegulatedSubjects({ hashKey, subjects: record });
+          // As the control plane sends it: columns, through JSON.
+          const subjects = new RegulatedSubjects(
+            JSON.parse(
+              JSON.stringify({ accountId: 'a', writeKeyId: '', hashKey, ...subjectColumns(record) }),
+            ) as RegulatedSubjectsRecord,
+          );
+          expect(listed.size).toBe(subjects.size);
           expect(subjects.size).toBe(new Set(entries.map((e) => subjectHash(key, e.type, e.id))).size);
           for (const probe of [...probes, ...entries.map((e) => e.id)])
             for (const type of ['USER_ID', 'ANONYMOUS_ID'] as const) {
               const event = type === 'USER_ID' ? { userId: probe } : { anonymousId: probe };
               // Twice: the second answer is the remembered one.
-              for (let i = 0; i < 2; i += 1)
+              for (let i = 0; i < 2; i += 1) {
                 expect(subjects.decide(event, at)).toBe(expected(record, type, probe, at));
+                expect(listed.decide(event, at)).toBe(expected(record, type, probe, at));
+              }
             }
         },
       ),
@@ -221,5 +237,47 @@ describe('RegulatedSubjects, many subjects', () => {
       found[subjects.decide({ userId: `other-${i}` }, 0) ?? 'none'] += 1;
     }
     expect(found).toEqual({ suppressed: 50_000, deleted: 50_000, none: 100_000 });
+  });
+});
+
+describe('wellFormedRecord', () => {
+  const good: RegulatedSubjectsRecord = {
+    accountId: 'a',
+    writeKeyId: '',
+    hashKey,
+    ...subjectColumns([
+      { hash: subjectHash(key, 'USER_ID', 'u'), type: 'USER_ID', suppressed: true, deleteCutoff: null },
+      { hash: subjectHash(key, 'USER_ID', 'v'), suppressed: false, deleteCutoff: '2026-01-01T00:00:00.000Z' },
+    ]),
+  };
+
+  it('takes columns that agree, and an account without subjects', () => {
+    expect(good).toMatchObject({
+      types: 'U*',
+      suppressed: '10',
+      cutoffs: ['2026-01-01T00:00:00.000Z'],
+      cutoffOf: [-1, 0],
+    });
+    expect(wellFormedRecord(good)).toBe(true);
+    expect(wellFormedRecord({ ...good, ...subjectColumns([]) })).toBe(true);
+  });
+
+  it.each([
+    ['a hash cut short', { hashes: good.hashes.slice(1) }],
+    ['a type missing', { types: 'U' }],
+    ['a flag missing', { suppressed: '1' }],
+    ['a cut-off index missing', { cutoffOf: [-1] }],
+    ['a cut-off index out of range', { cutoffOf: [-1, 1] }],
+    ['a cut-off index below -1', { cutoffOf: [-2, 0] }],
+    ['a cut-off index that is not an integer', { cutoffOf: [-1, 0.5] }],
+    ['no hashes', { hashes: undefined }],
+    ['no hash key', { hashKey: undefined }],
+    ['types that are not text', { types: ['U', '*'] }],
+    ['flags that are not text', { suppressed: [true, false] }],
+    ['cut-offs that are not a list', { cutoffs: '2026-01-01' }],
+    ['cut-off indexes that are not a list', { cutoffOf: '-1,0' }],
+    ["an older control plane's list", { hashes: undefined, subjects: [] }],
+  ])('refuses %s', (_, change) => {
+    expect(wellFormedRecord({ ...good, ...change } as unknown as RegulatedSubjectsRecord)).toBe(false);
   });
 });

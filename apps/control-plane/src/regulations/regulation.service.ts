@@ -4,6 +4,7 @@ import {
   RegulatedSubjects,
   subjectHash,
   type RegulatedSubjectsRecord,
+  subjectColumns,
   type SubjectType,
   type TenantChangePublisher,
 } from '@pipeline/tenancy';
@@ -141,7 +142,12 @@ export class RegulationService {
   /** What ingestion and the consumers decide the account's events by. */
   async regulatedSubjects(accountId: string): Promise<RegulatedSubjectsRecord> {
     if (!isUuid(accountId))
-      return { accountId, writeKeyId: '', hashKey: randomBytes(32).toString('base64'), subjects: [] };
+      return {
+        accountId,
+        writeKeyId: '',
+        hashKey: randomBytes(32).toString('base64'),
+        ...subjectColumns([]),
+      };
     const rows = (await this.dataSource.query(
       `SELECT subject_hash, subject_type, suppressed, delete_cutoff FROM regulation_subjects
         WHERE account_id = $1 AND (suppressed OR delete_cutoff IS NOT NULL)`,
@@ -158,12 +164,14 @@ export class RegulationService {
       accountId,
       writeKeyId: '',
       hashKey: key.toString('base64'),
-      subjects: rows.map((row) => ({
-        hash: row.subject_hash,
-        type: row.subject_type,
-        suppressed: row.suppressed,
-        deleteCutoff: row.delete_cutoff ? row.delete_cutoff.toISOString() : null,
-      })),
+      ...subjectColumns(
+        rows.map((row) => ({
+          hash: row.subject_hash,
+          type: row.subject_type,
+          suppressed: row.suppressed,
+          deleteCutoff: row.delete_cutoff ? row.delete_cutoff.toISOString() : null,
+        })),
+      ),
     };
   }
 

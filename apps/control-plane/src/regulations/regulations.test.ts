@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RegulatedSubjects, subjectHash } from '@pipeline/tenancy';
+import { RegulatedSubjects, subjectHash, type RegulatedSubjectsRecord } from '@pipeline/tenancy';
 import request from 'supertest';
 import { startHarness, TEST_INTERNAL_TOKEN, type Harness, type Tenant } from '../testing/harness';
 
@@ -45,7 +45,7 @@ describe('regulations API (real PostgreSQL)', () => {
       .post('/internal/v1/regulated-subjects')
       .send({ accountId })
       .expect(200)
-      .then((res) => new RegulatedSubjects(res.body.data as { hashKey: string; subjects: never[] }));
+      .then((res) => new RegulatedSubjects(res.body.data as RegulatedSubjectsRecord));
   const count = async (accountId: string) =>
     Number(
       (
@@ -265,7 +265,13 @@ describe('regulations API (real PostgreSQL)', () => {
       .post('/internal/v1/regulated-subjects')
       .send({ accountId: 'not-an-account' })
       .expect(200);
-    expect(unknown.body.data.subjects).toEqual([]);
+    expect(unknown.body.data).toMatchObject({
+      hashes: '',
+      types: '',
+      suppressed: '',
+      cutoffs: [],
+      cutoffOf: [],
+    });
     const known = await h
       .as(TEST_INTERNAL_TOKEN)
       .post('/internal/v1/regulated-subjects')
@@ -273,9 +279,23 @@ describe('regulations API (real PostgreSQL)', () => {
       .expect(200);
     const key = Buffer.from(known.body.data.hashKey as string, 'base64');
     expect(key).toHaveLength(32);
-    // Hashes only: each is the keyed hash the services compute.
-    for (const subject of known.body.data.subjects as { hash: string }[])
-      expect(subject.hash).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    // Hashes only, as columns: the account's regulated subjects, each the keyed hash the services compute.
+    const data = known.body.data as RegulatedSubjectsRecord;
+    const hashes = data.hashes.match(/.{22}/g) ?? [];
+    expect(hashes.join('')).toBe(data.hashes);
+    const stored = (await h.db.dataSource.query(
+      `SELECT subject_hash FROM regulation_subjects
+        WHERE account_id = $1 AND (suppressed OR delete_cutoff IS NOT NULL)`,
+      [a.accountId],
+    )) as { subject_hash: string }[];
+    expect(stored.length).toBeGreaterThan(0);
+    expect([...hashes].sort()).toEqual(stored.map((row) => row.subject_hash).sort());
+    for (const hash of hashes) expect(hash).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect([data.types.length, data.suppressed.length, data.cutoffOf.length]).toEqual([
+      hashes.length,
+      hashes.length,
+      hashes.length,
+    ]);
     expect(subjectHash(key, 'USER_ID', 'x')).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 
