@@ -107,6 +107,43 @@ describe('RegulatedSubjects with typed subjects', () => {
     expect(anonymous.decide({ userId: 'same' }, 0)).toBeNull();
     expect(anonymous.decide({ anonymousId: 'same' }, 0)).toBe('suppressed');
     expect(anonymous.decide({ previousId: 'same' }, 0)).toBe('suppressed');
+    // The identifiers of the other type are not even hashed.
+    const digest = jest.spyOn(SubjectHasher.prototype, 'digest');
+    try {
+      users.decide({ anonymousId: 'other-a' }, 0);
+      anonymous.decide({ userId: 'other-u' }, 0);
+      expect(digest).not.toHaveBeenCalled();
+      users.decide({ userId: 'other-u' }, 0);
+      anonymous.decide({ anonymousId: 'other-a' }, 0);
+      expect(digest.mock.calls).toEqual([
+        ['USER_ID', 'other-u'],
+        ['ANONYMOUS_ID', 'other-a'],
+      ]);
+    } finally {
+      digest.mockRestore();
+    }
+  });
+
+  it('keeps a suppression by anonymous id over a previous id that is only deleted', () => {
+    const subjects = new RegulatedSubjects({
+      hashKey,
+      subjects: [
+        {
+          hash: subjectHash(key, 'ANONYMOUS_ID', 's'),
+          type: 'ANONYMOUS_ID',
+          suppressed: true,
+          deleteCutoff: null,
+        },
+        {
+          hash: subjectHash(key, 'USER_ID', 'd'),
+          type: 'USER_ID',
+          suppressed: false,
+          deleteCutoff: '2030-01-01T00:00:00Z',
+        },
+      ],
+    });
+    expect(subjects.decide({ anonymousId: 's', previousId: 'd' }, 0)).toBe('suppressed');
+    expect(subjects.decide({ anonymousId: 'x', previousId: 'd' }, 0)).toBe('deleted');
   });
 });
 
@@ -189,14 +226,14 @@ describe('RegulatedSubjects, many subjects', () => {
         fc.constantFrom(Date.parse('2025-12-31T00:00:00Z'), Date.parse('2026-03-01T00:00:00Z')),
         (entries, probes, at) => {
           const record = [
+            // Hashes no id has, first: too short to be one, and empty. The others keep their places.
+            { hash: 'short', suppressed: true, deleteCutoff: null },
+            { hash: '', suppressed: true, deleteCutoff: null },
             ...entries.map((e) => ({
               hash: subjectHash(key, e.type, e.id),
               suppressed: e.suppressed,
               deleteCutoff: e.deleteCutoff,
             })),
-            // Hashes no id has: too short to be one, and not base64url.
-            { hash: 'short', suppressed: true, deleteCutoff: null },
-            { hash: '', suppressed: true, deleteCutoff: null },
           ];
           const listed = new RegulatedSubjects({ hashKey, subjects: record });
           // As the control plane sends it: columns, through JSON.
@@ -219,6 +256,23 @@ describe('RegulatedSubjects, many subjects', () => {
         },
       ),
     );
+  });
+
+  it('keeps the later rule of a subject listed twice, and counts it once', () => {
+    const twice = (first: boolean, second: boolean) =>
+      new RegulatedSubjects({
+        hashKey,
+        subjects: [
+          { hash: subjectHash(key, 'USER_ID', 'u'), suppressed: first, deleteCutoff: '2030-01-01T00:00:00Z' },
+          { hash: subjectHash(key, 'USER_ID', 'v'), suppressed: true, deleteCutoff: null },
+          { hash: subjectHash(key, 'USER_ID', 'u'), suppressed: second, deleteCutoff: null },
+        ],
+      });
+    const lifted = twice(true, false);
+    expect(lifted.size).toBe(2);
+    expect(lifted.decide({ userId: 'u' }, 0)).toBeNull();
+    expect(lifted.decide({ userId: 'v' }, 0)).toBe('suppressed');
+    expect(twice(false, true).decide({ userId: 'u' }, 0)).toBe('suppressed');
   });
 
   it('finds each of 100,000 subjects and none of 100,000 other ids', () => {
@@ -248,15 +302,21 @@ describe('wellFormedRecord', () => {
     ...subjectColumns([
       { hash: subjectHash(key, 'USER_ID', 'u'), type: 'USER_ID', suppressed: true, deleteCutoff: null },
       { hash: subjectHash(key, 'USER_ID', 'v'), suppressed: false, deleteCutoff: '2026-01-01T00:00:00.000Z' },
+      {
+        hash: subjectHash(key, 'ANONYMOUS_ID', 'w'),
+        type: 'ANONYMOUS_ID',
+        suppressed: false,
+        deleteCutoff: null,
+      },
     ]),
   };
 
   it('takes columns that agree, and an account without subjects', () => {
     expect(good).toMatchObject({
-      types: 'U*',
-      suppressed: '10',
+      types: 'U*A',
+      suppressed: '100',
       cutoffs: ['2026-01-01T00:00:00.000Z'],
-      cutoffOf: [-1, 0],
+      cutoffOf: [-1, 0, -1],
     });
     expect(wellFormedRecord(good)).toBe(true);
     expect(wellFormedRecord({ ...good, ...subjectColumns([]) })).toBe(true);
@@ -264,16 +324,16 @@ describe('wellFormedRecord', () => {
 
   it.each([
     ['a hash cut short', { hashes: good.hashes.slice(1) }],
-    ['a type missing', { types: 'U' }],
-    ['a flag missing', { suppressed: '1' }],
-    ['a cut-off index missing', { cutoffOf: [-1] }],
-    ['a cut-off index out of range', { cutoffOf: [-1, 1] }],
-    ['a cut-off index below -1', { cutoffOf: [-2, 0] }],
-    ['a cut-off index that is not an integer', { cutoffOf: [-1, 0.5] }],
+    ['a type missing', { types: 'U*' }],
+    ['a flag missing', { suppressed: '10' }],
+    ['a cut-off index missing', { cutoffOf: [-1, 0] }],
+    ['a cut-off index out of range', { cutoffOf: [-1, 1, -1] }],
+    ['a cut-off index below -1', { cutoffOf: [-2, 0, -1] }],
+    ['a cut-off index that is not an integer', { cutoffOf: [-1, 0.5, -1] }],
     ['no hashes', { hashes: undefined }],
     ['no hash key', { hashKey: undefined }],
-    ['types that are not text', { types: ['U', '*'] }],
-    ['flags that are not text', { suppressed: [true, false] }],
+    ['types that are not text', { types: ['U', '*', 'A'] }],
+    ['flags that are not text', { suppressed: [true, false, false] }],
     ['cut-offs that are not a list', { cutoffs: '2026-01-01' }],
     ['cut-off indexes that are not a list', { cutoffOf: '-1,0' }],
     ["an older control plane's list", { hashes: undefined, subjects: [] }],

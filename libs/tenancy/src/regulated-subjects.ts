@@ -201,9 +201,11 @@ export class RegulatedSubjects {
     this.cutoffs = new Float64Array(total);
     // At most half full, so that a probe ends after a slot or two.
     let capacity = 2;
+    // Stryker disable next-line EqualityOperator: a table twice as large decides the same, only roomier
     while (capacity < total * 2) capacity *= 2;
     this.slots = new Int32Array(capacity);
     const cutoffTimes = columns.cutoffs.map((cutoff) => Date.parse(cutoff));
+    // Stryker disable next-line EqualityOperator: one more turn reads an empty hash, which is skipped
     for (let subject = 0; subject < total; subject += 1) {
       const text = columns.hashes.slice(subject * SUBJECT_HASH_LENGTH, (subject + 1) * SUBJECT_HASH_LENGTH);
       const bytes = Buffer.from(text, 'base64url');
@@ -253,6 +255,7 @@ export class RegulatedSubjects {
     // Stryker disable next-line ConditionalExpression: a type without subjects matches nothing; this saves the hash
     if (typeof id !== 'string' || id === '' || !this.types.has(type)) return null;
     const index = this.subjectOf(type, id);
+    // Stryker disable next-line ConditionalExpression: index -1 reads undefined flags, which decide null as well; this says it
     if (index === NONE) return null;
     if (this.suppressed[index] === 1) return 'suppressed';
     return receivedAtMs <= (this.cutoffs[index] as number) ? 'deleted' : null;
