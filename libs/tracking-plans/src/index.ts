@@ -1,0 +1,38 @@
+export {
+  describeRule,
+  namedRuleTypes,
+  planCaps,
+  ruleKeyOf,
+  ruleSchema,
+  ruleTypes,
+  ruleVersionOf,
+  trackingPlanSchema,
+  type JsonSchema,
+  type PlanRule,
+  type RuleKey,
+  type RuleType,
+  type TrackingPlan,
+} from './plan-document';
+export { canonicalJson, planHash } from './canonical-json';
+export { escapePointerToken, pointerOf } from './json-pointer';
+export { planProblemCodes, type PlanProblem, type PlanProblemCode } from './plan-compile';
+export { checkPlan, type PlanCheck } from './plan-check';
+export {
+  compilePlan,
+  InvalidTrackingPlan,
+  ruleVersionPin,
+  violationCodes,
+  type CompiledPlan,
+  type PlanMeta,
+  type Violation,
+  type ViolationCode,
+} from './plan-validator';
+export { schemaDialects, type SchemaDialect } from './schema-engine';
+export {
+  changeKinds,
+  diffPlans,
+  type ChangeCode,
+  type ChangedRule,
+  type ChangeKind,
+  type PlanChange,
+} from './plan-diff';
