@@ -36,3 +36,12 @@ export {
   type ChangeKind,
   type PlanChange,
 } from './plan-diff';
+export type { FormatProblem, FormatResult } from './formats/format-problem';
+export {
+  exportSegmentRules,
+  importSegmentRules,
+  type SegmentRule,
+  type SegmentRules,
+  type SegmentRuleType,
+} from './formats/segment';
+export { importRudderCliProject } from './formats/rudderstack';
