@@ -172,7 +172,7 @@ export function compileSchemas(plan: TrackingPlan): { problems: PlanProblem[]; c
       problems.push({
         code: 'rule_name_not_allowed',
         path: `${at}/name`,
-        message: `a ${rule.type} rule has no name: one rule (per version) covers every ${rule.type} call`,
+        message: `${rule.type === 'group' ? 'a' : 'an'} ${rule.type} rule has no name: one rule (per version) covers every ${rule.type} call`,
       });
     const key = canonicalJson([rule.type, rule.name ?? null, ruleVersionOf(rule)]);
     if (seen.has(key))

@@ -384,7 +384,7 @@ describe('generated plans', () => {
           expect(compilePlan(generated, meta).validate(eventOf(name, shaped.value))).toEqual([]);
         },
       ),
-      { numRuns: 100 },
+      { numRuns: 30 },
     );
   });
 
@@ -437,7 +437,7 @@ describe('generated plans', () => {
           }
         },
       ),
-      { numRuns: 100 },
+      { numRuns: 30 },
     );
   });
 });

@@ -117,7 +117,7 @@ function violationsOf(errors: readonly ErrorObject[], ruleVersion: number | unde
     const message =
       code === 'missing_required' || (code === 'common_schema' && error.keyword === 'required')
         ? `${where} is required`
-        : code === 'unplanned_property' && property !== undefined
+        : code === 'unplanned_property'
           ? `${where} is not in the plan`
           : `${where} ${text}`;
     found.push(

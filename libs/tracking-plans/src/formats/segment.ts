@@ -81,7 +81,8 @@ export function importSegmentRules(input: unknown): FormatResult<TrackingPlan> {
     const named = ours === 'track' || ours === 'page' || ours === 'screen';
     if (ours === 'track' && (typeof key !== 'string' || key === ''))
       problem('invalid_input', 'key', 'a TRACK rule names its event in key');
-    if (!named && key !== undefined) problem('not_mappable', 'key', `a ${type} rule has no key here`);
+    if (!named && key !== undefined)
+      problem('not_mappable', 'key', `${type === 'GROUP' ? 'a' : 'an'} ${type} rule has no key here`);
     if (named && key === '')
       problem('not_mappable', 'key', `an empty key: leave it out for every ${type.toLowerCase()}`);
     if (!isRecord(jsonSchema) || !Number.isInteger(version)) return;
