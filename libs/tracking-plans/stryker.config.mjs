@@ -33,6 +33,7 @@ export default {
       'src/formats/segment.test.ts',
       'src/formats/rudderstack.test.ts',
       'src/messages.test.ts',
+      'src/edges.test.ts',
     ],
     breakAt: 90,
   }),
