@@ -35,7 +35,7 @@ export default {
       'src/messages.test.ts',
       'src/edges.test.ts',
     ],
-    breakAt: 90,
+    breakAt: 85,
   }),
   ignoreStatic: true,
 };

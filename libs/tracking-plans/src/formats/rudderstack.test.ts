@@ -100,12 +100,15 @@ spec:
 `;
 
 describe('importRudderCliProject', () => {
-  const imported = importRudderCliProject([events, properties, tp]);
-  if (!imported.ok) throw new Error(JSON.stringify(imported.problems));
-  const plan = imported.value;
+  /** Imported inside each test, so that the mutation run sees which test ran it. */
+  const planOf = () => {
+    const imported = importRudderCliProject([events, properties, tp]);
+    if (!imported.ok) throw new Error(JSON.stringify(imported.problems));
+    return imported.value;
+  };
 
   test('maps each event rule onto the event object, required and closed as declared', () => {
-    expect(plan.rules).toEqual([
+    expect(planOf().rules).toEqual([
       {
         type: 'track',
         name: 'Product Viewed',
@@ -163,6 +166,7 @@ describe('importRudderCliProject', () => {
   });
 
   test('the plan passes checkPlan and validates events as the YAML says', () => {
+    const plan = planOf();
     expect(checkPlan(plan).ok).toBe(true);
     const validator = compilePlan(plan, { planId: 'p', version: 1 });
     expect(
