@@ -35,7 +35,7 @@ export default {
       'src/messages.test.ts',
       'src/edges.test.ts',
     ],
-    breakAt: 85,
+    breakAt: 88,
   }),
   ignoreStatic: true,
 };
