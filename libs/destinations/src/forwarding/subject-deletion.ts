@@ -243,6 +243,58 @@ export async function guardedSend(send: () => Promise<DeletionBatchOutcome>): Pr
   }
 }
 
+/** What a vendor's deletion client takes: its credential fields, the ids it deletes by, a batch's most. */
+export interface DeletionShape {
+  credentials: readonly string[];
+  kinds: IdSelection;
+  maxIds: number;
+}
+
+/**
+ * What every vendor's deletion client does alike: the credential check, batches of the
+ * vendor's size over the kinds of id it takes, and a send that answers a missing credential or
+ * a batch the plan would not make before building the vendor's request (`request`), with the
+ * destination's bad config a failed outcome (guardedSend).
+ */
+export abstract class BatchedDeletionClient implements SubjectDeletionClient {
+  abstract readonly appType: string;
+  abstract readonly minIntervalMs: number;
+
+  constructor(
+    protected readonly client: VendorClientOptions,
+    private readonly shape: DeletionShape,
+  ) {}
+
+  missingCredential(destination: ResolvedDestination): string | null {
+    return missingText(destination.credentials, this.shape.credentials);
+  }
+
+  plan(subjects: DeletionSubjects): DeletionBatch[] {
+    return planDeletionBatches(subjects, this.shape.kinds, this.shape.maxIds);
+  }
+
+  send(
+    destination: ResolvedDestination,
+    batch: DeletionBatch,
+    signal?: AbortSignal,
+  ): Promise<DeletionBatchOutcome> {
+    return guardedSend(async () => {
+      const missing = this.missingCredential(destination);
+      if (missing) return credentialMissing(missing);
+      const invalid = invalidBatch(batch, this.shape.kinds, this.shape.maxIds);
+      if (invalid) return invalid;
+      return this.request(destination, batch, signal);
+    });
+  }
+
+  /** The vendor's request for a batch that passed those checks; its config is read here. */
+  protected abstract request(
+    destination: ResolvedDestination,
+    batch: DeletionBatch,
+    signal?: AbortSignal,
+  ): Promise<DeletionBatchOutcome>;
+}
+
 /**
  * How a poll reads an answer that is not a success: a refused key fails the target; a
  * throttled, unavailable or unreachable vendor leaves it `forwarded`, to be polled again.

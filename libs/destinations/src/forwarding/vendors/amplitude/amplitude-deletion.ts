@@ -7,16 +7,11 @@ import {
   credentialMissing,
   deletionFailureCodes,
   guardedPoll,
-  guardedSend,
-  invalidBatch,
-  missingText,
-  planDeletionBatches,
   type DeletionBatch,
   type DeletionBatchOutcome,
   type DeletionPollOutcome,
-  type DeletionSubjects,
   type IdSelection,
-  type SubjectDeletionClient,
+  BatchedDeletionClient,
 } from '../../subject-deletion';
 import { basicAuth, type VendorResponse } from '../../vendor-request';
 
@@ -61,19 +56,13 @@ const daysOf = (json: unknown) =>
  * outcome is `forwarded` with that day (days, comma-separated, when the answer names several)
  * as the job id; `poll` lists the jobs of those days until all are `done`.
  */
-export class AmplitudeDeletionClient implements SubjectDeletionClient {
+export class AmplitudeDeletionClient extends BatchedDeletionClient {
   readonly appType = 'amplitude';
   /** Amplitude documents no rate limit for this API. */
   readonly minIntervalMs = 0;
 
-  constructor(private readonly client: VendorClientOptions) {}
-
-  missingCredential(destination: ResolvedDestination): string | null {
-    return missingText(destination.credentials, ['apiKey', 'secretKey']);
-  }
-
-  plan(subjects: DeletionSubjects): DeletionBatch[] {
-    return planDeletionBatches(subjects, kinds, AMPLITUDE_DELETION_MAX_IDS);
+  constructor(client: VendorClientOptions) {
+    super(client, { credentials: ['apiKey', 'secretKey'], kinds, maxIds: AMPLITUDE_DELETION_MAX_IDS });
   }
 
   private access(destination: ResolvedDestination) {
@@ -86,42 +75,36 @@ export class AmplitudeDeletionClient implements SubjectDeletionClient {
     };
   }
 
-  send(
+  protected async request(
     destination: ResolvedDestination,
     batch: DeletionBatch,
     signal?: AbortSignal,
   ): Promise<DeletionBatchOutcome> {
-    return guardedSend(async () => {
-      const missing = this.missingCredential(destination);
-      if (missing) return credentialMissing(missing);
-      const invalid = invalidBatch(batch, kinds, AMPLITUDE_DELETION_MAX_IDS);
-      if (invalid) return invalid;
-      const { baseUrl, authorization, secrets } = this.access(destination);
-      const read = (response: VendorResponse): DeletionBatchOutcome | undefined => {
-        if (response.status < 200 || response.status >= 300) return undefined;
-        const days = daysOf(response.json);
-        return days.length > 0
-          ? { status: 'forwarded', vendorJobId: days.join(',') }
-          : {
-              status: 'failed',
-              code: deletionFailureCodes.invalidResponse,
-              message: 'the answer names no deletion job',
-              // Scheduling the same ids again joins them to the same job: safe to repeat.
-              retryable: true,
-            };
-      };
-      return callDeletion(
-        { client: this.client, signal, hidden: [...batch.ids, ...secrets], read },
-        {
-          method: 'POST',
-          url: `${baseUrl}${PATH}`,
-          headers: { 'Content-Type': 'application/json', Authorization: authorization },
-          // Ids that never reached Amplitude (no consent, filtered) would fail the whole
-          // request otherwise; there is nothing of theirs to delete.
-          body: JSON.stringify({ user_ids: batch.ids, requester: REQUESTER, ignore_invalid_id: true }),
-        },
-      );
-    });
+    const { baseUrl, authorization, secrets } = this.access(destination);
+    const read = (response: VendorResponse): DeletionBatchOutcome | undefined => {
+      if (response.status < 200 || response.status >= 300) return undefined;
+      const days = daysOf(response.json);
+      return days.length > 0
+        ? { status: 'forwarded', vendorJobId: days.join(',') }
+        : {
+            status: 'failed',
+            code: deletionFailureCodes.invalidResponse,
+            message: 'the answer names no deletion job',
+            // Scheduling the same ids again joins them to the same job: safe to repeat.
+            retryable: true,
+          };
+    };
+    return callDeletion(
+      { client: this.client, signal, hidden: [...batch.ids, ...secrets], read },
+      {
+        method: 'POST',
+        url: `${baseUrl}${PATH}`,
+        headers: { 'Content-Type': 'application/json', Authorization: authorization },
+        // Ids that never reached Amplitude (no consent, filtered) would fail the whole
+        // request otherwise; there is nothing of theirs to delete.
+        body: JSON.stringify({ user_ids: batch.ids, requester: REQUESTER, ignore_invalid_id: true }),
+      },
+    );
   }
 
   poll(

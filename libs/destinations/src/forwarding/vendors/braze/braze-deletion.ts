@@ -3,16 +3,10 @@ import { requiredText } from '../../destination-settings';
 import type { VendorClientOptions } from '../../forwarder';
 import {
   callDeletion,
-  credentialMissing,
-  guardedSend,
-  invalidBatch,
-  missingText,
-  planDeletionBatches,
   type DeletionBatch,
   type DeletionBatchOutcome,
-  type DeletionSubjects,
   type IdSelection,
-  type SubjectDeletionClient,
+  BatchedDeletionClient,
 } from '../../subject-deletion';
 import type { VendorResponse } from '../../vendor-request';
 import { brazeRestEndpoint } from './braze-endpoint';
@@ -34,50 +28,38 @@ function untilRateLimitReset(response: VendorResponse): number | undefined {
  * synchronous and irreversible. A 404 means no profile had those ids: nothing is left to
  * delete, so the batch is done (as RudderStack reads it).
  */
-export class BrazeDeletionClient implements SubjectDeletionClient {
+export class BrazeDeletionClient extends BatchedDeletionClient {
   readonly appType = 'braze';
   /** 20,000 requests a minute, shared with identify and alias calls: no pause needed. */
   readonly minIntervalMs = 0;
 
-  constructor(private readonly client: VendorClientOptions) {}
-
-  missingCredential(destination: ResolvedDestination): string | null {
-    return missingText(destination.credentials, ['apiKey']);
+  constructor(client: VendorClientOptions) {
+    super(client, { credentials: ['apiKey'], kinds, maxIds: BRAZE_DELETION_MAX_IDS });
   }
 
-  plan(subjects: DeletionSubjects): DeletionBatch[] {
-    return planDeletionBatches(subjects, kinds, BRAZE_DELETION_MAX_IDS);
-  }
-
-  send(
+  protected async request(
     destination: ResolvedDestination,
     batch: DeletionBatch,
     signal?: AbortSignal,
   ): Promise<DeletionBatchOutcome> {
-    return guardedSend(async () => {
-      const missing = this.missingCredential(destination);
-      if (missing) return credentialMissing(missing);
-      const invalid = invalidBatch(batch, kinds, BRAZE_DELETION_MAX_IDS);
-      if (invalid) return invalid;
-      const apiKey = requiredText(destination.credentials, 'apiKey', 'credentials');
-      // The tenant's endpoint is checked even when the operator replaced the host.
-      const restEndpoint = brazeRestEndpoint(destination.appConfig);
-      const baseUrl = this.client.baseUrl ?? restEndpoint;
-      return callDeletion(
-        {
-          client: this.client,
-          signal,
-          hidden: [...batch.ids, apiKey],
-          policy: { retryAfterFallback: untilRateLimitReset },
-          read: (response) => (response.status === 404 ? { status: 'done' } : undefined),
-        },
-        {
-          method: 'POST',
-          url: `${baseUrl}/users/delete`,
-          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${apiKey}` },
-          body: JSON.stringify({ external_ids: batch.ids }),
-        },
-      );
-    });
+    const apiKey = requiredText(destination.credentials, 'apiKey', 'credentials');
+    // The tenant's endpoint is checked even when the operator replaced the host.
+    const restEndpoint = brazeRestEndpoint(destination.appConfig);
+    const baseUrl = this.client.baseUrl ?? restEndpoint;
+    return callDeletion(
+      {
+        client: this.client,
+        signal,
+        hidden: [...batch.ids, apiKey],
+        policy: { retryAfterFallback: untilRateLimitReset },
+        read: (response) => (response.status === 404 ? { status: 'done' } : undefined),
+      },
+      {
+        method: 'POST',
+        url: `${baseUrl}/users/delete`,
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${apiKey}` },
+        body: JSON.stringify({ external_ids: batch.ids }),
+      },
+    );
   }
 }

@@ -3,16 +3,10 @@ import { requiredText } from '../../destination-settings';
 import type { VendorClientOptions } from '../../forwarder';
 import {
   callDeletion,
-  credentialMissing,
-  guardedSend,
-  invalidBatch,
-  missingText,
-  planDeletionBatches,
   type DeletionBatch,
   type DeletionBatchOutcome,
-  type DeletionSubjects,
   type IdSelection,
-  type SubjectDeletionClient,
+  BatchedDeletionClient,
 } from '../../subject-deletion';
 
 const DEFAULT_HOST = 'https://api.hubapi.com';
@@ -35,48 +29,36 @@ const RATE_PAUSE_MS = 10_000;
  * `{"objectId":"<email>","idProperty":"email"}`: permanently deletes the contact and blocks
  * the email (an unknown one is blocked all the same). Synchronous: 204 is done.
  */
-export class HubSpotDeletionClient implements SubjectDeletionClient {
+export class HubSpotDeletionClient extends BatchedDeletionClient {
   readonly appType = 'hubspot';
   /** 100 requests per ten seconds, the smallest private-app allowance. */
   readonly minIntervalMs = 100;
 
-  constructor(private readonly client: VendorClientOptions) {}
-
-  missingCredential(destination: ResolvedDestination): string | null {
-    return missingText(destination.credentials, ['accessToken']);
+  constructor(client: VendorClientOptions) {
+    super(client, { credentials: ['accessToken'], kinds, maxIds: MAX_IDS });
   }
 
-  plan(subjects: DeletionSubjects): DeletionBatch[] {
-    return planDeletionBatches(subjects, kinds, MAX_IDS);
-  }
-
-  send(
+  protected async request(
     destination: ResolvedDestination,
     batch: DeletionBatch,
     signal?: AbortSignal,
   ): Promise<DeletionBatchOutcome> {
-    return guardedSend(async () => {
-      const missing = this.missingCredential(destination);
-      if (missing) return credentialMissing(missing);
-      const invalid = invalidBatch(batch, kinds, MAX_IDS);
-      if (invalid) return invalid;
-      const token = requiredText(destination.credentials, 'accessToken', 'credentials');
-      const baseUrl = this.client.baseUrl ?? DEFAULT_HOST;
-      const email = batch.ids[0] ?? '';
-      return callDeletion(
-        {
-          client: this.client,
-          signal,
-          hidden: [email, token],
-          policy: { defaultRetryAfterMs: RATE_PAUSE_MS },
-        },
-        {
-          method: 'POST',
-          url: `${baseUrl}/crm/v3/objects/contacts/gdpr-delete`,
-          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-          body: JSON.stringify({ objectId: email, idProperty: 'email' }),
-        },
-      );
-    });
+    const token = requiredText(destination.credentials, 'accessToken', 'credentials');
+    const baseUrl = this.client.baseUrl ?? DEFAULT_HOST;
+    const email = batch.ids[0] ?? '';
+    return callDeletion(
+      {
+        client: this.client,
+        signal,
+        hidden: [email, token],
+        policy: { defaultRetryAfterMs: RATE_PAUSE_MS },
+      },
+      {
+        method: 'POST',
+        url: `${baseUrl}/crm/v3/objects/contacts/gdpr-delete`,
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ objectId: email, idProperty: 'email' }),
+      },
+    );
   }
 }

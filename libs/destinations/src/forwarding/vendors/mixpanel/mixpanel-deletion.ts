@@ -7,16 +7,11 @@ import {
   credentialMissing,
   deletionFailureCodes,
   guardedPoll,
-  guardedSend,
-  invalidBatch,
-  missingText,
-  planDeletionBatches,
   type DeletionBatch,
   type DeletionBatchOutcome,
   type DeletionPollOutcome,
-  type DeletionSubjects,
   type IdSelection,
-  type SubjectDeletionClient,
+  BatchedDeletionClient,
 } from '../../subject-deletion';
 import type { VendorResponse } from '../../vendor-request';
 
@@ -60,19 +55,13 @@ function taskIdOf(json: unknown): string | undefined {
  * until SUCCESS (done) or FAILURE (failed). Compliance type GDPR: the same deletion as CCPA,
  * under the stricter law's name.
  */
-export class MixpanelDeletionClient implements SubjectDeletionClient {
+export class MixpanelDeletionClient extends BatchedDeletionClient {
   readonly appType = 'mixpanel';
   readonly minIntervalMs = MIXPANEL_DELETION_INTERVAL_MS;
 
-  constructor(private readonly client: VendorClientOptions) {}
-
-  /** The project token names the project in the URL: a service-account app lacks it. */
-  missingCredential(destination: ResolvedDestination): string | null {
-    return missingText(destination.credentials, ['gdprToken', 'projectToken']);
-  }
-
-  plan(subjects: DeletionSubjects): DeletionBatch[] {
-    return planDeletionBatches(subjects, kinds, MIXPANEL_DELETION_MAX_IDS);
+  constructor(client: VendorClientOptions) {
+    // The project token names the project in the URL: a service-account app lacks it.
+    super(client, { credentials: ['gdprToken', 'projectToken'], kinds, maxIds: MIXPANEL_DELETION_MAX_IDS });
   }
 
   private access(destination: ResolvedDestination) {
@@ -86,39 +75,33 @@ export class MixpanelDeletionClient implements SubjectDeletionClient {
     };
   }
 
-  send(
+  protected async request(
     destination: ResolvedDestination,
     batch: DeletionBatch,
     signal?: AbortSignal,
   ): Promise<DeletionBatchOutcome> {
-    return guardedSend(async () => {
-      const missing = this.missingCredential(destination);
-      if (missing) return credentialMissing(missing);
-      const invalid = invalidBatch(batch, kinds, MIXPANEL_DELETION_MAX_IDS);
-      if (invalid) return invalid;
-      const { baseUrl, headers, query, secrets } = this.access(destination);
-      const read = (response: VendorResponse): DeletionBatchOutcome | undefined => {
-        if (response.status < 200 || response.status >= 300) return undefined;
-        const taskId = taskIdOf(response.json);
-        return taskId
-          ? { status: 'forwarded', vendorJobId: taskId }
-          : {
-              status: 'failed',
-              code: deletionFailureCodes.invalidResponse,
-              message: 'the answer names no deletion task',
-              retryable: true,
-            };
-      };
-      return callDeletion(
-        { client: this.client, signal, hidden: [...batch.ids, ...secrets], read },
-        {
-          method: 'POST',
-          url: `${baseUrl}${PATH}/?${query}`,
-          headers: { ...headers, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ distinct_ids: batch.ids, compliance_type: 'GDPR' }),
-        },
-      );
-    });
+    const { baseUrl, headers, query, secrets } = this.access(destination);
+    const read = (response: VendorResponse): DeletionBatchOutcome | undefined => {
+      if (response.status < 200 || response.status >= 300) return undefined;
+      const taskId = taskIdOf(response.json);
+      return taskId
+        ? { status: 'forwarded', vendorJobId: taskId }
+        : {
+            status: 'failed',
+            code: deletionFailureCodes.invalidResponse,
+            message: 'the answer names no deletion task',
+            retryable: true,
+          };
+    };
+    return callDeletion(
+      { client: this.client, signal, hidden: [...batch.ids, ...secrets], read },
+      {
+        method: 'POST',
+        url: `${baseUrl}${PATH}/?${query}`,
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ distinct_ids: batch.ids, compliance_type: 'GDPR' }),
+      },
+    );
   }
 
   poll(

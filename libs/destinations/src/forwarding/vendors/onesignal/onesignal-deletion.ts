@@ -3,17 +3,11 @@ import { requiredText } from '../../destination-settings';
 import type { VendorClientOptions } from '../../forwarder';
 import {
   callDeletion,
-  credentialMissing,
   deletionFailureCodes,
-  guardedSend,
-  invalidBatch,
-  missingText,
-  planDeletionBatches,
   type DeletionBatch,
   type DeletionBatchOutcome,
-  type DeletionSubjects,
   type IdSelection,
-  type SubjectDeletionClient,
+  BatchedDeletionClient,
 } from '../../subject-deletion';
 import type { VendorResponse } from '../../vendor-request';
 
@@ -62,44 +56,32 @@ function readAnswer(response: VendorResponse): DeletionBatchOutcome | undefined 
  * the user's aliases, subscriptions and properties. OneSignal deletes "shortly after the
  * request is accepted" and offers no status to poll, so an accepted request is `done`.
  */
-export class OneSignalDeletionClient implements SubjectDeletionClient {
+export class OneSignalDeletionClient extends BatchedDeletionClient {
   readonly appType = 'onesignal';
   /** 1,000 user requests a second per app (1 a second per user, and each id is sent once). */
   readonly minIntervalMs = 1;
 
-  constructor(private readonly client: VendorClientOptions) {}
-
-  missingCredential(destination: ResolvedDestination): string | null {
-    return missingText(destination.credentials, ['appId', 'apiKey']);
+  constructor(client: VendorClientOptions) {
+    super(client, { credentials: ['appId', 'apiKey'], kinds, maxIds: MAX_IDS });
   }
 
-  plan(subjects: DeletionSubjects): DeletionBatch[] {
-    return planDeletionBatches(subjects, kinds, MAX_IDS);
-  }
-
-  send(
+  protected async request(
     destination: ResolvedDestination,
     batch: DeletionBatch,
     signal?: AbortSignal,
   ): Promise<DeletionBatchOutcome> {
-    return guardedSend(async () => {
-      const missing = this.missingCredential(destination);
-      if (missing) return credentialMissing(missing);
-      const invalid = invalidBatch(batch, kinds, MAX_IDS);
-      if (invalid) return invalid;
-      const appId = requiredText(destination.credentials, 'appId', 'credentials');
-      const apiKey = requiredText(destination.credentials, 'apiKey', 'credentials');
-      const baseUrl = this.client.baseUrl ?? DEFAULT_HOST;
-      const id = batch.ids[0] ?? '';
-      return callDeletion(
-        { client: this.client, signal, hidden: [id, apiKey], read: readAnswer },
-        {
-          method: 'DELETE',
-          url: `${baseUrl}/apps/${encodeURIComponent(appId)}/users/by/external_id/${encodeURIComponent(id)}`,
-          headers: { Accept: 'application/json', Authorization: `Key ${apiKey}` },
-          body: '',
-        },
-      );
-    });
+    const appId = requiredText(destination.credentials, 'appId', 'credentials');
+    const apiKey = requiredText(destination.credentials, 'apiKey', 'credentials');
+    const baseUrl = this.client.baseUrl ?? DEFAULT_HOST;
+    const id = batch.ids[0] ?? '';
+    return callDeletion(
+      { client: this.client, signal, hidden: [id, apiKey], read: readAnswer },
+      {
+        method: 'DELETE',
+        url: `${baseUrl}/apps/${encodeURIComponent(appId)}/users/by/external_id/${encodeURIComponent(id)}`,
+        headers: { Accept: 'application/json', Authorization: `Key ${apiKey}` },
+        body: '',
+      },
+    );
   }
 }

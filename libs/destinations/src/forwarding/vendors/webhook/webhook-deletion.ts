@@ -4,17 +4,11 @@ import { requiredText } from '../../destination-settings';
 import type { VendorClientOptions } from '../../forwarder';
 import {
   callDeletion,
-  credentialMissing,
   deletionFailureCodes,
-  guardedSend,
-  invalidBatch,
-  missingText,
-  planDeletionBatches,
   type DeletionBatch,
   type DeletionBatchOutcome,
-  type DeletionSubjects,
   type IdSelection,
-  type SubjectDeletionClient,
+  BatchedDeletionClient,
 } from '../../subject-deletion';
 import type { VendorResponse } from '../../vendor-request';
 import { signWebhookBody, webhookHeaders } from './webhook-signature';
@@ -55,58 +49,46 @@ function readAnswer(response: VendorResponse): DeletionBatchOutcome | undefined 
  * per id (anonymous ids as `anonymousId`), with the forwarder's signature headers; redirects
  * are not followed. A 2xx is done: the receiver owns what deleting means to it.
  */
-export class WebhookDeletionClient implements SubjectDeletionClient {
+export class WebhookDeletionClient extends BatchedDeletionClient {
   readonly appType = 'webhook';
   readonly minIntervalMs = 0;
 
-  constructor(private readonly client: VendorClientOptions) {}
-
-  missingCredential(destination: ResolvedDestination): string | null {
-    return missingText(destination.credentials, ['signingSecret']);
+  constructor(client: VendorClientOptions) {
+    super(client, { credentials: ['signingSecret'], kinds, maxIds: MAX_IDS });
   }
 
-  plan(subjects: DeletionSubjects): DeletionBatch[] {
-    return planDeletionBatches(subjects, kinds, MAX_IDS);
-  }
-
-  send(
+  protected async request(
     destination: ResolvedDestination,
     batch: DeletionBatch,
     signal?: AbortSignal,
   ): Promise<DeletionBatchOutcome> {
-    return guardedSend(async () => {
-      const missing = this.missingCredential(destination);
-      if (missing) return credentialMissing(missing);
-      const invalid = invalidBatch(batch, kinds, MAX_IDS);
-      if (invalid) return invalid;
-      const url = webhookUrl(destination.appConfig, destination.config.global);
-      const secret = requiredText(destination.credentials, 'signingSecret', 'credentials');
-      const id = batch.ids[0] ?? '';
-      const now = new Date();
-      const messageId = webhookDeleteMessageId(batch.idKind, id);
-      const message: WebhookDeleteMessage = {
-        type: 'delete',
-        ...(batch.idKind === 'user_id' ? { userId: id } : { anonymousId: id }),
-        messageId,
-        timestamp: now.toISOString(),
-      };
-      const body = JSON.stringify(message);
-      const timestamp = Math.floor(now.getTime() / 1000);
-      return callDeletion(
-        { client: this.client, signal, redirect: 'manual', hidden: [id, secret], read: readAnswer },
-        {
-          method: 'POST',
-          url,
-          headers: {
-            'Content-Type': 'application/json',
-            'User-Agent': 'pipeline-webhooks/1',
-            [webhookHeaders.timestamp]: String(timestamp),
-            [webhookHeaders.signature]: signWebhookBody(secret, timestamp, body),
-            [webhookHeaders.deliveryId]: messageId.slice('delete-'.length),
-          },
-          body,
+    const url = webhookUrl(destination.appConfig, destination.config.global);
+    const secret = requiredText(destination.credentials, 'signingSecret', 'credentials');
+    const id = batch.ids[0] ?? '';
+    const now = new Date();
+    const messageId = webhookDeleteMessageId(batch.idKind, id);
+    const message: WebhookDeleteMessage = {
+      type: 'delete',
+      ...(batch.idKind === 'user_id' ? { userId: id } : { anonymousId: id }),
+      messageId,
+      timestamp: now.toISOString(),
+    };
+    const body = JSON.stringify(message);
+    const timestamp = Math.floor(now.getTime() / 1000);
+    return callDeletion(
+      { client: this.client, signal, redirect: 'manual', hidden: [id, secret], read: readAnswer },
+      {
+        method: 'POST',
+        url,
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': 'pipeline-webhooks/1',
+          [webhookHeaders.timestamp]: String(timestamp),
+          [webhookHeaders.signature]: signWebhookBody(secret, timestamp, body),
+          [webhookHeaders.deliveryId]: messageId.slice('delete-'.length),
         },
-      );
-    });
+        body,
+      },
+    );
   }
 }
