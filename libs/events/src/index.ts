@@ -32,7 +32,9 @@ export {
   parseOutboxEnvelope,
   receiptContextOf,
   toOutboxEnvelopes,
+  type EnvelopePlan,
   type OutboxEnvelope,
+  type PlanVerdict,
 } from './outbox-envelope';
 export {
   consentAllows,

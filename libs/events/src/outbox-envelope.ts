@@ -1,6 +1,28 @@
 import type { ReceiptContext } from './event-normalizer';
 import { parseJsonText } from './json-text';
 import type { TrackingEvent } from './event-schema';
+import type { PlanPolicy, Violation } from '@pipeline/tracking-plans';
+
+/** The tracking plan the door held an envelope's events to, and the policy its binding set. */
+export interface EnvelopePlan {
+  planId: string;
+  /** The binding's version at receipt (the latest published one, or the pinned one). */
+  version: number;
+  /** What the consumers do with each violation class (docs/tracking-plans.md). */
+  policy: PlanPolicy;
+}
+
+/** One event's check against the plan, in the same place of `verdicts` as the event in `events`. */
+export interface PlanVerdict {
+  /**
+   * The plan version the event was held to: the binding's, or the one the event pinned
+   * (`context.ruddertyper`). null: the plan could not be read, the event was not checked and is
+   * flagged `plan_unavailable`, never dropped.
+   */
+  version: number | null;
+  /** Empty: the event keeps to the plan. */
+  violations: Violation[];
+}
 
 /**
  * One Kafka record of the outbox: the accepted events of one request (all of them, or a part
@@ -20,6 +42,10 @@ export interface OutboxEnvelope {
   /** The batch's sentAt, for events without their own. */
   batchSentAt?: string;
   events: TrackingEvent[];
+  /** Absent: the write key binds no tracking plan. */
+  plan?: EnvelopePlan;
+  /** With `plan`: one verdict per event, aligned with `events`. */
+  verdicts?: PlanVerdict[];
 }
 
 /** Records stay far below Kafka's default 1 MB message limit. */

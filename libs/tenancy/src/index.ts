@@ -6,6 +6,7 @@ export type {
   ResolvedDestination,
   TenantRecord,
   TenantWarehouse,
+  TrackingPlanBinding,
   WriteKeyRecord,
 } from './tenant-record';
 export { isPlausibleWriteKey, MAX_WRITE_KEY_LENGTH } from './tenant-record';

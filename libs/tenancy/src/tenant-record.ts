@@ -1,5 +1,18 @@
 import type { DestinationCategory } from '@pipeline/events';
+import type { PlanPolicy } from '@pipeline/tracking-plans';
 import type { WarehousePlacement } from './warehouse-location';
+
+/**
+ * The tracking plan a write key binds (docs/tracking-plans.md): the version its events are held
+ * to now, resolved by the control plane when the key is, and the policy of the binding.
+ */
+export interface TrackingPlanBinding {
+  planId: string;
+  /** `latest`: the newest published version, re-resolved on each publish; `pinned`: fixed. */
+  binding: 'latest' | 'pinned';
+  version: number;
+  policy: PlanPolicy;
+}
 
 /** The warehouse a tenant record names: its account's placement. */
 export type TenantWarehouse = { kind: 'warehouse' } & WarehousePlacement;
@@ -41,6 +54,8 @@ interface TenantOf<Destination> {
    * warehouse consumer resolves that from the control plane with its own token).
    */
   warehouse: TenantWarehouse | null;
+  /** Absent or null: the key binds no tracking plan. */
+  trackingPlan?: TrackingPlanBinding | null;
 }
 
 /**

@@ -45,3 +45,21 @@ export {
   type SegmentRuleType,
 } from './formats/segment';
 export { importRudderCliProject } from './formats/rudderstack';
+export {
+  checkPolicy,
+  classOfViolation,
+  decideEvent,
+  omitPaths,
+  omittableClasses,
+  omittablePath,
+  policyActions,
+  policyCaps,
+  violationClasses,
+  WAREHOUSE_DESTINATION,
+  type EventDecision,
+  type PlanPolicy,
+  type PolicyAction,
+  type PolicyActions,
+  type PolicyProblem,
+  type ViolationClass,
+} from './plan-policy';

@@ -1,0 +1,230 @@
+import { pointerTokens } from './json-pointer';
+import type { Violation, ViolationCode } from './plan-validator';
+
+/**
+ * What a binding's policy decides by: the violation classes of the issue (and of Segment's
+ * Schema Configuration), each a set of violation codes. `unknown_pinned_version` is a notice
+ * (the event is held to the latest rule instead), never a class: it is flagged and nothing else.
+ */
+export const violationClasses = [
+  'unplanned_event',
+  'unplanned_property',
+  'missing_required',
+  'wrong_value',
+  'common_schema',
+] as const;
+export type ViolationClass = (typeof violationClasses)[number];
+
+/**
+ * What happens to an event with a violation of a class. There is no action that discards data:
+ * `quarantine` keeps the event out of the tables and the vendors, and it can be replayed.
+ */
+export const policyActions = ['allow', 'omit', 'quarantine'] as const;
+export type PolicyAction = (typeof policyActions)[number];
+
+/**
+ * Classes whose violations name a value that can be stripped. An unplanned event and a missing
+ * property have none, so `omit` is refused for them (checkPolicy).
+ */
+export const omittableClasses: readonly ViolationClass[] = [
+  'unplanned_property',
+  'wrong_value',
+  'common_schema',
+];
+
+export type PolicyActions = Partial<Record<ViolationClass, PolicyAction>>;
+
+/** The destination name of the account's warehouse in `PlanPolicy.destinations`. */
+export const WAREHOUSE_DESTINATION = 'warehouse';
+
+/** A binding's enforcement policy. */
+export interface PlanPolicy {
+  /** The action per class for every destination; a class left out is `allow`. */
+  actions: PolicyActions;
+  /**
+   * Overrides per destination: an integration id, or `warehouse` for the account's warehouse.
+   * A class left out takes `actions`' action.
+   */
+  destinations?: Record<string, PolicyActions>;
+}
+
+/** The class a violation code is decided by; null for a notice that no policy acts on. */
+export function classOfViolation(code: ViolationCode): ViolationClass | null {
+  switch (code) {
+    case 'type_mismatch':
+    case 'value_not_allowed':
+      return 'wrong_value';
+    case 'unknown_pinned_version':
+      return null;
+    default:
+      return code;
+  }
+}
+
+export interface PolicyProblem {
+  /** A JSON Pointer into the policy. */
+  path: string;
+  message: string;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function actionsProblems(actions: unknown, path: string): PolicyProblem[] {
+  if (!isRecord(actions)) return [{ path, message: 'must be an object of actions by violation class' }];
+  const problems: PolicyProblem[] = [];
+  for (const [violationClass, action] of Object.entries(actions)) {
+    const at = `${path}/${violationClass.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (!(violationClasses as readonly string[]).includes(violationClass))
+      problems.push({ path: at, message: `is not a violation class (${violationClasses.join(', ')})` });
+    else if (!(policyActions as readonly unknown[]).includes(action))
+      problems.push({ path: at, message: `must be one of ${policyActions.join(', ')}` });
+    else if (action === 'omit' && !omittableClasses.includes(violationClass as ViolationClass))
+      problems.push({ path: at, message: `omit strips a value, and ${violationClass} names none` });
+  }
+  return problems;
+}
+
+/** Limits on a policy: it travels in every outbox record of its write key. */
+export const policyCaps = {
+  /** Destinations with overrides. */
+  maxDestinations: 100,
+  /** Characters of a destination name. */
+  maxDestinationLength: 64,
+} as const;
+
+/** What is wrong with a submitted policy; none when it can be bound. */
+export function checkPolicy(policy: unknown): PolicyProblem[] {
+  if (!isRecord(policy)) return [{ path: '', message: 'must be an object' }];
+  const problems: PolicyProblem[] = [];
+  for (const key of Object.keys(policy))
+    if (key !== 'actions' && key !== 'destinations')
+      problems.push({
+        path: `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        message: 'is not a policy field',
+      });
+  problems.push(...actionsProblems(policy.actions, '/actions'));
+  if (policy.destinations !== undefined) {
+    if (!isRecord(policy.destinations))
+      problems.push({ path: '/destinations', message: 'must be an object of actions by destination' });
+    else {
+      const names = Object.keys(policy.destinations);
+      if (names.length > policyCaps.maxDestinations)
+        problems.push({
+          path: '/destinations',
+          message: `at most ${policyCaps.maxDestinations} destinations`,
+        });
+      for (const name of names) {
+        const at = `/destinations/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        if (name.length === 0 || name.length > policyCaps.maxDestinationLength)
+          problems.push({
+            path: at,
+            message: `a destination is 1 to ${policyCaps.maxDestinationLength} characters`,
+          });
+        problems.push(...actionsProblems(policy.destinations[name], at));
+      }
+    }
+  }
+  return problems;
+}
+
+/** What one destination does with one event. */
+export interface EventDecision {
+  /**
+   * `quarantine`: the event is kept out of this destination; `omit`: it goes without the values
+   * at `omitted`; `allow`: it goes as it came (its violations flagged).
+   */
+  action: PolicyAction;
+  /** JSON Pointers of the values to strip (only with `omit`), each an object member. */
+  omitted: string[];
+}
+
+/** The top-level members whose contents `omit` may strip; identity, type and name never. */
+const omittableRoots = new Set(['properties', 'traits', 'context']);
+/** Members of `context` that are the pipeline's or the client library's own, never stripped. */
+const keptContext = new Set(['protocols', 'ruddertyper', 'library', 'consent']);
+
+/**
+ * The member `omit` strips for a violation at `path`: the path itself when it names a member of
+ * an object under properties, traits or context; the nearest such member above an array element
+ * (an offending element takes its array with it: removing one would shift the others'
+ * indexes); undefined when nothing may be stripped (the event's own fields, a pinned version).
+ */
+export function omittablePath(path: string): string | undefined {
+  const tokens = pointerTokens(path);
+  if (!tokens || tokens.length < 2 || !omittableRoots.has(tokens[0] as string)) return undefined;
+  if (tokens[0] === 'context' && keptContext.has(tokens[1] as string)) return undefined;
+  let end = tokens.length;
+  // An array index is all digits ("0", "12"); a member named so is rare and taken as an index,
+  // which strips more, never less.
+  while (end > 1 && /^(0|[1-9][0-9]*)$/.test(tokens[end - 1] as string)) end -= 1;
+  if (end < 2) return undefined;
+  return tokens
+    .slice(0, end)
+    .map((t) => `/${t.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+    .join('');
+}
+
+/**
+ * What `destination` does with an event of these violations under `policy`: quarantine when any
+ * violation's action is quarantine, or is omit with nothing that may be stripped (a violation is
+ * never let through unstripped under omit); else omit when something is stripped; else allow.
+ */
+export function decideEvent(
+  violations: readonly Violation[],
+  policy: PlanPolicy,
+  destination: string,
+): EventDecision {
+  const overrides = policy.destinations?.[destination];
+  const omitted = new Set<string>();
+  for (const violation of violations) {
+    const violationClass = classOfViolation(violation.code);
+    if (violationClass === null) continue;
+    const action = overrides?.[violationClass] ?? policy.actions[violationClass] ?? 'allow';
+    if (action === 'quarantine') return { action: 'quarantine', omitted: [] };
+    if (action === 'omit') {
+      const path = omittablePath(violation.path);
+      if (path === undefined) return { action: 'quarantine', omitted: [] };
+      omitted.add(path);
+    }
+  }
+  return omitted.size > 0
+    ? { action: 'omit', omitted: [...omitted].sort() }
+    : { action: 'allow', omitted: [] };
+}
+
+/**
+ * A copy of `event` without the members at `paths` (each from decideEvent); only the objects on
+ * a path are copied, the rest is shared. A path whose member is absent changes nothing.
+ */
+export function omitPaths<T extends Readonly<Record<string, unknown>>>(
+  event: T,
+  paths: readonly string[],
+): T {
+  let root: Record<string, unknown> = event;
+  let copied = false;
+  for (const path of paths) {
+    const tokens = pointerTokens(path);
+    if (!tokens || tokens.length === 0) continue;
+    if (!copied) {
+      root = { ...root };
+      copied = true;
+    }
+    let parent: Record<string, unknown> = root;
+    let ok = true;
+    for (const token of tokens.slice(0, -1)) {
+      const child = Object.prototype.hasOwnProperty.call(parent, token) ? parent[token] : undefined;
+      if (!isRecord(child)) {
+        ok = false;
+        break;
+      }
+      // A second path through the same object copies the copy: still correct, and paths are few.
+      const copy = { ...child };
+      parent[token] = copy;
+      parent = copy;
+    }
+    const last = tokens[tokens.length - 1] as string;
+    if (ok && Object.prototype.hasOwnProperty.call(parent, last)) Reflect.deleteProperty(parent, last);
+  }
+  return root as T;
+}
