@@ -1,4 +1,4 @@
-import { parseOutboxEnvelope } from '@pipeline/events';
+import { envelopeWith, parseOutboxEnvelope } from '@pipeline/events';
 import { ControlPlaneUnavailable, decideEach, type RegulatedSubjects } from '@pipeline/tenancy';
 import { DestinationUnavailable, headerText, type DeliveryMessage } from './destination';
 
@@ -71,15 +71,15 @@ export async function withoutRegulatedEvents(
         continue;
       }
       const decisions = decideEach(subjects, envelope.events, Date.parse(envelope.receivedAt));
-      const kept = envelope.events.filter((_, index) => {
-        const decision = decisions[index];
+      const kept: number[] = [];
+      decisions.forEach((decision, index) => {
         if (decision === 'suppressed') out.suppressed += 1;
         else if (decision === 'deleted') out.deleted += 1;
-        return decision === null;
+        else kept.push(index);
       });
       if (kept.length === envelope.events.length) out.messages.push(message);
       else if (kept.length > 0)
-        out.messages.push({ ...message, value: Buffer.from(JSON.stringify({ ...envelope, events: kept })) });
+        out.messages.push({ ...message, value: Buffer.from(JSON.stringify(envelopeWith(envelope, kept))) });
     }
   } catch (error) {
     if (error instanceof ControlPlaneUnavailable)

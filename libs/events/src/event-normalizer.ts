@@ -115,6 +115,8 @@ export function normalizeEvent(event: TrackingEvent, receipt: ReceiptContext): W
     sent_at: sentAt ? new Date(instantOf(sentAt, 'sentAt')).toISOString() : null,
     received_at: receipt.receivedAt.toISOString(),
     ...contextColumns(event.context, receipt),
+    // The warehouse consumer sets it from the envelope's verdict (plan-decisions.ts).
+    plan_violations: null,
   };
   switch (event.type) {
     case 'track':

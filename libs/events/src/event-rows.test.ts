@@ -42,6 +42,7 @@ const nullContext = {
   context_user_agent: null,
   context_ip: null,
   context_extra: null,
+  plan_violations: null,
 };
 const who = {
   message_id: 'm-1',

@@ -182,6 +182,7 @@ describe('normalizeEvent', () => {
       context_user_agent: 'Mozilla/5.0 (server)',
       context_ip: '203.0.113.9',
       context_extra: { custom: { experiment: 'b' } },
+      plan_violations: null,
     });
     expect(Object.keys(row).sort()).toEqual(Object.keys(warehouseTables.events).sort());
   });

@@ -27,6 +27,7 @@ export {
   type WarehouseTable,
 } from './warehouse-tables';
 export {
+  envelopeWith,
   MAX_ENVELOPE_BYTES,
   outboxKey,
   parseOutboxEnvelope,

@@ -1,5 +1,6 @@
 import type { TrackingEvent } from './event-schema';
 import {
+  envelopeWith,
   MAX_ENVELOPE_BYTES,
   outboxKey,
   parseOutboxEnvelope,
@@ -116,5 +117,67 @@ describe('parseOutboxEnvelope', () => {
       ...valid,
       accountId: 'A-'.repeat(20),
     });
+  });
+});
+
+describe('plan verdicts', () => {
+  const violation = {
+    code: 'missing_required' as const,
+    path: '/properties/id',
+    keyword: 'required',
+    message: 'm',
+  };
+  const planned: OutboxEnvelope = {
+    ...base,
+    events: [
+      track('m0', { anonymousId: 'a' }),
+      track('m1', { anonymousId: 'a' }),
+      track('m2', { anonymousId: 'a' }),
+    ],
+    plan: { planId: 'p-1', version: 2, policy: { actions: { missing_required: 'quarantine' } } },
+    verdicts: [
+      { version: 2, violations: [] },
+      { version: 1, violations: [violation] },
+      { version: null, violations: [] },
+    ],
+  };
+  const parsed = (value: unknown) => parseOutboxEnvelope(Buffer.from(JSON.stringify(value)));
+
+  it('keeps each verdict beside its event when some events are kept', () => {
+    const part = envelopeWith(planned, [1, 2]);
+    expect(part.events.map((e) => e.messageId)).toEqual(['m1', 'm2']);
+    expect(part.verdicts).toEqual([
+      { version: 1, violations: [violation] },
+      { version: null, violations: [] },
+    ]);
+    expect(part.plan).toEqual(planned.plan);
+    expect(parsed(part)).toEqual(part);
+    const plain = envelopeWith({ ...base, events: planned.events }, [2]);
+    expect(plain).toEqual({ ...base, events: [planned.events[2]] });
+    expect('verdicts' in plain).toBe(false);
+  });
+
+  it('reads an envelope whose plan fields agree', () => {
+    expect(parsed(planned)).toEqual(planned);
+  });
+
+  it.each([
+    ['verdicts without a plan', { verdicts: planned.verdicts, plan: undefined }],
+    ['a plan without verdicts', { verdicts: undefined }],
+    ['one verdict short', { verdicts: planned.verdicts?.slice(1) }],
+    ['a verdict that is not an object', { verdicts: [null, ...(planned.verdicts ?? []).slice(1)] }],
+    [
+      'a fractional version',
+      { verdicts: [{ version: 1.5, violations: [] }, ...(planned.verdicts ?? []).slice(1)] },
+    ],
+    [
+      'violations that are not a list',
+      { verdicts: [{ version: 1, violations: {} }, ...(planned.verdicts ?? []).slice(1)] },
+    ],
+    ['a plan without an id', { plan: { version: 2, policy: { actions: {} } } }],
+    ['a plan without a policy', { plan: { planId: 'p', version: 2 } }],
+    ['a policy without actions', { plan: { planId: 'p', version: 2, policy: {} } }],
+  ])('refuses %s: a verdict out of place would act on another event', (_, change) => {
+    expect(parsed({ ...planned, ...change })).toBeNull();
   });
 });

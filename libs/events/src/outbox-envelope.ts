@@ -108,6 +108,46 @@ export function receiptContextOf(receipt: Omit<OutboxEnvelope, 'events'>): Recei
 const accountIdPattern = /^[0-9A-Za-z-]{1,40}$/;
 
 /**
+ * Whether an envelope's plan fields can be acted on: none, or a plan with one verdict per event.
+ * A verdict out of place would let one event's violations strip or quarantine another.
+ */
+function planFieldsAgree(parsed: Partial<OutboxEnvelope>): boolean {
+  if (parsed.plan === undefined && parsed.verdicts === undefined) return true;
+  const { plan, verdicts, events } = parsed;
+  return (
+    typeof plan === 'object' &&
+    plan !== null &&
+    typeof plan.planId === 'string' &&
+    typeof plan.policy === 'object' &&
+    plan.policy !== null &&
+    typeof plan.policy.actions === 'object' &&
+    plan.policy.actions !== null &&
+    Array.isArray(verdicts) &&
+    verdicts.length === events?.length &&
+    verdicts.every(
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        (v.version === null || Number.isInteger(v.version)) &&
+        Array.isArray(v.violations),
+    )
+  );
+}
+
+/**
+ * The envelope with only the events at `indexes` (ascending), their verdicts kept beside them:
+ * every stage that hands on part of a record (a regulation's filter, a dead letter of some of
+ * its events) goes through here, so a verdict never parts from its event.
+ */
+export function envelopeWith(envelope: OutboxEnvelope, indexes: readonly number[]): OutboxEnvelope {
+  const events = indexes.map((i) => envelope.events[i] as TrackingEvent);
+  const { verdicts } = envelope;
+  return verdicts === undefined
+    ? { ...envelope, events }
+    : { ...envelope, events, verdicts: indexes.map((i) => verdicts[i] as PlanVerdict) };
+}
+
+/**
  * The envelope of a record, or null when the record is not one: consumers dead-letter it. The
  * events inside are checked by normalizing them, one by one.
  */
@@ -123,7 +163,8 @@ export function parseOutboxEnvelope(value: Buffer | null): OutboxEnvelope | null
       typeof parsed.writeKeyId === 'string' &&
       typeof parsed.receivedAt === 'string' &&
       !Number.isNaN(Date.parse(parsed.receivedAt)) &&
-      Array.isArray(parsed.events)
+      Array.isArray(parsed.events) &&
+      planFieldsAgree(parsed)
       ? (parsed as OutboxEnvelope)
       : null;
   } catch {

@@ -42,14 +42,28 @@ const commonColumns = {
   context_extra: 'jsonb',
 } as const satisfies Record<string, ColumnType>;
 
+/**
+ * Last in every table (a column added later goes last in a table that exists): what the event
+ * was held to when its write key binds a tracking plan, and what was done about it; null when no
+ * plan is bound or the event keeps to it (docs/tracking-plans.md, "Enforcement").
+ */
+const planColumns = { plan_violations: 'jsonb' } as const satisfies Record<string, ColumnType>;
+
 export const warehouseTables = {
   /** track, page and screen */
-  events: { ...commonColumns, type: 'text', event: 'text', name: 'text', properties: 'jsonb' },
+  events: {
+    ...commonColumns,
+    type: 'text',
+    event: 'text',
+    name: 'text',
+    properties: 'jsonb',
+    ...planColumns,
+  },
   /** identify; upserted on user_id with traits merged */
-  users: { ...commonColumns, traits: 'jsonb' },
+  users: { ...commonColumns, traits: 'jsonb', ...planColumns },
   /** group; upserted on group_id with traits merged */
-  groups: { ...commonColumns, group_id: 'text', traits: 'jsonb' },
-  aliases: { ...commonColumns, previous_id: 'text' },
+  groups: { ...commonColumns, group_id: 'text', traits: 'jsonb', ...planColumns },
+  aliases: { ...commonColumns, previous_id: 'text', ...planColumns },
 } as const satisfies Record<string, Record<string, ColumnType>>;
 
 export type WarehouseTable = keyof typeof warehouseTables;

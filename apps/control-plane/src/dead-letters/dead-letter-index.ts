@@ -1,7 +1,7 @@
 import type { Consumer, IHeaders, Kafka } from 'kafkajs';
 import { QueryFailedError, type DataSource } from 'typeorm';
 import { deadLetterOf, deadLetterReasonCode, deliveryTopicsFor } from '@pipeline/destinations';
-import { outboxKey, parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
+import { envelopeWith, outboxKey, parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
 import { ensureTopics } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
 import type { EventIdentity, RegulatedSubjects } from '@pipeline/tenancy';
@@ -71,18 +71,18 @@ export function withoutRegulated(
   removedMessageIds: string[];
 } | null {
   const receivedAtMs = Date.parse(envelope.receivedAt);
-  const kept: OutboxEnvelope['events'] = [];
+  const kept: number[] = [];
   const removedMessageIds: string[] = [];
   let firstRemoved = false;
   envelope.events.forEach((event, index) => {
-    if (regulation.decide(identityOf(event), receivedAtMs) === null) kept.push(event);
+    if (regulation.decide(identityOf(event), receivedAtMs) === null) kept.push(index);
     else {
       removedMessageIds.push(event.messageId);
       if (index === 0) firstRemoved = true;
     }
   });
   if (removedMessageIds.length === 0) return null;
-  const left: OutboxEnvelope = { ...envelope, events: kept };
+  const left = envelopeWith(envelope, kept);
   if (kept.length === 0) return { envelope: left, value: null, key: null, removedMessageIds };
   return {
     envelope: left,

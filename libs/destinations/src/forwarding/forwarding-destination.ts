@@ -1,5 +1,6 @@
 import {
   consentAllows,
+  envelopeWith,
   integrationAllows,
   parseOutboxEnvelope,
   receiptContextOf,
@@ -27,7 +28,9 @@ import {
   type Destination,
   type FailedDelivery,
 } from '../destination';
+import { omitPaths } from '@pipeline/tracking-plans';
 import { recordOutcome, type OutcomeRecorder } from '../outcome-recorder';
+import { planDecision, quarantineReason } from '../plan-decisions';
 import type { TenantDirectory } from '../tenant-directory';
 import { DeliveryFailure } from './delivery-failure';
 import type { Forwarder, OutboundEvent } from './forwarder';
@@ -62,7 +65,10 @@ const isOutage = (error: unknown): boolean =>
 interface Portion {
   message: DeliveryMessage;
   envelope: OutboxEnvelope;
+  /** The events as this target gets them (without what a plan's `omit` strips). */
   events: TrackingEvent[];
+  /** Each event's place in the record, by message id: a failure parks the record's own event. */
+  indexOf: Map<string, number>;
 }
 
 /**
@@ -177,9 +183,18 @@ export class ForwardingDestination implements Destination {
             },
           );
         }
-        if (events.length === 0) continue;
+        const { sent, indexOf, quarantined } = underPlan(envelope, events, destination.integrationId);
+        if (quarantined.length > 0)
+          failed.push({
+            message,
+            value: Buffer.from(JSON.stringify(envelopeWith(envelope, quarantined))),
+            target: destination.integrationId,
+            reason: quarantineReason(envelope),
+            retryable: false,
+          });
+        if (sent.length === 0) continue;
         const target = targets.get(destination.integrationId) ?? { destination, portions: [] };
-        target.portions.push({ message, envelope, events });
+        target.portions.push({ message, envelope, events: sent, indexOf });
         targets.set(destination.integrationId, target);
       }
     }
@@ -294,23 +309,60 @@ export class ForwardingDestination implements Destination {
           : undefined;
     const groups = new Map<
       string,
-      { portion: Portion; reason: string; retryable: boolean; events: TrackingEvent[] }
+      { portion: Portion; reason: string; retryable: boolean; indexes: number[] }
     >();
     for (const { item, reason, retryable } of verdicts) {
       const portion = portionOf.get(item.event.messageId);
-      if (!portion) continue;
+      const index = portion?.indexOf.get(item.event.messageId);
+      if (!portion || index === undefined) continue;
       const key = `${portion.message.partition}/${portion.message.offset}/${String(retryable)}/${reason}`;
-      const group = groups.get(key) ?? { portion, reason, retryable, events: [] };
-      group.events.push(item.event);
+      const group = groups.get(key) ?? { portion, reason, retryable, indexes: [] };
+      group.indexes.push(index);
       groups.set(key, group);
     }
-    return [...groups.values()].map(({ portion, reason, retryable, events }) => ({
+    // The record's own events, as received: a retry or a replay decides the plan's actions again.
+    return [...groups.values()].map(({ portion, reason, retryable, indexes }) => ({
       message: portion.message,
-      value: Buffer.from(JSON.stringify({ ...portion.envelope, events } satisfies OutboxEnvelope)),
+      value: Buffer.from(
+        JSON.stringify(
+          envelopeWith(
+            portion.envelope,
+            [...new Set(indexes)].sort((a, b) => a - b),
+          ),
+        ),
+      ),
       target,
       reason,
       retryable,
       ...(retryable && retryAfterMs !== undefined ? { retryAfterMs } : {}),
     }));
   }
+}
+
+/**
+ * The events of a record one target gets under the record's tracking plan (plan-decisions.ts):
+ * without what `omit` strips, and without the ones its policy quarantines (their indexes, to
+ * dead-letter). Without a plan, the events as they are.
+ */
+function underPlan(
+  envelope: OutboxEnvelope,
+  events: readonly TrackingEvent[],
+  integrationId: string,
+): { sent: TrackingEvent[]; indexOf: Map<string, number>; quarantined: number[] } {
+  const placeOf = new Map(envelope.events.map((event, index) => [event, index]));
+  const sent: TrackingEvent[] = [];
+  const indexOf = new Map<string, number>();
+  const quarantined: number[] = [];
+  for (const event of events) {
+    const index = placeOf.get(event) as number;
+    const decision = planDecision(envelope, index, integrationId);
+    if (decision?.action === 'quarantine') {
+      quarantined.push(index);
+      continue;
+    }
+    sent.push(decision?.action === 'omit' ? omitPaths(event, decision.omitted) : event);
+    // The first of two events with one message id: a vendor tells them apart by nothing else.
+    if (!indexOf.has(event.messageId)) indexOf.set(event.messageId, index);
+  }
+  return { sent, indexOf, quarantined };
 }

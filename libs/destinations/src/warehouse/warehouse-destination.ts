@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import {
+  envelopeWith,
   normalizeEvent,
   parseOutboxEnvelope,
   receiptContextOf,
@@ -17,7 +18,9 @@ import {
   type FailedDelivery,
   type WarehouseHealth,
 } from '../destination';
+import { omitPaths, WAREHOUSE_DESTINATION } from '@pipeline/tracking-plans';
 import { recordOutcome, type OutcomeRecorder } from '../outcome-recorder';
+import { planDecision, planViolationsColumn, quarantineReason } from '../plan-decisions';
 import {
   defaultBreakerTimings,
   WarehouseBreaker,
@@ -113,7 +116,8 @@ interface Item {
 interface Unstorable {
   message: DeliveryMessage;
   envelope: OutboxEnvelope;
-  events: TrackingEvent[];
+  /** The events' places in the record. */
+  indexes: number[];
   reason: string;
 }
 
@@ -209,13 +213,24 @@ export class WarehouseDestination implements Destination {
       const receipt = receiptContextOf(envelope);
       const items = pending.get(envelope.accountId) ?? [];
       for (const [index, event] of envelope.events.entries()) {
+        const decision = planDecision(envelope, index, WAREHOUSE_DESTINATION);
+        if (decision?.action === 'quarantine') {
+          unstorable.push({ message, envelope, indexes: [index], reason: quarantineReason(envelope) });
+          continue;
+        }
         try {
-          items.push({ message, envelope, event, index, row: normalizeEvent(event, receipt) });
+          const stored = decision?.action === 'omit' ? omitPaths(event, decision.omitted) : event;
+          const normalized = normalizeEvent(stored, receipt);
+          const column = planViolationsColumn(envelope, index, decision);
+          const row = column
+            ? ({ ...normalized, row: { ...normalized.row, plan_violations: { ...column } } } as WarehouseRow)
+            : normalized;
+          items.push({ message, envelope, event, index, row });
         } catch (error) {
           unstorable.push({
             message,
             envelope,
-            events: [event],
+            indexes: [index],
             reason: `unstorable_event: ${(error as Error).message}`,
           });
         }
@@ -243,7 +258,7 @@ export class WarehouseDestination implements Destination {
         unstorable.push({
           message: item.message,
           envelope: item.envelope,
-          events: [item.event],
+          indexes: [item.index],
           reason: 'no_warehouse: the account has no warehouse placement',
         });
       const outcome: RoundOutcome = { dataErrors: new Map(), holds: new Map(), moved: new Set() };
@@ -258,7 +273,12 @@ export class WarehouseDestination implements Destination {
           const reason = outcome.dataErrors.get(item);
           const hold = outcome.holds.get(item);
           if (reason !== undefined)
-            unstorable.push({ message: item.message, envelope: item.envelope, events: [item.event], reason });
+            unstorable.push({
+              message: item.message,
+              envelope: item.envelope,
+              indexes: [item.index],
+              reason,
+            });
           else if (hold) holds.set(item, hold);
           else if (!homeless.has(item)) stored.push(item);
         }
@@ -517,16 +537,16 @@ export class WarehouseDestination implements Destination {
 
   /** One failure to hold per record and warehouse, holding only that record's held events. */
   private heldDeliveries(holds: Map<Item, Hold>): FailedDelivery[] {
-    const groups = new Map<string, { first: Item; hold: Hold; events: TrackingEvent[] }>();
+    const groups = new Map<string, { first: Item; hold: Hold; indexes: number[] }>();
     for (const [item, hold] of holds) {
       const key = `${item.message.partition}/${item.message.offset}/${hold.warehouseId}`;
-      const group = groups.get(key) ?? { first: item, hold, events: [] };
-      group.events.push(item.event);
+      const group = groups.get(key) ?? { first: item, hold, indexes: [] };
+      group.indexes.push(item.index);
       groups.set(key, group);
     }
-    return [...groups.values()].map(({ first, hold, events }) => ({
+    return [...groups.values()].map(({ first, hold, indexes }) => ({
       message: first.message,
-      value: partValue(first.message, { ...first.envelope, events }),
+      value: partValue(first.message, envelopeWith(first.envelope, ascending(indexes))),
       target: `warehouse:${hold.warehouseId}`,
       reason: hold.reason,
       retryable: true,
@@ -572,17 +592,20 @@ function groupByRecord(unstorable: readonly Unstorable[], target: string): Faile
   for (const entry of unstorable) {
     const key = `${entry.message.partition}/${entry.message.offset}/${entry.reason}`;
     const group = groups.get(key);
-    if (group) group.events.push(...entry.events);
-    else groups.set(key, { ...entry, events: [...entry.events] });
+    if (group) group.indexes.push(...entry.indexes);
+    else groups.set(key, { ...entry, indexes: [...entry.indexes] });
   }
-  return [...groups.values()].map(({ message, envelope, events, reason }) => ({
+  return [...groups.values()].map(({ message, envelope, indexes, reason }) => ({
     message,
-    value: partValue(message, { ...envelope, events }),
+    value: partValue(message, envelopeWith(envelope, ascending(indexes))),
     target,
     reason,
     retryable: false,
   }));
 }
+
+/** Indexes in record order, as envelopeWith takes them (a record's events keep their order). */
+const ascending = (indexes: readonly number[]): number[] => [...indexes].sort((a, b) => a - b);
 
 /** An envelope of some of a record's events, or the whole record when they cannot even be serialized again. */
 function partValue(message: DeliveryMessage, envelope: OutboxEnvelope): Buffer {

@@ -92,7 +92,7 @@ describe('migrations', () => {
   });
 
   it('version 1: four tables on one server, deduplicating retried inserts, then the two views', () => {
-    expect(clickhouseMigrations.map((m) => m.version)).toEqual([1]);
+    expect(clickhouseMigrations.map((m) => m.version)).toEqual([1, 2]);
     const [events, users, groups, aliases, usersView, groupsView, ...rest] =
       clickhouseMigrations[0]!.statements('account_a', {});
     expect(rest).toEqual([]);
@@ -101,7 +101,7 @@ describe('migrations', () => {
     );
     expect(events).toContain("`received_at` DateTime64(6, 'UTC'), ");
     expect(events).toMatch(
-      / `properties` Nullable\(String\), `_version` UInt64\) ENGINE = ReplacingMergeTree\(_version\) PARTITION BY toYYYYMM\(received_at\) ORDER BY message_id SETTINGS non_replicated_deduplication_window = 1000$/,
+      / `properties` Nullable\(String\), `plan_violations` Nullable\(String\), `_version` UInt64\) ENGINE = ReplacingMergeTree\(_version\) PARTITION BY toYYYYMM\(received_at\) ORDER BY message_id SETTINGS non_replicated_deduplication_window = 1000$/,
     );
     expect(aliases).toMatch(/^CREATE TABLE IF NOT EXISTS `account_a`\.`aliases` \(/);
     expect(aliases).toMatch(/ PARTITION BY toYYYYMM\(received_at\) ORDER BY message_id SETTINGS /);
@@ -112,6 +112,28 @@ describe('migrations', () => {
     expect(groups).toMatch(/`account_a`\.`groups_rows` .* ORDER BY \(`group_id`, message_id\) SETTINGS /);
     expect(usersView).toBe(foldedView('account_a', 'users'));
     expect(groupsView).toBe(foldedView('account_a', 'groups'));
+  });
+
+  it('version 2: plan_violations where version 1 now puts it, then the views again', () => {
+    const single = clickhouseMigrations[1]!.statements('account_a', {});
+    expect(single).toEqual([
+      'ALTER TABLE `account_a`.`events` ADD COLUMN IF NOT EXISTS plan_violations Nullable(String) AFTER `properties`',
+      'ALTER TABLE `account_a`.`users_rows` ADD COLUMN IF NOT EXISTS plan_violations Nullable(String) AFTER `traits`',
+      'ALTER TABLE `account_a`.`groups_rows` ADD COLUMN IF NOT EXISTS plan_violations Nullable(String) AFTER `traits`',
+      'ALTER TABLE `account_a`.`aliases` ADD COLUMN IF NOT EXISTS plan_violations Nullable(String) AFTER `previous_id`',
+      foldedView('account_a', 'users'),
+      foldedView('account_a', 'groups'),
+    ]);
+    const cluster = clickhouseMigrations[1]!.statements('account_a', { cluster: 'c1' });
+    expect(cluster.slice(0, 2)).toEqual([
+      'ALTER TABLE `account_a`.`events_local` ON CLUSTER `c1` ADD COLUMN IF NOT EXISTS plan_violations Nullable(String) AFTER `properties`',
+      'ALTER TABLE `account_a`.`events` ON CLUSTER `c1` ADD COLUMN IF NOT EXISTS plan_violations Nullable(String) AFTER `properties`',
+    ]);
+    expect(cluster).toHaveLength(10);
+    expect(cluster.slice(-2)).toEqual([
+      foldedView('account_a', 'users', { cluster: 'c1' }),
+      foldedView('account_a', 'groups', { cluster: 'c1' }),
+    ]);
   });
 
   it('on a cluster: replicated local tables, Distributed tables sharded by the account, DDL on every node', () => {

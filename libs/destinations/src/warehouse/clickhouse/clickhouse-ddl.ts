@@ -171,6 +171,27 @@ export const clickhouseMigrations: {
       foldedView(db, 'groups', layout),
     ],
   },
+  {
+    // What a tracking plan found in each event (docs/tracking-plans.md). A database that step 1
+    // created after the column was declared has it already (IF NOT EXISTS); the views of users
+    // and groups are made again so that they show it.
+    version: 2,
+    statements: (db, layout) => [
+      ...(['events', 'users', 'groups', 'aliases'] as const).flatMap((table) => {
+        const stored = storedTableOf(table);
+        // In the place step 1 gives it now (before the stored-only columns), so that every
+        // database of an engine has one column order, whichever step created the column.
+        const before = Object.keys(warehouseTables[table])
+          .filter((c) => c !== 'plan_violations')
+          .at(-1) as string;
+        const add = (name: string) =>
+          `ALTER TABLE ${quoteName(db)}.${quoteName(name)}${onCluster(layout)} ADD COLUMN IF NOT EXISTS plan_violations Nullable(String) AFTER ${quoteName(before)}`;
+        return layout.cluster ? [add(`${stored}_local`), add(stored)] : [add(stored)];
+      }),
+      foldedView(db, 'users', layout),
+      foldedView(db, 'groups', layout),
+    ],
+  },
 ];
 
 /** The database and its migrations table. */

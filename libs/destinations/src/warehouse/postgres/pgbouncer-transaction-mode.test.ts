@@ -109,7 +109,7 @@ describe('warehouse writers behind PgBouncer in transaction mode (real PostgreSQ
       );
       expect(events.rows).toEqual([{ n: expectedEvents, ids: expectedEvents }]);
       const { rows: migrations } = await client.query(`SELECT version FROM ${schema}._migrations ORDER BY 1`);
-      expect(migrations).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(migrations).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
 
       // The same rows folded in memory: what the loads must have stored, whatever their order.
       const all = writers.flatMap((_, w) => batchesOf(w, schema).flat());

@@ -101,7 +101,7 @@ describe('warehouse migrations', () => {
         'users_anonymous',
       ]);
       const { rows: applied } = await client.query('SELECT version FROM acct_v2._migrations ORDER BY 1');
-      expect(applied.map((r) => r.version)).toEqual([1, 2, 3]);
+      expect(applied.map((r) => r.version)).toEqual([1, 2, 3, 4]);
       expect((await client.query('SELECT count(*)::int AS n FROM acct_v2.events')).rows[0].n).toBe(5000);
 
       // A chunk of the erasure finds its rows through the indexes, not by reading the table.
@@ -132,7 +132,9 @@ describe('warehouse migrations', () => {
         ['context_timezone', 'text'],
         ['revenue', 'numeric'],
       ]);
-      expect(Object.keys(events)).toHaveLength(Object.keys(warehouseTables.events).length + 2);
+      // Step 1's columns are every column but the ones later steps add (plan_violations: step 4).
+      const stepOne = Object.keys(warehouseTables.events).filter((c) => c !== 'plan_violations');
+      expect(Object.keys(events)).toEqual([...stepOne, 'context_timezone', 'revenue']);
     });
   });
 });

@@ -147,4 +147,13 @@ export const warehouseMigrations: { version: number; statements: (schema: string
           `CREATE INDEX IF NOT EXISTS ${index} ON ${quoteIdent(schema)}.${table} (${column})`,
       ),
   },
+  {
+    // What a tracking plan found in each event (docs/tracking-plans.md); null on every row written
+    // before, as on a row of a key without a plan. Adding a nullable column rewrites no row.
+    version: 4,
+    statements: (schema) =>
+      (['events', 'users', 'groups', 'aliases'] as const).map((table) =>
+        addColumns(schema, table, [['plan_violations', 'jsonb']]),
+      ),
+  },
 ];

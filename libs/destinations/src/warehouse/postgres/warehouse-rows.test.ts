@@ -85,6 +85,7 @@ const fullCommon = (messageId: string) => ({
   context_user_agent: 'Server-Seen/1.0',
   context_ip: '198.51.100.7',
   context_extra: { experiment: { arm: 'b' } },
+  plan_violations: null,
 });
 
 /** The columns of an event whose context has only empty objects and no session. */
@@ -121,6 +122,7 @@ const bareCommon = (messageId: string) => ({
   context_user_agent: 'Server-Seen/1.0',
   context_ip: '198.51.100.7',
   context_extra: null,
+  plan_violations: null,
 });
 
 const full = <T extends { type: string }>(fields: T) => ({

@@ -37,7 +37,7 @@ describe('WarehouseWriter (real PostgreSQL)', () => {
     await Promise.all([writer.ensureSchema('acct_a'), another.ensureSchema('acct_a')]);
     await another.close();
     const { rows } = await client.query('SELECT version FROM acct_a._migrations ORDER BY version');
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     const tables = await client.query(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'acct_a' ORDER BY 1",
     );
