@@ -48,7 +48,7 @@ describe('checkPolicy', () => {
     expect(
       checkPolicy({
         actions: { unplanned_event: 'omit', missing_required: 'omit', wrong_value: 'drop', 'a/b~': 'allow' },
-        destinations: { '': {}, x: 'allow', ['d'.repeat(65)]: { common_schema: 'block' } },
+        destinations: { '': {}, x: 'allow', ['d'.repeat(65)]: { common_schema: 'block' }, 'a\u0000b': {} },
         extra: 1,
       }),
     ).toEqual([
@@ -61,12 +61,22 @@ describe('checkPolicy', () => {
         message:
           'is not a violation class (unplanned_event, unplanned_property, missing_required, wrong_value, common_schema)',
       },
-      { path: '/destinations/', message: 'a destination is 1 to 64 characters' },
+      {
+        path: '/destinations/',
+        message: 'a destination is an integration id or warehouse: 1 to 64 of A-Z a-z 0-9 _ - . :',
+      },
       { path: '/destinations/x', message: 'must be an object of actions by violation class' },
-      { path: `/destinations/${'d'.repeat(65)}`, message: 'a destination is 1 to 64 characters' },
+      {
+        path: `/destinations/${'d'.repeat(65)}`,
+        message: 'a destination is an integration id or warehouse: 1 to 64 of A-Z a-z 0-9 _ - . :',
+      },
       {
         path: `/destinations/${'d'.repeat(65)}/common_schema`,
         message: 'must be one of allow, omit, quarantine',
+      },
+      {
+        path: '/destinations/a\u0000b',
+        message: 'a destination is an integration id or warehouse: 1 to 64 of A-Z a-z 0-9 _ - . :',
       },
     ]);
     expect(checkPolicy({})).toEqual([

@@ -93,6 +93,8 @@ export const policyCaps = {
   maxDestinationLength: 64,
 } as const;
 
+const destinationNamePattern = new RegExp(`^[A-Za-z0-9_.:-]{1,${policyCaps.maxDestinationLength}}$`);
+
 /** What is wrong with a submitted policy; none when it can be bound. */
 export function checkPolicy(policy: unknown): PolicyProblem[] {
   if (!isRecord(policy)) return [{ path: '', message: 'must be an object' }];
@@ -116,10 +118,12 @@ export function checkPolicy(policy: unknown): PolicyProblem[] {
         });
       for (const name of names) {
         const at = `/destinations/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-        if (name.length === 0 || name.length > policyCaps.maxDestinationLength)
+        // Integration ids are UUIDs and the warehouse is `warehouse`; anything else names nothing,
+        // and a NUL or a lone surrogate would not even be stored (PostgreSQL's jsonb refuses them).
+        if (!destinationNamePattern.test(name))
           problems.push({
             path: at,
-            message: `a destination is 1 to ${policyCaps.maxDestinationLength} characters`,
+            message: `a destination is an integration id or warehouse: 1 to ${policyCaps.maxDestinationLength} of A-Z a-z 0-9 _ - . :`,
           });
         problems.push(...actionsProblems(policy.destinations[name], at));
       }
