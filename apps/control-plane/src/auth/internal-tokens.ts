@@ -16,7 +16,8 @@ export type InternalScope =
   | 'write_keys.lookup'
   | 'warehouses.resolve'
   | 'warehouses.report'
-  | 'regulations.subjects';
+  | 'regulations.subjects'
+  | 'tracking_plans.versions';
 
 export const INGESTION_TOKEN_VARIABLE = 'INTERNAL_TOKEN_INGESTION';
 
@@ -144,5 +145,7 @@ export function callerHasScope(caller: InternalCaller, scope: string): boolean {
   if (scope === 'warehouses.resolve' || scope === 'warehouses.report') return caller.caller === 'warehouse';
   // Every service that delivers or accepts events decides them by the account's regulations.
   if (scope === 'regulations.subjects') return true;
+  // Ingestion holds events to the version a key binds; it compiles that version from here.
+  if (scope === 'tracking_plans.versions') return caller.caller === 'ingestion';
   return false;
 }
