@@ -325,7 +325,7 @@ export class TrackingPlanService {
   ): Promise<ListResponse<TrackingPlanVersionSummary>> {
     const plan = await this.find(this.dataSource.manager, accountId, planId);
     const rows = (await this.dataSource.query(
-      `SELECT plan_id, version, hash, published_at, published_by_api_key_id,
+      `SELECT plan_id, version, hash, published_at, published_by_api_key_id
        FROM tracking_plan_versions WHERE plan_id = $1 ORDER BY version DESC LIMIT $2 OFFSET $3`,
       [plan.id, page.limit, page.offset],
     )) as {
