@@ -55,7 +55,7 @@ export function internalTokenFields<const T extends string>(forwardingAppTypes: 
   ) as DeliveryTokenFields<T>;
   return {
     INTERNAL_TOKEN_INGESTION: token().describe(
-      "The token ingestion presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/write-keys/resolve` only, never a destination's credentials (32+ characters).",
+      "The token ingestion presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/write-keys/resolve`, `/internal/v1/regulated-subjects` and `/internal/v1/tracking-plan-versions` only, never a destination's credentials (32+ characters).",
     ),
     ...delivery,
     [WAREHOUSE_TOKEN_VARIABLE]: token()
