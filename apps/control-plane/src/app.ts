@@ -41,6 +41,13 @@ import { RegulatedSubjectsController } from './internal/regulated-subjects.contr
 import { OperatorRegulationsController } from './regulations/operator-regulations.controller';
 import { RegulationsController, SuppressionsController } from './regulations/regulation.controller';
 import type { Regulations } from './regulations/regulations';
+import { TrackingPlanVersionsController } from './internal/tracking-plan-versions.controller';
+import {
+  TrackingPlansController,
+  WriteKeyTrackingPlanController,
+} from './tracking-plans/tracking-plan.controller';
+import type { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
+import type { TrackingPlanService } from './tracking-plans/tracking-plan.service';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
 import { debugStreamRouter } from './debugger/debugger-stream';
@@ -77,6 +84,8 @@ export interface ApiServices {
   placements: WarehousePlacements;
   warehouseMoves: WarehouseMoves;
   regulations: Regulations;
+  trackingPlans: TrackingPlanService;
+  trackingPlanBindings: TrackingPlanBindings;
 }
 
 /** What the Express app needs besides the services. */
@@ -143,6 +152,9 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [RegulationsController, new RegulationsController(services.regulations)],
     [SuppressionsController, new SuppressionsController(services.regulations)],
     [RegulatedSubjectsController, new RegulatedSubjectsController(services.regulations.service)],
+    [TrackingPlansController, new TrackingPlansController(services.trackingPlans)],
+    [WriteKeyTrackingPlanController, new WriteKeyTrackingPlanController(services.trackingPlanBindings)],
+    [TrackingPlanVersionsController, new TrackingPlanVersionsController(services.trackingPlans)],
     [
       OperatorWarehousesController,
       new OperatorWarehousesController(services.warehouses, services.placements),

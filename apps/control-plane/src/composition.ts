@@ -73,6 +73,9 @@ import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { WriteKeyService } from './write-keys/write-key.service';
+import { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
+import type { TrackingPlanLimits } from './tracking-plans/tracking-plan-limits';
+import { TrackingPlanService } from './tracking-plans/tracking-plan.service';
 import { WarehousePlacements } from './warehouse-registry/warehouse-placements';
 import { WarehouseMoves } from './warehouse-registry/warehouse-moves';
 import { WarehouseMoveExecutor } from './warehouse-registry/warehouse-move-executor';
@@ -120,6 +123,8 @@ export interface ServiceDependencies {
   engines?: WarehouseEngines;
   /** Puts dead letters back for delivery (Kafka); absent: replays answer 503 `dead_letters_unavailable`. */
   deadLetterReplayer?: DeadLetterReplayer;
+  /** What an account's tracking plans may hold (default: the documented caps). */
+  trackingPlanLimits?: TrackingPlanLimits;
   /** REGULATION_SUBJECTS_PER_MONTH (default Segment's 110,000). */
   regulationLimits?: RegulationLimits;
   /** Counts a dry run's rows per warehouse table (tests give their own); absent: the account's warehouse engine counts. */
@@ -176,7 +181,11 @@ export function composeServices(deps: ServiceDependencies) {
     ...(deps.onJobCancelled ? { onJobCancelled: deps.onJobCancelled } : {}),
     ...(tenantChanges ? { tenantChanges } : {}),
   });
-  const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements);
+  // Publishing, binding, unbinding and deleting a plan are broadcast like any tenant change:
+  // ingestion re-resolves the account's keys and holds their events to the new version.
+  const trackingPlans = new TrackingPlanService(dataSource, tenantChanges, deps.trackingPlanLimits);
+  const trackingPlanBindings = new TrackingPlanBindings(dataSource, tenantChanges);
+  const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements, trackingPlanBindings);
   // Each account's own warehouse, through the process's engines; without them (a test graph
   // that reads nothing), WAREHOUSE_URL's default database.
   const reader =
@@ -217,6 +226,8 @@ export function composeServices(deps: ServiceDependencies) {
   );
   return {
     regulations,
+    trackingPlans,
+    trackingPlanBindings,
     deadLetters,
     warehouses,
     placements,

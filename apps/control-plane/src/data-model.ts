@@ -29,7 +29,13 @@ import { DeadLetters1796000000000 } from './database/migrations/1796000000000-de
 import { DeletableWarehouses1796100000000 } from './database/migrations/1796100000000-deletable-warehouses';
 import { DeadLetterPreview1796200000000 } from './database/migrations/1796200000000-dead-letter-preview';
 import { Regulations1796300000000 } from './database/migrations/1796300000000-regulations';
+import { TrackingPlans1796400000000 } from './database/migrations/1796400000000-tracking-plans';
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
+import {
+  TrackingPlanBindingEntity,
+  TrackingPlanEntity,
+  TrackingPlanVersionEntity,
+} from './tracking-plans/tracking-plan.entity';
 import { dataSourceFor } from './database/data-source';
 
 // The one place that names every feature's entity and every migration. TypeORM needs the whole
@@ -50,6 +56,9 @@ export const entities = [
   AccountWarehouseEntity,
   WarehouseMoveEntity,
   DeadLetterEntity,
+  TrackingPlanEntity,
+  TrackingPlanVersionEntity,
+  TrackingPlanBindingEntity,
 ];
 export const migrations = [
   CreateAccounts1795316766691,
@@ -70,6 +79,7 @@ export const migrations = [
   DeletableWarehouses1796100000000,
   DeadLetterPreview1796200000000,
   Regulations1796300000000,
+  TrackingPlans1796400000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -28,6 +28,7 @@ const LAYERS = [
   'debugger',
   'dead-letters',
   'regulations',
+  'tracking-plans',
   'internal',
   'app-types',
   'health',

@@ -15,6 +15,9 @@ describe('callerHasScope', () => {
     // Every service that accepts or delivers events decides them by the account's regulations.
     expect(matrix('regulations.subjects')).toEqual([true, true, true]);
     expect(matrix('regulations.write')).toEqual([false, false, false]);
+    // Ingestion compiles the plan version a key binds; the consumers get the policy in the envelope.
+    expect(matrix('tracking_plans.versions')).toEqual([true, false, false]);
+    expect(matrix('tracking_plans.read')).toEqual([false, false, false]);
     expect(matrix('')).toEqual([false, false, false]);
   });
 });

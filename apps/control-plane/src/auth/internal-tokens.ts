@@ -16,7 +16,8 @@ export type InternalScope =
   | 'write_keys.lookup'
   | 'warehouses.resolve'
   | 'warehouses.report'
-  | 'regulations.subjects';
+  | 'regulations.subjects'
+  | 'tracking_plans.versions';
 
 export const INGESTION_TOKEN_VARIABLE = 'INTERNAL_TOKEN_INGESTION';
 
@@ -54,7 +55,7 @@ export function internalTokenFields<const T extends string>(forwardingAppTypes: 
   ) as DeliveryTokenFields<T>;
   return {
     INTERNAL_TOKEN_INGESTION: token().describe(
-      "The token ingestion presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/write-keys/resolve` only, never a destination's credentials (32+ characters).",
+      "The token ingestion presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/write-keys/resolve`, `/internal/v1/regulated-subjects` and `/internal/v1/tracking-plan-versions` only, never a destination's credentials (32+ characters).",
     ),
     ...delivery,
     [WAREHOUSE_TOKEN_VARIABLE]: token()
@@ -144,5 +145,7 @@ export function callerHasScope(caller: InternalCaller, scope: string): boolean {
   if (scope === 'warehouses.resolve' || scope === 'warehouses.report') return caller.caller === 'warehouse';
   // Every service that delivers or accepts events decides them by the account's regulations.
   if (scope === 'regulations.subjects') return true;
+  // Ingestion holds events to the version a key binds; it compiles that version from here.
+  if (scope === 'tracking_plans.versions') return caller.caller === 'ingestion';
   return false;
 }

@@ -49,6 +49,7 @@ describe('internal routes and their scopes (security review 2026-11-29, finding 
       .sort();
     expect(internal).toEqual([
       'post /internal/v1/regulated-subjects [{"name":"internal_token","scopes":["regulations.subjects"]}]',
+      'post /internal/v1/tracking-plan-versions [{"name":"internal_token","scopes":["tracking_plans.versions"]}]',
       'post /internal/v1/warehouses/:warehouseId/status [{"name":"internal_token","scopes":["warehouses.report"]}]',
       'post /internal/v1/warehouses/resolve [{"name":"internal_token","scopes":["warehouses.resolve"]}]',
       'post /internal/v1/write-keys/lookup [{"name":"internal_token","scopes":["write_keys.lookup"]}]',

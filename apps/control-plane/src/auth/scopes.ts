@@ -22,6 +22,8 @@ export const scopes = [
   'dead_letters.discard',
   'regulations.read',
   'regulations.write',
+  'tracking_plans.read',
+  'tracking_plans.write',
 ] as const;
 
 export type Scope = (typeof scopes)[number];

@@ -22,15 +22,23 @@ export interface Problem {
 }
 
 export interface ProblemLimit {
-  /** `write_keys`, `sources`, `integrations` or `queued_runs`. */
+  /**
+   * `write_keys`, `sources`, `integrations` or `queued_runs`; `tracking_plans`,
+   * `tracking_plan_versions` or `tracking_plan_bytes` (docs/tracking-plans.md).
+   */
   name: string;
   /** @isInt */
   maximum: number;
 }
 
 export interface ProblemFieldError {
-  /** Where the problem is, e.g. `body.schedule.frequencyValue` or `query.limit`. */
+  /**
+   * Where the problem is, e.g. `body.schedule.frequencyValue` or `query.limit`; a JSON Pointer
+   * into the submitted document for a tracking plan's or policy's problems.
+   */
   path: string;
+  /** The problem's own stable code, where the document's checks give one (`ref_cycle`, `schema_invalid`, ...). */
+  code?: string;
   message: string;
 }
 

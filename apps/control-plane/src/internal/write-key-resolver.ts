@@ -6,6 +6,7 @@ import type { AppService } from '../apps/app.service';
 import { hashToken } from '../auth/secret-token';
 import { isUuid } from '../http/ids';
 import { IntegrationEntity } from '../integrations/integration.entity';
+import type { TrackingPlanBindings } from '../tracking-plans/tracking-plan-bindings';
 import type { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
 import { resolvedDestination } from '../integrations/resolved-destination';
@@ -28,6 +29,7 @@ export class WriteKeyResolver {
     private readonly dataSource: DataSource,
     private readonly apps: AppService,
     private readonly placements: WarehousePlacements,
+    private readonly trackingPlans: TrackingPlanBindings,
   ) {}
 
   /** For ingestion: where the key's events go, without any credential or config. */
@@ -37,7 +39,7 @@ export class WriteKeyResolver {
       .findOneBy({ keyHash: hashToken(writeKey) });
     if (!record) throw notFound();
     const base = await this.baseOf(record);
-    if (record.revokedAt) return { ...base, status: 'revoked', destinations: [] };
+    if (record.revokedAt) return { ...base, status: 'revoked', destinations: [], trackingPlan: null };
     const destinations: DestinationSummary[] = [];
     for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
       if (!app.credentialsCiphertext || !app.credentialsKeyId) continue;
@@ -83,6 +85,9 @@ export class WriteKeyResolver {
         ...(record.rateLimitEventsPerDay ? { eventsPerDay: record.rateLimitEventsPerDay } : {}),
       },
       warehouse: { kind: 'warehouse' as const, warehouseId, engine, schema, epoch },
+      // The version is resolved now: `latest` is the newest published at this moment, and every
+      // publish is broadcast so that caches resolve the key again.
+      trackingPlan: await this.trackingPlans.bindingOf(record.id),
     };
   }
 

@@ -146,6 +146,8 @@ export interface HarnessOptions {
   regulationLimits?: AppDependencies['regulationLimits'];
   /** Counts a dry run's rows; absent: dry runs answer 503 until the engines count them. */
   subjectRowCounter?: AppDependencies['subjectRowCounter'];
+  /** What an account's tracking plans may hold; absent: the documented caps. */
+  trackingPlanLimits?: AppDependencies['trackingPlanLimits'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -184,6 +186,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     deadLetterOptions: options.deadLetterOptions,
     regulationLimits: options.regulationLimits,
     subjectRowCounter: options.subjectRowCounter,
+    trackingPlanLimits: options.trackingPlanLimits,
     operatorToken: new OperatorToken(options.operatorToken),
     operatorTokenFailures: options.operatorTokenFailures,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),

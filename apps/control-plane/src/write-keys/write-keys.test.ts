@@ -279,6 +279,8 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
             dataType: 'events',
           },
         ],
+        // The key binds no tracking plan (tracking-plans/tracking-plans.test.ts binds some).
+        trackingPlan: null,
       });
       // Credentials travel only on the lookup the forwarding consumers use.
       expect(JSON.stringify(response.body)).not.toContain('amp-key');
