@@ -48,6 +48,8 @@ import {
 } from './tracking-plans/tracking-plan.controller';
 import type { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanService } from './tracking-plans/tracking-plan.service';
+import { QuarantineController } from './quarantine/quarantine.controller';
+import type { QuarantineService } from './quarantine/quarantine.service';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
 import { debugStreamRouter } from './debugger/debugger-stream';
@@ -86,6 +88,7 @@ export interface ApiServices {
   regulations: Regulations;
   trackingPlans: TrackingPlanService;
   trackingPlanBindings: TrackingPlanBindings;
+  quarantine: QuarantineService;
 }
 
 /** What the Express app needs besides the services. */
@@ -155,6 +158,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [TrackingPlansController, new TrackingPlansController(services.trackingPlans)],
     [WriteKeyTrackingPlanController, new WriteKeyTrackingPlanController(services.trackingPlanBindings)],
     [TrackingPlanVersionsController, new TrackingPlanVersionsController(services.trackingPlans)],
+    [QuarantineController, new QuarantineController(services.quarantine)],
     [
       OperatorWarehousesController,
       new OperatorWarehousesController(services.warehouses, services.placements),

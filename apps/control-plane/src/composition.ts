@@ -76,6 +76,7 @@ import { WriteKeyService } from './write-keys/write-key.service';
 import { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanLimits } from './tracking-plans/tracking-plan-limits';
 import { TrackingPlanService } from './tracking-plans/tracking-plan.service';
+import { QuarantineService } from './quarantine/quarantine.service';
 import { WarehousePlacements } from './warehouse-registry/warehouse-placements';
 import { WarehouseMoves } from './warehouse-registry/warehouse-moves';
 import { WarehouseMoveExecutor } from './warehouse-registry/warehouse-move-executor';
@@ -211,6 +212,10 @@ export function composeServices(deps: ServiceDependencies) {
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
   const deadLetters = new DeadLetterService(dataSource, deps.deadLetterReplayer, deps.deadLetterOptions);
+  const quarantine = new QuarantineService(dataSource, trackingPlans, deps.deadLetterReplayer, {
+    ...(deps.deadLetterOptions?.limits ? { limits: deps.deadLetterOptions.limits } : {}),
+    ...(deps.deadLetterOptions?.replayLimiter ? { replayLimiter: deps.deadLetterOptions.replayLimiter } : {}),
+  });
   const regulationService = new RegulationService(dataSource, cipher, tenantChanges, deps.regulationLimits);
   const regulations = new Regulations(
     regulationService,
@@ -228,6 +233,7 @@ export function composeServices(deps: ServiceDependencies) {
     regulations,
     trackingPlans,
     trackingPlanBindings,
+    quarantine,
     deadLetters,
     warehouses,
     placements,

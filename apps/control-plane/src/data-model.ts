@@ -30,6 +30,7 @@ import { DeletableWarehouses1796100000000 } from './database/migrations/17961000
 import { DeadLetterPreview1796200000000 } from './database/migrations/1796200000000-dead-letter-preview';
 import { Regulations1796300000000 } from './database/migrations/1796300000000-regulations';
 import { TrackingPlans1796400000000 } from './database/migrations/1796400000000-tracking-plans';
+import { QuarantinedEvents1796500000000 } from './database/migrations/1796500000000-quarantined-events';
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
 import {
   TrackingPlanBindingEntity,
@@ -80,6 +81,7 @@ export const migrations = [
   DeadLetterPreview1796200000000,
   Regulations1796300000000,
   TrackingPlans1796400000000,
+  QuarantinedEvents1796500000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

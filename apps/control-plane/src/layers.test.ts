@@ -29,6 +29,7 @@ const LAYERS = [
   'dead-letters',
   'regulations',
   'tracking-plans',
+  'quarantine',
   'internal',
   'app-types',
   'health',

@@ -194,3 +194,10 @@ export {
   type DeliveryOutcomeKind,
   type OutcomeRecorder,
 } from './outcome-recorder';
+export {
+  PLAN_QUARANTINED,
+  planDecision,
+  planViolationsColumn,
+  quarantineReason,
+  type PlanViolationsColumn,
+} from './plan-decisions';

@@ -5,6 +5,7 @@ import { envelopeWith, outboxKey, parseOutboxEnvelope, type OutboxEnvelope } fro
 import { ensureTopics } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
 import type { EventIdentity, RegulatedSubjects } from '@pipeline/tenancy';
+import { indexQuarantined } from './quarantined-events';
 import { previewOf } from './dead-letter-preview';
 import { DeadLetterRetention } from './dead-letter-retention';
 import { defaultDeadLetterLimits, type DeadLetterLimits } from './dead-letter-limits';
@@ -181,9 +182,11 @@ export class DeadLetterIndex {
     const target = letter.target ?? kind;
     const origin = letter.origin ?? `${record.topic}/${record.partition}/${record.offset}`;
     const stored = storedEventsOf(envelope, value);
+    const reasonCode = deadLetterReasonCode(letter);
     try {
-      const rows: { inserted: boolean }[] = await this.dataSource.query(
-        `INSERT INTO dead_letters AS d (account_id, destination, target, origin, reason, reason_code, attempts,
+      const row = await this.dataSource.transaction(async (manager) => {
+        const rows: { id: string; inserted: boolean }[] = await manager.query(
+          `INSERT INTO dead_letters AS d (account_id, destination, target, origin, reason, reason_code, attempts,
            permanent, first_seen_at, last_seen_at, message_ids, record_key, record_value, kafka_topic,
            kafka_partition, kafka_offset, preview, event_count, write_key_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
@@ -209,29 +212,34 @@ export class DeadLetterIndex {
          WHERE d.kafka_topic <> EXCLUDED.kafka_topic
             OR d.kafka_partition <> EXCLUDED.kafka_partition
             OR d.kafka_offset < EXCLUDED.kafka_offset
-         RETURNING (xmax = 0) AS inserted`,
-        [
-          envelope.accountId,
-          kind,
-          target,
-          origin,
-          letter.reason ?? '',
-          deadLetterReasonCode(letter),
-          Number.isInteger(letter.attempts) ? letter.attempts : 0,
-          letter.permanent,
-          seenAt,
-          stored.messageIds,
-          key,
-          stored.recordValue,
-          record.topic,
-          record.partition,
-          record.offset,
-          stored.preview,
-          stored.eventCount,
-          envelope.writeKeyId,
-        ],
-      );
-      const [row] = rows;
+         RETURNING id, (xmax = 0) AS inserted`,
+          [
+            envelope.accountId,
+            kind,
+            target,
+            origin,
+            letter.reason ?? '',
+            reasonCode,
+            Number.isInteger(letter.attempts) ? letter.attempts : 0,
+            letter.permanent,
+            seenAt,
+            stored.messageIds,
+            key,
+            stored.recordValue,
+            record.topic,
+            record.partition,
+            record.offset,
+            stored.preview,
+            stored.eventCount,
+            envelope.writeKeyId,
+          ],
+        );
+        const [written] = rows;
+        // The quarantine's rows of this dead letter, in the same transaction (quarantined-events.ts).
+        if (written)
+          await indexQuarantined(manager, { ...written, reasonCode, destination: kind, target }, envelope);
+        return written;
+      });
       if (row?.inserted) await this.keepWithinCap(envelope.accountId);
       return row ? (row.inserted ? 'inserted' : 'updated') : 'duplicate';
     } catch (error) {

@@ -23,7 +23,7 @@ export const REPLAY_PAGE_ROWS = 50;
  */
 export const REPLAY_PAGE_BYTES = 5 * 1024 * 1024;
 
-const deadLettersUnavailable = (replayed: number, cause?: unknown) => {
+export const deadLettersUnavailable = (replayed: number, cause?: unknown) => {
   const error = new AppError(
     503,
     'dead_letters_unavailable',
@@ -36,7 +36,7 @@ const deadLettersUnavailable = (replayed: number, cause?: unknown) => {
   return error;
 };
 
-const replayRateLimited = (retryAfterSeconds: number, perMinute: number) =>
+export const replayRateLimited = (retryAfterSeconds: number, perMinute: number) =>
   new AppError(
     429,
     'dead_letter_replay_rate_limited',
@@ -92,19 +92,22 @@ interface ReplayRow extends TakenRow {
  */
 export const RECORD_PART_BYTES = 32 * 1024;
 
+/** A dead letter's record, read in parts of RECORD_PART_BYTES. */
+export async function readRecord(manager: EntityManager, deadLetterId: string): Promise<Buffer> {
+  const parts: { part: Buffer }[] = await manager.query(
+    `SELECT substring(record_value FROM (n - 1) * ${RECORD_PART_BYTES} + 1 FOR ${RECORD_PART_BYTES}) AS part
+     FROM dead_letters,
+       generate_series(1, GREATEST(1, (octet_length(record_value) + ${RECORD_PART_BYTES - 1}) / ${RECORD_PART_BYTES})) AS n
+     WHERE id = $1 ORDER BY n`,
+    [deadLetterId],
+  );
+  return Buffer.concat(parts.map(({ part }) => part));
+}
+
 /** A page of rows as the replay sends them: the records read, each on its own. */
 async function withRecords(manager: EntityManager, rows: readonly TakenRow[]): Promise<ReplayRow[]> {
   const read: ReplayRow[] = [];
-  for (const row of rows) {
-    const parts: { part: Buffer }[] = await manager.query(
-      `SELECT substring(record_value FROM (n - 1) * ${RECORD_PART_BYTES} + 1 FOR ${RECORD_PART_BYTES}) AS part
-       FROM dead_letters,
-         generate_series(1, GREATEST(1, (octet_length(record_value) + ${RECORD_PART_BYTES - 1}) / ${RECORD_PART_BYTES})) AS n
-       WHERE id = $1 ORDER BY n`,
-      [row.id],
-    );
-    read.push({ ...row, record_value: Buffer.concat(parts.map(({ part }) => part)) });
-  }
+  for (const row of rows) read.push({ ...row, record_value: await readRecord(manager, row.id) });
   return read;
 }
 

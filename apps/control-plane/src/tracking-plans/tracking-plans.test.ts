@@ -650,7 +650,7 @@ describe('tracking plans API (real PostgreSQL)', () => {
       version: 1,
       policy: {
         actions: {},
-        destinations: { [strangerIntegration]: { wrong_value: 'quarantine' }, 'a/b': {} },
+        destinations: { [strangerIntegration]: { wrong_value: 'quarantine' }, crm: {} },
       },
     });
     expect([unknownDestination.status, unknownDestination.body.errors]).toEqual([
@@ -660,7 +660,7 @@ describe('tracking plans API (real PostgreSQL)', () => {
           path: `/destinations/${strangerIntegration}`,
           message: 'is neither warehouse nor an integration of this account',
         },
-        { path: '/destinations/a~1b', message: 'is neither warehouse nor an integration of this account' },
+        { path: '/destinations/crm', message: 'is neither warehouse nor an integration of this account' },
       ],
     ]);
     const noSuchVersion = await bind({ planId: plan.id, version: 2, policy: { actions: {} } });
