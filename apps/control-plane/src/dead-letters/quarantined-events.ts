@@ -7,6 +7,7 @@ import type { OutboxEnvelope } from '@pipeline/events';
  * is kept with U+FFFD in its place (the record itself keeps every character).
  */
 export const storableText = (text: string): string =>
+  // eslint-disable-next-line no-control-regex -- U+0000 is exactly what must be replaced.
   text.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 
 const nameOf = (event: Readonly<Record<string, unknown>>): string | null => {
