@@ -7,6 +7,7 @@ import {
   type DebugEventError,
   type DebugEventRecord,
   type DebugStreamWriter,
+  type DebugViolation,
 } from '@pipeline/redis';
 
 /**
@@ -60,7 +61,8 @@ export class DebugRecorder {
   /**
    * A request's events: `eventErrors` by index for the events refused one by one;
    * `requestError` when the whole request was refused after its events were read; `hidden`, the
-   * indexes of events a privacy regulation names, which the debugger never shows.
+   * indexes of events a privacy regulation names, which the debugger never shows; `planned`,
+   * the tracking-plan verdicts of the events committed, by index, when the key binds a plan.
    */
   recordEvents(
     writeKeyId: string,
@@ -70,6 +72,10 @@ export class DebugRecorder {
     eventErrors: readonly { index: number; errors: readonly { message: string }[] }[],
     requestError?: unknown,
     hidden?: ReadonlySet<number>,
+    planned?: {
+      planId: string;
+      verdicts: ReadonlyMap<number, { version: number | null; violations: readonly DebugViolation[] }>;
+    },
   ): void {
     try {
       if (!this.writer.available) return;
@@ -91,6 +97,7 @@ export class DebugRecorder {
         }));
         const errors = [...own, ...refused];
         const { payload, truncated } = debugPayload(input);
+        const verdict = planned?.verdicts.get(index);
         const record: DebugEventRecord = {
           receivedAt: at,
           requestId,
@@ -101,6 +108,12 @@ export class DebugRecorder {
           errors,
           payload,
           ...(truncated ? { truncated: true as const } : {}),
+          ...(planned && verdict
+            ? {
+                plan: { planId: planned.planId, version: verdict.version },
+                violations: [...verdict.violations],
+              }
+            : {}),
         };
         this.writer.add(key, ['d', JSON.stringify(record)]);
       }
