@@ -73,14 +73,16 @@ export const outboxKey = (envelope: OutboxEnvelope) => {
 };
 
 /**
- * An upper bound of a verdict's JSON bytes in an envelope (its comma included): a verdict
- * without violations is at most `{"version":2147483647,"violations":[]},`; one with violations
- * is measured.
+ * An upper bound of a verdict's JSON bytes in an envelope (its comma included), without
+ * serializing it: a verdict without violations is at most `{"version":2147483647,"violations":[]},`;
+ * a violation's strings take at most 6 bytes a UTF-16 unit in JSON (`\u0000`), and its members'
+ * names, quotes and numbers under 100 bytes.
  */
 function verdictBytes(verdict: PlanVerdict): number {
-  return verdict.violations.length === 0 && verdict.unlisted === undefined
-    ? 40
-    : Buffer.byteLength(JSON.stringify(verdict), 'utf8') + 1;
+  let bytes = 60;
+  for (const { code, path, keyword, message } of verdict.violations)
+    bytes += 100 + 6 * (code.length + path.length + keyword.length + message.length);
+  return verdict.violations.length === 0 ? 40 : bytes;
 }
 
 /**
@@ -88,8 +90,8 @@ function verdictBytes(verdict: PlanVerdict): number {
  * 32 KB). `sourceBytes` is the size of the body the events were parsed from: when it is within
  * half the limit (see validateEvent), they all fit one envelope without measuring each.
  * `verdicts`, aligned with `events` (the plan door's), are split with them, each in its event's
- * envelope, and their bytes counted with the events' (those of an event without violations
- * by a bound, without serializing them).
+ * envelope, and their bytes counted with the events' by an upper bound (verdictBytes): most
+ * verdicts have no violations, and serializing every verdict twice would cost each request.
  */
 export function toOutboxEnvelopes(
   base: Omit<OutboxEnvelope, 'events' | 'verdicts'>,
