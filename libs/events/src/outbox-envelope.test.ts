@@ -122,7 +122,9 @@ describe('toOutboxEnvelopes with verdicts', () => {
   it('counts a verdict’s bytes with its event’s: what fits without one splits with it', () => {
     const event = track('m0', { anonymousId: 'a' });
     const overhead = Buffer.byteLength(JSON.stringify(event));
-    const planBytes = Buffer.byteLength(JSON.stringify(plan));
+    // The plan's bound: its policy's bytes, 6 a unit of its id, 64 for the rest.
+    const planBytes = Buffer.byteLength(JSON.stringify(plan.policy)) + 6 * plan.planId.length + 64;
+    expect(planBytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(plan)));
     const half = (MAX_ENVELOPE_BYTES - 1024 - planBytes) / 2 - overhead - 40;
     const events = [track('m1', { anonymousId: 'a' }, half), track('m2', { anonymousId: 'a' }, half)];
     const sizes = (verdicts: PlanVerdict[]) =>

@@ -49,10 +49,11 @@ export interface ValidatedBatch {
   eventIndexes: number[];
 }
 
-/** What the plan door decided for the events of a request, by their index in the request. */
+/** What the plan door decided for the events committed: `verdicts[i]` is for the request's event `indexes[i]`. */
 export interface RequestVerdicts {
   planId: string;
-  verdicts: ReadonlyMap<number, PlanVerdict>;
+  indexes: readonly number[];
+  verdicts: readonly PlanVerdict[];
 }
 
 /** Static mode's synchronous delivery: the result per destination, or delivery_unavailable. */
@@ -310,14 +311,12 @@ export class CollectService {
       this.metrics.published(facts.startedAt);
       if (planned) {
         hosted.plans?.count(planned.verdicts);
-        if (onVerdicts) {
-          const indexes =
-            regulated.length > 0 ? withoutIndexes(batch.eventIndexes, regulated) : batch.eventIndexes;
-          onVerdicts({
-            planId: planned.plan.planId,
-            verdicts: new Map(indexes.map((index, i) => [index, planned.verdicts[i] as PlanVerdict])),
-          });
-        }
+        // Looked up only for the events the debugger records (most requests: none).
+        onVerdicts?.({
+          planId: planned.plan.planId,
+          indexes: regulated.length > 0 ? withoutIndexes(batch.eventIndexes, regulated) : batch.eventIndexes,
+          verdicts: planned.verdicts,
+        });
       }
     }
     // Not awaited: the batch is durable once published, and the mark only spares a retry a

@@ -74,7 +74,9 @@ export class DebugRecorder {
     hidden?: ReadonlySet<number>,
     planned?: {
       planId: string;
-      verdicts: ReadonlyMap<number, { version: number | null; violations: readonly DebugViolation[] }>;
+      /** `verdicts[i]` is for the event at `indexes[i]`. */
+      indexes: readonly number[];
+      verdicts: readonly { version: number | null; violations: readonly DebugViolation[] }[];
     },
   ): void {
     try {
@@ -85,6 +87,7 @@ export class DebugRecorder {
       // Above the rate (the common case under load): nothing more is done for the request.
       if (admitted === 0) return;
       const errorsAt = new Map(eventErrors.map(({ index, errors }) => [index, errors]));
+      const verdictAt = planned && new Map(planned.indexes.map((index, i) => [index, planned.verdicts[i]]));
       const requestId = requestIdOf(headers);
       const at = receivedAt.toISOString();
       const refused = requestError === undefined ? [] : requestErrors(requestError);
@@ -97,7 +100,7 @@ export class DebugRecorder {
         }));
         const errors = [...own, ...refused];
         const { payload, truncated } = debugPayload(input);
-        const verdict = planned?.verdicts.get(index);
+        const verdict = verdictAt?.get(index);
         const record: DebugEventRecord = {
           receivedAt: at,
           requestId,
