@@ -17,6 +17,12 @@
 // prints the ratio of CPU per request (target <= 1.05). BENCH_VISITORS_PER_REQUEST=1 sends a
 // browser's batch (one visitor's 20 events) instead of 20 visitors' events; BENCH_FRESH_VISITORS=1
 // makes every request's visitors new, so the door remembers none of them (collect-requests.js).
+//   node tools/bench/collect-load.js [seconds] [connections] --tracking-plan [rounds=3]
+// The tracking-plan door: two hosted servers, one whose write key binds a plan of 50 track
+// rules (BENCH_TRACKING_PLAN=50, collect-server.js) and one binding none, under the same load of
+// events named after the plan's 50 rules, one in ten with a violation (BENCH_EVENT_NAMES=50,
+// collect-requests.js); alternating runs and once more each at 80% of the first's peak; prints
+// the ratio of CPU per request (target <= 1.15).
 // Any two hosted servers the same way, each with its own environment: BENCH_ROOT=<worktree>
 // runs another checkout's build (a lever's before and after), BENCH_COMPRESSION=lz4|gzip|none,
 // BENCH_LOG_LEVEL=... (see collect-server.js).
@@ -31,7 +37,7 @@ const { EVENTS_PER_REQUEST: EVENTS, loadCollect } = require('./collect-requests'
 
 // Positional arguments before `--debugger` (see above).
 const flagAt = process.argv.findIndex((arg) =>
-  ['--debugger', '--compare', '--floor', '--regulations'].includes(arg),
+  ['--debugger', '--compare', '--floor', '--regulations', '--tracking-plan'].includes(arg),
 );
 const positional = process.argv.slice(2, flagAt >= 0 ? flagAt : undefined);
 const seconds = Number(positional[0] ?? 10);
@@ -201,7 +207,22 @@ const regulationCost = (rounds) =>
     0.8,
   ).then(() => console.log('(target: server CPU per request 100,000/none <= 1.05)'));
 
+/** The door's tracking-plan check with a 50-rule plan bound, against none; the same events. */
+function trackingPlanCost(rounds) {
+  // Read by the load generator in this process: both servers get the plan's event names.
+  process.env.BENCH_EVENT_NAMES = '50';
+  return compare(
+    { label: '50-event plan', env: { BENCH_TRACKING_PLAN: '50' } },
+    { label: 'no plan', env: {} },
+    rounds,
+    undefined,
+    0.8,
+  ).then(() => console.log('(target: server CPU per request plan/none <= 1.15)'));
+}
+
 async function main() {
+  const planFlag = process.argv.indexOf('--tracking-plan');
+  if (planFlag >= 0) return trackingPlanCost(Number(process.argv[planFlag + 1] ?? 3) || 3);
   const regulationsFlag = process.argv.indexOf('--regulations');
   if (regulationsFlag >= 0) return regulationCost(Number(process.argv[regulationsFlag + 1] ?? 3) || 3);
   const floorFlag = process.argv.indexOf('--floor');

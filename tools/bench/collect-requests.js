@@ -17,17 +17,32 @@ const VISITORS = Number(process.env.BENCH_VISITORS_PER_REQUEST || EVENTS_PER_REQ
  * same visitors, as a site's returning browsers do batch after batch.
  */
 const FRESH_VISITORS = process.env.BENCH_FRESH_VISITORS === '1';
+/**
+ * BENCH_EVENT_NAMES=<n>: the events are named `Event <k> Happened` for k cycling through n names
+ * (the rules of collect-server.js's BENCH_TRACKING_PLAN), and every 10th event lacks `currency`
+ * (a violation of those rules); unless told, every event is `Product Viewed`, all alike.
+ */
+const EVENT_NAMES = Number(process.env.BENCH_EVENT_NAMES || 0);
+let sent = 0;
+
+const eventNameOf = (n) => (EVENT_NAMES > 0 ? `Event ${n % EVENT_NAMES} Happened` : 'Product Viewed');
+const propertiesOf = (n) =>
+  EVENT_NAMES > 0 && n % 10 === 9
+    ? { sku: 'SKU-1', price: 12.5 }
+    : { sku: 'SKU-1', price: 12.5, currency: 'EUR' };
 
 function collectBody() {
   const now = new Date().toISOString();
   const visitor = FRESH_VISITORS ? `anon-${randomUUID()}-` : 'anon-';
+  const first = sent;
+  sent += EVENTS_PER_REQUEST;
   const batch = Array.from({ length: EVENTS_PER_REQUEST }, (_, i) => ({
     type: 'track',
-    event: 'Product Viewed',
+    event: eventNameOf(first + i),
     messageId: randomUUID(),
     anonymousId: `${visitor}${i % VISITORS}`,
     timestamp: now,
-    properties: { sku: 'SKU-1', price: 12.5, currency: 'EUR' },
+    properties: propertiesOf(first + i),
     context: {
       library: { name: 'bench', version: '1' },
       page: { url: 'https://shop.example/p', path: '/p' },

@@ -264,11 +264,17 @@ async function controlPlaneProcess() {
   // The default warehouse, as the control plane's start creates it: write keys resolve to it.
   await services.warehouses.bootstrap(process.env.WAREHOUSE_URL || scratch.url);
   let account;
-  const cpServer = http.createServer(
+  let handler =
     process.env.BENCH_REGULATED_SUBJECTS === undefined
       ? cpApp
-      : servingRegulatedSubjects(cpApp, () => account?.id, Number(process.env.BENCH_REGULATED_SUBJECTS)),
-  );
+      : servingRegulatedSubjects(cpApp, () => account?.id, Number(process.env.BENCH_REGULATED_SUBJECTS));
+  if (process.env.BENCH_TRACKING_PLAN !== undefined)
+    handler = bindingTrackingPlan(
+      handler,
+      () => cpServer.address().port,
+      Number(process.env.BENCH_TRACKING_PLAN),
+    );
+  const cpServer = http.createServer(handler);
   await new Promise((r) => cpServer.listen(0, '127.0.0.1', r));
   account = await new (cp('accounts/account.service').AccountService)(dataSource).create('Bench');
   const writeKey = (
@@ -323,6 +329,79 @@ function servingRegulatedSubjects(cpApp, accountIdOf, count) {
       });
       res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
     });
+  };
+}
+
+/**
+ * BENCH_TRACKING_PLAN=<n>: the bench write key binds a plan of n track rules (`Event <k>
+ * Happened`, each: sku a string with a pattern, price a number from 0, currency one of four,
+ * all three required, nothing else allowed) plus a common schema, version 1, policy allow: the
+ * write-key lookup is the control plane's with the binding added, and POST
+ * /internal/v1/tracking-plan-versions answers that plan. What is measured is ingestion's side.
+ */
+function bindingTrackingPlan(cpApp, portOf, rules) {
+  const planId = '00000000-0000-4000-8000-00000000b1a9';
+  const plan = {
+    common: { type: 'object', properties: { context: { type: 'object', required: ['library'] } } },
+    rules: Array.from({ length: rules }, (_, k) => ({
+      type: 'track',
+      name: `Event ${k} Happened`,
+      schema: {
+        type: 'object',
+        required: ['properties'],
+        properties: {
+          properties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['sku', 'price', 'currency'],
+            properties: {
+              sku: { type: 'string', pattern: '^SKU-[0-9]+$' },
+              price: { type: 'number', minimum: 0 },
+              currency: { enum: ['USD', 'EUR', 'GBP', 'JPY'] },
+            },
+          },
+        },
+      },
+    })),
+  };
+  const binding = { planId, binding: 'latest', version: 1, policy: { actions: {} } };
+  let answer;
+  const bodyOf = (req) =>
+    new Promise((resolve) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+  return (req, res) => {
+    if (req.method === 'POST' && req.url === '/internal/v1/tracking-plan-versions') {
+      bodyOf(req).then(() => {
+        answer ??= JSON.stringify({
+          data: { planId, version: 1, hash: lib('@pipeline/tracking-plans').planHash(plan), plan },
+        });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+      });
+      return undefined;
+    }
+    if (
+      req.method !== 'POST' ||
+      req.url !== '/internal/v1/write-keys/resolve' ||
+      req.headers['x-bench-inner']
+    )
+      return cpApp(req, res);
+    bodyOf(req).then(async (body) => {
+      const inner = await fetch(`http://127.0.0.1:${portOf()}${req.url}`, {
+        method: 'POST',
+        headers: { ...req.headers, 'x-bench-inner': '1' },
+        body,
+      });
+      const text = await inner.text();
+      const parsed = inner.ok ? JSON.parse(text) : undefined;
+      if (parsed?.data) parsed.data.trackingPlan = binding;
+      res
+        .writeHead(inner.status, { 'content-type': 'application/json' })
+        .end(parsed ? JSON.stringify(parsed) : text);
+    });
+    return undefined;
   };
 }
 

@@ -8,6 +8,7 @@ import {
   REGULATED_SUBJECTS_TIMEOUT_MS,
   RegulatedSubjectsCache,
   TenantChangeSubscriber,
+  TrackingPlanCache,
 } from '@pipeline/tenancy';
 import { consumerGroupFor, WarehouseWriter, warehouseTimeoutsOf } from '@pipeline/destinations';
 import { createKafka, createProducer, ensureTopics, pipelineTopics, prefixedTopic } from '@pipeline/kafka';
@@ -26,6 +27,7 @@ import { createApp } from './app';
 import { HostedAuthenticator } from './auth/hosted-authenticator';
 import { StaticAuthenticator } from './auth/static-authenticator';
 import { CollectService } from './collect/collect-service';
+import { PlanDoor } from './collect/plan-door';
 import { RegulationDoor } from './collect/regulation-door';
 import type { IngestionConfig } from './config';
 import { OutboxHealth, StaticHealth } from './health/delivery-health';
@@ -194,6 +196,13 @@ async function hostedCollect(
       ),
       authAttempts: new AuthAttemptLimiter(redis, config.AUTH_RESOLUTION_ATTEMPTS_PER_MINUTE),
       regulations: new RegulationDoor(regulations, logger),
+      // Versions never change: nothing to drop on a tenant change. A key moving to another
+      // version is its write-key record changing, dropped on the account's tenant_changed.
+      plans: new PlanDoor(
+        new TrackingPlanCache(controlPlaneAt(), logger, { onCompiled: metrics.planCompiled }),
+        metrics,
+        logger,
+      ),
     },
   });
   return { collect, health, readiness: { kafka: sharedCheck(kafkaReadiness.check) } };

@@ -29,6 +29,7 @@ export {
 export {
   envelopeWith,
   MAX_ENVELOPE_BYTES,
+  MAX_VIOLATIONS_PER_EVENT,
   outboxKey,
   parseOutboxEnvelope,
   receiptContextOf,

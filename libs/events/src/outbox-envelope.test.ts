@@ -7,6 +7,7 @@ import {
   receiptContextOf,
   toOutboxEnvelopes,
   type OutboxEnvelope,
+  type PlanVerdict,
 } from './outbox-envelope';
 
 const base = {
@@ -64,6 +65,111 @@ describe('toOutboxEnvelopes', () => {
     expect(toOutboxEnvelopes(base, fits).map((r) => r.envelope.events.length)).toEqual([2]);
     const over = [track('m1', { anonymousId: 'a' }, half), track('m2', { anonymousId: 'a' }, half + 1)];
     expect(toOutboxEnvelopes(base, over).map((r) => r.envelope.events.length)).toEqual([1, 1]);
+  });
+});
+
+describe('toOutboxEnvelopes with verdicts', () => {
+  const plan = { planId: 'p-1', version: 3, policy: { actions: { unplanned_event: 'quarantine' as const } } };
+  const withPlan = { ...base, plan };
+  const clean: PlanVerdict = { version: 3, violations: [] };
+  const flagged = (index: number, pad = 0): PlanVerdict => ({
+    version: 3,
+    violations: [
+      {
+        code: 'missing_required',
+        path: `/properties/order_id${'x'.repeat(pad)}`,
+        keyword: 'required',
+        message: `event ${index}`,
+        ruleVersion: 1,
+      },
+    ],
+  });
+
+  it('puts the verdicts of a small body in its one record, aligned with the events', () => {
+    const events = [track('m1', { anonymousId: 'a' }), track('m2', { anonymousId: 'a' })];
+    const records = toOutboxEnvelopes(withPlan, events, 500, [clean, flagged(1)]);
+    expect(records).toHaveLength(1);
+    expect(JSON.parse(records[0]!.json)).toEqual({ ...withPlan, events, verdicts: [clean, flagged(1)] });
+  });
+
+  it('refuses verdicts that are not one per event', () => {
+    expect(() => toOutboxEnvelopes(withPlan, [track('m1', { anonymousId: 'a' })], 10, [])).toThrow(
+      '0 verdicts for 1 events',
+    );
+  });
+
+  it('splits a body over 256 KB with each verdict in its event’s record, every record within the limit', () => {
+    // 40 events of 30 KB, every third with a 20 KB violation: about 1.4 MB in all.
+    const events = Array.from({ length: 40 }, (_, i) => track(`m${i}`, { anonymousId: 'a' }, 30_000));
+    const verdicts = events.map((_, i) => (i % 3 === 0 ? flagged(i, 20_000) : clean));
+    const sourceBytes = events.reduce((sum, e) => sum + JSON.stringify(e).length, 0);
+    expect(sourceBytes).toBeGreaterThan(MAX_ENVELOPE_BYTES / 2);
+    const records = toOutboxEnvelopes(withPlan, events, sourceBytes, verdicts);
+    expect(records.length).toBeGreaterThan(2);
+    for (const { envelope, json } of records) {
+      expect(Buffer.byteLength(json)).toBeLessThanOrEqual(MAX_ENVELOPE_BYTES);
+      expect(envelope.plan).toEqual(plan);
+      expect(envelope.verdicts).toHaveLength(envelope.events.length);
+      envelope.events.forEach((event, k) => {
+        const index = Number(event.messageId.slice(1));
+        expect(envelope.verdicts![k]).toEqual(verdicts[index]);
+      });
+    }
+    expect(records.flatMap((r) => r.envelope.events)).toEqual(events);
+    expect(records.flatMap((r) => r.envelope.verdicts)).toEqual(verdicts);
+  });
+
+  it('counts a verdict’s bytes with its event’s: what fits without one splits with it', () => {
+    const event = track('m0', { anonymousId: 'a' });
+    const overhead = Buffer.byteLength(JSON.stringify(event));
+    // The plan's bound: its policy's bytes, 6 a unit of its id, 64 for the rest.
+    const planBytes = Buffer.byteLength(JSON.stringify(plan.policy)) + 6 * plan.planId.length + 64;
+    expect(planBytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(plan)));
+    const half = (MAX_ENVELOPE_BYTES - 1024 - planBytes) / 2 - overhead - 40;
+    const events = [track('m1', { anonymousId: 'a' }, half), track('m2', { anonymousId: 'a' }, half)];
+    const sizes = (verdicts: PlanVerdict[]) =>
+      toOutboxEnvelopes(withPlan, events, Infinity, verdicts).map((r) => r.envelope.events.length);
+    // Two clean verdicts (40 bytes each, counted without serializing) fill the budget exactly.
+    expect(sizes([clean, clean])).toEqual([2]);
+    // A verdict with a violation counts more than 40 bytes: the same events no longer share a record.
+    expect(sizes([clean, flagged(1)])).toEqual([1, 1]);
+    // Its bound is never less than its JSON, whatever its characters (6 bytes a unit at most).
+    for (const text of ['\u0000\u001f', '"\\', '\ud800', '😀', 'é', 'x'.repeat(50)]) {
+      const verdict: PlanVerdict = {
+        version: 2147483647,
+        violations: [
+          {
+            code: 'value_not_allowed',
+            path: `/${text}`,
+            keyword: text,
+            message: text,
+            ruleVersion: 2147483647,
+          },
+        ],
+        unlisted: 2147483647,
+      };
+      const [one] = toOutboxEnvelopes(withPlan, [events[0]!], Infinity, [verdict]);
+      const alone = toOutboxEnvelopes(withPlan, [events[0]!], Infinity, [clean]);
+      expect(Buffer.byteLength(one!.json) - Buffer.byteLength(alone[0]!.json)).toBeLessThanOrEqual(
+        60 + 100 + 6 * (verdict.violations[0]!.code.length + 3 * text.length + 1) - 40,
+      );
+    }
+  });
+
+  it('measures the verdicts of a body within 256 KB, and splits when they take it over', () => {
+    // 8 events of 30 KB (245 KB of body) whose verdicts carry 40 KB each: 565 KB in all.
+    const events = Array.from({ length: 8 }, (_, i) => track(`m${i}`, { anonymousId: 'a' }, 30_000));
+    const sourceBytes = events.reduce((sum, e) => sum + JSON.stringify(e).length, 0);
+    expect(sourceBytes).toBeLessThanOrEqual(MAX_ENVELOPE_BYTES / 2);
+    const records = toOutboxEnvelopes(
+      withPlan,
+      events,
+      sourceBytes,
+      events.map((_, i) => flagged(i, 40_000)),
+    );
+    expect(records.length).toBeGreaterThanOrEqual(2);
+    expect(records.flatMap((r) => r.envelope.events)).toEqual(events);
+    for (const { json } of records) expect(Buffer.byteLength(json)).toBeLessThanOrEqual(MAX_ENVELOPE_BYTES);
   });
 });
 

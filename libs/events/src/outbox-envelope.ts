@@ -20,9 +20,21 @@ export interface PlanVerdict {
    * flagged `plan_unavailable`, never dropped.
    */
   version: number | null;
-  /** Empty: the event keeps to the plan. */
+  /** Empty: the event keeps to the plan. At most MAX_VIOLATIONS_PER_EVENT, the first found. */
   violations: Violation[];
+  /**
+   * Violations found beyond MAX_VIOLATIONS_PER_EVENT and not listed (absent when none were):
+   * an event with thousands of unplanned properties would otherwise outgrow its record.
+   */
+  unlisted?: number;
 }
+
+/**
+ * The violations an event's verdict lists: enough for any event a person wrote against a plan,
+ * and bounded so that a 32 KB event's verdict stays far below a record (a violation is at most
+ * about 2 KB: a 1,000-character pattern in its message, and its path twice).
+ */
+export const MAX_VIOLATIONS_PER_EVENT = 100;
 
 /**
  * One Kafka record of the outbox: the accepted events of one request (all of them, or a part
@@ -61,36 +73,77 @@ export const outboxKey = (envelope: OutboxEnvelope) => {
 };
 
 /**
+ * An upper bound of a verdict's JSON bytes in an envelope (its comma included), without
+ * serializing it: a verdict without violations is at most `{"version":2147483647,"violations":[]},`;
+ * a violation's strings take at most 6 bytes a UTF-16 unit in JSON (`\u0000`), and its members'
+ * names, quotes and numbers under 100 bytes.
+ */
+function verdictBytes(verdict: PlanVerdict): number {
+  let bytes = 60;
+  for (const { code, path, keyword, message } of verdict.violations)
+    bytes += 100 + 6 * (code.length + path.length + keyword.length + message.length);
+  return verdict.violations.length === 0 ? 40 : bytes;
+}
+
+/** The JSON bytes of each policy seen, measured once: a write key's requests share its binding's. */
+const policyBytes = new WeakMap<PlanPolicy, number>();
+
+/** An upper bound of an envelope plan's JSON bytes: its policy's, and 6 bytes a unit of its id. */
+function planBytes(plan: EnvelopePlan): number {
+  let bytes = policyBytes.get(plan.policy);
+  if (bytes === undefined) {
+    bytes = Buffer.byteLength(JSON.stringify(plan.policy), 'utf8');
+    policyBytes.set(plan.policy, bytes);
+  }
+  return bytes + 6 * plan.planId.length + 64;
+}
+
+/**
  * Splits a request's events into envelopes of at most MAX_ENVELOPE_BYTES (an event is at most
  * 32 KB). `sourceBytes` is the size of the body the events were parsed from: when it is within
  * half the limit (see validateEvent), they all fit one envelope without measuring each.
+ * `verdicts`, aligned with `events` (the plan door's), are split with them, each in its event's
+ * envelope, and their bytes counted with the events' by an upper bound (verdictBytes): most
+ * verdicts have no violations, and serializing every verdict twice would cost each request.
  */
 export function toOutboxEnvelopes(
-  base: Omit<OutboxEnvelope, 'events'>,
+  base: Omit<OutboxEnvelope, 'events' | 'verdicts'>,
   events: readonly TrackingEvent[],
   sourceBytes = Infinity,
+  verdicts?: readonly PlanVerdict[],
 ): { envelope: OutboxEnvelope; json: string }[] {
-  if (sourceBytes <= MAX_ENVELOPE_BYTES / 2) {
-    const envelope: OutboxEnvelope = { ...base, events: [...events] };
+  if (verdicts && verdicts.length !== events.length)
+    throw new Error(`${verdicts.length} verdicts for ${events.length} events`);
+  const envelopeOf = (from: number, to: number): OutboxEnvelope =>
+    verdicts
+      ? { ...base, events: events.slice(from, to), verdicts: verdicts.slice(from, to) }
+      : { ...base, events: events.slice(from, to) };
+  // The plan (its policy: up to 100 destinations' actions) is in every envelope of the request.
+  const reserved = 1024 + (base.plan ? planBytes(base.plan) : 0);
+  let verdictTotal = 0;
+  if (verdicts) for (const verdict of verdicts) verdictTotal += verdictBytes(verdict);
+  if (sourceBytes + verdictTotal + reserved - 1024 <= MAX_ENVELOPE_BYTES / 2) {
+    const envelope = envelopeOf(0, events.length);
     return events.length === 0 ? [] : [{ envelope, json: JSON.stringify(envelope) }];
   }
   const out: { envelope: OutboxEnvelope; json: string }[] = [];
-  let current: TrackingEvent[] = [];
+  let start = 0;
   let size = 0;
-  const flush = () => {
-    if (current.length === 0) return;
-    const envelope: OutboxEnvelope = { ...base, events: current };
+  const flush = (end: number) => {
+    if (end === start) return;
+    const envelope = envelopeOf(start, end);
     out.push({ envelope, json: JSON.stringify(envelope) });
-    current = [];
+    start = end;
     size = 0;
   };
-  for (const event of events) {
-    const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8');
-    if (size + bytes > MAX_ENVELOPE_BYTES - 1024) flush();
-    current.push(event);
+  events.forEach((event, index) => {
+    const verdict = verdicts?.[index];
+    const bytes =
+      Buffer.byteLength(JSON.stringify(event), 'utf8') + (verdict === undefined ? 0 : verdictBytes(verdict));
+    if (size + bytes > MAX_ENVELOPE_BYTES - reserved) flush(index);
     size += bytes;
-  }
-  flush();
+  });
+  flush(events.length);
   return out;
 }
 

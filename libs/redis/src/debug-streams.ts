@@ -23,6 +23,16 @@ export interface DebugEventError {
   code?: string;
 }
 
+/** A tracking-plan violation of a recorded event (docs/tracking-plans.md, "Violations"). */
+export interface DebugViolation {
+  code: string;
+  /** JSON Pointer into the event. */
+  path: string;
+  keyword: string;
+  message: string;
+  ruleVersion?: number;
+}
+
 /** One event as ingestion received it (the control plane adds the stream entry id). */
 export interface DebugEventRecord {
   receivedAt: string;
@@ -34,6 +44,13 @@ export interface DebugEventRecord {
   errors: DebugEventError[];
   payload: Record<string, unknown>;
   truncated?: true;
+  /**
+   * When its write key binds a tracking plan and the event was committed: the plan, and the
+   * version it was held to (null: the plan could not be read, `plan_unavailable`).
+   */
+  plan?: { planId: string; version: number | null };
+  /** With `plan`: the event's violations (at most 100), empty when it keeps to the plan. */
+  violations?: DebugViolation[];
 }
 
 export type DeliveryOutcome =

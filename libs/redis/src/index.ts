@@ -22,6 +22,7 @@ export {
   DEBUG_PAYLOAD_MAX_BYTES,
   type DebugEventError,
   type DebugEventRecord,
+  type DebugViolation,
   type DebugStreamOptions,
   type DebugStreamStats,
   type DeliveryOutcome,

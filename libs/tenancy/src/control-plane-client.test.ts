@@ -5,6 +5,7 @@ import { createLogger } from '@pipeline/logger';
 import {
   ControlPlaneClient,
   ControlPlaneUnavailable,
+  TrackingPlanVersionNotFound,
   WarehouseQuestionRefused,
 } from './control-plane-client';
 
@@ -144,5 +145,105 @@ describe('ControlPlaneClient warehouse questions', () => {
       status: 404,
       code: 'warehouse_not_found',
     });
+  });
+});
+
+describe('ControlPlaneClient.trackingPlanVersion', () => {
+  let server: Server;
+  let answer: { status: number; body: unknown; hang?: boolean } = { status: 200, body: {} };
+  const requests: { url: string; body: string; authorization: string | undefined }[] = [];
+  let client: ControlPlaneClient;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        requests.push({ url: req.url ?? '', body, authorization: req.headers.authorization });
+        if (answer.hang) return;
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(answer.body));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+    client = new ControlPlaneClient(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      'ingestion-token',
+      createLogger({ service: 'test', stream }),
+      300,
+    );
+  });
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+
+  const version = {
+    planId: 'p-1',
+    version: 2,
+    hash: 'a'.repeat(64),
+    plan: { rules: [{ type: 'track', name: 'Order Completed', schema: { required: ['properties'] } }] },
+  };
+
+  it('asks for the account, plan and version with its token and returns the version', async () => {
+    answer = { status: 200, body: { data: version } };
+    await expect(client.trackingPlanVersion('acc-1', 'p-1', 2)).resolves.toEqual(version);
+    expect(requests.at(-1)).toEqual({
+      url: '/internal/v1/tracking-plan-versions',
+      body: JSON.stringify({ accountId: 'acc-1', planId: 'p-1', version: 2 }),
+      authorization: 'Bearer ingestion-token',
+    });
+  });
+
+  it('reads a 404 as no such version, distinct from unavailable', async () => {
+    answer = { status: 404, body: { code: 'tracking_plan_version_not_found' } };
+    const refusal = await client.trackingPlanVersion('acc-1', 'p-1', 9).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(TrackingPlanVersionNotFound);
+    expect(refusal).not.toBeInstanceOf(ControlPlaneUnavailable);
+    expect(refusal).toMatchObject({ planId: 'p-1', version: 9 });
+  });
+
+  it.each([400, 409, 422, 500, 503])('reads %i as unavailable', async (status) => {
+    answer = { status, body: { code: 'x' } };
+    await expect(client.trackingPlanVersion('acc-1', 'p-1', 2)).rejects.toBeInstanceOf(
+      ControlPlaneUnavailable,
+    );
+  });
+
+  it('reads its own token refused as unavailable, and says so in the logs', async () => {
+    answer = { status: 403, body: { code: 'insufficient_scope' } };
+    await expect(client.trackingPlanVersion('acc-1', 'p-1', 2)).rejects.toBeInstanceOf(
+      ControlPlaneUnavailable,
+    );
+    expect(logs.join('')).toContain('the control plane refused INTERNAL_SERVICE_TOKEN');
+  });
+
+  it('reads an answer for another version, or without a plan, as unavailable', async () => {
+    for (const data of [
+      null,
+      { ...version, version: 3 },
+      { ...version, planId: 'p-2' },
+      { ...version, hash: undefined },
+      { ...version, plan: null },
+      { ...version, plan: { rules: {} } },
+    ]) {
+      answer = { status: 200, body: { data } };
+      await expect(client.trackingPlanVersion('acc-1', 'p-1', 2)).rejects.toBeInstanceOf(
+        ControlPlaneUnavailable,
+      );
+    }
+  });
+
+  it('reads a timeout as unavailable', async () => {
+    answer = { status: 200, body: {}, hang: true };
+    await expect(client.trackingPlanVersion('acc-1', 'p-1', 2)).rejects.toBeInstanceOf(
+      ControlPlaneUnavailable,
+    );
   });
 });

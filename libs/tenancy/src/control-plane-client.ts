@@ -1,4 +1,5 @@
 import type { Logger } from '@pipeline/logger';
+import type { TrackingPlan } from '@pipeline/tracking-plans';
 import { ControlPlaneUnavailable, lookupOutcome, tenantOfAnswer } from './control-plane-answer';
 import { wellFormedRecord, type RegulatedSubjectsRecord } from './regulated-subjects';
 import type { TenantRecord, WriteKeyRecord } from './tenant-record';
@@ -19,6 +20,29 @@ export class WarehouseQuestionRefused extends Error {
     readonly code: string,
   ) {
     super(`the control plane answered ${status} ${code}`);
+  }
+}
+
+/** A published tracking plan version as the control plane keeps it (immutable). */
+export interface TrackingPlanVersionRecord {
+  planId: string;
+  version: number;
+  /** planHash of the plan. */
+  hash: string;
+  plan: TrackingPlan;
+}
+
+/**
+ * The control plane has no such plan version for that account (404
+ * `tracking_plan_version_not_found`): asking again does not make it exist.
+ */
+export class TrackingPlanVersionNotFound extends Error {
+  constructor(
+    readonly planId: string,
+    readonly version: number,
+  ) {
+    super(`tracking plan ${planId} has no version ${version}`);
+    this.name = 'TrackingPlanVersionNotFound';
   }
 }
 
@@ -58,6 +82,45 @@ export class ControlPlaneClient {
     if (!record || !wellFormedRecord(record))
       throw new ControlPlaneUnavailable('the control plane answered without regulated subjects');
     return record;
+  }
+
+  /**
+   * A published version of one of the account's tracking plans, for ingestion's plan door.
+   * Throws TrackingPlanVersionNotFound when the account has no such plan version (a 404), and
+   * ControlPlaneUnavailable for anything else that is not the version (a timeout, a 5xx, our
+   * token refused, an answer without a plan).
+   */
+  async trackingPlanVersion(
+    accountId: string,
+    planId: string,
+    version: number,
+  ): Promise<TrackingPlanVersionRecord> {
+    const response = await this.send('/internal/v1/tracking-plan-versions', { accountId, planId, version });
+    if (response.status === 404) {
+      await response.body?.cancel();
+      throw new TrackingPlanVersionNotFound(planId, version);
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      if (response.status === 401 || response.status === 403)
+        this.logger.error('the control plane refused INTERNAL_SERVICE_TOKEN');
+      throw new ControlPlaneUnavailable(`control plane answered ${response.status}`);
+    }
+    const data = (
+      (await response.json().catch(() => null)) as { data?: Partial<TrackingPlanVersionRecord> } | null
+    )?.data;
+    // The answer is for what was asked, or it is not an answer: a version cached under the wrong
+    // key would hold every later event to another plan.
+    if (
+      data?.planId !== planId ||
+      data.version !== version ||
+      typeof data.hash !== 'string' ||
+      typeof data.plan !== 'object' ||
+      data.plan === null ||
+      !Array.isArray((data.plan as { rules?: unknown }).rules)
+    )
+      throw new ControlPlaneUnavailable('the control plane answered without the tracking plan version');
+    return data as TrackingPlanVersionRecord;
   }
 
   /**
@@ -104,7 +167,7 @@ export class ControlPlaneClient {
     throw new ControlPlaneUnavailable(`control plane answered ${response.status}`);
   }
 
-  private async send(path: string, body: Record<string, string>): Promise<Response> {
+  private async send(path: string, body: Record<string, string | number>): Promise<Response> {
     try {
       return await fetch(new URL(path, this.baseUrl), {
         method: 'POST',

@@ -23,8 +23,10 @@ export {
 export {
   ControlPlaneClient,
   ControlPlaneUnavailable,
+  TrackingPlanVersionNotFound,
   WarehouseQuestionRefused,
   type ReportedWarehouseStatus,
+  type TrackingPlanVersionRecord,
 } from './control-plane-client';
 export { TenantChangePublisher, TenantChangeSubscriber } from './tenant-changes';
 export { TENANT_CHANGES_CHANNEL, type TenantChange, type TenantChangeEvent } from './tenant-change-message';
@@ -57,3 +59,4 @@ export {
   RegulatedSubjectsCache,
   type RegulatedSubjectsCacheOptions,
 } from './regulated-subjects-cache';
+export { TrackingPlanCache, type PlanLookup, type TrackingPlanCacheOptions } from './tracking-plan-cache';

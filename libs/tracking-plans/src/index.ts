@@ -15,7 +15,12 @@ export {
 } from './plan-document';
 export { canonicalJson, planHash } from './canonical-json';
 export { escapePointerToken, pointerOf } from './json-pointer';
-export { planProblemCodes, type PlanProblem, type PlanProblemCode } from './plan-compile';
+export {
+  planProblemCodes,
+  type CompileOptions,
+  type PlanProblem,
+  type PlanProblemCode,
+} from './plan-compile';
 export { checkPlan, type PlanCheck } from './plan-check';
 export {
   compilePlan,

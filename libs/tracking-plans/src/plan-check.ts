@@ -28,21 +28,25 @@ export function checkPlan(input: unknown): PlanCheck {
         },
       ],
     };
+  const problems = documentProblems(input);
+  if (problems.length > 0) return { ok: false, problems };
+  const compiled = compileSchemas(input as TrackingPlan).problems;
+  return compiled.length > 0 ? { ok: false, problems: compiled } : { ok: true, plan: input as TrackingPlan };
+}
+
+/** What makes `input` not a plan document (its shape only, not its schemas'); none when it is one. */
+export function documentProblems(input: unknown): PlanProblem[] {
   if (!documentValidator(input)) {
-    return {
-      ok: false,
-      problems: (documentValidator.errors ?? []).map((e) => ({
-        code: 'invalid_document' as const,
-        path:
-          e.keyword === 'required'
-            ? `${e.instancePath}/${escapePointerToken(String(e.params.missingProperty))}`
-            : e.keyword === 'additionalProperties'
-              ? `${e.instancePath}/${escapePointerToken(String(e.params.additionalProperty))}`
-              : e.instancePath,
-        message: `${e.instancePath || 'plan'} ${e.message ?? 'is invalid'}`,
-      })),
-    };
+    return (documentValidator.errors ?? []).map((e) => ({
+      code: 'invalid_document' as const,
+      path:
+        e.keyword === 'required'
+          ? `${e.instancePath}/${escapePointerToken(String(e.params.missingProperty))}`
+          : e.keyword === 'additionalProperties'
+            ? `${e.instancePath}/${escapePointerToken(String(e.params.additionalProperty))}`
+            : e.instancePath,
+      message: `${e.instancePath || 'plan'} ${e.message ?? 'is invalid'}`,
+    }));
   }
-  const { problems } = compileSchemas(input);
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, plan: input };
+  return [];
 }

@@ -512,3 +512,85 @@ describe('hostile schemas', () => {
     }
   });
 });
+
+describe('compilePlan lazy', () => {
+  const events = [
+    track({ order_id: 'o-1', subtotal: 3, currency: 'EUR', coupon: null, total: '3' }),
+    track({ order_id: 'x', subtotal: -1, currency: 'GBP', extra: 1 }),
+    track({}, { context: {} }),
+    track({ order_id: 'o-1' }, { context: { app: {}, protocols: { event_version: 1 } } }),
+    track({ order_id: 'o-1' }, { context: { app: {}, protocols: { event_version: 7 } } }),
+    { type: 'identify', traits: { email: 'not an email' }, context: { app: {} } },
+    { type: 'page', name: 'Pricing', properties: {}, context: { app: {} } },
+    { type: 'page', name: 'Unknown', properties: {}, context: { app: {} } },
+    { type: 'screen', name: 'Settings', properties: {}, context: { app: {} } },
+    { type: 'track', event: 'Unplanned', context: { app: {} } },
+  ];
+
+  test('finds the violations the eager plan finds, event by event', () => {
+    const lazy = compilePlan(plan, meta, { lazy: true });
+    for (const event of events)
+      expect(lazy.validate(event, ruleVersionPin(event))).toEqual(
+        validator.validate(event, ruleVersionPin(event)),
+      );
+  });
+
+  test('compiles each schema on its first event only, and the common schema once', () => {
+    const compiled: number[] = [];
+    const lazy = compilePlan(plan, meta, { lazy: true, onCompiled: (ms) => compiled.push(ms) });
+    expect(compiled).toHaveLength(0);
+    lazy.validate(track({ order_id: 'o-1', subtotal: 3 }));
+    // The common schema and Order Completed v2 (the latest).
+    expect(compiled).toHaveLength(2);
+    lazy.validate(track({ order_id: 'o-2', subtotal: 4 }));
+    lazy.validate(track({}), 2);
+    expect(compiled).toHaveLength(2);
+    lazy.validate(track({}), 1);
+    lazy.validate({ type: 'track', event: 'Unplanned', context: { app: {} } });
+    expect(compiled).toHaveLength(3);
+    for (const ms of compiled) expect(ms).toBeGreaterThan(0);
+  });
+
+  test('the eager plan reports each schema compiled at once', () => {
+    const compiled: number[] = [];
+    compilePlan(plan, meta, { onCompiled: (ms) => compiled.push(ms) });
+    expect(compiled).toHaveLength(plan.rules.length + 1);
+  });
+
+  test('still refuses a plan whose document fails, before any event', () => {
+    const duplicate: TrackingPlan = { rules: [order(1, []), order(1, [])] };
+    expect(() => compilePlan(duplicate, meta, { lazy: true })).toThrow(InvalidTrackingPlan);
+    const notAPlan = { rules: [{ type: 'track', name: 'X', schema: 7 }] } as unknown as TrackingPlan;
+    expect(() => compilePlan(notAPlan, meta, { lazy: true })).toThrow(
+      /invalid_document at \/rules\/0\/schema/,
+    );
+  });
+
+  test('a schema that fails to compile throws InvalidTrackingPlan on its events, every time, and only on them', () => {
+    const broken: TrackingPlan = {
+      rules: [
+        { type: 'track', name: 'Broken', schema: { requird: ['x'] } },
+        { type: 'track', name: 'Fine', schema: propertiesSchema({}, ['x']) },
+      ],
+    };
+    expect(() => compilePlan(broken, meta)).toThrow(InvalidTrackingPlan);
+    const lazy = compilePlan(broken, meta, { lazy: true });
+    for (let i = 0; i < 2; i++) {
+      const thrown = (() => {
+        try {
+          lazy.validate({ type: 'track', event: 'Broken' });
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      })();
+      expect(thrown).toBeInstanceOf(InvalidTrackingPlan);
+      expect((thrown as InvalidTrackingPlan).problems.map((p) => [p.code, p.path])).toEqual([
+        ['schema_invalid', '/rules/0/schema'],
+      ]);
+    }
+    expect(brief(lazy.validate({ type: 'track', event: 'Fine', properties: {} }))).toEqual([
+      ['missing_required', '/properties/x', 'required', 1],
+    ]);
+  });
+});

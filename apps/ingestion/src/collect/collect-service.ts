@@ -1,5 +1,5 @@
 import { isAppError } from '@pipeline/errors';
-import { validateEvent, type OutboxEnvelope, type TrackingEvent } from '@pipeline/events';
+import { validateEvent, type OutboxEnvelope, type PlanVerdict, type TrackingEvent } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import { originAllowed, type WriteKeyRecord } from '@pipeline/tenancy';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
@@ -17,6 +17,7 @@ import type { OutboxPublisher } from '../outbox/outbox-publisher';
 import { batchReceipt, deliveryCount } from './batch-receipt';
 import { findWriteKey, type CollectRequest } from './collect-request';
 import { ingestionErrors, type EventErrors } from './ingestion-errors';
+import type { PlanDoor } from './plan-door';
 import type { RegulationDoor } from './regulation-door';
 
 export interface RequestFacts {
@@ -48,6 +49,13 @@ export interface ValidatedBatch {
   eventIndexes: number[];
 }
 
+/** What the plan door decided for the events committed: `verdicts[i]` is for the request's event `indexes[i]`. */
+export interface RequestVerdicts {
+  planId: string;
+  indexes: readonly number[];
+  verdicts: readonly PlanVerdict[];
+}
+
 /** Static mode's synchronous delivery: the result per destination, or delivery_unavailable. */
 export interface StaticDelivery {
   deliver(batch: ValidatedBatch): Promise<Record<string, { rows: number }>>;
@@ -65,6 +73,8 @@ export interface CollectDependencies {
     authAttempts: AuthAttemptLimiter;
     /** Privacy regulations at the door; unset: every valid event is committed. */
     regulations?: RegulationDoor;
+    /** Tracking plans at the door; unset: no event gets a verdict, whatever its key binds. */
+    plans?: PlanDoor;
   };
   /** Static mode. */
   staticDelivery?: StaticDelivery;
@@ -160,6 +170,7 @@ export class CollectService {
     let tenant: WriteKeyRecord | undefined;
     let eventErrors: EventErrors[] = [];
     let hidden: ReadonlySet<number> | undefined;
+    let planned: RequestVerdicts | undefined;
     try {
       const result = await this.commit(
         request,
@@ -169,6 +180,7 @@ export class CollectService {
           eventErrors = errors;
           hidden = regulated;
         },
+        (verdicts) => (planned = verdicts),
       );
       if (tenant)
         recorder.recordEvents(
@@ -179,6 +191,7 @@ export class CollectService {
           eventErrors,
           undefined,
           hidden,
+          planned,
         );
       return result;
     } catch (error) {
@@ -222,6 +235,7 @@ export class CollectService {
     facts: RequestFacts,
     onTenant?: (tenant: WriteKeyRecord) => void,
     onValidated?: (errors: EventErrors[], regulated?: ReadonlySet<number>) => void,
+    onVerdicts?: (verdicts: RequestVerdicts) => void,
   ): Promise<CollectResponse> {
     const batch = await this.validate(request, facts, { countAuthAttempts: true, onTenant });
     const door = this.deps.hosted?.regulations;
@@ -270,7 +284,21 @@ export class CollectService {
     const committed = regulated.length > 0 ? withoutIndexes(batch.events, regulated) : batch.events;
     this.metrics.eventsSuppressed(regulated.length);
     if (committed.length > 0) {
-      const messages = outboxMessages(batch.receipt, committed, batch.bodyBytes);
+      // Checked once the batch is to be committed: a refused or deduplicated request costs no
+      // validation. The answer is the same whatever the verdicts (docs/tracking-plans.md).
+      const binding = tenant.trackingPlan;
+      const planned =
+        binding && hosted.plans
+          ? await hosted.plans.verdicts(tenant.accountId, binding, committed)
+          : undefined;
+      const messages = planned
+        ? outboxMessages(
+            { ...batch.receipt, plan: planned.plan },
+            committed,
+            batch.bodyBytes,
+            planned.verdicts,
+          )
+        : outboxMessages(batch.receipt, committed, batch.bodyBytes);
       try {
         await hosted.publisher.publish(messages);
       } catch (error) {
@@ -281,6 +309,15 @@ export class CollectService {
         throw ingestionErrors.durableIngressUnavailable('outbox_unavailable', 5);
       }
       this.metrics.published(facts.startedAt);
+      if (planned) {
+        hosted.plans?.count(planned.verdicts);
+        // Looked up only for the events the debugger records (most requests: none).
+        onVerdicts?.({
+          planId: planned.plan.planId,
+          indexes: regulated.length > 0 ? withoutIndexes(batch.eventIndexes, regulated) : batch.eventIndexes,
+          verdicts: planned.verdicts,
+        });
+      }
     }
     // Not awaited: the batch is durable once published, and the mark only spares a retry a
     // second publish. Queued before the answer leaves, it is stored before a retry's take is
@@ -290,8 +327,8 @@ export class CollectService {
   }
 }
 
-/** `events` without those at `indexes` (ascending). */
-function withoutIndexes(events: readonly TrackingEvent[], indexes: readonly number[]): TrackingEvent[] {
+/** `items` without those at `indexes` (ascending). */
+function withoutIndexes<T>(items: readonly T[], indexes: readonly number[]): T[] {
   const dropped = new Set(indexes);
-  return events.filter((_, index) => !dropped.has(index));
+  return items.filter((_, index) => !dropped.has(index));
 }

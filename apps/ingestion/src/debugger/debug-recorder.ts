@@ -7,6 +7,7 @@ import {
   type DebugEventError,
   type DebugEventRecord,
   type DebugStreamWriter,
+  type DebugViolation,
 } from '@pipeline/redis';
 
 /**
@@ -60,7 +61,8 @@ export class DebugRecorder {
   /**
    * A request's events: `eventErrors` by index for the events refused one by one;
    * `requestError` when the whole request was refused after its events were read; `hidden`, the
-   * indexes of events a privacy regulation names, which the debugger never shows.
+   * indexes of events a privacy regulation names, which the debugger never shows; `planned`,
+   * the tracking-plan verdicts of the events committed, by index, when the key binds a plan.
    */
   recordEvents(
     writeKeyId: string,
@@ -70,6 +72,12 @@ export class DebugRecorder {
     eventErrors: readonly { index: number; errors: readonly { message: string }[] }[],
     requestError?: unknown,
     hidden?: ReadonlySet<number>,
+    planned?: {
+      planId: string;
+      /** `verdicts[i]` is for the event at `indexes[i]`. */
+      indexes: readonly number[];
+      verdicts: readonly { version: number | null; violations: readonly DebugViolation[] }[];
+    },
   ): void {
     try {
       if (!this.writer.available) return;
@@ -79,6 +87,7 @@ export class DebugRecorder {
       // Above the rate (the common case under load): nothing more is done for the request.
       if (admitted === 0) return;
       const errorsAt = new Map(eventErrors.map(({ index, errors }) => [index, errors]));
+      const verdictAt = planned && new Map(planned.indexes.map((index, i) => [index, planned.verdicts[i]]));
       const requestId = requestIdOf(headers);
       const at = receivedAt.toISOString();
       const refused = requestError === undefined ? [] : requestErrors(requestError);
@@ -91,6 +100,7 @@ export class DebugRecorder {
         }));
         const errors = [...own, ...refused];
         const { payload, truncated } = debugPayload(input);
+        const verdict = verdictAt?.get(index);
         const record: DebugEventRecord = {
           receivedAt: at,
           requestId,
@@ -101,6 +111,12 @@ export class DebugRecorder {
           errors,
           payload,
           ...(truncated ? { truncated: true as const } : {}),
+          ...(planned && verdict
+            ? {
+                plan: { planId: planned.planId, version: verdict.version },
+                violations: [...verdict.violations],
+              }
+            : {}),
         };
         this.writer.add(key, ['d', JSON.stringify(record)]);
       }

@@ -38,6 +38,9 @@ export class IngestionMetrics {
   private readonly publishDuration: Histogram;
   private readonly dedupeHits: Counter;
   private readonly suppressed: Counter;
+  private readonly violations: (code: string) => Counter.Internal;
+  private readonly unavailablePlans: Counter;
+  private readonly planCompile: Histogram;
   private readonly limited: (limitType: string) => Counter.Internal;
   private readonly cache: Record<WriteKeyCacheResult, Counter.Internal>;
   private outbox: () => { records: number; requests: number } = () => ({ records: 0, requests: 0 });
@@ -101,6 +104,24 @@ export class IngestionMetrics {
     this.suppressed = new Counter({
       name: 'pipeline_ingestion_events_suppressed_total',
       help: "Events of accepted requests that were not committed because a privacy regulation names their subject (suppressed, or received before a deletion's cut-off); they count as accepted in pipeline_ingestion_events_total.",
+      registers,
+    });
+    const violations = new Counter({
+      name: 'pipeline_ingestion_plan_violations_total',
+      help: 'Tracking-plan violations of the events committed, by code (docs/tracking-plans.md): unplanned_event, unplanned_property, missing_required, type_mismatch, value_not_allowed, common_schema, unknown_pinned_version. The answer to the client never changes.',
+      labelNames: ['code'],
+      registers,
+    });
+    this.violations = children(violations, (code) => ({ code }));
+    this.unavailablePlans = new Counter({
+      name: 'pipeline_ingestion_plan_unavailable_total',
+      help: 'Events of write keys binding a tracking plan that were committed unchecked because the plan version could not be read (flagged plan_unavailable: verdict version null).',
+      registers,
+    });
+    this.planCompile = new Histogram({
+      name: 'pipeline_ingestion_plan_compile_duration_seconds',
+      help: "Time to compile one schema of a tracking plan (a rule's, or the common one), on the first event that needs it: the event loop is held meanwhile.",
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
       registers,
     });
     const limited = new Counter({
@@ -176,6 +197,21 @@ export class IngestionMetrics {
   eventsSuppressed(count: number): void {
     if (count > 0) this.suppressed.inc(count);
   }
+
+  /** Violations of committed events with one code. */
+  planViolations = (code: string, count: number): void => {
+    if (count > 0) this.violations(code).inc(count);
+  };
+
+  /** Events committed unchecked: their plan could not be read. */
+  planUnavailable = (count: number): void => {
+    if (count > 0) this.unavailablePlans.inc(count);
+  };
+
+  /** One schema compiled, in milliseconds. */
+  planCompiled = (ms: number): void => {
+    this.planCompile.observe(ms / 1000);
+  };
 
   dedupeHit(): void {
     this.dedupeHits.inc();

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import type { Kafka, Producer } from 'kafkajs';
 import request from 'supertest';
 import { loadConfig } from '@pipeline/config';
-import { parseOutboxEnvelope, type OutboxEnvelope } from '@pipeline/events';
+import { parseOutboxEnvelope, type OutboxEnvelope, type PlanVerdict } from '@pipeline/events';
 import {
   createKafka,
   createProducer,
@@ -24,6 +24,7 @@ import {
   RegulatedSubjectsCache,
   TenantChangePublisher,
   TenantChangeSubscriber,
+  TrackingPlanCache,
 } from '@pipeline/tenancy';
 import {
   startHarness as startControlPlane,
@@ -34,6 +35,7 @@ import { createApp } from '../app';
 import { HostedAuthenticator } from '../auth/hosted-authenticator';
 import { StaticAuthenticator } from '../auth/static-authenticator';
 import { CollectService } from '../collect/collect-service';
+import { PlanDoor } from '../collect/plan-door';
 import { RegulationDoor } from '../collect/regulation-door';
 import { OutboxHealth, StaticHealth } from '../health/delivery-health';
 import { KafkaReadiness } from '../health/kafka-readiness';
@@ -85,6 +87,13 @@ export interface HostedOptions {
   publicTrackingUrl?: string;
   /** DELIVERY_LAG_UNHEALTHY of /health; 1,000 unless given. */
   deliveryLagUnhealthy?: number;
+  /**
+   * Where the plan door reads tracking plan versions (a closed port: the control plane down for
+   * them alone); the suite's control plane unless given.
+   */
+  trackingPlanUrl?: string;
+  /** The plan cache's back-off after a version could not be read; 5 s unless given. */
+  planRetryAfterMs?: number;
 }
 
 /** One account of the suite's control plane, with its write keys. */
@@ -141,14 +150,19 @@ export interface Hosted {
   readTopic(expectedAtLeast?: number): Promise<CommittedEvent[]>;
   /**
    * Another ingestion instance behind the same load balancer: the same control plane, topic and
-   * store, its own connections, caches and local backstop. Closed by `close`.
+   * store, its own connections, caches and local backstop (the suite's options, with `overrides`).
+   * Closed by `close`.
    */
-  startInstance(): Promise<IngestionInstance>;
+  startInstance(overrides?: HostedOptions): Promise<IngestionInstance>;
   close(): Promise<void>;
 }
 
 /** One committed event with its record's receipt facts. */
-export type CommittedEvent = Omit<OutboxEnvelope, 'events'> & { event: OutboxEnvelope['events'][number] };
+export type CommittedEvent = Omit<OutboxEnvelope, 'events' | 'verdicts'> & {
+  event: OutboxEnvelope['events'][number];
+  /** The event's verdict (the one at its place in the record's `verdicts`), when the key binds a plan. */
+  verdict?: PlanVerdict;
+};
 
 export const event = (overrides: Record<string, unknown> = {}) => ({
   type: 'track',
@@ -304,6 +318,20 @@ async function ingestionInstance(
       ),
       authAttempts: new AuthAttemptLimiter(redis, options.authAttemptsPerMinute ?? 1000, options.now),
       regulations: new RegulationDoor(regulations, logger),
+      plans: new PlanDoor(
+        new TrackingPlanCache(
+          options.trackingPlanUrl
+            ? new ControlPlaneClient(options.trackingPlanUrl, TEST_INTERNAL_TOKEN, logger, 500)
+            : controlPlane,
+          logger,
+          {
+            onCompiled: metrics.planCompiled,
+            ...(options.planRetryAfterMs !== undefined ? { retryAfterMs: options.planRetryAfterMs } : {}),
+          },
+        ),
+        metrics,
+        logger,
+      ),
     },
   });
   const app = createApp({
@@ -396,16 +424,19 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
   const kafkaReadiness = new KafkaReadiness(kafka, topic);
   const redisKeyPrefix = `test:${randomUUID()}:`;
   const instances: IngestionInstance[] = [];
-  const startInstance = async () => {
-    const instance = await ingestionInstance(options, {
-      cpUrl,
-      logger,
-      producer,
-      topic,
-      health,
-      kafkaReadiness,
-      redisKeyPrefix,
-    });
+  const startInstance = async (overrides: HostedOptions = {}) => {
+    const instance = await ingestionInstance(
+      { ...options, ...overrides },
+      {
+        cpUrl,
+        logger,
+        producer,
+        topic,
+        health,
+        kafkaReadiness,
+        redisKeyPrefix,
+      },
+    );
     instances.push(instance);
     return instance;
   };
@@ -442,8 +473,12 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
         const envelopes = (await readTopicSnapshot(kafka, topic, {}, 20_000)).flatMap(({ value }) => {
           const envelope = parseOutboxEnvelope(value);
           if (!envelope) return [];
-          const { events, ...receipt } = envelope;
-          return events.map((committed): CommittedEvent => ({ ...receipt, event: committed }));
+          const { events, verdicts, ...receipt } = envelope;
+          return events.map((committed, i): CommittedEvent =>
+            verdicts
+              ? { ...receipt, event: committed, verdict: verdicts[i] }
+              : { ...receipt, event: committed },
+          );
         });
         if (envelopes.length >= expectedAtLeast) return envelopes;
         if (Date.now() > deadline) throw new Error(`read ${envelopes.length} of ${expectedAtLeast} events`);
