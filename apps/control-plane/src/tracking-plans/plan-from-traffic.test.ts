@@ -1,9 +1,15 @@
 import { normalizeEvent, type TrackingEvent, type WarehouseRow } from '@pipeline/events';
-import { compilePlan, type TrackingPlan } from '@pipeline/tracking-plans';
+import {
+  compilePlan,
+  decideEvent,
+  ruleVersionPin,
+  type PlanPolicy,
+  type TrackingPlan,
+} from '@pipeline/tracking-plans';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
 import { startScratchWarehouse, type ScratchWarehouse } from '../testing/warehouse';
 import type { AccountWarehouses } from '../warehouse-access/account-warehouses';
-import type { GeneratedTrackingPlan } from './tracking-plan.dto';
+import type { GeneratedTrackingPlan, PreviewEventView, TrackingPlanPreview } from './tracking-plan.dto';
 
 // Plans from traffic against a real control plane and a real PostgreSQL warehouse: rows are
 // written by the production normalizer and writer, so the draft is inferred from exactly what
@@ -394,6 +400,217 @@ describe('tracking plans from traffic (real PostgreSQL warehouse)', () => {
     expect(answer.body.code).toBe('validation_failed');
     expect(JSON.stringify(answer.body.errors)).toContain(field.replace('body.', ''));
     expect((await h.as(tenant.key).get('/api/v1/tracking-plans')).body.pagination.total).toBe(before);
+  });
+
+  // A stricter plan than the traffic: an unplanned event, unplanned members, wrong types and
+  // values, a missing member and a common schema most calls miss.
+  const strict: TrackingPlan = {
+    common: { type: 'object', required: ['context'] },
+    rules: [
+      {
+        type: 'track',
+        name: 'Order Completed',
+        schema: {
+          type: 'object',
+          required: ['properties'],
+          properties: {
+            properties: {
+              type: 'object',
+              required: ['order_id', 'subtotal'],
+              additionalProperties: false,
+              properties: {
+                order_id: { type: 'string', pattern: '^o-[0-9]$' },
+                subtotal: { type: 'number' },
+                coupon: { type: 'string' },
+                currency: { enum: ['USD', 'EUR'] },
+              },
+            },
+          },
+        },
+      },
+      {
+        type: 'identify',
+        schema: {
+          properties: {
+            traits: {
+              type: 'object',
+              required: ['email'],
+              additionalProperties: false,
+              properties: { email: { type: 'string' } },
+            },
+          },
+        },
+      },
+    ],
+  };
+  const policy: PlanPolicy = {
+    actions: { unplanned_event: 'quarantine', wrong_value: 'quarantine', unplanned_property: 'omit' },
+    destinations: { warehouse: { wrong_value: 'omit' } },
+  };
+
+  /** What compilePlan and decideEvent say of the seeded events, one by one. */
+  function expected(plan: TrackingPlan, decidedBy: PlanPolicy) {
+    const compiled = compilePlan(plan, { planId: 'p', version: 1 });
+    const actions = { allow: 0, omit: 0, quarantine: 0 };
+    const codes: Record<string, number> = {};
+    const events = new Map<string, PreviewEventView>();
+    let withViolations = 0;
+    for (const event of inWindow) {
+      const e = event as unknown as Record<string, unknown>;
+      const name =
+        e.type === 'track'
+          ? (e.event as string)
+          : e.type === 'page'
+            ? ((e.name as string | undefined) ?? null)
+            : null;
+      const key = JSON.stringify([e.type, name]);
+      const view = events.get(key) ?? {
+        type: e.type as PreviewEventView['type'],
+        name,
+        observed: 0,
+        checked: 0,
+        withViolations: 0,
+        actions: { allow: 0, omit: 0, quarantine: 0 },
+        codes: {},
+      };
+      events.set(key, view);
+      const violations = compiled.validate(e, ruleVersionPin(e));
+      const { action } = decideEvent(violations, decidedBy, 'warehouse');
+      view.observed += 1;
+      view.checked += 1;
+      actions[action] += 1;
+      view.actions[action] += 1;
+      if (violations.length > 0) {
+        withViolations += 1;
+        view.withViolations += 1;
+      }
+      for (const v of violations) {
+        codes[v.code] = (codes[v.code] ?? 0) + 1;
+        view.codes[v.code] = (view.codes[v.code] ?? 0) + 1;
+      }
+    }
+    return { actions, codes, withViolations, events: [...events.values()] };
+  }
+
+  const byTypeAndName = (a: PreviewEventView, b: PreviewEventView) =>
+    JSON.stringify([a.type, a.name]) < JSON.stringify([b.type, b.name]) ? -1 : 1;
+
+  describe('preview', () => {
+    let planId: string;
+    let draftBefore: unknown;
+    beforeAll(async () => {
+      const created = await h
+        .as(tenant.key)
+        .post('/api/v1/tracking-plans')
+        .send({ name: 'Strict', plan: strict });
+      expect(created.status).toBe(201);
+      planId = created.body.data.id as string;
+      draftBefore = created.body.data;
+    });
+    const preview = (body: Record<string, unknown>, id = planId, key = tenant.key) =>
+      h.as(key).post(`/api/v1/tracking-plans/${id}/preview`).send(body);
+
+    it('counts what the draft would have done, as compilePlan and decideEvent do one by one', async () => {
+      const answer = await preview({ days: 7, policy });
+      expect(answer.status).toBe(200);
+      const data = answer.body.data as TrackingPlanPreview;
+      const want = expected(strict, policy);
+      expect(data.version).toBeNull();
+      expect(data.policySource).toBe('body');
+      expect([data.observed, data.checked]).toEqual([inWindow.length, inWindow.length]);
+      expect(data.actions).toEqual(want.actions);
+      expect(data.codes).toEqual(want.codes);
+      expect(data.withViolations).toBe(want.withViolations);
+      expect([...data.events].sort(byTypeAndName)).toEqual(want.events.sort(byTypeAndName));
+      // The numbers themselves, so that a change to both sides is seen. Orders: o-10 to o-12
+      // break the pattern, 4 send GBP, 3 an integer coupon (7 orders omitted in all), 4 lack
+      // subtotal (allowed). 2 signups are unplanned (quarantined). The 2 identifies have an
+      // unplanned trait (omitted); they, 3 pages and a group lack context (common, allowed).
+      expect(data.actions).toEqual({ allow: 9, omit: 9, quarantine: 2 });
+      expect(data.codes).toEqual({
+        common_schema: 6,
+        missing_required: 4,
+        type_mismatch: 3,
+        unplanned_event: 2,
+        unplanned_property: 2,
+        value_not_allowed: 7,
+      });
+      expect(data.samples).toHaveLength(Math.min(20, want.withViolations));
+      // Each sample is a seeded call with the violations compilePlan gives it (in another order
+      // at times: jsonb keeps an object's keys in its own order, not the order sent).
+      const sorted = (list: readonly object[]) => list.map((v) => JSON.stringify(v)).sort();
+      const compiled = compilePlan(strict, { planId, version: 1 });
+      for (const sample of data.samples) {
+        const sent = inWindow.find((e) => e.messageId === sample.messageId) as unknown as Record<
+          string,
+          unknown
+        >;
+        expect(sorted(sample.violations)).toEqual(sorted(compiled.validate(sent)));
+        expect(sample.violations.length).toBeGreaterThan(0);
+      }
+      // Nothing changed.
+      expect((await h.as(tenant.key).get(`/api/v1/tracking-plans/${planId}`)).body.data).toEqual(draftBefore);
+    });
+
+    it('takes a published version and the policy of a write key’s binding', async () => {
+      expect((await h.as(tenant.key).post(`/api/v1/tracking-plans/${planId}/publish`)).status).toBe(201);
+      const key = (await h.as(tenant.key).post('/api/v1/write-keys').send({ name: 'site' })).body.data
+        .id as string;
+      const bound = await h
+        .as(tenant.key)
+        .put(`/api/v1/write-keys/${key}/tracking-plan`)
+        .send({ planId, version: 1, policy });
+      expect(bound.status).toBe(200);
+      // The draft moves on: the version, not the draft, is what is checked.
+      expect(
+        (await h.as(tenant.key).put(`/api/v1/tracking-plans/${planId}/draft`).send({ rules: [] })).status,
+      ).toBe(200);
+      const answer = await preview({ days: 7, version: 1, writeKeyId: key });
+      expect(answer.status).toBe(200);
+      const data = answer.body.data as TrackingPlanPreview;
+      expect([data.version, data.policySource, data.policy]).toEqual([1, 'binding', policy]);
+      expect(data.actions).toEqual(expected(strict, policy).actions);
+      // Without a policy every class is allow; the draft now has no rules, so each of the 14
+      // track calls is unplanned and nothing else is checked.
+      const open = (await preview({})).body.data as TrackingPlanPreview;
+      expect([open.policySource, open.actions, open.codes]).toEqual([
+        'default',
+        { allow: inWindow.length, omit: 0, quarantine: 0 },
+        { unplanned_event: 14 },
+      ]);
+    });
+
+    it('answers bad input with its documented code', async () => {
+      const other = await h.tenant();
+      const theirs = (await h.as(other.key).post('/api/v1/tracking-plans').send({ name: 'Theirs' })).body.data
+        .id as string;
+      const unbound = (await h.as(tenant.key).post('/api/v1/write-keys').send({ name: 'unbound' })).body.data
+        .id as string;
+      const cases: [Record<string, unknown>, string, number, string][] = [
+        [{ days: 0 }, planId, 400, 'validation_failed'],
+        [{ days: 91 }, planId, 400, 'validation_failed'],
+        [{ version: 0 }, planId, 400, 'validation_failed'],
+        [{}, '6a0f6c1e-93f5-4c55-8d8a-2d1e0f3b7a10', 404, 'not_found'],
+        [{}, 'not-a-uuid', 404, 'not_found'],
+        [{}, theirs, 404, 'not_found'],
+        [{ version: 99 }, planId, 404, 'tracking_plan_version_not_found'],
+        [{ writeKeyId: unbound }, planId, 404, 'tracking_plan_binding_not_found'],
+        [{ policy: { actions: { unplanned_event: 'omit' } } }, planId, 422, 'invalid_policy'],
+      ];
+      for (const [body, id, status, code] of cases) {
+        const answer = await preview(body, id);
+        expect([JSON.stringify(body), id, answer.status, answer.body.code]).toEqual([
+          JSON.stringify(body),
+          id,
+          status,
+          code,
+        ]);
+      }
+      const reader = await tenant.keyWith(['tracking_plans.read']);
+      expect((await preview({}, planId, reader)).status).toBe(200);
+      const none = await tenant.keyWith(['write_keys.read']);
+      expect((await preview({}, planId, none)).status).toBe(403);
+    });
   });
 
   it('needs tracking_plans.write', async () => {
