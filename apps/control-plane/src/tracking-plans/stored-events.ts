@@ -78,8 +78,13 @@ export function contextOfRow(row: Readonly<Record<string, unknown>>): Record<str
     ['ip', row.context_ip],
   ];
   // context_extra holds no typed key, so nothing is overwritten; an ip the client sent itself
-  // is in it (the column holds the address the request came from) and wins, as received.
-  return present([...typed, ...extra]);
+  // is in it (the column holds the address the request came from) and wins, as received. Its
+  // members come back as sent, a null one included.
+  const context = Object.fromEntries([
+    ...typed.filter(([, value]) => value !== null && value !== undefined),
+    ...extra,
+  ]);
+  return Object.keys(context).length === 0 ? undefined : context;
 }
 
 const typeOfRow = (table: WarehouseTableName, row: Readonly<Record<string, unknown>>): string =>
