@@ -103,6 +103,8 @@ export class PlanFromTraffic {
           maxNames: inferenceCaps.maxNames,
           perName: inferenceCaps.rowsPerName,
           maxValues: maxEnumValues,
+          // A bound in the database (code points); the rule is inferenceCaps' (UTF-16 units).
+          maxValueLength: inferenceCaps.maxEnumValueLength,
           maxRows: inferenceCaps.maxProfileRows,
         },
         { purpose: 'query' },

@@ -121,17 +121,18 @@ export interface ReadOnlyQueries {
   /**
    * Over the `perName` latest rows of each of traffic_names' names: each top-level member of
    * properties (events) or traits (users, groups), per JSON type (`integer` for a whole
-   * number), how many rows hold it so, and its distinct string values when at most `maxValues`.
+   * number), how many rows hold it so, and its distinct string values when at most `maxValues`
+   * of at most `maxValueLength` characters (code points) each.
    */
   traffic_profile: {
-    params: TrafficWindow & { perName: number; maxValues: number; maxRows: number };
+    params: TrafficWindow & { perName: number; maxValues: number; maxValueLength: number; maxRows: number };
     row: {
       type: string;
       name: string | null;
       property: string;
       jsonType: 'integer' | 'number' | 'string' | 'boolean' | 'object' | 'array' | 'null';
       count: number;
-      /** Distinct string values (only for `string`), null when there are more than `maxValues`. */
+      /** Distinct string values (only for `string`), null when more than `maxValues` or one too long. */
       strings: string[] | null;
     };
   };

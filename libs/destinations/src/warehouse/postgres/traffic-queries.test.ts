@@ -95,7 +95,7 @@ describe('traffic queries (real PostgreSQL)', () => {
     const profile = await engine.query(
       account,
       'traffic_profile',
-      { table: 'events', since, maxNames: 1, perName: 3, maxValues: 3, maxRows: 100 },
+      { table: 'events', since, maxNames: 1, perName: 3, maxValues: 3, maxValueLength: 10, maxRows: 100 },
       q,
     );
     // Only A (maxNames 1), only its 3 newest rows (a4 is left out: no o or l).
@@ -109,7 +109,7 @@ describe('traffic queries (real PostgreSQL)', () => {
     const wider = await engine.query(
       account,
       'traffic_profile',
-      { table: 'events', since, maxNames: 1, perName: 4, maxValues: 3, maxRows: 100 },
+      { table: 'events', since, maxNames: 1, perName: 4, maxValues: 3, maxValueLength: 10, maxRows: 100 },
       q,
     );
     // Four distinct strings are past the limit of 3: no values; the object and array appear.
@@ -121,10 +121,18 @@ describe('traffic queries (real PostgreSQL)', () => {
     const capped = await engine.query(
       account,
       'traffic_profile',
-      { table: 'events', since, maxNames: 10, perName: 10, maxValues: 3, maxRows: 2 },
+      { table: 'events', since, maxNames: 10, perName: 10, maxValues: 3, maxValueLength: 10, maxRows: 2 },
       q,
     );
     expect(capped).toHaveLength(2);
+    // A value longer than maxValueLength (code points) gives no values either.
+    const short = await engine.query(
+      account,
+      'traffic_profile',
+      { table: 'events', since, maxNames: 1, perName: 3, maxValues: 3, maxValueLength: 0, maxRows: 100 },
+      q,
+    );
+    expect(short.find((r) => r.property === 's')).toMatchObject({ count: 3, strings: null });
   });
 
   it('gives whole rows round robin over the names, at most maxRows', async () => {

@@ -61,13 +61,14 @@ const jsonTypeOf = (value: string) =>
 
 export function trafficProfileStatement(
   schema: string,
-  window: TrafficWindow & { perName: number; maxValues: number; maxRows: number },
+  window: TrafficWindow & { perName: number; maxValues: number; maxValueLength: number; maxRows: number },
 ): { sql: string; values: unknown[] } {
   return {
     sql: `WITH ${rankedWindow(schema, window.table)}
       SELECT s._type AS type, s._name AS name, p.key AS property, ${jsonTypeOf('p.value')} AS json_type,
              count(*) AS count,
              CASE WHEN min(jsonb_typeof(p.value)) = 'string' AND count(DISTINCT p.value) <= $4
+                       AND max(length(p.value #>> '{}')) <= $6
                   THEN array_agg(DISTINCT p.value #>> '{}') END AS strings
         FROM sampled s
        CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(s._doc) = 'object' THEN s._doc ELSE '{}'::jsonb END) p
@@ -75,7 +76,14 @@ export function trafficProfileStatement(
        GROUP BY 1, 2, 3, 4
        ORDER BY s._type COLLATE "C", s._name COLLATE "C" NULLS FIRST, p.key COLLATE "C", 4
        LIMIT $5`,
-    values: [window.since, window.maxNames, window.perName, window.maxValues, window.maxRows],
+    values: [
+      window.since,
+      window.maxNames,
+      window.perName,
+      window.maxValues,
+      window.maxRows,
+      window.maxValueLength,
+    ],
   };
 }
 
