@@ -46,6 +46,7 @@ import {
   TrackingPlansController,
   WriteKeyTrackingPlanController,
 } from './tracking-plans/tracking-plan.controller';
+import type { PlanFromTraffic } from './tracking-plans/plan-from-traffic';
 import type { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanService } from './tracking-plans/tracking-plan.service';
 import { QuarantineController } from './quarantine/quarantine.controller';
@@ -89,6 +90,7 @@ export interface ApiServices {
   trackingPlans: TrackingPlanService;
   trackingPlanBindings: TrackingPlanBindings;
   quarantine: QuarantineService;
+  planFromTraffic: PlanFromTraffic;
 }
 
 /** What the Express app needs besides the services. */
@@ -155,7 +157,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [RegulationsController, new RegulationsController(services.regulations)],
     [SuppressionsController, new SuppressionsController(services.regulations)],
     [RegulatedSubjectsController, new RegulatedSubjectsController(services.regulations.service)],
-    [TrackingPlansController, new TrackingPlansController(services.trackingPlans)],
+    [TrackingPlansController, new TrackingPlansController(services.trackingPlans, services.planFromTraffic)],
     [WriteKeyTrackingPlanController, new WriteKeyTrackingPlanController(services.trackingPlanBindings)],
     [TrackingPlanVersionsController, new TrackingPlanVersionsController(services.trackingPlans)],
     [QuarantineController, new QuarantineController(services.quarantine)],

@@ -73,6 +73,7 @@ import { MeteringTimer, UsageMetering } from './usage/usage-metering';
 import { UsageService } from './usage/usage.service';
 import type { WriteKeyRateLimitCeilings } from './write-keys/rate-limits';
 import { WriteKeyService } from './write-keys/write-key.service';
+import { PlanFromTraffic } from './tracking-plans/plan-from-traffic';
 import { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanLimits } from './tracking-plans/tracking-plan-limits';
 import { TrackingPlanService } from './tracking-plans/tracking-plan.service';
@@ -234,6 +235,7 @@ export function composeServices(deps: ServiceDependencies) {
     trackingPlans,
     trackingPlanBindings,
     quarantine,
+    planFromTraffic: new PlanFromTraffic(reader, trackingPlans, trackingPlanBindings),
     deadLetters,
     warehouses,
     placements,

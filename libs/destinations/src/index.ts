@@ -105,6 +105,7 @@ export type {
   ChangeWatermark,
   ReadOnlyQueries,
   ReadOnlyQueryName,
+  TrafficWindow,
   ReadOptions,
   ReadPurpose,
   RowBatch,

@@ -23,17 +23,22 @@ import type { Problem } from '../http/problem';
 import type {
   BindTrackingPlanBody,
   CreateTrackingPlanBody,
+  GeneratedTrackingPlanAnswer,
+  GenerateTrackingPlanBody,
   ImportTrackingPlanBody,
   PlanDocumentInput,
   SegmentExportAnswer,
   TrackingPlanAnswer,
   TrackingPlanBindingAnswer,
   TrackingPlanDiffAnswer,
+  TrackingPlanPreviewAnswer,
   TrackingPlanSummary,
+  PreviewTrackingPlanBody,
   TrackingPlanVersionAnswer,
   TrackingPlanVersionSummary,
   UpdateTrackingPlanBody,
 } from './tracking-plan.dto';
+import type { PlanFromTraffic } from './plan-from-traffic';
 import type { TrackingPlanBindings } from './tracking-plan-bindings';
 import type { TrackingPlanService } from './tracking-plan.service';
 
@@ -64,7 +69,10 @@ const STORAGE_LIMIT =
 @Response<Problem>(401, 'Missing or invalid API key')
 @Response<Problem>(403, 'The API key lacks the required scope')
 export class TrackingPlansController extends Controller {
-  constructor(private readonly plans: TrackingPlanService) {
+  constructor(
+    private readonly plans: TrackingPlanService,
+    private readonly traffic: PlanFromTraffic,
+  ) {
     super();
   }
 
@@ -101,6 +109,33 @@ export class TrackingPlansController extends Controller {
     @Body() body: ImportTrackingPlanBody,
   ): Promise<TrackingPlanAnswer> {
     const data = await this.plans.importPlan(principalOf(request).accountId, body);
+    this.setStatus(201);
+    return { data };
+  }
+
+  /**
+   * Creates a plan whose draft is inferred from the last N days of the account's warehouse
+   * (docs/tracking-plans.md, "Plans from traffic"): a rule per event name, types, required
+   * members, enums of few values; members seen with several types are flagged and left untyped.
+   * Nothing is published.
+   */
+  @Post('generate')
+  @Security('api_key', ['tracking_plans.write'])
+  @SuccessResponse(201, 'Created')
+  @Response<Problem>(
+    409,
+    "warehouse_engine_unsupported: the account's warehouse is ClickHouse (plans from traffic read PostgreSQL warehouses)",
+  )
+  @Response<Problem>(
+    422,
+    `${INVALID_PLAN} (the inference passed a cap: fewer days or a lower maxEnumValues); tracking_plan_limit_reached; ${STORAGE_LIMIT}`,
+  )
+  @Response<Problem>(503, "warehouse_unavailable: the account's warehouse cannot be reached")
+  async generateTrackingPlan(
+    @Request() request: ExpressRequest,
+    @Body() body: GenerateTrackingPlanBody,
+  ): Promise<GeneratedTrackingPlanAnswer> {
+    const data = await this.traffic.generate(principalOf(request).accountId, body);
     this.setStatus(201);
     return { data };
   }
@@ -297,6 +332,31 @@ export class TrackingPlansController extends Controller {
   ): Promise<SegmentExportAnswer> {
     void format;
     return this.plans.exportSegment(principalOf(request).accountId, planId, versionOf(version));
+  }
+
+  /**
+   * What a published version, or the draft, would have done to the last N days of stored calls:
+   * violations per code, per event name, and the warehouse's action per call under a policy
+   * (docs/tracking-plans.md, "Plans from traffic"). Changes nothing.
+   */
+  @Post('{planId}/preview')
+  @Security('api_key', ['tracking_plans.read'])
+  @Response<Problem>(
+    404,
+    'not_found: no such plan (or write key) in this account; tracking_plan_version_not_found; tracking_plan_binding_not_found: `writeKeyId` binds no plan',
+  )
+  @Response<Problem>(409, "warehouse_engine_unsupported: the account's warehouse is ClickHouse")
+  @Response<Problem>(
+    422,
+    'invalid_policy: the policy is refused (errors[] with JSON Pointers into the policy)',
+  )
+  @Response<Problem>(503, "warehouse_unavailable: the account's warehouse cannot be reached")
+  async previewTrackingPlan(
+    @Request() request: ExpressRequest,
+    @Path() planId: string,
+    @Body() body: PreviewTrackingPlanBody,
+  ): Promise<TrackingPlanPreviewAnswer> {
+    return { data: await this.traffic.preview(principalOf(request).accountId, planId, body) };
   }
 
   /**

@@ -237,3 +237,167 @@ export interface TrackingPlanVersionRecord {
   hash: string;
   plan: TrackingPlanDocument;
 }
+
+/**
+ * Days of traffic a plan is generated from or previewed against: the last N × 24 hours.
+ * @isInt
+ * @minimum 1
+ * @maximum 90
+ */
+export type TrafficDays = number;
+
+export interface GenerateTrackingPlanBody {
+  name: PlanName;
+  description?: PlanDescription;
+  /** The last N days (1-90) of the account's warehouse; default 7. */
+  days?: TrafficDays;
+  /**
+   * A member is required when present in at least this share of its event's sampled rows;
+   * default 1.0 (always present).
+   * @minimum 0.01
+   * @maximum 1
+   */
+  requiredRatio?: number;
+  /**
+   * A string member with at most this many distinct values gets an `enum`; default 10, 0: none.
+   * @isInt
+   * @minimum 0
+   * @maximum 50
+   */
+  maxEnumValues?: number;
+}
+
+/** A rule of the generated draft and what it was inferred from. */
+export interface GeneratedRuleView {
+  type: 'track' | 'page' | 'screen' | 'identify' | 'group';
+  /** Absent for identify, group, and the rule of pages (or screens) sent without a name. */
+  name?: string;
+  /** Calls seen in the window. */
+  observedCount: number;
+  /** The latest calls whose members were read (at most 1,000 per name). */
+  sampledCount: number;
+  firstSeen: string;
+  lastSeen: string;
+}
+
+export type ObservedJsonType = 'integer' | 'number' | 'string' | 'boolean' | 'object' | 'array' | 'null';
+
+/** A member the draft does not type or plan as it was seen (docs/tracking-plans.md, "Plans from traffic"). */
+export interface FlaggedPropertyView {
+  type: GeneratedRuleView['type'];
+  name?: string;
+  /** JSON Pointer into the event (`~0` for `~`, `~1` for `/`). */
+  path: string;
+  /** `mixed_types` (left untyped), `unplannable_name` (`__proto__`: rule left open), `properties_capped` (rule left open). */
+  reason: 'mixed_types' | 'unplannable_name' | 'properties_capped';
+  /** Sampled rows per JSON type. */
+  types: { [jsonType in ObservedJsonType]?: number };
+}
+
+export interface TrafficWindowView {
+  days: number;
+  /** Calls whose time (timestamp, else received_at) is after `since`. */
+  since: string;
+  until: string;
+}
+
+export interface GeneratedTrackingPlan {
+  /** The created plan; its draft is the inference, nothing is published. */
+  plan: TrackingPlanView;
+  window: TrafficWindowView;
+  rules: GeneratedRuleView[];
+  flagged: FlaggedPropertyView[];
+  /**
+   * What the caps left out: names past the 200 most frequent of a table, or profile rows past
+   * 100,000 (then some rules may miss members).
+   */
+  truncated: { names: boolean; profile: boolean };
+}
+
+export interface GeneratedTrackingPlanAnswer {
+  data: GeneratedTrackingPlan;
+}
+
+export interface PreviewTrackingPlanBody {
+  /** The last N days (1-90) of the account's warehouse; default 7. */
+  days?: TrafficDays;
+  /** A published version; absent: the draft. */
+  version?: PinnedVersion;
+  /**
+   * The policy to decide by (as a binding's); absent: the binding's of `writeKeyId`, else
+   * every class `allow`.
+   */
+  policy?: PlanPolicyInput;
+  /**
+   * Take the policy of this write key's binding. Events are not filtered by it: the
+   * warehouse tables do not record the key an event came with.
+   * @format uuid
+   */
+  writeKeyId?: string;
+}
+
+export interface PreviewActionCounts {
+  allow: number;
+  omit: number;
+  quarantine: number;
+}
+
+/** Violations per code. */
+export type PreviewCodeCounts = { [code: string]: number };
+
+export interface PreviewEventView {
+  type: 'track' | 'page' | 'screen' | 'identify' | 'group' | 'alias';
+  /** track: the event; page, screen: the name (null when sent without one). */
+  name: string | null;
+  /** Calls seen in the window. */
+  observed: number;
+  /** The latest of them that were checked. */
+  checked: number;
+  /** Checked calls with at least one violation. */
+  withViolations: number;
+  actions: PreviewActionCounts;
+  codes: PreviewCodeCounts;
+}
+
+export interface PreviewViolationView {
+  code: string;
+  path: string;
+  keyword: string;
+  message: string;
+  ruleVersion?: number;
+}
+
+export interface PreviewSampleView {
+  messageId: string;
+  type: string;
+  name: string | null;
+  action: 'allow' | 'omit' | 'quarantine';
+  /** JSON Pointers an omit would strip. */
+  omitted: string[];
+  violations: PreviewViolationView[];
+}
+
+export interface TrackingPlanPreview {
+  planId: string;
+  /** The version checked against; null: the draft. */
+  version: number | null;
+  window: TrafficWindowView;
+  /** Where the policy came from. */
+  policySource: 'body' | 'binding' | 'default';
+  policy: PlanPolicyView;
+  /** Calls in the window, and the calls checked (the latest per name, within the caps). */
+  observed: number;
+  checked: number;
+  /** Checked calls with at least one violation. */
+  withViolations: number;
+  /** What the warehouse destination would have done with the checked calls (decideEvent). */
+  actions: PreviewActionCounts;
+  codes: PreviewCodeCounts;
+  events: PreviewEventView[];
+  /** The first checked calls with violations, at most 20. */
+  samples: PreviewSampleView[];
+}
+
+export interface TrackingPlanPreviewAnswer {
+  data: TrackingPlanPreview;
+}

@@ -101,6 +101,56 @@ export interface ReadOnlyQueries {
   };
   /** Rows of all warehouse tables received on a UTC day (YYYY-MM-DD). */
   rows_received_on: { params: { day: string }; row: { rows: number } };
+  /**
+   * A table's calls per type and name (track: the event; page and screen: the name, null when
+   * absent; users, groups, aliases: identify, group, alias and null) whose time (timestamp, else
+   * received_at) is after `since`: the `maxNames` most frequent, and how many there are in all.
+   */
+  traffic_names: {
+    params: TrafficWindow;
+    row: {
+      type: string;
+      name: string | null;
+      count: number;
+      firstSeen: Date;
+      lastSeen: Date;
+      /** Distinct (type, name) pairs in the window, past `maxNames` included. */
+      distinctNames: number;
+    };
+  };
+  /**
+   * Over the `perName` latest rows of each of traffic_names' names: each top-level member of
+   * properties (events) or traits (users, groups), per JSON type (`integer` for a whole
+   * number), how many rows hold it so, and its distinct string values when at most `maxValues`
+   * of at most `maxValueLength` characters (code points) each.
+   */
+  traffic_profile: {
+    params: TrafficWindow & { perName: number; maxValues: number; maxValueLength: number; maxRows: number };
+    row: {
+      type: string;
+      name: string | null;
+      property: string;
+      jsonType: 'integer' | 'number' | 'string' | 'boolean' | 'object' | 'array' | 'null';
+      count: number;
+      /** Distinct string values (only for `string`), null when more than `maxValues` or one too long. */
+      strings: string[] | null;
+    };
+  };
+  /**
+   * The `perName` latest rows of each of traffic_names' names, whole (every column, times as
+   * ISO text, jsonb as JSON), at most `maxRows` in all, shared evenly between the names.
+   */
+  traffic_rows: {
+    params: TrafficWindow & { perName: number; maxRows: number };
+    row: { row: Record<string, unknown> };
+  };
+}
+
+/** A window of one warehouse table for the traffic queries (tracking plans from traffic). */
+export interface TrafficWindow {
+  table: WarehouseTableName;
+  since: Date;
+  maxNames: number;
 }
 
 export type ReadOnlyQueryName = keyof ReadOnlyQueries;

@@ -96,6 +96,12 @@ export class ClickHouseQueries {
           count: Number(r.count),
         }));
       }
+      case 'traffic_names':
+      case 'traffic_profile':
+      case 'traffic_rows':
+        // Tracking plans from traffic read PostgreSQL warehouses only: the control plane answers
+        // 409 warehouse_engine_unsupported for an account placed on ClickHouse and never asks.
+        throw new Error(`the ${name} query is not available on ClickHouse`);
       case 'table_freshness': {
         const { table, now } = params as ReadOnlyQueries['table_freshness']['params'];
         if (!tableNames.includes(table)) throw new Error(`unknown warehouse table ${table}`);

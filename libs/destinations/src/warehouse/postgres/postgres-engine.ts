@@ -52,6 +52,7 @@ import { StreamTableWriter } from './stream-table-writer';
 import { isPlainIdentifier } from '../stream-table-columns';
 import { saneStorageBytes } from '../storage-bytes';
 import { PostgresSubjectErasure } from './subject-erasure';
+import { trafficNamesStatement, trafficProfileStatement, trafficRowsStatement } from './traffic-queries';
 
 /**
  * The settings of an engine's pool; a `connect` hook builds the pool from them. No time limits:
@@ -483,6 +484,54 @@ export class PostgresEngine implements WarehouseEngine {
           lastEventAt: r.last_event_at,
           rowsLast24h: Number(r.rows_last_24h),
         }));
+      }
+      case 'traffic_names': {
+        const window = params as ReadOnlyQueries['traffic_names']['params'];
+        if (!(await this.tableExists(account.schema, checkTable(window.table)))) return [];
+        const { sql, values } = trafficNamesStatement(schema, window);
+        const rows = await this.metered<{
+          type: string;
+          name: string | null;
+          count: string;
+          first_seen: Date;
+          last_seen: Date;
+          distinct_names: string;
+        }>(account, options, sql, values);
+        return rows.map((r) => ({
+          type: r.type,
+          name: r.name,
+          count: Number(r.count),
+          firstSeen: r.first_seen,
+          lastSeen: r.last_seen,
+          distinctNames: Number(r.distinct_names),
+        }));
+      }
+      case 'traffic_profile': {
+        const window = params as ReadOnlyQueries['traffic_profile']['params'];
+        if (!(await this.tableExists(account.schema, checkTable(window.table)))) return [];
+        const { sql, values } = trafficProfileStatement(schema, window);
+        const rows = await this.metered<{
+          type: string;
+          name: string | null;
+          property: string;
+          json_type: string;
+          count: string;
+          strings: string[] | null;
+        }>(account, options, sql, values);
+        return rows.map((r) => ({
+          type: r.type,
+          name: r.name,
+          property: r.property,
+          jsonType: r.json_type,
+          count: Number(r.count),
+          strings: r.strings,
+        }));
+      }
+      case 'traffic_rows': {
+        const window = params as ReadOnlyQueries['traffic_rows']['params'];
+        if (!(await this.tableExists(account.schema, checkTable(window.table)))) return [];
+        const { sql, values } = trafficRowsStatement(schema, window);
+        return this.metered<{ row: Record<string, unknown> }>(account, options, sql, values);
       }
       case 'rows_received_on': {
         const { day } = params as ReadOnlyQueries['rows_received_on']['params'];
