@@ -260,21 +260,7 @@ function ProblemsField({
             {localError ? (
               <p class="field-error">{localError}</p>
             ) : (
-              <>
-                <p class="field-error">
-                  {problems.length} problem{problems.length === 1 ? '' : 's'} (JSON Pointers into the{' '}
-                  {pointerInto}
-                  ):
-                </p>
-                <ul class="problem-list">
-                  {problems.map((p, i) => (
-                    <li key={i}>
-                      <code class="pointer">{p.path === '' ? '(the whole document)' : p.path}</code>{' '}
-                      {p.code ? <span class="badge bad">{p.code}</span> : null} {p.message}
-                    </li>
-                  ))}
-                </ul>
-              </>
+              <ProblemList problems={problems} pointerInto={pointerInto} />
             )}
           </div>
         ) : null}
@@ -285,6 +271,25 @@ function ProblemsField({
         </span>
       ) : null}
     </div>
+  );
+}
+
+/** The API's problems, each with its JSON Pointer into what was sent and its code. */
+export function ProblemList({ problems, pointerInto }: { problems: PlanProblem[]; pointerInto: string }) {
+  return (
+    <>
+      <p class="field-error">
+        {problems.length} problem{problems.length === 1 ? '' : 's'} (JSON Pointers into the {pointerInto}):
+      </p>
+      <ul class="problem-list">
+        {problems.map((p, i) => (
+          <li key={i}>
+            <code class="pointer">{p.path === '' ? '(the whole document)' : p.path}</code>{' '}
+            {p.code ? <span class="badge bad">{p.code}</span> : null} {p.message}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

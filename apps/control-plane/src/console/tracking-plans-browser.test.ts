@@ -4,14 +4,15 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { launchChromium } from '../testing/chromium';
-import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { exampleSettings, startHarness, type Harness, type Tenant } from '../testing/harness';
 import { consoleDirectory } from './console-files';
 
 // The Tracking plans pages as a tenant meets them, in headless Chromium against the real control
 // plane: a plan created, a draft refused with its problems shown beside the editor (each with
 // its JSON Pointer), fixed, published as v1, edited, published as v2; the diff between them with
 // a breaking change badged; a version exported as Segment's rules; an import refused and then
-// taken. Screenshots in .reports/console/.
+// taken; a write key bound at a pinned version with a policy and overrides, read back through
+// the API, and unbound. Screenshots in .reports/console/.
 
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
 
@@ -41,6 +42,9 @@ const misspelled = {
   ],
 };
 
+// A browser test waits on a real page and server: a bound on each wait, not a measure of speed.
+jest.setTimeout(120_000);
+
 let h: Harness;
 let a: Tenant;
 let server: Server;
@@ -51,7 +55,7 @@ const openPages = new Set<Page>();
 
 async function signedIn(key: string, hash: string, width = 1280): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height: 900 }, acceptDownloads: true });
-  page.setDefaultTimeout(30_000);
+  page.setDefaultTimeout(15_000);
   openPages.add(page);
   page.on('close', () => openPages.delete(page));
   await page.goto(`${base}/console/${hash}`);
@@ -297,4 +301,111 @@ it('shows a key without tracking_plans.write no action, and one without read the
     .getByText('This API key is not allowed to read tracking plans', { exact: false })
     .waitFor();
   expect(await denied.getByRole('alert').locator('code').textContent()).toBe('tracking_plans.read');
+});
+
+it('binds a write key at v1 with a policy and per-destination overrides, and unbinds it', async () => {
+  const api = h.as(a.key);
+  const plan = (await api.post('/api/v1/tracking-plans').send({ name: 'Bound plan', plan: v1 })).body
+    .data as PlanView;
+  await api.post(`/api/v1/tracking-plans/${plan.id}/publish`).expect(201);
+  await api.put(`/api/v1/tracking-plans/${plan.id}/draft`).send(v2).expect(200);
+  await api.post(`/api/v1/tracking-plans/${plan.id}/publish`).expect(201);
+  // A destination to override: an integration from the website to Braze.
+  const web = await api.post('/api/v1/apps').send({ appType: 'web_tracking', displayName: 'Website' });
+  const braze = await api
+    .post('/api/v1/apps')
+    .send({ appType: 'braze', displayName: 'Braze EU', ...exampleSettings('braze') });
+  const integration = await api.post('/api/v1/integrations').send({
+    sourceAppId: web.body.data.id,
+    destinationAppId: braze.body.data.id,
+    dataType: 'events',
+    config: { global: {}, tasks: [{ task_type: 'events' }] },
+    schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
+  });
+  expect(integration.status).toBe(201);
+  const integrationId = integration.body.data.id as string;
+  const key = (await api.post('/api/v1/write-keys').send({ name: 'Shop' })).body.data as { id: string };
+
+  const page = await signedIn(a.key, `#/write-keys/${key.id}`);
+  const section = page.getByRole('region', { name: 'Tracking plan' });
+  await section.getByText("This key's events are held to no tracking plan.").waitFor();
+  await section.getByLabel('Plan', { exact: true }).selectOption({ label: 'Bound plan (v2)' });
+  await section.getByLabel('Version', { exact: true }).selectOption({ label: 'v1 (pinned)' });
+  // omit is not offered where a violation names nothing to strip.
+  const unplanned = section.getByRole('combobox', { name: 'Unplanned event: all destinations' });
+  expect(await unplanned.locator('option').allTextContents()).toEqual(['allow', 'quarantine']);
+  expect(
+    await section
+      .getByRole('combobox', { name: 'Unplanned property: all destinations' })
+      .locator('option')
+      .allTextContents(),
+  ).toEqual(['allow', 'omit', 'quarantine']);
+  await unplanned.selectOption('quarantine');
+  await section.getByRole('combobox', { name: 'Unplanned property: all destinations' }).selectOption('omit');
+
+  // Overrides: the warehouse takes unplanned events; Braze quarantines wrong values.
+  const destinations = section.getByLabel('Override for', { exact: true });
+  expect(await destinations.locator('option').allTextContents()).toEqual(['Warehouse', 'Braze EU (braze)']);
+  await destinations.selectOption({ label: 'Warehouse' });
+  await section.getByRole('button', { name: 'Add override' }).click();
+  await section.getByRole('combobox', { name: 'Unplanned event: Warehouse' }).selectOption('allow');
+  await destinations.selectOption({ label: 'Braze EU (braze)' });
+  await section.getByRole('button', { name: 'Add override' }).click();
+  await section
+    .getByRole('combobox', { name: 'Wrong type or value: Braze EU (braze)' })
+    .selectOption('quarantine');
+  await shot(page, 'tracking-plan-binding-form');
+  await section.getByRole('button', { name: 'Bind', exact: true }).click();
+  await section.getByRole('status').getByText('Bound to “Bound plan”, pinned to v1.').waitFor();
+
+  const bound = await api.get(`/api/v1/write-keys/${key.id}/tracking-plan`);
+  expect(bound.status).toBe(200);
+  expect(bound.body.data).toEqual({
+    writeKeyId: key.id,
+    planId: plan.id,
+    binding: 'pinned',
+    version: 1,
+    policy: {
+      actions: {
+        unplanned_event: 'quarantine',
+        unplanned_property: 'omit',
+        missing_required: 'allow',
+        wrong_value: 'allow',
+        common_schema: 'allow',
+      },
+      destinations: {
+        warehouse: { unplanned_event: 'allow' },
+        [integrationId]: { wrong_value: 'quarantine' },
+      },
+    },
+    updatedAt: expect.any(String),
+  });
+  // The page shows the binding as stored, and the form starts from it.
+  await section.getByText('pinned to v1', { exact: true }).waitFor();
+  const current = section.getByRole('table', { name: 'Current policy' });
+  expect(
+    await current
+      .getByRole('row', { name: /^Unplanned event/ })
+      .locator('td')
+      .allTextContents(),
+  ).toEqual(['quarantine', 'allow', 'as all']);
+  expect(await section.getByLabel('Version', { exact: true }).inputValue()).toBe('1');
+  await shot(page, 'tracking-plan-binding');
+
+  // A key that may read plans but not change them sees the binding and no form.
+  const reader = await a.keyWith(['write_keys.read', 'tracking_plans.read']);
+  const readOnly = await signedIn(reader, `#/write-keys/${key.id}`);
+  const readSection = readOnly.getByRole('region', { name: 'Tracking plan' });
+  await readSection.getByText('pinned to v1', { exact: true }).waitFor();
+  expect(await readSection.getByRole('button').count()).toBe(0);
+  expect(await readSection.getByRole('combobox').count()).toBe(0);
+  const keysOnly = await signedIn(await a.keyWith(['write_keys.read']), `#/write-keys/${key.id}`);
+  await keysOnly.getByRole('region', { name: 'Tracking plan' }).getByText('Needs the scope').waitFor();
+
+  // Unbind, confirmed first.
+  await section.getByRole('button', { name: 'Unbind' }).click();
+  await section.getByRole('button', { name: 'Unbind now' }).click();
+  await section.getByRole('status').getByText('Unbound', { exact: false }).waitFor();
+  const unbound = await api.get(`/api/v1/write-keys/${key.id}/tracking-plan`);
+  expect([unbound.status, unbound.body.code]).toEqual([404, 'tracking_plan_binding_not_found']);
 });
