@@ -154,7 +154,7 @@ function ImportPlan() {
     <section aria-labelledby="import-plan-heading">
       <h2 id="import-plan-heading">Import a tracking plan</h2>
       <form
-        class="form"
+        class="form import-form"
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
