@@ -326,6 +326,9 @@ export function TrackingPlanPage({ id, tab, rest }: { id: string; tab: PlanTab; 
                 <code class="hash">{plan.draftHash}</code>
               </dd>
             </dl>
+            <Allowed scope="tracking_plans.write">
+              <PlanSettings plan={plan} onChanged={reload} />
+            </Allowed>
             <nav class="tabs" aria-label="Plan">
               <ul>
                 {PLAN_TABS.map((t) => (
@@ -347,6 +350,98 @@ export function TrackingPlanPage({ id, tab, rest }: { id: string; tab: PlanTab; 
         )}
       </Show>
     </>
+  );
+}
+
+/** Rename, describe and delete a plan (PATCH, DELETE /api/v1/tracking-plans/{id}). */
+function PlanSettings({ plan, onChanged }: { plan: Plan; onChanged: () => void }) {
+  const [name, setName] = useState(plan.name);
+  const [description, setDescription] = useState(plan.description);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [asking, setAsking] = useState(false);
+  const fields = fieldErrorsOf(error);
+  const inUse = error instanceof ApiError && error.problem.code === 'tracking_plan_in_use';
+  return (
+    <div class="plan-settings">
+      <details class="edit">
+        <summary>Edit name and description</summary>
+        <form
+          class="form"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            void attempt(setBusy, setError, async () => {
+              await call(
+                'change tracking plans',
+                client.PATCH('/api/v1/tracking-plans/{planId}', {
+                  ...planPath(plan.id),
+                  body: { name, description },
+                }),
+              );
+              onChanged();
+            });
+          }}
+        >
+          <Field path="name" label="Name" errors={fields}>
+            {(props) => (
+              <input {...props} name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            )}
+          </Field>
+          <Field path="description" label="Description" errors={fields}>
+            {(props) => (
+              <input
+                {...props}
+                name="description"
+                value={description}
+                onInput={(e) => setDescription(e.currentTarget.value)}
+              />
+            )}
+          </Field>
+          <button type="submit" class="primary" disabled={busy}>
+            Save name and description
+          </button>
+        </form>
+      </details>
+      <div class="actions">
+        {asking ? (
+          <div class="confirm" role="group" aria-label={`Confirm: delete “${plan.name}”`}>
+            <p>Delete “{plan.name}” and every version of it? This cannot be undone.</p>
+            <button
+              type="button"
+              class="small danger"
+              disabled={busy}
+              onClick={() =>
+                void attempt(setBusy, setError, async () => {
+                  await call(
+                    'change tracking plans',
+                    client.DELETE('/api/v1/tracking-plans/{planId}', planPath(plan.id)),
+                  );
+                  location.hash = '#/tracking-plans';
+                })
+              }
+            >
+              Delete now
+            </button>{' '}
+            <button type="button" class="small" disabled={busy} onClick={() => setAsking(false)}>
+              Cancel
+            </button>
+          </div>
+        ) : (
+          <button type="button" class="small danger" onClick={() => setAsking(true)}>
+            Delete the plan
+          </button>
+        )}
+      </div>
+      {inUse ? (
+        <p class="notice error" role="alert">
+          A write key binds this plan ({plan.boundWriteKeys} in all): unbind it on the key&apos;s page first
+          (tracking_plan_in_use).
+        </p>
+      ) : error ? (
+        <FormError error={error} errors={fields} shown={['name', 'description']} />
+      ) : null}
+    </div>
   );
 }
 

@@ -12,7 +12,7 @@ import { consoleDirectory } from './console-files';
 // its JSON Pointer), fixed, published as v1, edited, published as v2; the diff between them with
 // a breaking change badged; a version exported as Segment's rules; an import refused and then
 // taken; a write key bound at a pinned version with a policy and overrides, read back through
-// the API, and unbound. Screenshots in .reports/console/.
+// the API, refused deletion while bound, unbound, then deleted. Screenshots in .reports/console/.
 
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
 
@@ -402,10 +402,29 @@ it('binds a write key at v1 with a policy and per-destination overrides, and unb
   const keysOnly = await signedIn(await a.keyWith(['write_keys.read']), `#/write-keys/${key.id}`);
   await keysOnly.getByRole('region', { name: 'Tracking plan' }).getByText('Needs the scope').waitFor();
 
-  // Unbind, confirmed first.
+  // The plan cannot be deleted while the key binds it: the page says why; renaming is fine.
+  const planPage = await signedIn(a.key, `#/tracking-plans/${plan.id}`);
+  await planPage.getByText('Edit name and description').click();
+  await planPage.getByLabel('Name', { exact: true }).fill('Bound plan (checkout)');
+  await planPage.getByRole('button', { name: 'Save name and description' }).click();
+  await planPage.getByRole('heading', { name: 'Bound plan (checkout)', level: 1 }).waitFor();
+  expect((await planOf(a.key, plan.id)).name).toBe('Bound plan (checkout)');
+  await planPage.getByRole('button', { name: 'Delete the plan' }).click();
+  await planPage.getByRole('button', { name: 'Delete now' }).click();
+  await planPage
+    .getByRole('alert')
+    .getByText('A write key binds this plan (1 in all): unbind it on the key', { exact: false })
+    .waitFor();
+  expect((await api.get(`/api/v1/tracking-plans/${plan.id}`)).status).toBe(200);
+  await shot(planPage, 'tracking-plan-in-use');
+
+  // Unbind, confirmed first; then the plan can go.
   await section.getByRole('button', { name: 'Unbind' }).click();
   await section.getByRole('button', { name: 'Unbind now' }).click();
   await section.getByRole('status').getByText('Unbound', { exact: false }).waitFor();
   const unbound = await api.get(`/api/v1/write-keys/${key.id}/tracking-plan`);
   expect([unbound.status, unbound.body.code]).toEqual([404, 'tracking_plan_binding_not_found']);
+  await planPage.getByRole('button', { name: 'Delete now' }).click();
+  await planPage.getByRole('heading', { name: 'Tracking plans', level: 1 }).waitFor();
+  expect((await api.get(`/api/v1/tracking-plans/${plan.id}`)).status).toBe(404);
 });
