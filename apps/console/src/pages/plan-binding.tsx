@@ -392,7 +392,13 @@ function BindForm({
       ) : null}
       {problems.length > 0 ? (
         <div class="notice error" role="alert" id="bind-problems">
-          <p>{error instanceof Error ? error.message : null}</p>
+          <p>
+            {error instanceof ApiError ? (
+              <>
+                {error.message} ({error.problem.code})
+              </>
+            ) : null}
+          </p>
           <ProblemList problems={problems} pointerInto="policy" />
         </div>
       ) : error ? (

@@ -324,6 +324,19 @@ it('binds a write key at v1 with a policy and per-destination overrides, and unb
   });
   expect(integration.status).toBe(201);
   const integrationId = integration.body.data.id as string;
+  // A second one, deleted while the form is open: the API refuses an override naming it.
+  const meta = await api
+    .post('/api/v1/apps')
+    .send({ appType: 'meta_conversions', displayName: 'Meta Pixel', ...exampleSettings('meta_conversions') });
+  const gone = await api.post('/api/v1/integrations').send({
+    sourceAppId: web.body.data.id,
+    destinationAppId: meta.body.data.id,
+    dataType: 'events',
+    config: { global: {}, tasks: [{ task_type: 'events' }] },
+    schedule: { frequencyValue: 1, frequencyUnit: 'hours', rollingWindowDays: 1 },
+  });
+  expect(gone.status).toBe(201);
+  const goneId = gone.body.data.id as string;
   const key = (await api.post('/api/v1/write-keys').send({ name: 'Shop' })).body.data as { id: string };
 
   const page = await signedIn(a.key, `#/write-keys/${key.id}`);
@@ -345,7 +358,11 @@ it('binds a write key at v1 with a policy and per-destination overrides, and unb
 
   // Overrides: the warehouse takes unplanned events; Braze quarantines wrong values.
   const destinations = section.getByLabel('Override for', { exact: true });
-  expect(await destinations.locator('option').allTextContents()).toEqual(['Warehouse', 'Braze EU (braze)']);
+  expect((await destinations.locator('option').allTextContents()).sort()).toEqual([
+    'Braze EU (braze)',
+    'Meta Pixel (meta_conversions)',
+    'Warehouse',
+  ]);
   await destinations.selectOption({ label: 'Warehouse' });
   await section.getByRole('button', { name: 'Add override' }).click();
   await section.getByRole('combobox', { name: 'Unplanned event: Warehouse' }).selectOption('allow');
@@ -354,7 +371,27 @@ it('binds a write key at v1 with a policy and per-destination overrides, and unb
   await section
     .getByRole('combobox', { name: 'Wrong type or value: Braze EU (braze)' })
     .selectOption('quarantine');
+  await destinations.selectOption({ label: 'Meta Pixel (meta_conversions)' });
+  await section.getByRole('button', { name: 'Add override' }).click();
+  await section
+    .getByRole('combobox', { name: 'Unplanned property: Meta Pixel (meta_conversions)' })
+    .selectOption('quarantine');
   await shot(page, 'tracking-plan-binding-form');
+
+  // Meta's integration is deleted meanwhile: the API's 422 with its pointer, nothing bound.
+  await api.delete(`/api/v1/integrations/${goneId}`).expect(200);
+  await section.getByRole('button', { name: 'Bind', exact: true }).click();
+  const refused = section.locator('#bind-problems');
+  await refused.getByText('1 problem (JSON Pointers into the policy):').waitFor();
+  expect(await refused.locator('li code.pointer').allTextContents()).toEqual([`/destinations/${goneId}`]);
+  expect(await refused.locator('li').textContent()).toContain(
+    'is neither warehouse nor an integration of this account',
+  );
+  expect((await api.get(`/api/v1/write-keys/${key.id}/tracking-plan`)).status).toBe(404);
+  await shot(page, 'tracking-plan-binding-problems');
+  await section
+    .getByRole('button', { name: 'Remove the override for Meta Pixel (meta_conversions)' })
+    .click();
   await section.getByRole('button', { name: 'Bind', exact: true }).click();
   await section.getByRole('status').getByText('Bound to “Bound plan”, pinned to v1.').waitFor();
 
