@@ -12,6 +12,7 @@ import { SourcePage, Sources } from './pages/sources';
 import { Overview } from './pages/overview';
 import { Privacy } from './pages/privacy';
 import { TaskPage, Tasks } from './pages/tasks';
+import { isPlanTab, TrackingPlanPage, TrackingPlans } from './pages/tracking-plans';
 import { Usage } from './pages/usage';
 import { Warehouse } from './pages/warehouse';
 import { WriteKeyPage, WriteKeys } from './pages/write-keys';
@@ -19,7 +20,7 @@ import { WriteKeyPage, WriteKeys } from './pages/write-keys';
 /** The page a hash names: #/, #/jobs/<id>, #/sources/<id>/jobs, #/write-keys/<id>, ... */
 function route(hash: string) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  const [first, id, rest] = parts;
+  const [first, id, rest, ...more] = parts;
   if (first === 'apps' && id === 'new' && rest) return { nav: 'apps', page: <CreateApp appType={rest} /> };
   if (first === 'apps' && id === 'new') return { nav: 'apps', page: <NewApp /> };
   if (first === 'apps' && id) return { nav: 'apps', page: <AppPage id={id} /> };
@@ -37,6 +38,12 @@ function route(hash: string) {
   if (first === 'warehouse') return { nav: 'warehouse', page: <Warehouse /> };
   if (first === 'tasks' && id) return { nav: 'tasks', page: <TaskPage id={id} /> };
   if (first === 'tasks') return { nav: 'tasks', page: <Tasks /> };
+  if (first === 'tracking-plans' && id)
+    return {
+      nav: 'tracking-plans',
+      page: <TrackingPlanPage id={id} tab={isPlanTab(rest) ? rest : 'draft'} rest={more} />,
+    };
+  if (first === 'tracking-plans') return { nav: 'tracking-plans', page: <TrackingPlans /> };
   if (first === 'dead-letters') return { nav: 'dead-letters', page: <DeadLetters /> };
   if (first === 'privacy') return { nav: 'privacy', page: <Privacy /> };
   return { nav: 'overview', page: <Overview /> };
@@ -58,6 +65,7 @@ const NAV = [
   { id: 'sources', href: '#/sources', label: 'Sources' },
   { id: 'integrations', href: '#/integrations', label: 'Integrations' },
   { id: 'write-keys', href: '#/write-keys', label: 'Write keys' },
+  { id: 'tracking-plans', href: '#/tracking-plans', label: 'Tracking plans' },
   { id: 'warehouse', href: '#/warehouse', label: 'Warehouse' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
   { id: 'tasks', href: '#/tasks', label: 'Tasks' },

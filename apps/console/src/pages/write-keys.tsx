@@ -6,6 +6,7 @@ import { defaultIngestionHost, renderSnippet } from '../snippet';
 import type { WriteKey } from '../types';
 import { Badge, CopyButton, ErrorNotice, Show, Time, useLoad } from '../ui';
 import { Debugger } from './debugger';
+import { PlanBinding } from './plan-binding';
 
 /** A key's secret as the API answered it once (create or rotate): shown until dismissed. */
 interface Shown {
@@ -349,6 +350,7 @@ export function WriteKeyPage({ id }: { id: string }) {
                 }}
               />
             </Allowed>
+            <PlanBinding writeKeyId={key.id} active={key.state === 'active'} />
             <Debugger writeKeyId={key.id} />
             <Snippet writeKey={key} secret={shown?.key} />
           </>
