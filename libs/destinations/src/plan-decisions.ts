@@ -1,5 +1,11 @@
 import type { OutboxEnvelope } from '@pipeline/events';
-import { decideEvent, type EventDecision, type Violation } from '@pipeline/tracking-plans';
+import {
+  decideEvent,
+  violationClasses,
+  type EventDecision,
+  type PlanPolicy,
+  type Violation,
+} from '@pipeline/tracking-plans';
 
 /**
  * The dead-letter reason of an event a tracking plan's policy keeps out of a destination
@@ -26,7 +32,23 @@ export function planDecision(
   if (!plan || !verdicts) return undefined;
   const verdict = verdicts[index];
   if (!verdict || verdict.violations.length === 0) return { action: 'allow', omitted: [] };
-  return decideEvent(verdict.violations, plan.policy, destination);
+  const decision = decideEvent(verdict.violations, plan.policy, destination);
+  // Violations the door found but did not list (beyond its cap per event) are of classes not
+  // known here: unless every class is allowed, the event is quarantined, never let through with
+  // a value its policy would have stripped or kept out.
+  if (
+    (verdict.unlisted ?? 0) > 0 &&
+    decision.action !== 'quarantine' &&
+    !allowsEverything(plan.policy, destination)
+  )
+    return { action: 'quarantine', omitted: [] };
+  return decision;
+}
+
+/** Whether `destination` lets every violation class through under `policy`. */
+function allowsEverything(policy: PlanPolicy, destination: string): boolean {
+  const overrides = policy.destinations?.[destination];
+  return violationClasses.every((c) => (overrides?.[c] ?? policy.actions[c] ?? 'allow') === 'allow');
 }
 
 /** The warehouse's `plan_violations` value of a stored event: what it was held to and what was done. */
