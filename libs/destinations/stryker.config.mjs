@@ -22,6 +22,8 @@ const delivery = [
   // When a failed record is tried again, and the tenant lookups the consumers use.
   `${src}/retry-schedule.ts`,
   `${src}/tenant-directory.ts`,
+  // What a tracking plan's policy does with an event at each destination (strip, keep out).
+  `${src}/plan-decisions.ts`,
   // How a dead-letter replay is cut into sends a broker accepts; the rest of the file reads
   // records, writes headers and sends, left to the integration tests with Kafka.
   ...functionRanges(`${src}/dead-letters.ts`, ['replayBytesOf', 'replaySends']),
@@ -84,6 +86,7 @@ const config = mutationConfig({
     'src/forwarding/destination-settings.test.ts',
     'src/retry-schedule.test.ts',
     'src/tenant-directory.test.ts',
+    'src/plan-decisions.test.ts',
     'src/dead-letters.test.ts',
     'src/warehouse/warehouse-row-batches.test.ts',
     'src/warehouse/postgres/warehouse-statements.test.ts',

@@ -30,6 +30,11 @@ describe('planDecision', () => {
 
   it('decides nothing without a plan, and allows a clean or unchecked event', () => {
     expect(planDecision(envelopeOf(undefined, omit), 0, 'warehouse')).toBeUndefined();
+    const planOnly = { ...envelopeOf([{ version: 1, violations: [violation] }], omit), verdicts: undefined };
+    expect(planDecision(planOnly, 0, 'amplitude')).toBeUndefined();
+    const verdictsOnly = { ...envelopeOf([{ version: 1, violations: [violation] }], omit), plan: undefined };
+    expect(planDecision(verdictsOnly, 0, 'amplitude')).toBeUndefined();
+    expect(planViolationsColumn(verdictsOnly, 0, undefined)).toBeNull();
     const envelope = envelopeOf(
       [
         { version: 1, violations: [] },
@@ -92,7 +97,10 @@ describe('planViolationsColumn', () => {
     });
   });
 
-  it('names the plan in the quarantine reason', () => {
+  it('names the plan in the quarantine reason, or says it is unknown', () => {
+    expect(quarantineReason(envelopeOf(undefined, { actions: {} }))).toBe(
+      'plan_quarantined: the policy of tracking plan unknown keeps these events out',
+    );
     expect(quarantineReason(envelopeOf([{ version: 1, violations: [] }], { actions: {} }))).toBe(
       'plan_quarantined: the policy of tracking plan p keeps these events out',
     );

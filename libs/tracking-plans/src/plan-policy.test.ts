@@ -107,6 +107,8 @@ describe('omittablePath', () => {
     ['/properties/matrix/0/1', '/properties/matrix'],
     ['/properties/a~1b/c~0d', '/properties/a~1b/c~0d'],
     ['/context/page/url', '/context/page/url'],
+    ['/properties/protocols', '/properties/protocols'],
+    ['/traits/consent/x', '/traits/consent/x'],
   ])('strips %s as %s', (path, stripped) => {
     expect(omittablePath(path)).toBe(stripped);
   });

@@ -1,4 +1,4 @@
-import { pointerTokens } from './json-pointer';
+import { escapePointerToken, pointerOf, pointerTokens } from './json-pointer';
 import type { Violation, ViolationCode } from './plan-validator';
 
 /**
@@ -74,7 +74,7 @@ function actionsProblems(actions: unknown, path: string): PolicyProblem[] {
   if (!isRecord(actions)) return [{ path, message: 'must be an object of actions by violation class' }];
   const problems: PolicyProblem[] = [];
   for (const [violationClass, action] of Object.entries(actions)) {
-    const at = `${path}/${violationClass.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const at = `${path}/${escapePointerToken(violationClass)}`;
     if (!(violationClasses as readonly string[]).includes(violationClass))
       problems.push({ path: at, message: `is not a violation class (${violationClasses.join(', ')})` });
     else if (!(policyActions as readonly unknown[]).includes(action))
@@ -102,7 +102,7 @@ export function checkPolicy(policy: unknown): PolicyProblem[] {
   for (const key of Object.keys(policy))
     if (key !== 'actions' && key !== 'destinations')
       problems.push({
-        path: `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        path: `/${escapePointerToken(key)}`,
         message: 'is not a policy field',
       });
   problems.push(...actionsProblems(policy.actions, '/actions'));
@@ -117,7 +117,7 @@ export function checkPolicy(policy: unknown): PolicyProblem[] {
           message: `at most ${policyCaps.maxDestinations} destinations`,
         });
       for (const name of names) {
-        const at = `/destinations/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        const at = `/destinations/${escapePointerToken(name)}`;
         // Integration ids are UUIDs and the warehouse is `warehouse`; anything else names nothing,
         // and a NUL or a lone surrogate would not even be stored (PostgreSQL's jsonb refuses them).
         if (!destinationNamePattern.test(name))
@@ -156,17 +156,13 @@ const keptContext = new Set(['protocols', 'ruddertyper', 'library', 'consent']);
  */
 export function omittablePath(path: string): string | undefined {
   const tokens = pointerTokens(path);
-  if (!tokens || tokens.length < 2 || !omittableRoots.has(tokens[0] as string)) return undefined;
+  if (!tokens || !omittableRoots.has(tokens[0] as string)) return undefined;
   if (tokens[0] === 'context' && keptContext.has(tokens[1] as string)) return undefined;
   let end = tokens.length;
   // An array index is all digits ("0", "12"); a member named so is rare and taken as an index,
-  // which strips more, never less.
-  while (end > 1 && /^(0|[1-9][0-9]*)$/.test(tokens[end - 1] as string)) end -= 1;
-  if (end < 2) return undefined;
-  return tokens
-    .slice(0, end)
-    .map((t) => `/${t.replace(/~/g, '~0').replace(/\//g, '~1')}`)
-    .join('');
+  // which strips more, never less. The root is never one (it is a name above).
+  while (/^(0|[1-9][0-9]*)$/.test(tokens[end - 1] as string)) end -= 1;
+  return end < 2 ? undefined : pointerOf(tokens.slice(0, end));
 }
 
 /**
