@@ -1,5 +1,6 @@
 import type { OutboxEnvelope } from '@pipeline/events';
 import {
+  actionFor,
   decideEvent,
   violationClasses,
   type EventDecision,
@@ -43,10 +44,8 @@ export function planDecision(
 }
 
 /** Whether `destination` lets every violation class through under `policy`. */
-function allowsEverything(policy: PlanPolicy, destination: string): boolean {
-  const overrides = policy.destinations?.[destination];
-  return violationClasses.every((c) => (overrides?.[c] ?? policy.actions[c] ?? 'allow') === 'allow');
-}
+const allowsEverything = (policy: PlanPolicy, destination: string): boolean =>
+  violationClasses.every((c) => actionFor(policy, c, destination) === 'allow');
 
 /** The warehouse's `plan_violations` value of a stored event: what it was held to and what was done. */
 export interface PlanViolationsColumn {

@@ -51,6 +51,7 @@ export {
 } from './formats/segment';
 export { importRudderCliProject } from './formats/rudderstack';
 export {
+  actionFor,
   checkPolicy,
   classOfViolation,
   decideEvent,

@@ -170,17 +170,24 @@ export function omittablePath(path: string): string | undefined {
  * violation's action is quarantine, or is omit with nothing that may be stripped (a violation is
  * never let through unstripped under omit); else omit when something is stripped; else allow.
  */
+/** The action `destination` takes on a violation of `violationClass` under `policy`: its override, else the policy's, else allow. */
+export const actionFor = (
+  policy: PlanPolicy,
+  violationClass: ViolationClass,
+  destination: string,
+): PolicyAction =>
+  policy.destinations?.[destination]?.[violationClass] ?? policy.actions[violationClass] ?? 'allow';
+
 export function decideEvent(
   violations: readonly Violation[],
   policy: PlanPolicy,
   destination: string,
 ): EventDecision {
-  const overrides = policy.destinations?.[destination];
   const omitted = new Set<string>();
   for (const violation of violations) {
     const violationClass = classOfViolation(violation.code);
     if (violationClass === null) continue;
-    const action = overrides?.[violationClass] ?? policy.actions[violationClass] ?? 'allow';
+    const action = actionFor(policy, violationClass, destination);
     if (action === 'quarantine') return { action: 'quarantine', omitted: [] };
     if (action === 'omit') {
       const path = omittablePath(violation.path);

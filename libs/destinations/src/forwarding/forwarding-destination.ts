@@ -162,6 +162,8 @@ export class ForwardingDestination implements Destination {
       if (destinations.length === 0 && only !== undefined) {
         this.logger.info('retry dropped: the integration no longer delivers here', { target: only });
       }
+      // Each event's place in the record, once per record for all of its destinations.
+      const placeOf = new Map(envelope.events.map((event, index) => [event, index]));
       for (const destination of destinations) {
         // The event's own choice of destinations (Segment's `integrations`), then consent;
         // only the latter is counted as withheld by consent.
@@ -183,7 +185,12 @@ export class ForwardingDestination implements Destination {
             },
           );
         }
-        const { sent, indexOf, quarantined } = underPlan(envelope, events, destination.integrationId);
+        const { sent, indexOf, quarantined } = underPlan(
+          envelope,
+          placeOf,
+          events,
+          destination.integrationId,
+        );
         if (quarantined.length > 0)
           failed.push({
             message,
@@ -340,16 +347,17 @@ export class ForwardingDestination implements Destination {
 }
 
 /**
- * The events of a record one target gets under the record's tracking plan (plan-decisions.ts):
+ * The events of a record one target gets under the record's tracking plan (plan-decisions.ts),
+ * `placeOf` giving each event's place in the record:
  * without what `omit` strips, and without the ones its policy quarantines (their indexes, to
  * dead-letter). Without a plan, the events as they are.
  */
 function underPlan(
   envelope: OutboxEnvelope,
+  placeOf: ReadonlyMap<TrackingEvent, number>,
   events: readonly TrackingEvent[],
   integrationId: string,
 ): { sent: TrackingEvent[]; indexOf: Map<string, number>; quarantined: number[] } {
-  const placeOf = new Map(envelope.events.map((event, index) => [event, index]));
   const sent: TrackingEvent[] = [];
   const indexOf = new Map<string, number>();
   const quarantined: number[] = [];
