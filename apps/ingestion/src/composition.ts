@@ -20,6 +20,7 @@ import {
   createRedis,
   DebugStreamWriter,
   redisConnectionOf,
+  ViolationLedger,
   type RedisClient,
 } from '@pipeline/redis';
 import { DebugRecorder } from './debugger/debug-recorder';
@@ -73,23 +74,31 @@ async function connectRedis(
 }
 
 /**
- * The live debugger's recorder, on its own connection without the service's key prefix (the
- * control plane and the consumers read and write the same keys). Undefined when disabled or
- * without REDIS_URL: nothing is recorded and /collect does not notice.
+ * A connection without the service's key prefix, for the keys the control plane and the
+ * consumers read and write too (the debugger's streams, the violation counts). Null without
+ * REDIS_URL. Down at start is not fatal: ioredis keeps reconnecting and writers drop and count.
  */
-async function debugRecorder(
-  config: IngestionConfig,
-  logger: Logger,
-  steps: ShutdownStep[],
-  metrics: IngestionMetrics,
-): Promise<DebugRecorder | undefined> {
+function sharedKeysRedis(config: IngestionConfig, logger: Logger, steps: ShutdownStep[]): RedisClient | null {
   const connection = redisConnectionOf(config);
-  if (!config.DEBUGGER_ENABLED || !connection) return undefined;
+  if (!connection) return null;
   const redis = createRedis(connection, { logger });
   redis
     .connect()
-    .catch((error: Error) => logger.warn('debugger redis not reachable at start', { error: error.message }));
-  steps.push({ name: 'debugger redis', run: () => closeRedis(redis) });
+    .catch((error: Error) =>
+      logger.warn('shared keys redis not reachable at start', { error: error.message }),
+    );
+  steps.push({ name: 'shared keys redis', run: () => closeRedis(redis) });
+  return redis;
+}
+
+/** The live debugger's recorder. Undefined when disabled or without REDIS_URL: nothing is recorded and /collect does not notice. */
+function debugRecorder(
+  config: IngestionConfig,
+  redis: RedisClient | null,
+  logger: Logger,
+  metrics: IngestionMetrics,
+): DebugRecorder | undefined {
+  if (!config.DEBUGGER_ENABLED || !redis) return undefined;
   const writer = new DebugStreamWriter(
     redis,
     {
@@ -123,6 +132,9 @@ async function hostedCollect(
   // Runs after the HTTP drain: every request that was acknowledged has had its send awaited.
   steps.push({ name: 'kafka producer', run: () => producer.disconnect() });
   const redis = await connectRedis(config, logger, steps);
+  const sharedKeys = sharedKeysRedis(config, logger, steps);
+  const ledger = new ViolationLedger(sharedKeys, logger);
+  metrics.watchViolationCounts(() => ledger.stats);
   let changes: TenantChangeSubscriber | undefined;
   const controlPlaneAt = (timeoutMs?: number) =>
     new ControlPlaneClient(
@@ -181,7 +193,7 @@ async function hostedCollect(
     authenticator,
     logger,
     metrics,
-    recorder: await debugRecorder(config, logger, steps, metrics),
+    recorder: debugRecorder(config, sharedKeys, logger, metrics),
     hosted: {
       publisher,
       dedupe: new BatchDedupe(redis, logger),
@@ -202,6 +214,7 @@ async function hostedCollect(
         new TrackingPlanCache(controlPlaneAt(), logger, { onCompiled: metrics.planCompiled }),
         metrics,
         logger,
+        ledger,
       ),
     },
   });
@@ -223,7 +236,9 @@ async function staticCollect(
     authenticator: new StaticAuthenticator(required(config.WRITE_KEY, 'WRITE_KEY'), tenant),
     logger,
     metrics,
-    recorder: await debugRecorder(config, logger, steps, metrics),
+    recorder: config.DEBUGGER_ENABLED
+      ? debugRecorder(config, sharedKeysRedis(config, logger, steps), logger, metrics)
+      : undefined,
     staticDelivery: new WarehouseStaticDelivery(writer, config.WAREHOUSE_SCHEMA, logger),
   });
   return { collect, health: new StaticHealth(), readiness: {} };

@@ -65,11 +65,14 @@ export interface DeliveryOutcomeRecord {
 }
 
 /**
- * A payload as recorded: the value itself when its JSON fits in DEBUG_PAYLOAD_MAX_BYTES;
+ * A payload as recorded: the value itself when its JSON fits in `maxBytes`;
  * otherwise its top-level scalar fields (type, event, messageId, ids, timestamps) with
  * `truncated: true`, its size and the start of its JSON text.
  */
-export function debugPayload(value: unknown): { payload: Record<string, unknown>; truncated: boolean } {
+export function debugPayload(
+  value: unknown,
+  maxBytes: number = DEBUG_PAYLOAD_MAX_BYTES,
+): { payload: Record<string, unknown>; truncated: boolean } {
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
@@ -77,12 +80,12 @@ export function debugPayload(value: unknown): { payload: Record<string, unknown>
     json = undefined;
   }
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-  if (json !== undefined && json.length <= DEBUG_PAYLOAD_MAX_BYTES && isObject) {
+  if (json !== undefined && json.length <= maxBytes && isObject) {
     // Characters, not bytes: only multi-byte text can exceed the limit here; measured then.
-    if (json.length * 3 <= DEBUG_PAYLOAD_MAX_BYTES || Buffer.byteLength(json) <= DEBUG_PAYLOAD_MAX_BYTES)
+    if (json.length * 3 <= maxBytes || Buffer.byteLength(json) <= maxBytes)
       return { payload: value as Record<string, unknown>, truncated: false };
   }
-  if (json !== undefined && !isObject && json.length <= DEBUG_PAYLOAD_MAX_BYTES)
+  if (json !== undefined && !isObject && json.length <= maxBytes)
     return { payload: { value }, truncated: false };
   const scalars: Record<string, unknown> = {};
   if (isObject) {

@@ -28,3 +28,23 @@ export {
   type DeliveryOutcome,
   type DeliveryOutcomeRecord,
 } from './debug-streams';
+export {
+  bucketMs,
+  defaultViolationLedgerOptions,
+  maxBuckets,
+  MAX_KEY_TEXT,
+  OVERFLOW_FIELD,
+  parseViolationField,
+  readViolationBuckets,
+  readViolationSamples,
+  violationField,
+  violationKeys,
+  ViolationLedger,
+  type ViolationBucket,
+  type ViolationEntry,
+  type ViolationGranularity,
+  type ViolationKey,
+  type ViolationLedgerOptions,
+  type ViolationLedgerStats,
+  type ViolationSample,
+} from './violation-counts';

@@ -310,7 +310,14 @@ export class CollectService {
       }
       this.metrics.published(facts.startedAt);
       if (planned) {
-        hosted.plans?.count(planned.verdicts);
+        hosted.plans?.count(
+          tenant.accountId,
+          tenant.writeKeyId,
+          planned.plan.planId,
+          committed,
+          planned.verdicts,
+          batch.receipt.receivedAt,
+        );
         // Looked up only for the events the debugger records (most requests: none).
         onVerdicts?.({
           planId: planned.plan.planId,

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { waitUntil } from '@pipeline/control-plane/testing/wait';
 import type { TrackingEvent } from '@pipeline/events';
-import { debuggerKeys, type DebugEventRecord, type RedisClient } from '@pipeline/redis';
+import {
+  debuggerKeys,
+  readViolationBuckets,
+  readViolationSamples,
+  type DebugEventRecord,
+  type RedisClient,
+} from '@pipeline/redis';
 import { compilePlan, ruleVersionPin, type PlanPolicy, type TrackingPlan } from '@pipeline/tracking-plans';
 import {
   collect,
@@ -52,6 +58,7 @@ describe('tracking plans at the door (real control plane, PostgreSQL, Redis, Kaf
       tenantChanges: true,
       backstopEps: 1_000_000,
       debugger: { connection: { REDIS_URL }, maxPerSecond: 10_000 },
+      violationCounts: { connection: { REDIS_URL } },
     });
     await waitUntil('tenant changes heard', async () => h.tenantChanges?.live);
   }, 60_000);
@@ -236,6 +243,50 @@ describe('tracking plans at the door (real control plane, PostgreSQL, Redis, Kaf
     expect(cb?.verdict?.violations.map((v) => `${v.code} ${v.path}`)).toEqual([
       'missing_required /properties/subtotal',
     ]);
+  }, 60_000);
+
+  it('counts each account’s violations in its own buckets, with samples, for the violations API', async () => {
+    // b is bound (previous test) to a plan requiring subtotal; a to one requiring order_id.
+    const redis = h.debugRedis as RedisClient;
+    const hourOf = (at: number) => Math.floor(at / 3_600_000) * 3_600_000;
+    const subtotalCount = async (accountId: string) => {
+      const now = Date.now();
+      // This hour's and the last one's: a test running across the hour still counts all.
+      const buckets = await readViolationBuckets(redis, accountId, 'hour', hourOf(now) - 3_600_000, now);
+      let total = 0;
+      for (const bucket of buckets)
+        for (const { key, count } of bucket.counts)
+          if (key.code === 'missing_required' && key.path === '/properties/subtotal') total += count;
+      return total;
+    };
+    const [beforeA, beforeB] = [
+      await subtotalCount(h.tenants.a.accountId),
+      await subtotalCount(h.tenants.b.accountId),
+    ];
+    const events = Array.from({ length: 7 }, () => order({ order_id: 'o-8' }));
+    expect((await send(h.tenants.b, events)).status).toBe(202);
+    await waitUntil(
+      'b’s 7 violations counted',
+      async () => (await subtotalCount(h.tenants.b.accountId)) === beforeB + 7,
+    );
+    expect(await subtotalCount(h.tenants.a.accountId)).toBe(beforeA);
+    const key = {
+      planId: (await committed([events[0]!.messageId as string]))[0]!.plan!.planId,
+      version: 1,
+      writeKeyId: h.tenants.b.openWriteKeyId,
+      eventType: 'track',
+      eventName: 'Order Completed',
+      code: 'missing_required',
+      path: '/properties/subtotal',
+    };
+    const samples = [...(await readViolationSamples(redis, h.tenants.b.accountId, [key], 5)).values()][0];
+    expect(samples?.length).toBeGreaterThanOrEqual(1);
+    expect(samples?.[0]).toMatchObject({ message: '/properties/subtotal is required' });
+    expect(samples?.[0]?.payload).toMatchObject({
+      event: 'Order Completed',
+      properties: { order_id: expect.any(String) },
+    });
+    expect(await sample(h.metrics, 'pipeline_ingestion_violation_counts_total{result="failed"}')).toBe(0);
   }, 60_000);
 
   it('accepts and commits with version null when the control plane cannot be asked for the plan', async () => {

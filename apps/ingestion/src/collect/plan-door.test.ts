@@ -2,9 +2,10 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { MAX_VIOLATIONS_PER_EVENT, type TrackingEvent } from '@pipeline/events';
 import { createLogger } from '@pipeline/logger';
+import type { ViolationEntry } from '@pipeline/redis';
 import type { PlanLookup, TrackingPlanBinding } from '@pipeline/tenancy';
 import { compilePlan, ruleVersionPin, type TrackingPlan } from '@pipeline/tracking-plans';
-import { MAX_PINNED_LOOKUPS, PlanDoor, rudderTyperPin } from './plan-door';
+import { MAX_PINNED_LOOKUPS, PlanDoor, rudderTyperPin, SAMPLE_PAYLOAD_MAX_BYTES } from './plan-door';
 
 const order = (required: string[], closed = false): TrackingPlan => ({
   rules: [
@@ -57,6 +58,7 @@ function plansOf(versions: Record<string, TrackingPlan>, down: string[] = []) {
 
 function doorOf(plans: ReturnType<typeof plansOf>) {
   const counted = { violations: new Map<string, number>(), unavailable: 0 };
+  const ledger: { accountId: string; entries: ViolationEntry[] }[] = [];
   const logs: string[] = [];
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
@@ -68,8 +70,9 @@ function doorOf(plans: ReturnType<typeof plansOf>) {
       planUnavailable: (count) => (counted.unavailable += count),
     },
     createLogger({ service: 'test', stream }),
+    { record: (accountId, entries) => ledger.push({ accountId, entries: [...entries] }) },
   );
-  return { door, counted, logs };
+  return { door, counted, logs, ledger };
 }
 
 const binding = (version: number, kind: 'latest' | 'pinned' = 'latest'): TrackingPlanBinding => ({
@@ -119,11 +122,72 @@ describe('PlanDoor', () => {
       { version: 1, violations: [] },
     ]);
     expect(counted.unavailable).toBe(0);
-    door.count(result.verdicts);
+    door.count('acc', 'wk', 'p1', [track({}), track({ order_id: 'o-1' })], result.verdicts, 'now');
     expect([...counted.violations]).toEqual([['missing_required', 1]]);
     // Read once; the next request finds it without asking.
     await door.verdicts('acc', binding(1), [track({})]);
     expect(plans.asked).toEqual(['acc p1 1']);
+  });
+
+  it('counts violations in the ledger by version, write key, event, code and path, a sample each', async () => {
+    const { door, ledger, counted } = doorOf(plansOf({ 'acc p1 1': order(['order_id', 'subtotal'], true) }));
+    const events = [
+      track({}),
+      track({ order_id: 'o-2', extra: true }),
+      { ...track({}), messageId: 'm-3' } as TrackingEvent,
+      { type: 'page', name: 'Home', messageId: 'm-4', anonymousId: 'a' } as unknown as TrackingEvent,
+    ];
+    const result = await door.verdicts('acc', binding(1), events);
+    door.count('acc', 'wk-9', 'p1', events, result.verdicts, '2026-11-29T10:00:00.000Z');
+    expect(ledger).toHaveLength(1);
+    expect(ledger[0]?.accountId).toBe('acc');
+    const keyed = ledger[0]!.entries.map((e) => ({ ...e.key, count: e.count }));
+    const base = {
+      planId: 'p1',
+      version: 1,
+      writeKeyId: 'wk-9',
+      eventType: 'track',
+      eventName: 'Order Completed',
+    };
+    expect(keyed).toEqual([
+      { ...base, code: 'missing_required', path: '/properties/order_id', count: 2 },
+      { ...base, code: 'missing_required', path: '/properties/subtotal', count: 3 },
+      { ...base, code: 'unplanned_property', path: '/properties/extra', count: 1 },
+    ]);
+    // The plan has no page rule: pages are not checked, so none is counted.
+    expect([...counted.violations]).toEqual([
+      ['missing_required', 5],
+      ['unplanned_property', 1],
+    ]);
+    // A key's sample is its first event's.
+    expect(ledger[0]!.entries[0]!.sample()).toEqual({
+      messageId: 'm',
+      receivedAt: '2026-11-29T10:00:00.000Z',
+      message: '/properties/order_id is required',
+      payload: events[0],
+    });
+    expect(ledger[0]!.entries[2]!.sample().messageId).toBe('m');
+  });
+
+  it('counts events whose plan could not be read as plan_unavailable, and cuts big sample payloads', async () => {
+    const { door, ledger } = doorOf(plansOf({}, ['acc p1 1']));
+    const big = track({ blob: 'x'.repeat(SAMPLE_PAYLOAD_MAX_BYTES) });
+    const result = await door.verdicts('acc', binding(1), [big, track({})]);
+    door.count('acc', 'wk', 'p1', [big, track({})], result.verdicts, 't');
+    expect(ledger[0]!.entries.map((e) => [e.key.version, e.key.code, e.key.path, e.count])).toEqual([
+      [null, 'plan_unavailable', '', 2],
+    ]);
+    const sample = ledger[0]!.entries[0]!.sample();
+    expect(sample.payload.truncated).toBe(true);
+    expect(JSON.stringify(sample.payload).length).toBeLessThan(SAMPLE_PAYLOAD_MAX_BYTES);
+  });
+
+  it('records nothing in the ledger for events that keep to the plan', async () => {
+    const { door, ledger } = doorOf(plansOf({ 'acc p1 1': order(['order_id']) }));
+    const events = [track({ order_id: 'o' })];
+    const result = await door.verdicts('acc', binding(1), events);
+    door.count('acc', 'wk', 'p1', events, result.verdicts, 't');
+    expect(ledger).toEqual([]);
   });
 
   it('accepts every event unchecked, version null, when the plan cannot be read', async () => {

@@ -5,6 +5,7 @@ import {
   type TrackingEvent,
 } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
+import { debugPayload, type ViolationEntry, type ViolationLedger } from '@pipeline/redis';
 import type { PlanLookup, TrackingPlanCache, TrackingPlanBinding } from '@pipeline/tenancy';
 import { ruleVersionPin, type CompiledPlan, type Violation } from '@pipeline/tracking-plans';
 
@@ -29,8 +30,20 @@ export const MAX_PINNED_LOOKUPS = 4;
 const NOT_FOUND: PlanLookup = { state: 'not_found' };
 const UNREAD: PlanLookup = { state: 'unavailable' };
 
+/** A sample's payload is cut above this many bytes of JSON: samples are many, and only looked at. */
+export const SAMPLE_PAYLOAD_MAX_BYTES = 4096;
+
+/** The code an event whose plan could not be read is counted under (its verdict's version is null). */
+export const PLAN_UNAVAILABLE = 'plan_unavailable';
+
 /** An event's verdict when its plan cannot be read: accepted, flagged, never dropped. */
 const UNAVAILABLE: PlanVerdict = Object.freeze({ version: null, violations: [] }) as PlanVerdict;
+
+/** What the violations of an event are counted under: track's event, page's and screen's name. */
+function nameOf(event: TrackingEvent): string | null {
+  const name = event.type === 'track' ? event.event : (event as { name?: unknown }).name;
+  return typeof name === 'string' ? name : null;
+}
 
 /**
  * The plan version an event pins the way RudderTyper's generated clients do
@@ -78,6 +91,8 @@ export class PlanDoor {
     private readonly plans: Pick<TrackingPlanCache, 'peek' | 'get'>,
     private readonly metrics: PlanDoorMetrics,
     private readonly logger: Logger,
+    /** Where violations are counted over time for the API and alerts; unset: metrics only. */
+    private readonly ledger?: Pick<ViolationLedger, 'record'>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -147,13 +162,56 @@ export class PlanDoor {
     return { plan: { planId, version, policy: binding.policy }, verdicts };
   }
 
-  /** Counts the violations of the events committed (their verdicts). */
-  count(verdicts: readonly PlanVerdict[]): void {
+  /**
+   * Counts the violations of the events committed (their verdicts): in the metrics by code,
+   * and in the ledger by plan version, write key, event, code and path, with a sample of each.
+   */
+  count(
+    accountId: string,
+    writeKeyId: string,
+    planId: string,
+    events: readonly TrackingEvent[],
+    verdicts: readonly PlanVerdict[],
+    receivedAt: string,
+  ): void {
     const byCode = new Map<string, number>();
-    for (const verdict of verdicts)
-      for (const violation of verdict.violations)
+    const entries = new Map<string, ViolationEntry>();
+    const add = (
+      event: TrackingEvent,
+      version: number | null,
+      code: string,
+      path: string,
+      message: string,
+    ) => {
+      const eventName = nameOf(event);
+      const id = `${version}\u0000${event.type}\u0000${eventName}\u0000${code}\u0000${path}`;
+      const entry = entries.get(id);
+      if (entry) {
+        entry.count += 1;
+        return;
+      }
+      entries.set(id, {
+        key: { planId, version, writeKeyId, eventType: event.type, eventName, code, path },
+        count: 1,
+        sample: () => ({
+          messageId: typeof event.messageId === 'string' ? event.messageId : null,
+          receivedAt,
+          message,
+          payload: debugPayload(event, SAMPLE_PAYLOAD_MAX_BYTES).payload,
+        }),
+      });
+    };
+    verdicts.forEach((verdict, index) => {
+      const event = events[index];
+      if (verdict.version === null && event)
+        add(event, null, PLAN_UNAVAILABLE, '', 'the tracking plan could not be read');
+      for (const violation of verdict.violations) {
         byCode.set(violation.code, (byCode.get(violation.code) ?? 0) + 1);
+        if (event) add(event, verdict.version, violation.code, violation.path, violation.message);
+      }
+    });
     for (const [code, count] of byCode) this.metrics.planViolations(code, count);
+    if (this.ledger && entries.size > 0) this.ledger.record(accountId, [...entries.values()]);
   }
 
   /** The event's violations; undefined when the plan throws (a schema that does not compile). */

@@ -50,6 +50,11 @@ export class IngestionMetrics {
     failed: 0,
   });
 
+  private violationCountStats: () => { recorded: number; failed: number } = () => ({
+    recorded: 0,
+    failed: 0,
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
@@ -168,6 +173,26 @@ export class IngestionMetrics {
         }
       },
     });
+    const ledgerStats = () => this.violationCountStats();
+    const ledgerCounted = { recorded: 0, failed: 0 };
+    new Counter({
+      name: 'pipeline_ingestion_violation_counts_total',
+      help: 'Tracking-plan violations for the violations API and alerts: recorded (counted in Redis), failed (Redis unavailable or the write failed; the events keep their verdicts).',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        const stats = ledgerStats();
+        for (const result of ['recorded', 'failed'] as const) {
+          this.inc({ result }, Math.max(0, stats[result] - ledgerCounted[result]));
+          ledgerCounted[result] = Math.max(ledgerCounted[result], stats[result]);
+        }
+      },
+    });
+  }
+
+  /** Where the violation ledger's counters are read from, at scrape time. */
+  watchViolationCounts(stats: () => { recorded: number; failed: number }): void {
+    this.violationCountStats = stats;
   }
 
   /** Where the debugger counters are read from, at scrape time. */

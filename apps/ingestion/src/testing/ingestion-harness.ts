@@ -16,7 +16,13 @@ import {
 import type { WarehouseWriter } from '@pipeline/destinations';
 import { sharedCheck } from '@pipeline/lifecycle';
 import { createLogger, type Logger } from '@pipeline/logger';
-import { createRedis, DebugStreamWriter, type RedisClient, type RedisConnection } from '@pipeline/redis';
+import {
+  createRedis,
+  DebugStreamWriter,
+  ViolationLedger,
+  type RedisClient,
+  type RedisConnection,
+} from '@pipeline/redis';
 import { DebugRecorder } from '../debugger/debug-recorder';
 import {
   clientAddressResolver,
@@ -83,6 +89,11 @@ export interface HostedOptions {
     /** The sampling window's clock; the real one unless given. */
     now?: () => number;
   };
+  /**
+   * The plan door's violation ledger on this Redis (the control plane reads the same keys);
+   * unset: violations are counted in the metrics only.
+   */
+  violationCounts?: { connection: RedisConnection; now?: () => number };
   /** PUBLIC_TRACKING_URL; unset: the Segment settings name the address a request arrived at. */
   publicTrackingUrl?: string;
   /** DELIVERY_LAG_UNHEALTHY of /health; 1,000 unless given. */
@@ -139,6 +150,8 @@ export interface Hosted {
   debugRedis: RedisClient | null;
   /** The debugger recorder's counters, when `debugger` was given. */
   debugStats: DebugStreamWriter['stats'] | null;
+  /** The violation ledger's counters; null without `violationCounts`. */
+  violationStats: ViolationLedger['stats'] | null;
   accountId: string;
   apiKey: string;
   /**
@@ -217,6 +230,7 @@ export interface IngestionInstance {
   redis: RedisClient | null;
   debugRedis: RedisClient | null;
   debugWriter: DebugStreamWriter | null;
+  ledger: ViolationLedger | null;
   tenantChanges: TenantChangeSubscriber | null;
   close(): Promise<void>;
 }
@@ -269,6 +283,15 @@ async function ingestionInstance(
     );
     const writer = debugWriter;
     metrics.watchDebugger(() => writer.stats);
+  }
+  let ledgerRedis: RedisClient | null = null;
+  let ledger: ViolationLedger | null = null;
+  if (options.violationCounts) {
+    ledgerRedis = createRedis(options.violationCounts.connection, { logger });
+    await ledgerRedis.connect().catch(() => undefined);
+    ledger = new ViolationLedger(ledgerRedis, logger, {}, options.violationCounts.now);
+    const counts = ledger;
+    metrics.watchViolationCounts(() => counts.stats);
   }
   let tenantChanges: TenantChangeSubscriber | null = null;
   const controlPlane = new ControlPlaneClient(suite.cpUrl, TEST_INTERNAL_TOKEN, logger);
@@ -331,6 +354,7 @@ async function ingestionInstance(
         ),
         metrics,
         logger,
+        ledger ?? undefined,
       ),
     },
   });
@@ -351,11 +375,13 @@ async function ingestionInstance(
     redis,
     debugRedis,
     debugWriter,
+    ledger,
     tenantChanges,
     async close() {
       await tenantChanges?.stop();
       if (redis) await redis.quit();
       debugRedis?.disconnect();
+      ledgerRedis?.disconnect();
     },
   };
 }
@@ -441,7 +467,16 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     return instance;
   };
   const first = await startInstance();
-  const { app, metrics, collectService: collect, redis, debugRedis, debugWriter, tenantChanges } = first;
+  const {
+    app,
+    metrics,
+    collectService: collect,
+    redis,
+    debugRedis,
+    debugWriter,
+    ledger,
+    tenantChanges,
+  } = first;
 
   return {
     app,
@@ -462,6 +497,7 @@ export async function startHosted(label: string, options: HostedOptions = {}): P
     tenantChanges,
     debugRedis,
     debugStats: debugWriter?.stats ?? null,
+    violationStats: ledger?.stats ?? null,
     startInstance,
     accountId,
     apiKey,
