@@ -22,6 +22,28 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Loaded<T>,
   return [loaded, useCallback(() => setTick((t) => t + 1), [])];
 }
 
+/** Rows picked by id: `toggle` adds or removes some at once (a row, or "select all"), `clear` empties. */
+export function useSelection(): {
+  selected: ReadonlySet<string>;
+  toggle: (ids: readonly string[], on: boolean) => void;
+  clear: () => void;
+} {
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const toggle = useCallback(
+    (ids: readonly string[], on: boolean) =>
+      setSelected((current) => {
+        const next = new Set(current);
+        for (const id of ids)
+          if (on) next.add(id);
+          else next.delete(id);
+        return next;
+      }),
+    [],
+  );
+  const clear = useCallback(() => setSelected(new Set()), []);
+  return { selected, toggle, clear };
+}
+
 /** What a failed call shows: "not allowed" with the scope for a 403, else the API's message. */
 export function ErrorNotice({ error }: { error: unknown }) {
   if (error instanceof ApiError && error.forbidden) {

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { Allowed, useAccess } from '../access';
 import { ApiError, call, client } from '../api';
 import type { DeadLetter } from '../types';
-import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
+import { Badge, ErrorNotice, Json, Show, Time, useLoad, useSelection } from '../ui';
 
 type Status = 'pending' | 'replayed' | 'discarded';
 
@@ -50,7 +50,7 @@ const LIMIT = 100;
  */
 export function DeadLetters() {
   const [status, setStatus] = useState<Status>('pending');
-  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const { selected, toggle, clear } = useSelection();
   const [result, setResult] = useState<string | null>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -64,15 +64,6 @@ export function DeadLetters() {
       ),
     [status],
   );
-
-  const toggle = (ids: readonly string[], on: boolean) =>
-    setSelected((current) => {
-      const next = new Set(current);
-      for (const id of ids)
-        if (on) next.add(id);
-        else next.delete(id);
-      return next;
-    });
 
   const act = (verb: 'replay' | 'discard') => {
     const ids = [...selected];
@@ -93,7 +84,7 @@ export function DeadLetters() {
       (text) => {
         setBusy(false);
         setResult(text);
-        setSelected(new Set());
+        clear();
         reload();
       },
       (error: unknown) => {
@@ -117,7 +108,7 @@ export function DeadLetters() {
           value={status}
           onChange={(e) => {
             setStatus(e.currentTarget.value as Status);
-            setSelected(new Set());
+            clear();
           }}
         >
           <option value="pending">pending</option>
@@ -145,7 +136,7 @@ export function DeadLetters() {
           {result}
         </p>
       ) : null}
-      {failure ? <ActionFailure error={failure} /> : null}
+      {failure ? <ReplayFailure error={failure} what="letters" /> : null}
       <Show loaded={loaded}>
         {({ data, pagination }) =>
           data.length === 0 ? (
@@ -173,11 +164,12 @@ export function DeadLetters() {
   );
 }
 
-function ActionFailure({ error }: { error: unknown }) {
+/** A replay Kafka did not take, said plainly (`what` it did not take); other failures as the API says them. */
+export function ReplayFailure({ error, what }: { error: unknown; what: string }) {
   if (error instanceof ApiError && error.problem.code === 'dead_letters_unavailable')
     return (
       <p class="notice error" role="alert">
-        Nothing was replayed: the delivery pipeline did not take the letters. Try again in a minute.
+        Nothing was replayed: the delivery pipeline did not take the {what}. Try again in a minute.
       </p>
     );
   return <ErrorNotice error={error} />;

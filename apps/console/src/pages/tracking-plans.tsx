@@ -6,18 +6,20 @@ import { attempt, Field, fieldErrorsOf, FormError } from '../field-errors';
 import type { components } from '../generated/openapi';
 import { exportFileName, parseDraft, problemsOf, type PlanProblem } from '../tracking-plans';
 import { ErrorNotice, Json, Show, Time, useLoad } from '../ui';
+import { QuarantineTab } from './plan-quarantine';
 
 type Plan = components['schemas']['TrackingPlanView'];
 type Change = components['schemas']['PlanChangeView'];
 
 /**
- * The tabs of a plan's page, addressed as #/tracking-plans/<id>/<tab>. Violations and quarantine
- * join this list once their APIs exist; each tab is one component given the plan.
+ * The tabs of a plan's page, addressed as #/tracking-plans/<id>/<tab>. Violations join this list
+ * once their API exists; each tab is one component given the plan.
  */
 export const PLAN_TABS = [
   { id: 'draft', label: 'Draft' },
   { id: 'versions', label: 'Versions' },
   { id: 'diff', label: 'Diff' },
+  { id: 'quarantine', label: 'Quarantine' },
 ] as const;
 export type PlanTab = (typeof PLAN_TABS)[number]['id'];
 
@@ -346,6 +348,7 @@ export function TrackingPlanPage({ id, tab, rest }: { id: string; tab: PlanTab; 
             {tab === 'draft' ? <DraftTab plan={plan} onChanged={reload} /> : null}
             {tab === 'versions' ? <VersionsTab plan={plan} /> : null}
             {tab === 'diff' ? <DiffTab plan={plan} from={rest[0]} to={rest[1]} /> : null}
+            {tab === 'quarantine' ? <QuarantineTab plan={plan} eventId={rest[0]} /> : null}
           </>
         )}
       </Show>

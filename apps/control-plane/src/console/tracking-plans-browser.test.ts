@@ -3,8 +3,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
+import { randomUUID } from 'node:crypto';
+import type { TrackingEvent } from '@pipeline/events';
+import type { PlanPolicy } from '@pipeline/tracking-plans';
 import { launchChromium } from '../testing/chromium';
 import { exampleSettings, startHarness, type Harness, type Tenant } from '../testing/harness';
+import { QuarantineStack, quarantineTestLimits } from '../testing/quarantine-stack';
+import { waitUntil } from '../testing/wait';
 import { consoleDirectory } from './console-files';
 
 // The Tracking plans pages as a tenant meets them, in headless Chromium against the real control
@@ -12,7 +17,9 @@ import { consoleDirectory } from './console-files';
 // its JSON Pointer), fixed, published as v1, edited, published as v2; the diff between them with
 // a breaking change badged; a version exported as Segment's rules; an import refused and then
 // taken; a write key bound at a pinned version with a policy and overrides, read back through
-// the API, refused deletion while bound, unbound, then deleted. Screenshots in .reports/console/.
+// the API, refused deletion while bound, unbound, then deleted; the Quarantine tab over events
+// the real warehouse consumer quarantined on real Kafka, one discarded and the others replayed
+// after a version that accepts them. Screenshots in .reports/console/.
 
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
 
@@ -50,6 +57,8 @@ let a: Tenant;
 let server: Server;
 let base: string;
 let browser: Browser;
+// Its replayer connects at the first replay: only the quarantine's tests need the broker.
+const stack = new QuarantineStack();
 
 const openPages = new Set<Page>();
 
@@ -75,7 +84,10 @@ const overflow = (page: Page) =>
 beforeAll(async () => {
   if (!consoleDirectory()) throw new Error('apps/console/dist is missing: build @pipeline/console first');
   mkdirSync(SCREENSHOTS, { recursive: true });
-  h = await startHarness('tracking plans browser');
+  h = await startHarness('tracking plans browser', {
+    deadLetterReplayer: stack.replayer,
+    deadLetterOptions: { limits: quarantineTestLimits },
+  });
   server = createServer(h.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -94,6 +106,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
+  await stack.stop();
   await browser?.close();
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
@@ -464,4 +477,146 @@ it('binds a write key at v1 with a policy and per-destination overrides, and unb
   await planPage.getByRole('button', { name: 'Delete now' }).click();
   await planPage.getByRole('heading', { name: 'Tracking plans', level: 1 }).waitFor();
   expect((await api.get(`/api/v1/tracking-plans/${plan.id}`)).status).toBe(404);
+});
+
+describe('the Quarantine tab (real Kafka, warehouse consumer and dead-letter index)', () => {
+  const policy: PlanPolicy = { actions: { missing_required: 'quarantine', unplanned_event: 'quarantine' } };
+  const v2Relaxed = { rules: [{ type: 'track', name: 'Order Completed', schema: orderSchema([]) }] };
+  const track = (event: string, properties: Record<string, unknown>): TrackingEvent =>
+    ({
+      type: 'track',
+      event,
+      messageId: `q-${randomUUID()}`,
+      anonymousId: 'anon-q',
+      timestamp: '2026-11-29T10:00:00.000Z',
+      properties,
+    }) as TrackingEvent;
+  interface Held {
+    id: string;
+    messageId: string;
+    name: string | null;
+    codes: string[];
+    status: string;
+    replayedVersion: number | null;
+    violations: { code: string; path: string }[];
+  }
+  const held = async (planId: string, query = '') =>
+    (await h.as(a.key).get(`/api/v1/quarantine?planId=${planId}&limit=100${query}`)).body as {
+      data: Held[];
+      pagination: { total: number };
+    };
+
+  beforeAll(async () => {
+    await stack.start(h);
+  }, 60_000);
+
+  it('lists the plan’s quarantined events, shows one, discards one and replays the rest under v2', async () => {
+    const api = h.as(a.key);
+    const plan = (await api.post('/api/v1/tracking-plans').send({ name: 'Held orders', plan: v1 })).body
+      .data as PlanView;
+    await api.post(`/api/v1/tracking-plans/${plan.id}/publish`).expect(201);
+    // Three orders without order_id (missing_required), one unplanned event, one that passes.
+    const missing = [
+      track('Order Completed', {}),
+      track('Order Completed', {}),
+      track('Order Completed', {}),
+    ];
+    const unplanned = track('Cart Viewed', { cart_id: 'c-1' });
+    const passing = track('Order Completed', { order_id: 'o-1' });
+    await stack.send(a, [...missing, unplanned, passing], { planId: plan.id, version: 1, plan: v1, policy });
+    await waitUntil('4 events quarantined', async () => (await held(plan.id)).pagination.total === 4);
+
+    const page = await signedIn(a.key, `#/tracking-plans/${plan.id}/quarantine`);
+    const rows = page.getByRole('table', { name: 'Quarantined events' }).locator('tbody tr');
+    await page.locator(`tr[data-message-id="${unplanned.messageId}"]`).waitFor();
+    expect(await page.getByRole('link', { name: 'Quarantine' }).getAttribute('aria-current')).toBe('page');
+    expect(
+      (await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-message-id')))).sort(),
+    ).toEqual([...missing, unplanned].map((e) => e.messageId).sort());
+    const unplannedRow = page.locator(`tr[data-message-id="${unplanned.messageId}"]`);
+    expect(await unplannedRow.locator('td[data-label="Event"]').textContent()).toBe('track “Cart Viewed”');
+    expect(await unplannedRow.locator('td[data-label="Codes"] .badge').allTextContents()).toEqual([
+      'unplanned_event',
+    ]);
+    expect(await unplannedRow.locator('td[data-label="Destination"]').textContent()).toBe('warehouse');
+    expect(await unplannedRow.locator('td[data-label="Status"]').textContent()).toBe('quarantined');
+    expect(await unplannedRow.locator('td[data-label="Received"] time').count()).toBe(1);
+    expect(await unplannedRow.locator('td[data-label="Quarantined"] time').count()).toBe(1);
+    await shot(page, 'tracking-plan-quarantine');
+
+    // One event in detail: its violations with their pointers, and the event as received.
+    const missingRow = page.locator(`tr[data-message-id="${missing[0]!.messageId}"]`);
+    await missingRow.getByRole('link').click();
+    const detail = page.getByRole('region', { name: `Quarantined event ${missing[0]!.messageId}` });
+    await detail.waitFor();
+    const apiViolations = (await held(plan.id)).data.find(
+      (q) => q.messageId === missing[0]!.messageId,
+    )!.violations;
+    expect(apiViolations.map((v) => [v.code, v.path])).toEqual([
+      ['missing_required', '/properties/order_id'],
+    ]);
+    const violations = detail.getByRole('list', { name: 'Violations' });
+    expect(await violations.locator('code.pointer').allTextContents()).toEqual(['/properties/order_id']);
+    expect(await violations.locator('.badge').allTextContents()).toEqual(['missing_required']);
+    expect(JSON.parse((await detail.locator('pre').textContent()) ?? '')).toEqual(missing[0]);
+    await shot(page, 'tracking-plan-quarantined-event');
+    await page.getByRole('link', { name: '← All quarantined events' }).click();
+
+    // The unplanned event filtered by its code, then discarded after a confirmation.
+    await page.getByLabel('Code', { exact: true }).selectOption('unplanned_event');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await waitUntil('one row left', async () => (await rows.count()) === 1);
+    await page.getByRole('button', { name: 'Discard all 1 filtered' }).click();
+    await page.getByRole('button', { name: 'Discard now' }).click();
+    await page.getByRole('status').getByText('Discarded 1, skipped 0.').waitFor();
+    expect((await held(plan.id, '&status=discarded')).data.map((q) => q.messageId)).toEqual([
+      unplanned.messageId,
+    ]);
+
+    // One order, selected, checked again under v1: still held.
+    await page.getByLabel('Code', { exact: true }).selectOption('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await waitUntil('three rows', async () => (await rows.count()) === 3);
+    await page.getByRole('checkbox', { name: `Select ${missing[1]!.messageId}` }).check();
+    await page.getByLabel('Version', { exact: true }).fill('1');
+    await page.getByRole('button', { name: 'Replay the 1 selected' }).click();
+    await page.getByRole('status').getByText('Replayed 0, still quarantined 1, skipped 0.').waitFor();
+
+    // v2 no longer requires order_id: the filtered set replayed under the latest version.
+    await api.put(`/api/v1/tracking-plans/${plan.id}/draft`).send(v2Relaxed).expect(200);
+    await api.post(`/api/v1/tracking-plans/${plan.id}/publish`).expect(201);
+    await page.getByLabel('Version', { exact: true }).fill('');
+    await page.getByRole('button', { name: 'Replay all 3 filtered' }).click();
+    await page.getByRole('status').getByText('Replayed 3, still quarantined 0, skipped 0.').waitFor();
+    await page.getByText('No quarantined events for these filters.').waitFor();
+    const replayed = await held(plan.id, '&status=replayed');
+    expect(replayed.data.map((q) => [q.messageId, q.replayedVersion]).sort()).toEqual(
+      missing.map((e) => [e.messageId, 2]).sort(),
+    );
+    await page.getByLabel('Status', { exact: true }).selectOption('replayed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await waitUntil('three replayed rows', async () => (await rows.count()) === 3);
+    expect(await rows.locator('td[data-label="Status"]').allTextContents()).toEqual([
+      'replayed at v2',
+      'replayed at v2',
+      'replayed at v2',
+    ]);
+    await shot(page, 'tracking-plan-quarantine-replayed');
+
+    // A key that reads plans sees the held events and no action.
+    await stack.send(a, [track('Order Completed', { order_id: 7 })], {
+      planId: plan.id,
+      version: 1,
+      plan: v1,
+      policy: { actions: { wrong_value: 'quarantine' } },
+    });
+    await waitUntil('1 more event quarantined', async () => (await held(plan.id)).pagination.total === 1);
+    const reader = await signedIn(
+      await a.keyWith(['tracking_plans.read']),
+      `#/tracking-plans/${plan.id}/quarantine`,
+    );
+    await reader.getByRole('table', { name: 'Quarantined events' }).locator('tbody tr').waitFor();
+    expect(await reader.getByRole('button', { name: /Replay|Discard/ }).count()).toBe(0);
+    expect(await reader.getByRole('checkbox').count()).toBe(0);
+  });
 });

@@ -94,14 +94,31 @@ export const RECORD_PART_BYTES = 32 * 1024;
 
 /** A dead letter's record, read in parts of RECORD_PART_BYTES. */
 export async function readRecord(manager: EntityManager, deadLetterId: string): Promise<Buffer> {
-  const parts: { part: Buffer }[] = await manager.query(
-    `SELECT substring(record_value FROM (n - 1) * ${RECORD_PART_BYTES} + 1 FOR ${RECORD_PART_BYTES}) AS part
+  return (await readRecords(manager, [deadLetterId])).get(deadLetterId) ?? Buffer.alloc(0);
+}
+
+/**
+ * Several dead letters' records in one query, each still read in parts of RECORD_PART_BYTES;
+ * an id with no row is absent from the map.
+ */
+export async function readRecords(
+  manager: EntityManager,
+  deadLetterIds: readonly string[],
+): Promise<Map<string, Buffer>> {
+  const parts: { id: string; part: Buffer }[] = await manager.query(
+    `SELECT id, substring(record_value FROM (n - 1) * ${RECORD_PART_BYTES} + 1 FOR ${RECORD_PART_BYTES}) AS part
      FROM dead_letters,
        generate_series(1, GREATEST(1, (octet_length(record_value) + ${RECORD_PART_BYTES - 1}) / ${RECORD_PART_BYTES})) AS n
-     WHERE id = $1 ORDER BY n`,
-    [deadLetterId],
+     WHERE id = ANY($1::uuid[]) ORDER BY id, n`,
+    [deadLetterIds],
   );
-  return Buffer.concat(parts.map(({ part }) => part));
+  const byId = new Map<string, Buffer[]>();
+  for (const { id, part } of parts) {
+    const list = byId.get(id) ?? [];
+    list.push(part);
+    byId.set(id, list);
+  }
+  return new Map([...byId].map(([id, list]) => [id, Buffer.concat(list)]));
 }
 
 /** A page of rows as the replay sends them: the records read, each on its own. */

@@ -20,7 +20,12 @@ import { defaultDeadLetterLimits, type DeadLetterLimits } from '../dead-letters/
 import { AccountReplayLimiter } from '../dead-letters/dead-letter-replay-limits';
 import type { DeadLetterReplayer } from '../dead-letters/dead-letter-replayer';
 import { retentionCutoff } from '../dead-letters/dead-letter-retention';
-import { deadLettersUnavailable, readRecord, replayRateLimited } from '../dead-letters/dead-letter.service';
+import {
+  deadLettersUnavailable,
+  readRecord,
+  readRecords,
+  replayRateLimited,
+} from '../dead-letters/dead-letter.service';
 import type { TrackingPlanService } from '../tracking-plans/tracking-plan.service';
 import type {
   QuarantineDiscardResult,
@@ -190,6 +195,12 @@ export interface QuarantineServiceOptions {
   replayLimiter?: AccountReplayLimiter;
 }
 
+/**
+ * Dead letters a replay reads per query: their records come whole to the control plane, so
+ * the 1000 letters a replay may take are read in chunks of this many.
+ */
+const LETTERS_PER_READ = 100;
+
 /** A selected event of a replay, its dead letter's record read once for all of its events. */
 interface TakenEvent {
   id: string;
@@ -305,57 +316,68 @@ export class QuarantineService {
       let stillQuarantined = 0;
       const byKind = new Map<string, ReplayableLetter[]>();
       const replayId = randomUUID();
-      for (const [deadLetterId, events] of byLetter) {
-        const [letter] = (await manager.query(
+      const letterIds = [...byLetter.keys()];
+      // The letters and their records read a chunk at a time, not one each: a bounded number
+      // of queries, and a chunk's records in memory at once, not the whole selection's.
+      for (let at = 0; at < letterIds.length; at += LETTERS_PER_READ) {
+        const chunk = letterIds.slice(at, at + LETTERS_PER_READ);
+        const rows = (await manager.query(
           `SELECT id, destination, target, origin, reason, record_key, kafka_partition, kafka_offset
-           FROM dead_letters WHERE id = $1`,
-          [deadLetterId],
+           FROM dead_letters WHERE id = ANY($1::uuid[])`,
+          [chunk],
         )) as LetterRow[];
-        const envelope = parseOutboxEnvelope(await readRecord(manager, deadLetterId));
-        const compiled = envelope?.plan ? await compiledOf(envelope.plan.planId) : null;
-        if (!letter || !envelope?.plan || !compiled) {
-          // Its plan has no published version any more (deleted): nothing to check it against;
-          // it stays held and is counted as skipped.
-          continue;
-        }
-        const destination =
-          letter.destination === WAREHOUSE_DESTINATION ? WAREHOUSE_DESTINATION : letter.target;
-        const passing: { position: number; violations: Violation[] }[] = [];
-        for (const event of events) {
-          const found = envelope.events[event.position] as TrackingEvent | undefined;
-          if (!found) continue;
-          const record = found as unknown as Record<string, unknown>;
-          const violations = compiled.validate(record, ruleVersionPin(record));
-          if (decideEvent(violations, envelope.plan.policy, destination).action === 'quarantine')
-            stillQuarantined += 1;
-          else {
-            passing.push({ position: event.position, violations });
-            passed.push({ id: event.id, version: compiled.meta.version });
+        const letterRows = new Map(rows.map((row) => [row.id, row]));
+        const records = await readRecords(manager, chunk);
+        for (const deadLetterId of chunk) {
+          const events = byLetter.get(deadLetterId) ?? [];
+          const letter = letterRows.get(deadLetterId);
+          const record = records.get(deadLetterId);
+          const envelope = record ? parseOutboxEnvelope(record) : null;
+          const compiled = envelope?.plan ? await compiledOf(envelope.plan.planId) : null;
+          if (!letter || !envelope?.plan || !compiled) {
+            // Its plan has no published version any more (deleted): nothing to check it against;
+            // it stays held and is counted as skipped.
+            continue;
           }
+          const destination =
+            letter.destination === WAREHOUSE_DESTINATION ? WAREHOUSE_DESTINATION : letter.target;
+          const passing: { position: number; violations: Violation[] }[] = [];
+          for (const event of events) {
+            const found = envelope.events[event.position] as TrackingEvent | undefined;
+            if (!found) continue;
+            const record = found as unknown as Record<string, unknown>;
+            const violations = compiled.validate(record, ruleVersionPin(record));
+            if (decideEvent(violations, envelope.plan.policy, destination).action === 'quarantine')
+              stillQuarantined += 1;
+            else {
+              passing.push({ position: event.position, violations });
+              passed.push({ id: event.id, version: compiled.meta.version });
+            }
+          }
+          if (passing.length === 0) continue;
+          passing.sort((a, b) => a.position - b.position);
+          const replayed: OutboxEnvelope = {
+            ...envelopeWith(
+              envelope,
+              passing.map((p) => p.position),
+            ),
+            plan: { ...envelope.plan, version: compiled.meta.version },
+            verdicts: passing.map((p) => ({ version: compiled.meta.version, violations: p.violations })),
+          };
+          const letters = byKind.get(letter.destination) ?? [];
+          letters.push({
+            partition: letter.kafka_partition,
+            offset: letter.kafka_offset,
+            key: letter.record_key,
+            value: Buffer.from(JSON.stringify(replayed)),
+            target: letter.target,
+            reason: letter.reason,
+            // Its own origin: if it is dead-lettered again, it is a new dead letter, and the
+            // events still held in this one stay as they are.
+            origin: `${letter.origin}#quarantine-replay-${replayId}`,
+          });
+          byKind.set(letter.destination, letters);
         }
-        if (passing.length === 0) continue;
-        passing.sort((a, b) => a.position - b.position);
-        const replayed: OutboxEnvelope = {
-          ...envelopeWith(
-            envelope,
-            passing.map((p) => p.position),
-          ),
-          plan: { ...envelope.plan, version: compiled.meta.version },
-          verdicts: passing.map((p) => ({ version: compiled.meta.version, violations: p.violations })),
-        };
-        const letters = byKind.get(letter.destination) ?? [];
-        letters.push({
-          partition: letter.kafka_partition,
-          offset: letter.kafka_offset,
-          key: letter.record_key,
-          value: Buffer.from(JSON.stringify(replayed)),
-          target: letter.target,
-          reason: letter.reason,
-          // Its own origin: if it is dead-lettered again, it is a new dead letter, and the
-          // events still held in this one stay as they are.
-          origin: `${letter.origin}#quarantine-replay-${replayId}`,
-        });
-        byKind.set(letter.destination, letters);
       }
       if (byKind.size > 0) {
         try {

@@ -1,36 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import { Client } from 'pg';
-import type { Producer } from 'kafkajs';
-import { loadConfig } from '@pipeline/config';
-import {
-  createDestination,
-  deliveryTopicsFor,
-  runConsumer,
-  type RunningConsumer,
-} from '@pipeline/destinations';
-import { toOutboxEnvelopes, type OutboxEnvelope, type TrackingEvent } from '@pipeline/events';
-import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
-import { createLogger } from '@pipeline/logger';
+import type { TrackingEvent } from '@pipeline/events';
 import { warehouseSchemaFor } from '@pipeline/tenancy';
-import { compilePlan, type PlanPolicy, type TrackingPlan } from '@pipeline/tracking-plans';
-import { defaultDeadLetterLimits } from '../dead-letters/dead-letter-limits';
-import { DeadLetterIndexer } from '../dead-letters/dead-letter-index';
-import { KafkaDeadLetterReplayer } from '../dead-letters/dead-letter-replayer';
+import type { PlanPolicy, TrackingPlan } from '@pipeline/tracking-plans';
 import { startHarness, type Harness, type Tenant } from '../testing/harness';
+import { QuarantineStack, quarantineTestLimits } from '../testing/quarantine-stack';
 import { waitUntil } from '../testing/wait';
 
 // The quarantine end to end on real Kafka and PostgreSQL: the warehouse consumer quarantines
 // events under a plan's policy into its real dead-letter topic, the real index keeps them, the
 // API lists them, and a replay checks them again against a published version and puts those
 // that pass back in the real retry topic, from which the same consumer stores them.
-
-const logger = createLogger({ service: 'quarantine-test', stream: new PassThrough() });
-const kafka = createKafka(loadConfig(kafkaConfigSchema, process.env), {
-  clientId: 'quarantine-test',
-  logger,
-});
-const limits = { ...defaultDeadLetterLimits, retentionDays: 3650, replaysPerMinute: 100 };
 
 const strict: TrackingPlan = {
   rules: [
@@ -87,14 +67,8 @@ interface QuarantinedView {
 }
 
 describe('quarantine: list, replay against a version, discard (real Kafka and PostgreSQL)', () => {
-  const prefix = `test.${randomUUID()}.`;
-  const outbox = `${prefix}tracking.events.v2`;
-  const warehouseTopics = deliveryTopicsFor('warehouse', prefix);
+  const stack = new QuarantineStack();
   let h: Harness;
-  let producer: Producer;
-  let replayer: KafkaDeadLetterReplayer;
-  let indexer: DeadLetterIndexer;
-  let consumer: RunningConsumer;
   let warehouse: Client;
   let a: Tenant;
   let b: Tenant;
@@ -112,30 +86,8 @@ describe('quarantine: list, replay against a version, discard (real Kafka and Po
     }) as TrackingEvent;
 
   /** Sends events to the outbox as the door would: checked against `version` of the plan. */
-  const send = async (tenant: Tenant, events: TrackingEvent[], version = 1) => {
-    const compiled = compilePlan(version === 1 ? strict : relaxed, { planId, version });
-    const base: Omit<OutboxEnvelope, 'events'> = {
-      v: 2,
-      accountId: tenant.accountId,
-      writeKeyId: `wk-${tenant.accountId}`,
-      batchId: randomUUID(),
-      receivedAt: new Date().toISOString(),
-      ip: null,
-      userAgent: null,
-    };
-    const envelope: OutboxEnvelope = {
-      ...base,
-      events,
-      plan: { planId, version, policy },
-      verdicts: events.map((e) => ({ version, violations: compiled.validate(e) })),
-    };
-    await producer.send({
-      topic: outbox,
-      acks: -1,
-      messages: [{ key: `${tenant.accountId}:anon-1`, value: JSON.stringify(envelope) }],
-    });
-    expect(toOutboxEnvelopes(base, events)).toHaveLength(1);
-  };
+  const send = (tenant: Tenant, events: TrackingEvent[], version = 1) =>
+    stack.send(tenant, events, { planId, version, plan: version === 1 ? strict : relaxed, policy });
   const stored = async (tenant: Tenant, messageIds: string[]) => {
     const schema = warehouseSchemaFor(tenant.accountId);
     try {
@@ -156,39 +108,13 @@ describe('quarantine: list, replay against a version, discard (real Kafka and Po
   };
 
   beforeAll(async () => {
-    replayer = new KafkaDeadLetterReplayer(kafka, prefix);
-    h = await startHarness('quarantine', { deadLetterReplayer: replayer, deadLetterOptions: { limits } });
-    await ensureTopics(
-      kafka,
-      [{ topic: outbox, numPartitions: 1 }, warehouseTopics.retry, warehouseTopics.deadLetter],
-      { replicationFactor: 1, logger },
-    );
-    producer = createProducer(kafka);
-    await producer.connect();
+    h = await startHarness('quarantine', {
+      deadLetterReplayer: stack.replayer,
+      deadLetterOptions: { limits: quarantineTestLimits },
+    });
+    await stack.start(h);
     warehouse = new Client({ connectionString: h.db.url });
     await warehouse.connect();
-    indexer = new DeadLetterIndexer({
-      kafka,
-      dataSource: h.db.dataSource,
-      logger,
-      kinds: ['warehouse'],
-      topicPrefix: prefix,
-      replicationFactor: 1,
-      limits,
-    });
-    indexer.start();
-    consumer = await runConsumer({
-      kafka,
-      destination: createDestination('warehouse', { logger, warehouseUrl: h.db.url }),
-      topics: {
-        source: outbox,
-        retry: warehouseTopics.retry.topic,
-        deadLetter: warehouseTopics.deadLetter.topic,
-      },
-      groupId: `test-quarantine-${randomUUID()}`,
-      logger,
-      maxWaitTimeInMs: 100,
-    });
     a = await h.tenant();
     b = await h.tenant();
     const created = await api(a).post('/api/v1/tracking-plans').send({ name: 'Orders', plan: strict });
@@ -198,10 +124,7 @@ describe('quarantine: list, replay against a version, discard (real Kafka and Po
   }, 120_000);
 
   afterAll(async () => {
-    await consumer?.stop();
-    await indexer?.stop();
-    await producer?.disconnect();
-    await replayer?.close();
+    await stack.stop();
     await warehouse?.end();
     await h?.close();
   });

@@ -84,6 +84,11 @@ export interface Harness {
    * this harness's own empty scratch warehouse; give it to a TaskWorker to read the same.
    */
   warehouse: AccountWarehouses;
+  /**
+   * The URL of this harness's own scratch warehouse (what `warehouse` reads), for a warehouse
+   * consumer to write where the app reads; undefined when the suite brought its own.
+   */
+  ownWarehouseUrl: string | undefined;
   /** The app's metrics (GET /metrics); give it to a JobRunner or TaskWorker to count theirs too. */
   metrics: ControlPlaneMetrics;
   tenant(features?: string[]): Promise<Tenant>;
@@ -214,6 +219,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     logs,
     services,
     warehouse,
+    ownWarehouseUrl: own?.url,
     metrics: deps.metrics,
     async tenant(features = []) {
       tenants += 1;
