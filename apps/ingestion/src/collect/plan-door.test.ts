@@ -4,26 +4,10 @@ import { MAX_VIOLATIONS_PER_EVENT, type TrackingEvent } from '@pipeline/events';
 import { createLogger } from '@pipeline/logger';
 import type { PlanLookup, TrackingPlanBinding } from '@pipeline/tenancy';
 import { compilePlan, ruleVersionPin, type TrackingPlan } from '@pipeline/tracking-plans';
+import { orderPlan } from '../testing/order-plan';
 import { MAX_PINNED_LOOKUPS, PlanDoor, rudderTyperPin } from './plan-door';
 
-const order = (required: string[], closed = false): TrackingPlan => ({
-  rules: [
-    {
-      type: 'track',
-      name: 'Order Completed',
-      schema: {
-        properties: {
-          properties: {
-            type: 'object',
-            required,
-            properties: { order_id: { type: 'string' }, subtotal: { type: 'number' } },
-            ...(closed ? { additionalProperties: false } : {}),
-          },
-        },
-      },
-    },
-  ],
-});
+const order = orderPlan;
 
 /**
  * Plan versions as a TrackingPlanCache would find them (the real compiled plans): `versions`
