@@ -18,6 +18,7 @@ export type Job = Schemas['JobView'];
 export type WriteKey = Schemas['WriteKeyView'];
 export type DebugEvent = Schemas['DebugEvent'];
 export type Delivery = Schemas['DeliveryOutcomeView'];
+export type DebugPlanDecision = Schemas['DebugPlanDecisionView'];
 export type DailyUsage = Schemas['DailyUsageItem'];
 export type PrecheckResult = Schemas['PrecheckResult'];
 export type DeadLetter = Schemas['DeadLetterView'];

@@ -119,6 +119,7 @@ const badStates = new Set([
   'failed',
   'rejected',
   'dead_lettered',
+  'quarantined',
   'revoked',
   'disconnected',
   'missing_credentials',

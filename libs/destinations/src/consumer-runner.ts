@@ -13,6 +13,7 @@ import {
 import type { DeliveryMetrics } from './delivery-metrics';
 import { parseOutboxEnvelope } from '@pipeline/events';
 import { recordOutcome, type OutcomeRecorder } from './outcome-recorder';
+import { isQuarantineReason, quarantinedOutcomes } from './plan-decisions';
 import { withoutRegulatedEvents, type RegulationSource } from './regulation-filter';
 import {
   attemptAfter,
@@ -214,14 +215,24 @@ export async function runConsumer(options: ConsumerRunnerOptions): Promise<Runni
       }
       if (options.outcomes) {
         const envelope = parseOutboxEnvelope(failure.value);
-        if (envelope) {
+        const integrationId = failure.target === destination.kind ? null : failure.target;
+        if (envelope && !toRetry && isQuarantineReason(failure.reason)) {
+          // Kept out by the plan's policy, not failed: the debugger names the violations.
+          for (const { reason, messageIds } of quarantinedOutcomes(envelope))
+            recordOutcome(options.outcomes, envelope.writeKeyId, messageIds, {
+              destination: destination.kind,
+              integrationId,
+              outcome: 'quarantined',
+              reason,
+            });
+        } else if (envelope) {
           recordOutcome(
             options.outcomes,
             envelope.writeKeyId,
             envelope.events.map((event) => event.messageId),
             {
               destination: destination.kind,
-              integrationId: failure.target === destination.kind ? null : failure.target,
+              integrationId,
               outcome: toRetry ? 'retried' : 'dead_lettered',
               reason: failure.reason,
             },

@@ -1,6 +1,6 @@
 /** Where an event went, as the live debugger shows it (docs/management-api.md, "Debugger"). */
 export type DeliveryOutcomeKind =
-  'stored' | 'delivered' | 'consent_skipped' | 'skipped' | 'retried' | 'dead_lettered';
+  'stored' | 'delivered' | 'consent_skipped' | 'skipped' | 'retried' | 'dead_lettered' | 'quarantined';
 
 export interface DeliveryOutcomeEntry {
   /** `warehouse` or the forwarding kind (app type). */
@@ -8,8 +8,13 @@ export interface DeliveryOutcomeEntry {
   /** The integration of a forwarding destination; null for the warehouse. */
   integrationId: string | null;
   outcome: DeliveryOutcomeKind;
-  /** The vendor's or the runner's reason (skips, retries, dead letters); null otherwise. */
+  /**
+   * The vendor's or the runner's reason (skips, retries, dead letters); for `quarantined`, the
+   * codes of the violations its tracking plan's policy kept the event out for; null otherwise.
+   */
   reason: string | null;
+  /** Of a `stored` or `delivered` event: the values its plan's policy stripped (JSON Pointers); absent when none. */
+  omitted?: string[];
 }
 
 /**
@@ -35,4 +40,38 @@ export function recordOutcome(
   } catch {
     // Nothing: the debugger misses an outcome.
   }
+}
+
+/** One event sent (stored or delivered), for recordSentOutcomes. */
+export interface SentEvent {
+  writeKeyId: string;
+  messageId: string;
+  /** What its plan's policy stripped from it; empty or absent when nothing. */
+  omitted?: readonly string[];
+}
+
+/**
+ * Records `entry` for sent events, one call per write key and set of stripped values: an event
+ * whose values were stripped carries them (`omitted`), the others none.
+ */
+export function recordSentOutcomes(
+  recorder: OutcomeRecorder | undefined,
+  events: readonly SentEvent[],
+  entry: Omit<DeliveryOutcomeEntry, 'omitted'>,
+): void {
+  if (!recorder) return;
+  const groups = new Map<string, { writeKeyId: string; omitted: readonly string[]; ids: string[] }>();
+  for (const { writeKeyId, messageId, omitted = [] } of events) {
+    const key = `${writeKeyId}\u0000${omitted.join('\u0000')}`;
+    const group = groups.get(key) ?? { writeKeyId, omitted, ids: [] };
+    group.ids.push(messageId);
+    groups.set(key, group);
+  }
+  for (const { writeKeyId, omitted, ids } of groups.values())
+    recordOutcome(
+      recorder,
+      writeKeyId,
+      ids,
+      omitted.length > 0 ? { ...entry, omitted: [...omitted] } : entry,
+    );
 }

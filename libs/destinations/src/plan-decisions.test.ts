@@ -1,6 +1,12 @@
 import type { OutboxEnvelope, PlanVerdict } from '@pipeline/events';
 import type { PlanPolicy, Violation } from '@pipeline/tracking-plans';
-import { planDecision, planViolationsColumn, quarantineReason } from './plan-decisions';
+import {
+  isQuarantineReason,
+  planDecision,
+  planViolationsColumn,
+  quarantinedOutcomes,
+  quarantineReason,
+} from './plan-decisions';
 
 const violation: Violation = {
   code: 'unplanned_property',
@@ -66,6 +72,28 @@ describe('planDecision', () => {
       destinations: { warehouse: { unplanned_property: 'allow' } },
     });
     expect(planDecision(partly, 0, 'warehouse')).toEqual({ action: 'quarantine', omitted: [] });
+  });
+});
+
+describe('quarantinedOutcomes', () => {
+  it('groups the events by their distinct violation codes, unlisted ones counted', () => {
+    const wrong = { ...violation, code: 'type_mismatch' as const, path: '/properties/total' };
+    const envelope = envelopeOf(
+      [
+        { version: 1, violations: [violation, wrong, violation] },
+        { version: 1, violations: [violation], unlisted: 4 },
+        { version: 1, violations: [wrong, violation] },
+      ],
+      { actions: { unplanned_property: 'quarantine' } },
+    );
+    const [first, second, third] = envelope.events.map((e) => e.messageId);
+    expect(quarantinedOutcomes(envelope)).toEqual([
+      { reason: 'unplanned_property,type_mismatch', messageIds: [first] },
+      { reason: 'unplanned_property,+4 unlisted', messageIds: [second] },
+      { reason: 'type_mismatch,unplanned_property', messageIds: [third] },
+    ]);
+    expect(isQuarantineReason(quarantineReason(envelope))).toBe(true);
+    expect(isQuarantineReason('http_400: bad request')).toBe(false);
   });
 });
 

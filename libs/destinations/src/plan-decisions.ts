@@ -1,12 +1,5 @@
 import type { OutboxEnvelope } from '@pipeline/events';
-import {
-  actionFor,
-  decideEvent,
-  violationClasses,
-  type EventDecision,
-  type PlanPolicy,
-  type Violation,
-} from '@pipeline/tracking-plans';
+import { decideVerdict, type EventDecision, type Violation } from '@pipeline/tracking-plans';
 
 /**
  * The dead-letter reason of an event a tracking plan's policy keeps out of a destination
@@ -18,6 +11,28 @@ export const PLAN_QUARANTINED = 'plan_quarantined';
 
 export const quarantineReason = (envelope: OutboxEnvelope): string =>
   `${PLAN_QUARANTINED}: the policy of tracking plan ${envelope.plan?.planId ?? 'unknown'} keeps these events out`;
+
+/** Whether a failure's reason is a tracking plan's quarantine (quarantineReason). */
+export const isQuarantineReason = (reason: string): boolean => reason.startsWith(`${PLAN_QUARANTINED}:`);
+
+/**
+ * The live debugger's `quarantined` outcomes of an envelope of quarantined events: its events
+ * grouped by what they were kept out for, the codes of their violations (distinct, in order
+ * found, comma-separated; `+N unlisted` when the door found more than it listed).
+ */
+export function quarantinedOutcomes(envelope: OutboxEnvelope): { reason: string; messageIds: string[] }[] {
+  const groups = new Map<string, string[]>();
+  envelope.events.forEach((event, index) => {
+    const verdict = envelope.verdicts?.[index];
+    const codes: string[] = [...new Set(verdict?.violations.map((v) => v.code))];
+    if (verdict?.unlisted) codes.push(`+${verdict.unlisted} unlisted`);
+    const reason = codes.length > 0 ? codes.join(',') : PLAN_QUARANTINED;
+    const ids = groups.get(reason) ?? [];
+    ids.push(event.messageId);
+    groups.set(reason, ids);
+  });
+  return [...groups].map(([reason, messageIds]) => ({ reason, messageIds }));
+}
 
 /**
  * What `destination` (an integration id, or `warehouse`) does with the event at `index` of an
@@ -32,20 +47,8 @@ export function planDecision(
   const { plan, verdicts } = envelope;
   if (!plan || !verdicts) return undefined;
   const verdict = verdicts[index];
-  // Stryker disable next-line ConditionalExpression: decideEvent allows no violations too; this spares the call
-  if (!verdict || verdict.violations.length === 0) return { action: 'allow', omitted: [] };
-  const decision = decideEvent(verdict.violations, plan.policy, destination);
-  // Violations the door found but did not list (beyond its cap per event) are of classes not
-  // known here: unless every class is allowed, the event is quarantined, never let through with
-  // a value its policy would have stripped or kept out.
-  if ((verdict.unlisted ?? 0) > 0 && !allowsEverything(plan.policy, destination))
-    return { action: 'quarantine', omitted: [] };
-  return decision;
+  return verdict ? decideVerdict(verdict, plan.policy, destination) : { action: 'allow', omitted: [] };
 }
-
-/** Whether `destination` lets every violation class through under `policy`. */
-const allowsEverything = (policy: PlanPolicy, destination: string): boolean =>
-  violationClasses.every((c) => actionFor(policy, c, destination) === 'allow');
 
 /** The warehouse's `plan_violations` value of a stored event: what it was held to and what was done. */
 export interface PlanViolationsColumn {

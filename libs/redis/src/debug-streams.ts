@@ -51,16 +51,37 @@ export interface DebugEventRecord {
   plan?: { planId: string; version: number | null };
   /** With `plan`: the event's violations (at most 100), empty when it keeps to the plan. */
   violations?: DebugViolation[];
+  /** With `plan`: what the binding's policy does with the event (docs/tracking-plans.md, "Debugger"). */
+  planAction?: DebugPlanAction;
+}
+
+/** What one destination does with an event under a tracking plan's policy. */
+export interface DebugPlanDecision {
+  /** `allow`: as it came; `omit`: without the values at `omitted`; `quarantine`: kept out. */
+  action: 'allow' | 'omit' | 'quarantine';
+  /** JSON Pointers of the values stripped, with `omit`; empty otherwise. */
+  omitted: string[];
+}
+
+/**
+ * A recorded event's action under its binding's policy: what the warehouse and every destination
+ * without an override do, and, by destination (an integration id, or `warehouse`), what each one
+ * the policy names an override for does.
+ */
+export interface DebugPlanAction extends DebugPlanDecision {
+  destinations?: Record<string, DebugPlanDecision>;
 }
 
 export type DeliveryOutcome =
-  'stored' | 'delivered' | 'consent_skipped' | 'skipped' | 'retried' | 'dead_lettered';
+  'stored' | 'delivered' | 'consent_skipped' | 'skipped' | 'retried' | 'dead_lettered' | 'quarantined';
 
 export interface DeliveryOutcomeRecord {
   destination: string;
   integrationId: string | null;
   outcome: DeliveryOutcome;
   reason: string | null;
+  /** A stored or delivered event's values its tracking plan's policy stripped (JSON Pointers); absent when none. */
+  omitted?: string[];
   at: string;
 }
 

@@ -23,6 +23,8 @@ export {
   type DebugEventError,
   type DebugEventRecord,
   type DebugViolation,
+  type DebugPlanAction,
+  type DebugPlanDecision,
   type DebugStreamOptions,
   type DebugStreamStats,
   type DeliveryOutcome,

@@ -5,6 +5,7 @@ import {
   decideEvent,
   omitPaths,
   omittablePath,
+  planActionOf,
   type PlanPolicy,
 } from './plan-policy';
 import { violationCodes, type Violation, type ViolationCode } from './plan-validator';
@@ -203,6 +204,68 @@ describe('decideEvent', () => {
     expect(
       decideEvent([v('unplanned_property', '/properties/z'), v('unplanned_event', '/event')], policy, 'x'),
     ).toEqual({ action: 'quarantine', omitted: [] });
+  });
+});
+
+describe('planActionOf', () => {
+  const policy: PlanPolicy = {
+    actions: { unplanned_property: 'omit', missing_required: 'quarantine' },
+    destinations: {
+      warehouse: { missing_required: 'allow' },
+      'int-amp': { unplanned_property: 'quarantine' },
+    },
+  };
+
+  it('gives the action of destinations without an override, then each override’s', () => {
+    const violations = [v('unplanned_property', '/properties/coupon')];
+    expect(planActionOf({ violations }, policy)).toEqual({
+      action: 'omit',
+      omitted: ['/properties/coupon'],
+      destinations: {
+        warehouse: { action: 'omit', omitted: ['/properties/coupon'] },
+        'int-amp': { action: 'quarantine', omitted: [] },
+      },
+    });
+    expect(planActionOf({ violations: [v('missing_required', '/properties/id')] }, policy)).toEqual({
+      action: 'quarantine',
+      omitted: [],
+      destinations: {
+        warehouse: { action: 'allow', omitted: [] },
+        'int-amp': { action: 'quarantine', omitted: [] },
+      },
+    });
+  });
+
+  it('names no destinations for a policy without overrides, and allows a clean event', () => {
+    expect(planActionOf({ violations: [] }, { actions: policy.actions })).toEqual({
+      action: 'allow',
+      omitted: [],
+    });
+    expect(
+      planActionOf({ violations: [v('unplanned_property', '/properties/z')] }, { actions: policy.actions }),
+    ).toEqual({ action: 'omit', omitted: ['/properties/z'] });
+  });
+
+  it('quarantines for unlisted violations wherever a class is not allowed', () => {
+    const allowing: PlanPolicy = {
+      actions: { unplanned_property: 'omit' },
+      destinations: {
+        warehouse: {
+          unplanned_event: 'allow',
+          unplanned_property: 'allow',
+          missing_required: 'allow',
+          wrong_value: 'allow',
+          common_schema: 'allow',
+        },
+      },
+    };
+    expect(
+      planActionOf({ violations: [v('unplanned_property', '/properties/z')], unlisted: 2 }, allowing),
+    ).toEqual({
+      action: 'quarantine',
+      omitted: [],
+      destinations: { warehouse: { action: 'allow', omitted: [] } },
+    });
   });
 });
 

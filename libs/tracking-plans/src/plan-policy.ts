@@ -200,6 +200,56 @@ export function decideEvent(
     : { action: 'allow', omitted: [] };
 }
 
+/** An event's check against its plan, as a policy decides on it (libs/events' PlanVerdict). */
+export interface DecidedVerdict {
+  violations: readonly Violation[];
+  /** Violations found and not listed (beyond the door's cap per event). */
+  unlisted?: number;
+}
+
+/** Whether `destination` lets every violation class through under `policy`. */
+const allowsEverything = (policy: PlanPolicy, destination: string): boolean =>
+  violationClasses.every((c) => actionFor(policy, c, destination) === 'allow');
+
+/**
+ * What `destination` does with an event of this verdict: decideEvent on its listed violations,
+ * except that violations found but not listed are of classes not known here, so unless every
+ * class is allowed the event is quarantined, never let through with a value its policy would
+ * have stripped or kept out.
+ */
+export function decideVerdict(
+  verdict: DecidedVerdict,
+  policy: PlanPolicy,
+  destination: string,
+): EventDecision {
+  // Stryker disable next-line ConditionalExpression: decideEvent allows no violations too; this spares the call
+  if (verdict.violations.length === 0) return { action: 'allow', omitted: [] };
+  const decision = decideEvent(verdict.violations, policy, destination);
+  if ((verdict.unlisted ?? 0) > 0 && !allowsEverything(policy, destination))
+    return { action: 'quarantine', omitted: [] };
+  return decision;
+}
+
+/**
+ * What a policy does with one event everywhere, as the live debugger shows it: the action of
+ * every destination without an override (the policy's own actions), and the action of each
+ * destination the policy names an override for.
+ */
+export interface PlanAction extends EventDecision {
+  /** By destination (an integration id, or `warehouse`): present when the policy has overrides. */
+  destinations?: Record<string, EventDecision>;
+}
+
+export function planActionOf(verdict: DecidedVerdict, policy: PlanPolicy): PlanAction {
+  // Decided for a destination no override names: the policy without its overrides.
+  const taken: PlanAction = decideVerdict(verdict, { actions: policy.actions }, '');
+  const named = Object.keys(policy.destinations ?? {});
+  if (named.length === 0) return taken;
+  const destinations: Record<string, EventDecision> = {};
+  for (const name of named) destinations[name] = decideVerdict(verdict, policy, name);
+  return { ...taken, destinations };
+}
+
 /**
  * A copy of `event` without the members at `paths` (each from decideEvent); only the objects on
  * a path are copied, the rest is shared. A path whose member is absent changes nothing.

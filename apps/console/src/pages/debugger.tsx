@@ -1,6 +1,7 @@
+import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, client, readEventStream } from '../api';
-import type { DebugEvent, Delivery } from '../types';
+import type { DebugEvent, DebugPlanDecision, Delivery } from '../types';
 import { Badge, ErrorNotice, Json, Show, Time, useLoad } from '../ui';
 
 const KEEP = 200;
@@ -10,13 +11,20 @@ interface Filters {
   status: '' | 'accepted' | 'rejected';
   type: string;
   event: string;
+  /** Only events with a tracking-plan violation, or whose plan could not be read. */
+  violations: boolean;
 }
+
+/** As the API's `violations=true` decides (debugger.service.ts, hasPlanFindings). */
+const hasPlanFindings = (e: DebugEvent) =>
+  e.plan !== undefined && (e.plan.version === null || (e.violations?.length ?? 0) > 0);
 
 function matches(e: DebugEvent, f: Filters): boolean {
   return (
     (!f.status || e.status === f.status) &&
     (!f.type || e.type === f.type) &&
-    (!f.event || (e.event ?? '') === f.event)
+    (!f.event || (e.event ?? '') === f.event) &&
+    (!f.violations || hasPlanFindings(e))
   );
 }
 
@@ -26,6 +34,7 @@ function query(f: Filters) {
     status: f.status || undefined,
     type: f.type || undefined,
     event: f.event || undefined,
+    violations: f.violations || undefined,
   };
 }
 
@@ -35,7 +44,12 @@ function query(f: Filters) {
  * shows the whole event and its delivery outcomes.
  */
 export function Debugger({ writeKeyId }: { writeKeyId: string }) {
-  const [filters, setFilters] = useState<Filters>({ status: '', type: '', event: '' });
+  const [filters, setFilters] = useState<Filters>({
+    status: '',
+    type: '',
+    event: '',
+    violations: false,
+  });
   const [eventInput, setEventInput] = useState('');
   const [events, setEvents] = useState<DebugEvent[]>([]);
   const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting' | 'stopped'>('connecting');
@@ -144,6 +158,14 @@ export function Debugger({ writeKeyId }: { writeKeyId: string }) {
           Event name
           <input value={eventInput} onInput={(e) => setEventInput(e.currentTarget.value)} />
         </label>
+        <label class="inline">
+          <input
+            type="checkbox"
+            checked={filters.violations}
+            onChange={(e) => setFilters({ ...filters, violations: e.currentTarget.checked })}
+          />
+          Violations only
+        </label>
         <button type="submit">Filter</button>
       </form>
       {error ? <ErrorNotice error={error} /> : null}
@@ -165,6 +187,12 @@ export function Debugger({ writeKeyId }: { writeKeyId: string }) {
                 <Badge value={e.status} />
                 <span class="type">{e.type ?? 'unparsed'}</span>
                 <span class="name">{e.event ?? ''}</span>
+                {e.plan?.version === null ? <span class="violation">plan unavailable</span> : null}
+                {(e.violations ?? []).map((v, i) => (
+                  <span key={i} class="violation" title={v.message}>
+                    {v.code} <code>{v.path}</code>
+                  </span>
+                ))}
                 {e.status === 'rejected' ? (
                   <span class="errors">
                     {e.errors.map((x) => `${x.path ? `${x.path}: ` : ''}${x.message}`).join('; ')}
@@ -235,6 +263,7 @@ function EventDetail({
           </ul>
         </>
       ) : null}
+      {event.plan ? <PlanFindings event={event} /> : null}
       <h4>
         Deliveries{' '}
         <button type="button" class="small" onClick={reload}>
@@ -266,7 +295,10 @@ function EventDetail({
                     <td>
                       <Badge value={d.outcome} />
                     </td>
-                    <td>{d.reason ?? ''}</td>
+                    <td>
+                      {d.reason ?? ''}
+                      {d.omitted?.length ? `omitted ${d.omitted.join(', ')}` : ''}
+                    </td>
                     <td>
                       <Time at={d.at} />
                     </td>
@@ -283,5 +315,71 @@ function EventDetail({
         Close
       </button>
     </article>
+  );
+}
+
+/** One destination's action: a badge, and what `omit` stripped. */
+function ActionTaken({ decision }: { decision: DebugPlanDecision }) {
+  return (
+    <>
+      <span class={`action ${decision.action}`}>{decision.action}</span>
+      {decision.omitted.length > 0 ? (
+        <>
+          {' '}
+          without <code>{decision.omitted.join(', ')}</code>
+        </>
+      ) : null}
+    </>
+  );
+}
+
+/** An event's tracking plan: its violations, and what the binding's policy does with it where. */
+function PlanFindings({ event }: { event: DebugEvent }) {
+  const { plan, violations = [], planAction } = event;
+  if (!plan) return null;
+  const overrides = Object.entries(planAction?.destinations ?? {});
+  return (
+    <section class="plan-findings" aria-labelledby="plan-findings-heading">
+      <h4 id="plan-findings-heading">Tracking plan</h4>
+      <p>
+        {plan.version === null ? (
+          <span class="violation">
+            plan unavailable: the event was not checked and is delivered as it came
+          </span>
+        ) : (
+          <>
+            Held to version {plan.version}:{' '}
+            {violations.length === 0 ? 'no violations.' : `${violations.length} violation(s).`}
+          </>
+        )}
+      </p>
+      {violations.length > 0 ? (
+        <ul class="violation-list" aria-label="Violations">
+          {violations.map((v, i) => (
+            <li key={i}>
+              <span class="violation">{v.code}</span> <code>{v.path}</code> {v.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {planAction ? (
+        <dl class="facts plan-action" aria-label="Action taken">
+          <dt>{overrides.length > 0 ? 'Action (warehouse and others)' : 'Action'}</dt>
+          <dd>
+            <ActionTaken decision={planAction} />
+          </dd>
+          {overrides.map(([destination, decision]) => (
+            <Fragment key={destination}>
+              <dt>
+                Action at <code>{destination}</code>
+              </dt>
+              <dd>
+                <ActionTaken decision={decision} />
+              </dd>
+            </Fragment>
+          ))}
+        </dl>
+      ) : null}
+    </section>
   );
 }

@@ -39,6 +39,7 @@ export class DebuggerController extends Controller {
    * @param type Only events of this type (track, page, identify, group, alias, screen).
    * @param event Only track events of this name.
    * @param status Only accepted or only rejected events.
+   * @param violations `true`: only events with at least one tracking-plan violation, or whose plan could not be read (`plan.version` null); `false` or absent: all.
    * @param limit Items, 1-100 (default 50).
    * @isInt limit
    */
@@ -50,12 +51,14 @@ export class DebuggerController extends Controller {
     @Query() type?: string,
     @Query() event?: string,
     @Query() status?: DebugEventStatus,
+    @Query() violations?: boolean,
     @Query() limit?: number,
   ): Promise<{ data: DebugEvent[] }> {
     const data = await this.debuggerService.events(principalOf(request).accountId, writeKeyId, {
       ...(type !== undefined ? { type } : {}),
       ...(event !== undefined ? { event } : {}),
       ...(status !== undefined ? { status } : {}),
+      ...(violations !== undefined ? { violations } : {}),
       ...(limit !== undefined ? { limit } : {}),
     });
     return { data };
@@ -64,7 +67,9 @@ export class DebuggerController extends Controller {
   /**
    * Where an event went, oldest first: `stored` (warehouse), `delivered`, `consent_skipped` or
    * `skipped` (with the vendor's reason) per forwarding destination and integration, `retried`
-   * and `dead_lettered` (with the reason). The consumers keep about the last 5000 outcomes per
+   * and `dead_lettered` (with the reason), `quarantined` (kept out by the tracking plan's policy;
+   * the reason lists the violation codes). A stored or delivered event whose values the policy
+   * stripped lists them in `omitted` (JSON Pointers). The consumers keep about the last 5000 outcomes per
    * write key for 24 hours, at most 50 per second per key and consumer; an empty list means
    * none is known (not delivered yet, or not recorded).
    */

@@ -16,8 +16,14 @@ export interface DebugEventFilters {
   type?: string;
   event?: string;
   status?: DebugEventStatus;
+  /** Only events with a tracking-plan violation, or whose plan could not be read. */
+  violations?: boolean;
   limit?: number;
 }
+
+/** Whether the event has something to look at under its tracking plan: a violation, or no verdict. */
+export const hasPlanFindings = (event: DebugEvent): boolean =>
+  event.plan !== undefined && (event.plan.version === null || (event.violations?.length ?? 0) > 0);
 
 /** Entries read per XREVRANGE page, and at most in all (the streams are capped near 500). */
 /** The event types of /collect and Segment's API (libs/events). */
@@ -94,6 +100,7 @@ export class DebuggerService {
         if (filters.type !== undefined && event.type !== filters.type) continue;
         if (filters.event !== undefined && event.event !== filters.event) continue;
         if (filters.status !== undefined && event.status !== filters.status) continue;
+        if (filters.violations === true && !hasPlanFindings(event)) continue;
         found.push(event);
         if (found.length === limit) break;
       }

@@ -201,6 +201,51 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
     }
   });
 
+  it('lists only events with a violation or an unread plan under violations=true', async () => {
+    await redis.del(debuggerKeys.events(writeKeyId));
+    const plan = { planId: randomUUID(), version: 3 };
+    const violation = {
+      code: 'missing_required',
+      path: '/properties/order_id',
+      keyword: 'required',
+      message: '/properties/order_id is required',
+      ruleVersion: 3,
+    };
+    const invalid = record({
+      plan,
+      violations: [violation],
+      planAction: {
+        action: 'quarantine',
+        omitted: [],
+        destinations: { warehouse: { action: 'allow', omitted: [] } },
+      },
+    });
+    const valid = record({ plan, violations: [], planAction: { action: 'allow', omitted: [] } });
+    const unchecked = record({
+      plan: { planId: plan.planId, version: null },
+      violations: [],
+      planAction: { action: 'allow', omitted: [] },
+    });
+    const unplanned = record();
+    const rejected = record({
+      status: 'rejected',
+      errors: [{ path: 'event', message: 'event is required' }],
+    });
+    const ids = [];
+    for (const event of [invalid, valid, unchecked, unplanned, rejected]) ids.push(await add(event));
+    const listed = async (query: string) =>
+      (await h.as(t.key).get(`/api/v1/write-keys/${writeKeyId}/events?${query}`)).body.data;
+    // The violations and the action taken come back as recorded.
+    expect(await listed('violations=true')).toEqual([
+      { id: ids[2], ...unchecked },
+      { id: ids[0], ...invalid },
+    ]);
+    expect((await listed('violations=false')).map((e: { id: string }) => e.id)).toEqual([...ids].reverse());
+    expect((await listed('violations=true&limit=1')).map((e: { id: string }) => e.id)).toEqual([ids[2]]);
+    const refused = await h.as(t.key).get(`/api/v1/write-keys/${writeKeyId}/events?violations=maybe`);
+    expect([refused.status, refused.body.code]).toEqual([400, 'validation_failed']);
+  });
+
   it('lists one message’s delivery outcomes oldest first', async () => {
     const messageId = randomUUID();
     const outcomes: DeliveryOutcomeRecord[] = [
@@ -223,7 +268,15 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
         integrationId: 'int-1',
         outcome: 'delivered',
         reason: null,
+        omitted: ['/properties/coupon'],
         at: '2026-03-01T10:00:05.000Z',
+      },
+      {
+        destination: 'webhook',
+        integrationId: 'int-2',
+        outcome: 'quarantined',
+        reason: 'missing_required,type_mismatch',
+        at: '2026-03-01T10:00:06.000Z',
       },
     ];
     const key = debuggerKeys.outcomes(writeKeyId);
@@ -231,6 +284,7 @@ describe('the event debugger API (real Redis and PostgreSQL)', () => {
     await redis.xadd(key, '*', 'm', randomUUID(), 'd', JSON.stringify(outcomes[0]));
     await redis.xadd(key, '*', 'm', messageId, 'd', JSON.stringify(outcomes[1]));
     await redis.xadd(key, '*', 'm', messageId, 'd', JSON.stringify(outcomes[2]));
+    await redis.xadd(key, '*', 'm', messageId, 'd', JSON.stringify(outcomes[3]));
     const response = await h.as(t.key).get(`/api/v1/write-keys/${writeKeyId}/events/${messageId}/deliveries`);
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ data: outcomes });

@@ -14,7 +14,13 @@ import {
   waitFor,
   type LookAlikeServer,
 } from '@pipeline/destinations/testing';
-import { outboxKey, toOutboxEnvelopes, type TrackingEvent } from '@pipeline/events';
+import {
+  outboxKey,
+  toOutboxEnvelopes,
+  type EnvelopePlan,
+  type PlanVerdict,
+  type TrackingEvent,
+} from '@pipeline/events';
 import { createKafka, createProducer, ensureTopics, kafkaConfigSchema } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
@@ -135,6 +141,14 @@ describe('delivery outcomes for the debugger', () => {
       );
     }
     await Promise.all(running.map((consumer) => consumer.joined));
+    await produce([consenting, refusingConsent]);
+  }, 60_000);
+
+  /** One outbox record of `events` (with their plan and verdicts, when given) on the outbox topic. */
+  async function produce(
+    events: TrackingEvent[],
+    planned?: { plan: EnvelopePlan; verdicts: PlanVerdict[] },
+  ): Promise<void> {
     const producer = createProducer(kafka);
     await producer.connect();
     const receipt = {
@@ -145,17 +159,18 @@ describe('delivery outcomes for the debugger', () => {
       receivedAt: '2026-03-01T10:00:05.000Z',
       ip: null,
       userAgent: null,
+      ...(planned ? { plan: planned.plan } : {}),
     };
     await producer.send({
       topic: outbox,
       acks: -1,
-      messages: toOutboxEnvelopes(receipt, [consenting, refusingConsent]).map(({ envelope, json }) => ({
+      messages: toOutboxEnvelopes(receipt, events, Infinity, planned?.verdicts).map(({ envelope, json }) => ({
         key: outboxKey(envelope),
         value: json,
       })),
     });
     await producer.disconnect();
-  }, 60_000);
+  }
 
   afterAll(async () => {
     await Promise.all(running.map((consumer) => consumer.stop()));
@@ -230,5 +245,71 @@ describe('delivery outcomes for the debugger', () => {
     }
     expect(amplitude.accepted).toHaveLength(1);
     expect(meta.requests).toHaveLength(0);
+  }, 60_000);
+
+  it('records a plan’s quarantine as quarantined with the violation codes, and the values omit stripped', async () => {
+    // Unplanned properties are stripped everywhere; a missing one keeps the event from Amplitude only.
+    const plan: EnvelopePlan = {
+      planId: 'plan-outcomes',
+      version: 2,
+      policy: {
+        actions: { unplanned_property: 'omit' },
+        destinations: { 'int-amp': { missing_required: 'quarantine' } },
+      },
+    };
+    const violation = (code: 'unplanned_property' | 'missing_required', path: string) => ({
+      code,
+      path,
+      keyword: code === 'missing_required' ? 'required' : 'additionalProperties',
+      message: `${path} ${code}`,
+    });
+    const stripped = event('Order Completed', { properties: { order_id: 'o-1', coupon: 'FREE' } });
+    const keptOut = event('Order Completed', { properties: { coupon: 'FREE' } });
+    await produce([stripped, keptOut], {
+      plan,
+      verdicts: [
+        { version: 2, violations: [violation('unplanned_property', '/properties/coupon')] },
+        {
+          version: 2,
+          violations: [
+            violation('missing_required', '/properties/order_id'),
+            violation('unplanned_property', '/properties/coupon'),
+          ],
+        },
+      ],
+    });
+    const atWarehouseAndAmplitude = async (messageId: string) => {
+      let seen: Omit<DeliveryOutcomeRecord, 'at'>[] = [];
+      await waitFor(
+        async () => {
+          seen = (await outcomesOf(messageId)).filter((o) =>
+            ['warehouse', 'amplitude'].includes(o.destination),
+          );
+          return seen.length >= 2;
+        },
+        30_000,
+        `the warehouse's and Amplitude's outcomes of ${messageId}`,
+      );
+      return sorted(seen);
+    };
+    const omitted = ['/properties/coupon'];
+    expect(await atWarehouseAndAmplitude(stripped.messageId)).toEqual([
+      { destination: 'amplitude', integrationId: 'int-amp', outcome: 'delivered', reason: null, omitted },
+      { destination: 'warehouse', integrationId: null, outcome: 'stored', reason: null, omitted },
+    ]);
+    expect(await atWarehouseAndAmplitude(keptOut.messageId)).toEqual([
+      {
+        destination: 'amplitude',
+        integrationId: 'int-amp',
+        outcome: 'quarantined',
+        reason: 'missing_required,unplanned_property',
+      },
+      { destination: 'warehouse', integrationId: null, outcome: 'stored', reason: null, omitted },
+    ]);
+    // Amplitude got the stripped event only, without the coupon.
+    const sent = JSON.stringify(amplitude.accepted.slice(1));
+    expect(sent).toContain(stripped.messageId);
+    expect(sent).not.toContain(keptOut.messageId);
+    expect(sent).not.toContain('FREE');
   }, 60_000);
 });

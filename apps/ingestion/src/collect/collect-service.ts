@@ -2,6 +2,7 @@ import { isAppError } from '@pipeline/errors';
 import { validateEvent, type OutboxEnvelope, type PlanVerdict, type TrackingEvent } from '@pipeline/events';
 import type { Logger } from '@pipeline/logger';
 import { originAllowed, type WriteKeyRecord } from '@pipeline/tenancy';
+import type { PlanPolicy } from '@pipeline/tracking-plans';
 import type { WriteKeyAuthenticator } from '../auth/write-key-authenticator';
 import type { DebugRecorder } from '../debugger/debug-recorder';
 import type {
@@ -52,6 +53,8 @@ export interface ValidatedBatch {
 /** What the plan door decided for the events committed: `verdicts[i]` is for the request's event `indexes[i]`. */
 export interface RequestVerdicts {
   planId: string;
+  /** The binding's policy: the debugger shows the action it takes on each event recorded. */
+  policy: PlanPolicy;
   indexes: readonly number[];
   verdicts: readonly PlanVerdict[];
 }
@@ -321,6 +324,7 @@ export class CollectService {
         // Looked up only for the events the debugger records (most requests: none).
         onVerdicts?.({
           planId: planned.plan.planId,
+          policy: planned.plan.policy,
           indexes: regulated.length > 0 ? withoutIndexes(batch.eventIndexes, regulated) : batch.eventIndexes,
           verdicts: planned.verdicts,
         });

@@ -19,27 +19,15 @@ import {
   type HostedTenant,
 } from '../testing/ingestion-harness';
 import type { IngestionMetrics } from '../metrics/ingestion-metrics';
+import { orderPlan } from '../testing/order-plan';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
-const orderPlan = (required: string[]): TrackingPlan => ({
-  rules: [
-    {
-      type: 'track',
-      name: 'Order Completed',
-      schema: {
-        properties: {
-          properties: {
-            type: 'object',
-            required,
-            properties: { order_id: { type: 'string' }, subtotal: { type: 'number' } },
-          },
-        },
-      },
-    },
-  ],
-});
-const policy: PlanPolicy = { actions: { missing_required: 'quarantine' } };
+// The warehouse keeps what the others are kept from: the debugger shows both actions.
+const policy: PlanPolicy = {
+  actions: { missing_required: 'quarantine', unplanned_property: 'omit' },
+  destinations: { warehouse: { missing_required: 'allow' } },
+};
 
 const sample = async (metrics: IngestionMetrics, series: string) => {
   const text = await metrics.text();
@@ -183,6 +171,12 @@ describe('tracking plans at the door (real control plane, PostgreSQL, Redis, Kaf
       status: 'accepted',
       plan: { planId, version: 1 },
       violations: [{ code: 'missing_required', path: '/properties/order_id' }],
+    });
+    // And the action the binding's policy takes, as the consumers decide it.
+    expect(shown?.planAction).toEqual({
+      action: 'quarantine',
+      omitted: [],
+      destinations: { warehouse: { action: 'allow', omitted: [] } },
     });
   }, 60_000);
 

@@ -5,26 +5,10 @@ import { createLogger } from '@pipeline/logger';
 import type { ViolationEntry } from '@pipeline/redis';
 import type { PlanLookup, TrackingPlanBinding } from '@pipeline/tenancy';
 import { compilePlan, ruleVersionPin, type TrackingPlan } from '@pipeline/tracking-plans';
+import { orderPlan } from '../testing/order-plan';
 import { MAX_PINNED_LOOKUPS, PlanDoor, rudderTyperPin, SAMPLE_PAYLOAD_MAX_BYTES } from './plan-door';
 
-const order = (required: string[], closed = false): TrackingPlan => ({
-  rules: [
-    {
-      type: 'track',
-      name: 'Order Completed',
-      schema: {
-        properties: {
-          properties: {
-            type: 'object',
-            required,
-            properties: { order_id: { type: 'string' }, subtotal: { type: 'number' } },
-            ...(closed ? { additionalProperties: false } : {}),
-          },
-        },
-      },
-    },
-  ],
-});
+const order = orderPlan;
 
 /**
  * Plan versions as a TrackingPlanCache would find them (the real compiled plans): `versions`

@@ -9,7 +9,19 @@ import { type Browser, type Page, type Request } from 'playwright-core';
 import { launchChromium } from '@pipeline/control-plane/testing/chromium';
 import { createApp as createControlPlaneApp } from '@pipeline/control-plane/composition';
 import { TEST_CREDENTIAL_KEYS, TEST_INTERNAL_TOKENS } from '@pipeline/control-plane/testing/harness';
-import { runConsumer, createDestination, type RunningConsumer } from '@pipeline/destinations';
+import {
+  runConsumer,
+  createDestination,
+  ForwardingDestination,
+  TenantDirectory,
+  type RunningConsumer,
+} from '@pipeline/destinations';
+import {
+  lookAlikeDestination,
+  startLookAlikeVendor,
+  type LookAlikeServer,
+} from '@pipeline/destinations/testing';
+import { forwarderFor } from '@pipeline/catalog';
 import { ensureTopics } from '@pipeline/kafka';
 import { createLogger } from '@pipeline/logger';
 import { createScratchDatabase, DEFAULT_DATABASE_URL, type ScratchDatabase } from '@pipeline/postgres';
@@ -21,6 +33,7 @@ import { createApp } from '../app';
 import { StaticHealth } from '../health/delivery-health';
 import { loadSdkFile } from '../sdk/sdk-file';
 import { startHosted, type Hosted } from '../testing/ingestion-harness';
+import { orderPlan } from '../testing/order-plan';
 
 // The console's live debugger end to end, as a site owner sees it: a test page on another
 // origin pastes the snippet, loads the browser SDK from ingestion (the hosted harness's collect
@@ -30,6 +43,7 @@ import { startHosted, type Hosted } from '../testing/ingestion-harness';
 // serves /console and the debugger API; headless Chromium, signed in with an API key, shows
 // both events and the accepted one's warehouse outcome.
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const logger = createLogger({ service: 'console-debugger-test', stream: new PassThrough() });
 
 const SDK_PATH = path.resolve(__dirname, '../../../../libs/sdk/dist/sdk.js');
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
@@ -48,6 +62,9 @@ let writeKeyId: string;
 let db: ScratchDatabase;
 let pg: Client;
 let consumer: RunningConsumer;
+let outcomes: RedisOutcomeRecorder;
+let amplitude: LookAlikeServer | undefined;
+let amplitudeConsumer: RunningConsumer | undefined;
 
 async function listen(target: Server): Promise<string> {
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -71,11 +88,25 @@ async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean,
   }
 }
 
+/** A consumer of `kind`'s topics: the outbox, and its retry and dead-letter topics (made here). */
+async function consumerTopics(kind: string) {
+  const topics = {
+    source: hosted.topic,
+    retry: `${hosted.topic}.${kind}.retry`,
+    deadLetter: `${hosted.topic}.${kind}.dead-letter`,
+  };
+  await ensureTopics(
+    hosted.kafka,
+    [topics.retry, topics.deadLetter].map((topic) => ({ topic, numPartitions: 1 })),
+    { replicationFactor: 1, logger },
+  );
+  return topics;
+}
+
 beforeAll(async () => {
   if (!existsSync(SDK_PATH)) throw new Error(`${SDK_PATH} is missing: build @pipeline/sdk first`);
   mkdirSync(SCREENSHOTS, { recursive: true });
   hosted = await startHosted('console debugger', { debugger: { connection: { REDIS_URL } } });
-  const logger = createLogger({ service: 'console-debugger-test', stream: new PassThrough() });
   redis = createRedis({ REDIS_URL }, { logger });
   await redis.connect();
   const controlPlane = createControlPlaneApp({
@@ -134,19 +165,10 @@ beforeAll(async () => {
   await pg.connect();
   outcomeRedis = createRedis({ REDIS_URL }, { logger });
   await outcomeRedis.connect();
-  const outcomes = new RedisOutcomeRecorder(
+  outcomes = new RedisOutcomeRecorder(
     new DebugStreamWriter(outcomeRedis, { maxLen: 500, ttlSeconds: 3600, maxPerSecond: 50 }, logger),
   );
-  const topics = {
-    source: hosted.topic,
-    retry: `${hosted.topic}.warehouse.retry`,
-    deadLetter: `${hosted.topic}.warehouse.dead-letter`,
-  };
-  await ensureTopics(
-    hosted.kafka,
-    [topics.retry, topics.deadLetter].map((topic) => ({ topic, numPartitions: 1 })),
-    { replicationFactor: 1, logger },
-  );
+  const topics = await consumerTopics('warehouse');
   consumer = await runConsumer({
     kafka: hosted.kafka,
     outcomes,
@@ -164,6 +186,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await consumer?.stop();
+  await amplitudeConsumer?.stop();
+  await amplitude?.close();
   await pg?.end();
   await db?.drop();
   outcomeRedis?.disconnect();
@@ -175,13 +199,13 @@ afterAll(async () => {
 });
 
 /** The console's debugger of an account's open write key, signed in with that account's API key. */
-async function debuggerPage(apiKey: string, keyId: string): Promise<Page> {
+async function debuggerPage(apiKey: string, keyId: string, keyName = 'open'): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   page.setDefaultTimeout(10_000);
   await page.goto(`${base}/console/#/write-keys/${keyId}`);
   await page.getByLabel('API key').fill(apiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Write key “open”' }).waitFor();
+  await page.getByRole('heading', { name: `Write key “${keyName}”` }).waitFor();
   await page.locator('.live', { hasText: '● live' }).waitFor();
   return page;
 }
@@ -361,5 +385,166 @@ describe('the console’s live debugger', () => {
     await context.close();
     await page.close();
     await pageB.close();
+  });
+  it('shows a plan’s violations as badges, filters on them, and the quarantine at the vendor next to the stored row', async () => {
+    const { a } = hosted.tenants;
+    const api = async (method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${base}${route}`, {
+        method,
+        headers: { Authorization: `Bearer ${a.apiKey}`, 'Content-Type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, body: (await response.json()) as { data: Record<string, unknown> } };
+    };
+    // A new key: ingestion has not cached it, so its binding is read on its first event.
+    const key = await api('POST', '/api/v1/write-keys', { name: 'planned' });
+    expect(key.status).toBe(201);
+    const [plannedId, plannedKey] = [key.body.data.id as string, key.body.data.key as string];
+    const plan = await api('POST', '/api/v1/tracking-plans', {
+      name: `orders ${randomUUID()}`,
+      plan: orderPlan(['order_id']),
+    });
+    expect(plan.status).toBe(201);
+    const planId = plan.body.data.id as string;
+    expect((await api('POST', `/api/v1/tracking-plans/${planId}/publish`)).status).toBe(201);
+    // The account's Amplitude integration (the harness's) is kept from invalid events; the warehouse takes them.
+    const integrations = (await api('GET', '/api/v1/integrations')).body as unknown as {
+      data: { id: string }[];
+    };
+    expect(integrations.data).toHaveLength(1);
+    const integrationId = integrations.data[0]!.id;
+    const bound = await api('PUT', `/api/v1/write-keys/${plannedId}/tracking-plan`, {
+      planId,
+      version: 'latest',
+      policy: {
+        actions: { missing_required: 'quarantine' },
+        destinations: { warehouse: { missing_required: 'allow' } },
+      },
+    });
+    expect(bound.status).toBe(200);
+
+    // The Amplitude consumer, its integration pointed at a look-alike, recording outcomes as the warehouse's does.
+    amplitude = await startLookAlikeVendor('amplitude');
+    const tenants = new TenantDirectory(
+      {
+        lookup: (id) =>
+          Promise.resolve({
+            accountId: a.accountId,
+            writeKeyId: id,
+            status: 'active' as const,
+            allowedOrigins: [],
+            destinations: [{ ...lookAlikeDestination(amplitude as LookAlikeServer), integrationId }],
+            warehouse: null,
+          }),
+      },
+      { ttlMs: 60_000 },
+      logger,
+    );
+    const topics = await consumerTopics('amplitude');
+    amplitudeConsumer = await runConsumer({
+      kafka: hosted.kafka,
+      outcomes,
+      destination: new ForwardingDestination(
+        forwarderFor('amplitude', { baseUrls: { amplitude: amplitude.url }, fetch: globalThis.fetch }),
+        tenants,
+        logger,
+        {},
+        outcomes,
+      ),
+      topics,
+      groupId: `console-debugger-amplitude-${randomUUID()}`,
+      logger,
+      maxWaitTimeInMs: 100,
+    });
+    await amplitudeConsumer.joined;
+
+    const page = await debuggerPage(a.apiKey, plannedId, 'planned');
+    const order = (messageId: string, properties: Record<string, unknown>) => ({
+      ...tracked(messageId, 'Order Completed'),
+      userId: 'buyer-1',
+      properties,
+    });
+    // Sent from the site's origin: the console's own CSP keeps its pages from calling ingestion.
+    const shop = await browser.newPage();
+    await shop.goto(`${siteUrl}/`);
+    const invalidId = `invalid-${randomUUID()}`;
+    const validId = `valid-${randomUUID()}`;
+    expect(await postFrom(shop, plannedKey, [order(invalidId, { total: 12 })])).toMatchObject({
+      status: 202,
+    });
+    expect(await postFrom(shop, plannedKey, [order(validId, { order_id: 'o-1' })])).toMatchObject({
+      status: 202,
+    });
+    const invalid = rowsOf(page, invalidId);
+    const valid = rowsOf(page, validId);
+    await Promise.all([invalid.waitFor(), valid.waitFor()]);
+    // A red badge per violation, with its code and path; none on the valid event.
+    expect(await invalid.locator('.violation').allInnerTexts()).toEqual([
+      'missing_required /properties/order_id',
+    ]);
+    expect(await valid.locator('.violation').count()).toBe(0);
+    expect(await invalid.locator('.violation').evaluate((el) => getComputedStyle(el).color)).toBe(
+      'rgb(153, 27, 27)',
+    );
+
+    // Violations only: the list is read again with violations=true; the valid event is gone.
+    const filtered = page.waitForResponse(
+      (r) => r.url().includes('/events?') && r.url().includes('violations=true'),
+    );
+    await page.getByLabel('Violations only').check();
+    expect((await filtered).status()).toBe(200);
+    await rowsOf(page, invalidId).waitFor();
+    await until(
+      () => rowsOf(page, validId).count(),
+      (n) => n === 0,
+      'the valid event hidden',
+    );
+
+    // The detail: the violations, the action taken where, and the outcomes.
+    await rowsOf(page, invalidId).click();
+    const detail = page.getByRole('article');
+    const violations = detail.getByRole('list', { name: 'Violations' });
+    expect(await violations.innerText()).toMatch(
+      /missing_required\s+\/properties\/order_id\s+\/properties\/order_id is required/,
+    );
+    expect(await detail.locator('dl.plan-action').innerText()).toMatch(
+      /Action \(warehouse and others\)\s+quarantine\s+Action at warehouse\s+allow/,
+    );
+    const deliveries = detail.locator('table.deliveries tbody tr');
+    await until(
+      async () => {
+        if ((await deliveries.count()) >= 2) return true;
+        await detail.getByRole('button', { name: 'Refresh' }).click();
+        return false;
+      },
+      (shown) => shown,
+      'the warehouse and Amplitude outcomes under Deliveries',
+    );
+    const outcomesShown = (await deliveries.allInnerTexts()).map((row) =>
+      row
+        .split('\t')
+        .slice(0, 3)
+        .map((c) => c.trim()),
+    );
+    expect(outcomesShown.sort()).toEqual([
+      ['amplitude', 'quarantined', 'missing_required'],
+      ['warehouse', 'stored', ''],
+    ]);
+    expect(
+      await deliveries
+        .filter({ hasText: 'quarantined' })
+        .locator('.badge')
+        .evaluate((el) => el.className),
+    ).toBe('badge bad');
+    // Amplitude got the valid event, never the quarantined one.
+    const sentToAmplitude = await until(
+      () => JSON.stringify(amplitude?.accepted),
+      (sent) => sent.includes(validId),
+      'the valid event at Amplitude',
+    );
+    expect(sentToAmplitude).not.toContain(invalidId);
+    await page.screenshot({ path: path.join(SCREENSHOTS, '13-debugger-violations.png'), fullPage: true });
+    await shop.close();
+    await page.close();
   });
 });

@@ -7,8 +7,9 @@ import {
   type DebugEventError,
   type DebugEventRecord,
   type DebugStreamWriter,
-  type DebugViolation,
 } from '@pipeline/redis';
+import type { PlanVerdict } from '@pipeline/events';
+import { planActionOf, type PlanPolicy } from '@pipeline/tracking-plans';
 
 /**
  * The path of a validation message (event-validator.ts writes `<path> <what is wrong>`, with
@@ -74,9 +75,10 @@ export class DebugRecorder {
     hidden?: ReadonlySet<number>,
     planned?: {
       planId: string;
+      policy: PlanPolicy;
       /** `verdicts[i]` is for the event at `indexes[i]`. */
       indexes: readonly number[];
-      verdicts: readonly { version: number | null; violations: readonly DebugViolation[] }[];
+      verdicts: readonly PlanVerdict[];
     },
   ): void {
     try {
@@ -115,6 +117,8 @@ export class DebugRecorder {
             ? {
                 plan: { planId: planned.planId, version: verdict.version },
                 violations: [...verdict.violations],
+                // Decided here, for the events recorded only, as the consumers decide it.
+                planAction: planActionOf(verdict, planned.policy),
               }
             : {}),
         };

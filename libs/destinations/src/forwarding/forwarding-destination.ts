@@ -29,7 +29,7 @@ import {
   type FailedDelivery,
 } from '../destination';
 import { omitPaths } from '@pipeline/tracking-plans';
-import { recordOutcome, type OutcomeRecorder } from '../outcome-recorder';
+import { recordOutcome, recordSentOutcomes, type OutcomeRecorder, type SentEvent } from '../outcome-recorder';
 import { planDecision, quarantineReason } from '../plan-decisions';
 import type { TenantDirectory } from '../tenant-directory';
 import { DeliveryFailure } from './delivery-failure';
@@ -69,6 +69,8 @@ interface Portion {
   events: TrackingEvent[];
   /** Each event's place in the record, by message id: a failure parks the record's own event. */
   indexOf: Map<string, number>;
+  /** What the plan's `omit` stripped, by message id: the events stripped of something only. */
+  omittedOf: Map<string, string[]>;
 }
 
 /**
@@ -185,7 +187,7 @@ export class ForwardingDestination implements Destination {
             },
           );
         }
-        const { sent, indexOf, quarantined } = underPlan(
+        const { sent, indexOf, omittedOf, quarantined } = underPlan(
           envelope,
           placeOf,
           events,
@@ -201,7 +203,7 @@ export class ForwardingDestination implements Destination {
           });
         if (sent.length === 0) continue;
         const target = targets.get(destination.integrationId) ?? { destination, portions: [] };
-        target.portions.push({ message, envelope, events: sent, indexOf });
+        target.portions.push({ message, envelope, events: sent, indexOf, omittedOf });
         targets.set(destination.integrationId, target);
       }
     }
@@ -263,17 +265,19 @@ export class ForwardingDestination implements Destination {
   ): void {
     const skippedIds = new Set(skipped.map((s) => s.messageId));
     const writeKeyOf = (messageId: string) => portionOf.get(messageId)?.envelope.writeKeyId;
-    const delivered = new Map<string, string[]>();
+    const delivered: SentEvent[] = [];
     for (const { event } of outbound) {
-      const writeKeyId = writeKeyOf(event.messageId);
-      if (!writeKeyId || failed.has(event.messageId) || skippedIds.has(event.messageId)) continue;
-      const ids = delivered.get(writeKeyId) ?? [];
-      ids.push(event.messageId);
-      delivered.set(writeKeyId, ids);
+      const { messageId } = event;
+      const portion = portionOf.get(messageId);
+      if (!portion || failed.has(messageId) || skippedIds.has(messageId)) continue;
+      delivered.push({
+        writeKeyId: portion.envelope.writeKeyId,
+        messageId,
+        omitted: portion.omittedOf.get(messageId),
+      });
     }
     const entry = { destination: this.kind, integrationId: target, reason: null };
-    for (const [writeKeyId, ids] of delivered)
-      recordOutcome(this.outcomes, writeKeyId, ids, { ...entry, outcome: 'delivered' });
+    recordSentOutcomes(this.outcomes, delivered, { ...entry, outcome: 'delivered' });
     for (const { messageId, reason } of skipped) {
       const writeKeyId = writeKeyOf(messageId);
       if (writeKeyId)
@@ -357,9 +361,15 @@ function underPlan(
   placeOf: ReadonlyMap<TrackingEvent, number>,
   events: readonly TrackingEvent[],
   integrationId: string,
-): { sent: TrackingEvent[]; indexOf: Map<string, number>; quarantined: number[] } {
+): {
+  sent: TrackingEvent[];
+  indexOf: Map<string, number>;
+  omittedOf: Map<string, string[]>;
+  quarantined: number[];
+} {
   const sent: TrackingEvent[] = [];
   const indexOf = new Map<string, number>();
+  const omittedOf = new Map<string, string[]>();
   const quarantined: number[] = [];
   for (const event of events) {
     const index = placeOf.get(event) as number;
@@ -368,9 +378,12 @@ function underPlan(
       quarantined.push(index);
       continue;
     }
-    sent.push(decision?.action === 'omit' ? omitPaths(event, decision.omitted) : event);
+    if (decision?.action === 'omit') {
+      sent.push(omitPaths(event, decision.omitted));
+      omittedOf.set(event.messageId, decision.omitted);
+    } else sent.push(event);
     // The first of two events with one message id: a vendor tells them apart by nothing else.
     if (!indexOf.has(event.messageId)) indexOf.set(event.messageId, index);
   }
-  return { sent, indexOf, quarantined };
+  return { sent, indexOf, omittedOf, quarantined };
 }

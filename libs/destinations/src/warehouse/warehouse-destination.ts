@@ -19,7 +19,7 @@ import {
   type WarehouseHealth,
 } from '../destination';
 import { omitPaths, WAREHOUSE_DESTINATION } from '@pipeline/tracking-plans';
-import { recordOutcome, type OutcomeRecorder } from '../outcome-recorder';
+import { recordSentOutcomes, type OutcomeRecorder } from '../outcome-recorder';
 import { planDecision, planViolationsColumn, quarantineReason } from '../plan-decisions';
 import {
   defaultBreakerTimings,
@@ -110,6 +110,8 @@ interface Item {
   /** The event's place in its record. */
   index: number;
   row: WarehouseRow;
+  /** What its plan's policy stripped from the row (the debugger's outcome shows it). */
+  omitted: string[];
 }
 
 /** Events of one record that cannot be stored, for the same reason. */
@@ -225,7 +227,7 @@ export class WarehouseDestination implements Destination {
           const row = column
             ? ({ ...normalized, row: { ...normalized.row, plan_violations: { ...column } } } as WarehouseRow)
             : normalized;
-          items.push({ message, envelope, event, index, row });
+          items.push({ message, envelope, event, index, row, omitted: decision?.omitted ?? [] });
         } catch (error) {
           unstorable.push({
             message,
@@ -556,20 +558,15 @@ export class WarehouseDestination implements Destination {
   }
 
   private recordStored(items: readonly Item[]): void {
-    const byWriteKey = new Map<string, string[]>();
-    for (const { envelope, event } of items) {
-      const ids = byWriteKey.get(envelope.writeKeyId) ?? [];
-      ids.push(event.messageId);
-      byWriteKey.set(envelope.writeKeyId, ids);
-    }
-    for (const [writeKeyId, messageIds] of byWriteKey) {
-      recordOutcome(this.options.outcomes, writeKeyId, messageIds, {
-        destination: this.kind,
-        integrationId: null,
-        outcome: 'stored',
-        reason: null,
-      });
-    }
+    recordSentOutcomes(
+      this.options.outcomes,
+      items.map(({ envelope, event, omitted }) => ({
+        writeKeyId: envelope.writeKeyId,
+        messageId: event.messageId,
+        omitted,
+      })),
+      { destination: this.kind, integrationId: null, outcome: 'stored', reason: null },
+    );
   }
 }
 
