@@ -148,9 +148,7 @@ export class AlertSender {
     }
     for (const row of rows) {
       const run = this.handle(row)
-        .catch((error: unknown) => {
-          this.options.logger.error('plan alert failed', { planId: row.plan_id, error });
-        })
+        .catch((error: unknown) => this.unavailable(row, error))
         .finally(() => {
           this.running.delete(run);
           // A freed slot takes the next due alert now, not a tick later.
@@ -331,6 +329,32 @@ export class AlertSender {
         new Date(window.end),
       ],
     );
+  }
+
+  /**
+   * Our side failed (Redis, the database, a secret the keys cannot open): the window is not the
+   * webhook's fault, so it is not counted towards giving it up; it is tried again after the
+   * first backoff step, the error shown in the status.
+   */
+  private async unavailable(row: ClaimedRow, error: unknown): Promise<void> {
+    this.options.logger.error('plan alert not sent: our side failed', { planId: row.plan_id, error });
+    const now = this.now();
+    try {
+      await this.options.dataSource.query(
+        `UPDATE tracking_plan_alerts SET
+           last_error = 'unavailable: the violation counts or the alert could not be read', last_error_at = $3,
+           next_attempt_at = $4, claimed_until = NULL, claim_token = NULL
+         WHERE plan_id = $1 AND claim_token = $2`,
+        [
+          row.plan_id,
+          row.claim_token,
+          new Date(now),
+          new Date(now + this.timings.failureBackoff.baseDelayMs),
+        ],
+      );
+    } catch {
+      // The database as well: the lease ends by itself and another claim tries again.
+    }
   }
 
   private async release(row: ClaimedRow): Promise<void> {

@@ -274,6 +274,30 @@ describe('plan alerts (real PostgreSQL, Redis, webhook look-alike)', () => {
     expect(after.body.data.status).toMatchObject({ windowsDropped: 1, windowsSent: 1, lastError: null });
   });
 
+  it('records a failure of our own side without giving the window up', async () => {
+    const tenant = await h.tenant();
+    clock = Date.UTC(2026, 10, 30, 16, 0, 0);
+    const planId = await planWithAlert(tenant, 1);
+    clock += 5_000;
+    await violate(tenant.accountId, [{ key: key(planId), count: 2 }]);
+    // A secret the keys cannot open (another row's ciphertext): nothing can be signed.
+    await h.db.dataSource.query(
+      "UPDATE tracking_plan_alerts SET secret_ciphertext = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' WHERE plan_id = $1",
+      [planId],
+    );
+    clock = Date.UTC(2026, 10, 30, 16, 1, 31);
+    await run(sender());
+    expect(hook.requests).toHaveLength(0);
+    const status = await h.as(tenant.key).get(`/api/v1/tracking-plans/${planId}/alert`);
+    expect(status.body.data.status).toMatchObject({
+      lastError: 'unavailable: the violation counts or the alert could not be read',
+      lastWindowEnd: '2026-11-30T16:00:00.000Z',
+      failures: 0,
+      windowsDropped: 0,
+      nextAttemptAt: '2026-11-30T16:02:01.000Z',
+    });
+  });
+
   it("does not delay one account's alert behind another's hanging webhook", async () => {
     const slow = await startLookAlikeVendor('webhook', { credentials: { signingSecret: SECRET } });
     try {
