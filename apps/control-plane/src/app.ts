@@ -50,6 +50,8 @@ import type { PlanFromTraffic } from './tracking-plans/plan-from-traffic';
 import type { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanService } from './tracking-plans/tracking-plan.service';
 import { QuarantineController } from './quarantine/quarantine.controller';
+import { PlanAlertController } from './plan-alerts/plan-alert.controller';
+import type { PlanAlertService } from './plan-alerts/plan-alert.service';
 import type { QuarantineService } from './quarantine/quarantine.service';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
@@ -91,6 +93,7 @@ export interface ApiServices {
   trackingPlanBindings: TrackingPlanBindings;
   quarantine: QuarantineService;
   planFromTraffic: PlanFromTraffic;
+  planAlerts: PlanAlertService;
 }
 
 /** What the Express app needs besides the services. */
@@ -161,6 +164,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [WriteKeyTrackingPlanController, new WriteKeyTrackingPlanController(services.trackingPlanBindings)],
     [TrackingPlanVersionsController, new TrackingPlanVersionsController(services.trackingPlans)],
     [QuarantineController, new QuarantineController(services.quarantine)],
+    [PlanAlertController, new PlanAlertController(services.planAlerts)],
     [
       OperatorWarehousesController,
       new OperatorWarehousesController(services.warehouses, services.placements),

@@ -13,7 +13,7 @@ import {
   warehousePoolLimitsOf,
   warehouseTimeoutsOf,
 } from '@pipeline/destinations';
-import type { TenantUrlCheckOptions } from '@pipeline/egress';
+import { sharedGuardedFetch, type TenantUrlCheckOptions } from '@pipeline/egress';
 import { createKafka } from '@pipeline/kafka';
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
@@ -55,6 +55,8 @@ import { WriteKeyResolver } from './internal/write-key-resolver';
 import { JobRunner } from './jobs/job-runner';
 import { JobService } from './jobs/job.service';
 import { Scheduler } from './jobs/scheduler';
+import { AlertSender } from './plan-alerts/alert-sender';
+import { PlanAlertService } from './plan-alerts/plan-alert.service';
 import { dueSources } from './sources/source-schedule';
 import { recordSourceJobTransition, SourceSyncExecutor } from './sources/source-sync-executor';
 import { SourceService } from './sources/source.service';
@@ -233,6 +235,7 @@ export function composeServices(deps: ServiceDependencies) {
   return {
     regulations,
     trackingPlans,
+    planAlerts: new PlanAlertService(dataSource, cipher, urls),
     trackingPlanBindings,
     quarantine,
     planFromTraffic: new PlanFromTraffic(reader, trackingPlans, trackingPlanBindings),
@@ -623,6 +626,22 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
         await fence.close();
       },
     });
+  }
+
+  // Reads ingestion's violation counts: the debugger's client, without this service's key prefix.
+  if (config.PLAN_ALERTS_ENABLED && debuggerRedis) {
+    const alerts = new AlertSender({
+      dataSource,
+      redis: debuggerRedis,
+      cipher: services.cipher,
+      logger,
+      fetch: sharedGuardedFetch(config.EGRESS_ALLOW_PRIVATE_RANGES),
+      intervalMs: config.PLAN_ALERTS_INTERVAL_MS,
+      concurrency: config.PLAN_ALERTS_CONCURRENCY,
+      timeoutMs: config.PLAN_ALERTS_TIMEOUT_MS,
+    });
+    starters.push(alerts);
+    shutdownSteps.push({ name: 'plan alerts', run: () => alerts.stop() });
   }
 
   if (redis) shutdownSteps.push({ name: 'redis', run: () => closeRedis(redis) });

@@ -119,6 +119,18 @@ export const controlPlaneConfigSchema = z
     SCHEDULER_INTERVAL_MS: envInt({ default: 15_000, min: 10, max: 3_600_000 }).describe(
       'How often the scheduler looks for due sources and integrations.',
     ),
+    PLAN_ALERTS_ENABLED: envBool(true).describe(
+      'Send tracking plans\' violation alerts from this process (docs/tracking-plans.md, "Alerts"); several replicas share them, each window sent once. Needs REDIS_URL, where ingestion counts the violations.',
+    ),
+    PLAN_ALERTS_INTERVAL_MS: envInt({ default: 5_000, min: 10, max: 600_000 }).describe(
+      'How often the alert sender looks for alerts whose window has ended.',
+    ),
+    PLAN_ALERTS_CONCURRENCY: envInt({ default: 8, min: 1, max: 256 }).describe(
+      "Alerts one process sends at once: a tenant's slow webhook holds one of them, never another tenant's alert.",
+    ),
+    PLAN_ALERTS_TIMEOUT_MS: envInt({ default: 10_000, min: 100, max: 120_000 }).describe(
+      "One alert POST's limit; a window is POSTed up to 3 times per try, then tried again with backoff and given up after 5 tries.",
+    ),
     ...vendorBaseUrlFields(vendorAppTypes),
     WAREHOUSE_MOVE_CONSUMER_WAIT_MS: envInt({ default: 90_000, min: 0, max: 3_600_000 }).describe(
       "A warehouse move: how long after the target is announced the backfill starts, so that every warehouse consumer writes to both warehouses first. At least the consumers' `TENANT_CACHE_TTL_SECONDS` (60 s by default) plus a margin.",

@@ -31,6 +31,7 @@ import { DeadLetterPreview1796200000000 } from './database/migrations/1796200000
 import { Regulations1796300000000 } from './database/migrations/1796300000000-regulations';
 import { TrackingPlans1796400000000 } from './database/migrations/1796400000000-tracking-plans';
 import { QuarantinedEvents1796500000000 } from './database/migrations/1796500000000-quarantined-events';
+import { TrackingPlanAlerts1796600000000 } from './database/migrations/1796600000000-tracking-plan-alerts';
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
 import {
   TrackingPlanBindingEntity,
@@ -82,6 +83,7 @@ export const migrations = [
   Regulations1796300000000,
   TrackingPlans1796400000000,
   QuarantinedEvents1796500000000,
+  TrackingPlanAlerts1796600000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -30,6 +30,7 @@ const LAYERS = [
   'regulations',
   'tracking-plans',
   'quarantine',
+  'plan-alerts',
   'internal',
   'app-types',
   'health',

@@ -85,11 +85,21 @@ export {
 } from './forwarding/vendors/webhook/webhook-deletion';
 export {
   DEFAULT_TOLERANCE_SECONDS,
+  signedWebhookHeaders,
   signWebhookBody,
   verifyWebhookSignature,
   webhookHeaders,
   type WebhookVerification,
 } from './forwarding/vendors/webhook/webhook-signature';
+export {
+  callVendor,
+  failureOfStatus,
+  isRequestFailure,
+  type RequestFailure,
+  type VendorHttp,
+  type VendorRequest,
+  type VendorResponse,
+} from './forwarding/vendor-request';
 export {
   defaultForwardingLimits,
   ForwardingDestination,

@@ -11,7 +11,7 @@ import {
   BatchedDeletionClient,
 } from '../../subject-deletion';
 import type { VendorResponse } from '../../vendor-request';
-import { signWebhookBody, webhookHeaders } from './webhook-signature';
+import { signedWebhookHeaders } from './webhook-signature';
 import { webhookUrl } from './webhook-url';
 
 /** One person per request, as Segment sends its delete messages. */
@@ -74,19 +74,12 @@ export class WebhookDeletionClient extends BatchedDeletionClient {
       timestamp: now.toISOString(),
     };
     const body = JSON.stringify(message);
-    const timestamp = Math.floor(now.getTime() / 1000);
     return callDeletion(
       { client: this.client, signal, redirect: 'manual', hidden: [id, secret], read: readAnswer },
       {
         method: 'POST',
         url,
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': 'pipeline-webhooks/1',
-          [webhookHeaders.timestamp]: String(timestamp),
-          [webhookHeaders.signature]: signWebhookBody(secret, timestamp, body),
-          [webhookHeaders.deliveryId]: messageId.slice('delete-'.length),
-        },
+        headers: signedWebhookHeaders(secret, body, messageId.slice('delete-'.length), now),
         body,
       },
     );

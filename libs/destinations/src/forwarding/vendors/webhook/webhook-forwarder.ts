@@ -5,7 +5,7 @@ import { requiredText } from '../../destination-settings';
 import type { Forwarder, OutboundEvent, SendOutcome, VendorClientOptions } from '../../forwarder';
 import { segmentMessageOf, type SegmentMessage } from '../../segment-message';
 import { failureOfStatus, type VendorResponse } from '../../vendor-request';
-import { signWebhookBody, webhookHeaders } from './webhook-signature';
+import { signedWebhookHeaders } from './webhook-signature';
 import { webhookUrl } from './webhook-url';
 
 /** Receivers are customers' servers: modest requests (100 events, 512 KB). */
@@ -51,7 +51,6 @@ export class WebhookForwarder implements Forwarder {
         request: (items) => {
           const now = new Date();
           const body = JSON.stringify({ batch: items, sentAt: now.toISOString() });
-          const timestamp = Math.floor(now.getTime() / 1000);
           const deliveryId = createHash('sha256')
             .update(items.map((item) => item.messageId).join('\n'))
             .digest('hex')
@@ -59,13 +58,7 @@ export class WebhookForwarder implements Forwarder {
           return {
             method: 'POST',
             url,
-            headers: {
-              'Content-Type': 'application/json',
-              'User-Agent': 'pipeline-webhooks/1',
-              [webhookHeaders.timestamp]: String(timestamp),
-              [webhookHeaders.signature]: signWebhookBody(secret, timestamp, body),
-              [webhookHeaders.deliveryId]: deliveryId,
-            },
+            headers: signedWebhookHeaders(secret, body, deliveryId, now),
             body,
           };
         },

@@ -21,6 +21,26 @@ export function signWebhookBody(secret: string, timestamp: number, body: string)
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex')}`;
 }
 
+/**
+ * The headers of a signed JSON POST to a tenant's webhook, signed at `at`: the webhook
+ * destination's batches and deletions, and the tracking plans' violation alerts.
+ */
+export function signedWebhookHeaders(
+  secret: string,
+  body: string,
+  deliveryId: string,
+  at: Date = new Date(),
+): Record<string, string> {
+  const timestamp = Math.floor(at.getTime() / 1000);
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': 'pipeline-webhooks/1',
+    [webhookHeaders.timestamp]: String(timestamp),
+    [webhookHeaders.signature]: signWebhookBody(secret, timestamp, body),
+    [webhookHeaders.deliveryId]: deliveryId,
+  };
+}
+
 export interface WebhookVerification {
   secret: string;
   /** The raw body, exactly as received (before any JSON parsing). */
