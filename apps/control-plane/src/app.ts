@@ -50,9 +50,11 @@ import type { PlanFromTraffic } from './tracking-plans/plan-from-traffic';
 import type { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanService } from './tracking-plans/tracking-plan.service';
 import { QuarantineController } from './quarantine/quarantine.controller';
+import { PlanViolationsController } from './plan-violations/plan-violations.controller';
 import type { QuarantineService } from './quarantine/quarantine.service';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
+import type { PlanViolationsService } from './plan-violations/plan-violations.service';
 import { debugStreamRouter } from './debugger/debugger-stream';
 import type { RedisClient, RedisConnection } from '@pipeline/redis';
 import type { WriteKeyService } from './write-keys/write-key.service';
@@ -91,6 +93,7 @@ export interface ApiServices {
   trackingPlanBindings: TrackingPlanBindings;
   quarantine: QuarantineService;
   planFromTraffic: PlanFromTraffic;
+  planViolations: PlanViolationsService;
 }
 
 /** What the Express app needs besides the services. */
@@ -161,6 +164,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [WriteKeyTrackingPlanController, new WriteKeyTrackingPlanController(services.trackingPlanBindings)],
     [TrackingPlanVersionsController, new TrackingPlanVersionsController(services.trackingPlans)],
     [QuarantineController, new QuarantineController(services.quarantine)],
+    [PlanViolationsController, new PlanViolationsController(services.planViolations)],
     [
       OperatorWarehousesController,
       new OperatorWarehousesController(services.warehouses, services.placements),

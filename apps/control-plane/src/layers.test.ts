@@ -30,6 +30,7 @@ const LAYERS = [
   'regulations',
   'tracking-plans',
   'quarantine',
+  'plan-violations',
   'internal',
   'app-types',
   'health',
