@@ -6,6 +6,7 @@ import { attempt, Field, fieldErrorsOf, FormError } from '../field-errors';
 import type { components } from '../generated/openapi';
 import { exportFileName, parseDraft, problemsOf, type PlanProblem } from '../tracking-plans';
 import { ErrorNotice, Json, Show, Time, useLoad } from '../ui';
+import { ViolationsTab } from './plan-violations';
 
 type Plan = components['schemas']['TrackingPlanView'];
 type Change = components['schemas']['PlanChangeView'];
@@ -18,6 +19,7 @@ export const PLAN_TABS = [
   { id: 'draft', label: 'Draft' },
   { id: 'versions', label: 'Versions' },
   { id: 'diff', label: 'Diff' },
+  { id: 'violations', label: 'Violations' },
 ] as const;
 export type PlanTab = (typeof PLAN_TABS)[number]['id'];
 
@@ -346,6 +348,7 @@ export function TrackingPlanPage({ id, tab, rest }: { id: string; tab: PlanTab; 
             {tab === 'draft' ? <DraftTab plan={plan} onChanged={reload} /> : null}
             {tab === 'versions' ? <VersionsTab plan={plan} /> : null}
             {tab === 'diff' ? <DiffTab plan={plan} from={rest[0]} to={rest[1]} /> : null}
+            {tab === 'violations' ? <ViolationsTab plan={plan} /> : null}
           </>
         )}
       </Show>
