@@ -126,6 +126,23 @@ describe('tracking plan violations API (real PostgreSQL and Redis)', () => {
     expect(second.samples.map((s: { messageId: string }) => s.messageId)).toEqual(['m-c1']);
   });
 
+  it('reads a day by the minute from a since inside a minute as 1,440 whole buckets', async () => {
+    // since's own minute would make 1,441: the window starts at the next one.
+    const since = t0 + 30_000 - 86_400_000;
+    const answer = await get(t, planId, { since: iso(since), until: iso(t0 + 30_000), samples: 0 });
+    expect(answer.status).toBe(200);
+    const { buckets, granularity, groups } = answer.body.data;
+    expect([granularity, buckets.length, buckets[0], buckets[1439]]).toEqual([
+      'minute',
+      1440,
+      iso(t0 + 60_000 - 86_400_000),
+      iso(t0),
+    ]);
+    expect(groups.map((g: { total: number; series: number[] }) => [g.total, g.series[1439]])).toEqual([
+      [7, 7],
+    ]);
+  });
+
   it('answers hour buckets, other groupings and filters', async () => {
     const hourly = await get(t, planId, { granularity: 'hour', groupBy: 'writeKey', samples: 0 });
     expect(hourly.status).toBe(200);
