@@ -109,7 +109,7 @@ export function ViolationsTab({ plan }: { plan: Plan }) {
               {data.groups.length === 0 ? (
                 <p class="muted">No violations in this range.</p>
               ) : (
-                <table class="violations">
+                <table class="violations stack">
                   <thead>
                     <tr>
                       <th scope="col">Event</th>
@@ -128,15 +128,17 @@ export function ViolationsTab({ plan }: { plan: Plan }) {
                       return (
                         <Fragment key={id}>
                           <tr data-code={g.code} data-path={g.path}>
-                            <td>{eventOf(g)}</td>
-                            <td>
+                            <td data-label="Event">{eventOf(g)}</td>
+                            <td data-label="Code">
                               <code>{g.code}</code>
                             </td>
-                            <td>
+                            <td data-label="Path">
                               <code>{g.path || '(the event)'}</code>
                             </td>
-                            <td class="total">{g.total}</td>
-                            <td>
+                            <td class="total" data-label="Total">
+                              {g.total}
+                            </td>
+                            <td data-label="Over time">
                               <Sparkline series={g.series} max={peak} />
                             </td>
                             <td>

@@ -550,4 +550,16 @@ it('shows a plan’s violations per event, code and path, with their samples', a
   await section.getByText('100 violations in the last 30 days, by hour', { exact: false }).waitFor();
   expect((await rows.first().locator('td').allTextContents())[3]).toBe('70');
   expect(await overflow(page)).toBe(0);
+
+  // On a phone each group is a block of labelled cells, the tab no wider than the screen (the
+  // plan's header above it is the page's, not the tab's).
+  const phone = await signedIn(a.key, `#/tracking-plans/${planId}/violations`, 390);
+  const phoneSection = phone.getByRole('region', { name: 'Violations' });
+  await phoneSection.getByText('100 violations in the last 24 hours', { exact: false }).waitFor();
+  await phoneSection.getByRole('button', { name: 'Show samples (1)' }).first().click();
+  await phoneSection.getByLabel('Sample 1 of missing_required at /properties/order_id').waitFor();
+  const box = await phoneSection.boundingBox();
+  expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+  expect(await phoneSection.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
+  await shot(phone, 'tracking-plan-violations-phone');
 });
