@@ -52,9 +52,11 @@ import type { TrackingPlanService } from './tracking-plans/tracking-plan.service
 import { QuarantineController } from './quarantine/quarantine.controller';
 import { PlanAlertController } from './plan-alerts/plan-alert.controller';
 import type { PlanAlertService } from './plan-alerts/plan-alert.service';
+import { PlanViolationsController } from './plan-violations/plan-violations.controller';
 import type { QuarantineService } from './quarantine/quarantine.service';
 import type { DeadLetterService } from './dead-letters/dead-letter.service';
 import type { DebuggerService } from './debugger/debugger.service';
+import type { PlanViolationsService } from './plan-violations/plan-violations.service';
 import { debugStreamRouter } from './debugger/debugger-stream';
 import type { RedisClient, RedisConnection } from '@pipeline/redis';
 import type { WriteKeyService } from './write-keys/write-key.service';
@@ -94,6 +96,7 @@ export interface ApiServices {
   quarantine: QuarantineService;
   planFromTraffic: PlanFromTraffic;
   planAlerts: PlanAlertService;
+  planViolations: PlanViolationsService;
 }
 
 /** What the Express app needs besides the services. */
@@ -165,6 +168,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [TrackingPlanVersionsController, new TrackingPlanVersionsController(services.trackingPlans)],
     [QuarantineController, new QuarantineController(services.quarantine)],
     [PlanAlertController, new PlanAlertController(services.planAlerts)],
+    [PlanViolationsController, new PlanViolationsController(services.planViolations)],
     [
       OperatorWarehousesController,
       new OperatorWarehousesController(services.warehouses, services.placements),

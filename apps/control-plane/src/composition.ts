@@ -32,6 +32,7 @@ import { InternalTokens } from './auth/internal-tokens';
 import { accountLimitsOf, maxRunningPerAccount, vendorAppTypes, type ControlPlaneConfig } from './config';
 import { createDataSource } from './data-model';
 import { DebuggerService } from './debugger/debugger.service';
+import { PlanViolationsService } from './plan-violations/plan-violations.service';
 import { DeadLetterIndexer } from './dead-letters/dead-letter-index';
 import { eraseFromDeadLetters } from './dead-letters/dead-letter-erasure';
 import { eraseFromDebugger } from './debugger/debugger-erasure';
@@ -239,6 +240,8 @@ export function composeServices(deps: ServiceDependencies) {
     trackingPlanBindings,
     quarantine,
     planFromTraffic: new PlanFromTraffic(reader, trackingPlans, trackingPlanBindings),
+    // Ingestion writes the counts: the debugger's client, without a key prefix, reads them.
+    planViolations: new PlanViolationsService(trackingPlans, deps.debugger?.redis ?? null),
     deadLetters,
     warehouses,
     placements,

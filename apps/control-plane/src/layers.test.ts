@@ -31,6 +31,7 @@ const LAYERS = [
   'tracking-plans',
   'quarantine',
   'plan-alerts',
+  'plan-violations',
   'internal',
   'app-types',
   'health',

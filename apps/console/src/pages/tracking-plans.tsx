@@ -7,6 +7,7 @@ import type { components } from '../generated/openapi';
 import { exportFileName, parseDraft, problemsOf, type PlanProblem } from '../tracking-plans';
 import { ErrorNotice, Json, Show, Time, useLoad } from '../ui';
 import { QuarantineTab } from './plan-quarantine';
+import { ViolationsTab } from './plan-violations';
 
 type Plan = components['schemas']['TrackingPlanView'];
 type Change = components['schemas']['PlanChangeView'];
@@ -19,6 +20,7 @@ export const PLAN_TABS = [
   { id: 'draft', label: 'Draft' },
   { id: 'versions', label: 'Versions' },
   { id: 'diff', label: 'Diff' },
+  { id: 'violations', label: 'Violations' },
   { id: 'quarantine', label: 'Quarantine' },
 ] as const;
 export type PlanTab = (typeof PLAN_TABS)[number]['id'];
@@ -349,6 +351,7 @@ export function TrackingPlanPage({ id, tab, rest }: { id: string; tab: PlanTab; 
             {tab === 'versions' ? <VersionsTab plan={plan} /> : null}
             {tab === 'diff' ? <DiffTab plan={plan} from={rest[0]} to={rest[1]} /> : null}
             {tab === 'quarantine' ? <QuarantineTab plan={plan} eventId={rest[0]} /> : null}
+            {tab === 'violations' ? <ViolationsTab plan={plan} /> : null}
           </>
         )}
       </Show>

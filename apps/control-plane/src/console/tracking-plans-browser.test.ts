@@ -2,9 +2,12 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { type Browser, type Page } from 'playwright-core';
 import { randomUUID } from 'node:crypto';
 import type { TrackingEvent } from '@pipeline/events';
+import { createLogger } from '@pipeline/logger';
+import { createRedis, ViolationLedger, type RedisClient, type ViolationKey } from '@pipeline/redis';
 import type { PlanPolicy } from '@pipeline/tracking-plans';
 import { launchChromium } from '../testing/chromium';
 import { exampleSettings, startHarness, type Harness, type Tenant } from '../testing/harness';
@@ -17,9 +20,12 @@ import { consoleDirectory } from './console-files';
 // its JSON Pointer), fixed, published as v1, edited, published as v2; the diff between them with
 // a breaking change badged; a version exported as Segment's rules; an import refused and then
 // taken; a write key bound at a pinned version with a policy and overrides, read back through
-// the API, refused deletion while bound, unbound, then deleted; the Quarantine tab over events
-// the real warehouse consumer quarantined on real Kafka, one discarded and the others replayed
-// after a version that accepts them. Screenshots in .reports/console/.
+// the API, refused deletion while bound, unbound, then deleted; the Violations tab over counts
+// ingestion's writer put in a real Redis; the Quarantine tab over events the real warehouse
+// consumer quarantined on real Kafka, one discarded and the others replayed after a version that
+// accepts them. Screenshots in .reports/console/.
+
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 const SCREENSHOTS = path.resolve(__dirname, '../../../../.reports/console');
 
@@ -59,6 +65,7 @@ let base: string;
 let browser: Browser;
 // Its replayer connects at the first replay: only the quarantine's tests need the broker.
 const stack = new QuarantineStack();
+let redis: RedisClient;
 
 const openPages = new Set<Page>();
 
@@ -84,7 +91,13 @@ const overflow = (page: Page) =>
 beforeAll(async () => {
   if (!consoleDirectory()) throw new Error('apps/console/dist is missing: build @pipeline/console first');
   mkdirSync(SCREENSHOTS, { recursive: true });
+  redis = createRedis(
+    { REDIS_URL },
+    { logger: createLogger({ service: 'console-test', stream: new PassThrough() }) },
+  );
+  await redis.connect();
   h = await startHarness('tracking plans browser', {
+    debugger: { redis, connection: { REDIS_URL } },
     deadLetterReplayer: stack.replayer,
     deadLetterOptions: { limits: quarantineTestLimits },
   });
@@ -111,6 +124,7 @@ afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   await h?.close();
+  redis?.disconnect();
 });
 
 interface PlanView {
@@ -619,4 +633,88 @@ describe('the Quarantine tab (real Kafka, warehouse consumer and dead-letter ind
     expect(await reader.getByRole('button', { name: /Replay|Discard/ }).count()).toBe(0);
     expect(await reader.getByRole('checkbox').count()).toBe(0);
   });
+});
+
+it('shows a plan’s violations per event, code and path, with their samples', async () => {
+  const api = h.as(a.key);
+  const created = await api.post('/api/v1/tracking-plans').send({ name: 'Checkout (violations)', plan: v1 });
+  const planId = created.body.data.id as string;
+  const key = (code: string, path: string): ViolationKey => ({
+    planId,
+    version: 1,
+    writeKeyId: 'wk-console',
+    eventType: 'track',
+    eventName: 'Order Completed',
+    code,
+    path,
+  });
+  // Written by ingestion's own writer, as if half an hour ago: in the 1 h, 24 h, 7 d and 30 d ranges.
+  const at = Date.now() - 30 * 60_000;
+  const ledger = new ViolationLedger(
+    redis,
+    createLogger({ service: 'console-test', stream: new PassThrough() }),
+    {},
+    () => at,
+  );
+  const entry = (code: string, path: string, count: number, message: string, properties: object) => ({
+    key: key(code, path),
+    count,
+    sample: () => ({
+      messageId: `m-${code}`,
+      receivedAt: new Date(at).toISOString(),
+      message,
+      payload: { type: 'track', event: 'Order Completed', properties },
+    }),
+  });
+  ledger.record(a.accountId, [
+    entry('missing_required', '/properties/order_id', 70, '/properties/order_id is required', {
+      currency: 'USD',
+    }),
+    entry('enum_mismatch', '/properties/currency', 30, '/properties/currency must be one of USD, EUR', {
+      order_id: 'o-1',
+      currency: 'GBP',
+    }),
+  ]);
+  await waitUntil('counts written', async () => ledger.stats.recorded === 100);
+
+  const page = await signedIn(a.key, `#/tracking-plans/${planId}/violations`);
+  const section = page.getByRole('region', { name: 'Violations' });
+  const rows = section.locator('table.violations tbody tr:not(.samples)');
+  await rows.first().waitFor();
+  const cells = await Promise.all(
+    (await rows.all()).map(async (row) => (await row.locator('td').allTextContents()).slice(0, 4)),
+  );
+  expect(cells).toEqual([
+    ['Order Completed', 'missing_required', '/properties/order_id', '70'],
+    ['Order Completed', 'enum_mismatch', '/properties/currency', '30'],
+  ]);
+  await section.getByText('100 violations in the last 24 hours', { exact: false }).waitFor();
+  await section.getByRole('button', { name: 'Show samples (1)' }).first().click();
+  const sample = section.getByLabel('Sample 1 of missing_required at /properties/order_id');
+  expect(JSON.parse((await sample.textContent()) ?? '')).toEqual({
+    type: 'track',
+    event: 'Order Completed',
+    properties: { currency: 'USD' },
+  });
+  await shot(page, 'tracking-plan-violations');
+
+  // One hour by the minute: the same counts; then 30 days by the hour.
+  await section.getByRole('button', { name: '1 hour' }).click();
+  await section.getByText('100 violations in the last 1 hour, by minute', { exact: false }).waitFor();
+  await section.getByRole('button', { name: '30 days' }).click();
+  await section.getByText('100 violations in the last 30 days, by hour', { exact: false }).waitFor();
+  expect((await rows.first().locator('td').allTextContents())[3]).toBe('70');
+  expect(await overflow(page)).toBe(0);
+
+  // On a phone each group is a block of labelled cells, the tab no wider than the screen (the
+  // plan's header above it is the page's, not the tab's).
+  const phone = await signedIn(a.key, `#/tracking-plans/${planId}/violations`, 390);
+  const phoneSection = phone.getByRole('region', { name: 'Violations' });
+  await phoneSection.getByText('100 violations in the last 24 hours', { exact: false }).waitFor();
+  await phoneSection.getByRole('button', { name: 'Show samples (1)' }).first().click();
+  await phoneSection.getByLabel('Sample 1 of missing_required at /properties/order_id').waitFor();
+  const box = await phoneSection.boundingBox();
+  expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+  expect(await phoneSection.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
+  await shot(phone, 'tracking-plan-violations-phone');
 });
