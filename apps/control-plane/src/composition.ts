@@ -462,6 +462,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   services.credentialsLog.startAudited([
     ...(await services.warehouses.auditSeals()),
     ...(await services.apps.unreadableCredentials()),
+    ...(await services.planAlerts.unreadableSecrets()),
   ]);
   const warehouse = services.accountWarehouses;
 

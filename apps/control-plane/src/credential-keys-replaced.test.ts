@@ -113,6 +113,19 @@ describe('the control plane restarted with its credential keys made anew (real P
     expect(integration.status).toBe(201);
     const writeKey = await api('post', '/api/v1/write-keys').send({ name: 'site' });
     expect(writeKey.status).toBe(201);
+    // A tracking plan's violation alert, its signing secret sealed with the same key.
+    const plan = await api('post', '/api/v1/tracking-plans').send({ name: 'Checkout', plan: { rules: [] } });
+    expect(plan.status).toBe(201);
+    const alert = await request(first.base)
+      .put(`/api/v1/tracking-plans/${plan.body.data.id}/alert`)
+      .set('Authorization', `Bearer ${apiKey}`)
+      .send({
+        url: 'https://1.1.1.1/hooks/violations',
+        windowMinutes: 60,
+        enabled: true,
+        signingSecret: 's'.repeat(32),
+      });
+    expect(alert.status).toBe(200);
     const secondWarehouse = await request(first.operatorBase)
       .post('/api/v1/operator/warehouses')
       .set('Authorization', `Bearer ${operatorToken}`)
@@ -196,6 +209,7 @@ describe('the control plane restarted with its credential keys made anew (real P
       warehouses: ['second'],
       apps: 1,
       appIds: [amplitude.body.data.id],
+      planAlerts: [plan.body.data.id],
     });
     expect(String(told[0]!.fix)).toContain('CREDENTIALS_ENCRYPTION_KEYS');
     expect(lines.filter((line) => line.message === 'request failed')).toEqual([]);

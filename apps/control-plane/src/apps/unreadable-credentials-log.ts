@@ -8,6 +8,8 @@ export interface UnreadableCredential {
   reason: UnreadableReason;
   warehouse?: string;
   appId?: string;
+  /** A tracking plan's violation alert: its signing secret (the plan's id). */
+  planAlert?: string;
 }
 
 /** How many app ids one log line names; the count says how many there are. */
@@ -34,7 +36,10 @@ export class UnreadableCredentialsLog {
       });
   };
 
-  /** What the start's audit found (WarehouseRegistry.auditSeals, AppService.unreadableCredentials). */
+  /**
+   * What the start's audit found (WarehouseRegistry.auditSeals, AppService.unreadableCredentials,
+   * PlanAlertService.unreadableSecrets).
+   */
   startAudited(found: readonly UnreadableCredential[]): void {
     this.started = true;
     const byKey = new Map<
@@ -55,6 +60,7 @@ export class UnreadableCredentialsLog {
         warehouses: sealed.flatMap((c) => (c.warehouse ? [c.warehouse] : [])),
         apps: apps.length,
         appIds: apps.slice(0, APP_IDS_NAMED),
+        planAlerts: sealed.flatMap((c) => (c.planAlert ? [c.planAlert] : [])).slice(0, APP_IDS_NAMED),
         fix: unreadableFix(keyId, reason),
       });
     }

@@ -1,5 +1,11 @@
 import type { DataSource } from 'typeorm';
-import { badRequest, invalidField, notFound } from '../http/api-errors';
+import {
+  badRequest,
+  invalidField,
+  isCredentialsUnreadable,
+  notFound,
+  type UnreadableReason,
+} from '../http/api-errors';
 import { requireId } from '../http/ids';
 import { returnedRows } from '../database/returned-rows';
 import type { CredentialCipher } from '../apps/credential-cipher';
@@ -68,6 +74,41 @@ export class PlanAlertService {
     private readonly urls: TenantUrlPolicy,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * Every alert whose signing secret this process's keys cannot open (at start, for the log
+   * that tells the operator once, with app credentials and warehouse passwords), a page at a time.
+   */
+  async unreadableSecrets(): Promise<{ planAlert: string; keyId: string; reason: UnreadableReason }[]> {
+    const found: { planAlert: string; keyId: string; reason: UnreadableReason }[] = [];
+    const pageSize = 500;
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const page = (await this.dataSource.query(
+        `SELECT plan_id, secret_ciphertext, secret_key_id FROM tracking_plan_alerts
+         WHERE plan_id > $1 ORDER BY plan_id LIMIT $2`,
+        [after, pageSize],
+      )) as { plan_id: string; secret_ciphertext: string; secret_key_id: string }[];
+      for (const row of page) {
+        try {
+          this.cipher.open(
+            { ciphertext: row.secret_ciphertext, keyId: row.secret_key_id },
+            alertSecretContext(row.plan_id),
+          );
+        } catch (error) {
+          if (!isCredentialsUnreadable(error)) throw error;
+          found.push({
+            planAlert: row.plan_id,
+            keyId: row.secret_key_id,
+            reason: error.details?.reason as UnreadableReason,
+          });
+        }
+      }
+      const last = page.at(-1);
+      if (!last || page.length < pageSize) return found;
+      after = last.plan_id;
+    }
+  }
 
   async get(accountId: string, planId: string): Promise<PlanAlertView> {
     const id = requireId('tracking plan', planId);
