@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { waitUntil } from '@pipeline/control-plane/testing/wait';
-import type { TrackingPlan } from '@pipeline/tracking-plans';
 import {
   collect,
   event,
@@ -9,26 +8,11 @@ import {
   type Hosted,
   type HostedTenant,
 } from '../testing/ingestion-harness';
+import { orderPlan } from '../testing/order-plan';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
-const plan: TrackingPlan = {
-  rules: [
-    {
-      type: 'track',
-      name: 'Order Completed',
-      schema: {
-        properties: {
-          properties: {
-            type: 'object',
-            required: ['order_id', 'subtotal'],
-            properties: { order_id: { type: 'string' }, subtotal: { type: 'number' } },
-          },
-        },
-      },
-    },
-  ],
-};
+const plan = orderPlan(['order_id', 'subtotal']);
 
 interface Group {
   eventName: string;
