@@ -34,6 +34,9 @@ export default mutationConfig({
     'apps/control-plane/src/dead-letters/dead-letter-selector.ts',
     'apps/control-plane/src/dead-letters/dead-letter-preview.ts',
     'apps/control-plane/src/auth/route-security.ts',
+    'apps/control-plane/src/plan-violations/plan-violations-grouping.ts',
+    'apps/control-plane/src/plan-alerts/alert-messages.ts',
+    'apps/control-plane/src/plan-alerts/alert-windows.ts',
     ...functionRanges('apps/control-plane/src/warehouse-access/query-meter.ts', ['meteredBytes']),
     // How far the error handler searches a client's body for a field's place: a bug there is
     // the seconds per request a hostile body once cost.
@@ -64,6 +67,8 @@ export default mutationConfig({
     'src/dead-letters/dead-letter-selector.test.ts',
     'src/dead-letters/dead-letter-preview.test.ts',
     'src/auth/route-security.test.ts',
+    'src/plan-violations/plan-violations-grouping.test.ts',
+    'src/plan-alerts/alert-messages.test.ts',
     'src/http/error-handler.test.ts',
   ],
   breakAt: 95,

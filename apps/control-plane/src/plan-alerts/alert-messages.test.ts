@@ -96,4 +96,123 @@ describe('window alerts', () => {
     expect(event.properties).not.toHaveProperty('sample');
     expect(event.timestamp).toBe('1970-01-01T00:05:00.000Z');
   });
+
+  it('orders versions with null first, ties of count by type, name, code and path', () => {
+    const found = windowAlerts(
+      [
+        bucket(0, [
+          [key({ version: 3 }), 1],
+          [key({ version: null, writeKeyId: 'wk-3' }), 1],
+          [key({ version: 2, writeKeyId: 'wk-2' }), 1],
+          [key({ eventName: null, eventType: 'page', path: '/b' }), 3],
+          [key({ eventName: 'Zed', path: '/a' }), 3],
+          [key({ eventName: 'Abc', path: '/c' }), 3],
+          [key({ eventName: 'Abc', path: '/a' }), 3],
+          [key({ eventName: 'Abc', code: 'a_code', path: '/z' }), 3],
+          [key({ eventName: null, path: '/n' }), 3],
+        ]),
+      ],
+      'p1',
+    );
+    expect(found.alerts.map((a) => [a.eventType, a.eventName, a.code, a.path, a.count])).toEqual([
+      ['page', null, 'missing_required', '/b', 3],
+      ['track', null, 'missing_required', '/n', 3],
+      ['track', 'Abc', 'a_code', '/z', 3],
+      ['track', 'Abc', 'missing_required', '/a', 3],
+      ['track', 'Abc', 'missing_required', '/c', 3],
+      ['track', 'Order Completed', 'missing_required', '/properties/order_id', 3],
+      ['track', 'Zed', 'missing_required', '/a', 3],
+    ]);
+    const last = found.alerts.find((a) => a.eventName === 'Order Completed')!;
+    expect(last.versions).toEqual([null, 2, 3]);
+    expect(last.writeKeyIds).toEqual(['wk-1', 'wk-2', 'wk-3']);
+  });
+
+  it('sorts versions and write keys by value, not as text or as given', () => {
+    const found = windowAlerts(
+      [
+        bucket(0, [
+          [key({ version: 10, writeKeyId: 'wk-b' }), 1],
+          [key({ version: 9, writeKeyId: 'wk-a' }), 1],
+          [key({ version: 1, writeKeyId: 'wk-c' }), 1],
+        ]),
+      ],
+      'p1',
+    );
+    expect(found.alerts[0]!.versions).toEqual([1, 9, 10]);
+    expect(found.alerts[0]!.writeKeyIds).toEqual(['wk-a', 'wk-b', 'wk-c']);
+  });
+
+  it('samples the (version, write key) counted most over the whole window, not the first or the last', () => {
+    const a = key({ writeKeyId: 'wk-a' });
+    const b = key({ writeKeyId: 'wk-b' });
+    const c = key({ writeKeyId: 'wk-c' });
+    // a: 5 + 5 = 10 across minutes; b: 8 in one; c: 10 later (ties keep the first to get there).
+    const found = windowAlerts(
+      [
+        bucket(0, [
+          [a, 5],
+          [b, 8],
+        ]),
+        bucket(60_000, [
+          [a, 5],
+          [c, 10],
+        ]),
+      ],
+      'p1',
+    );
+    expect(found.alerts[0]!.sampleKey).toEqual(a);
+    expect(found.alerts[0]!.count).toBe(28);
+    const later = windowAlerts([bucket(0, [[b, 3]]), bucket(60_000, [[c, 4]])], 'p1');
+    expect(later.alerts[0]!.sampleKey).toEqual(c);
+  });
+
+  it('makes the Segment-shaped event with the plan name and the sample when there are some', () => {
+    const window = { planId: 'p1', planName: 'Checkout', start: 0, end: 300_000 };
+    const found = windowAlerts([bucket(0, [[key({ version: null }), 7]])], 'p1');
+    const event = violationGenerated(
+      window,
+      { ...found, omittedKeys: 2, omittedCount: 5 },
+      found.alerts[0]!,
+      {
+        messageId: 'm-1',
+        receivedAt: '1970-01-01T00:01:00.000Z',
+        message: '/properties/order_id is required',
+        payload: { secret: 'not sent' },
+      },
+    );
+    expect(event).toEqual({
+      type: 'track',
+      event: 'Violation Generated',
+      messageId: alertMessageId(window, found.alerts[0]!),
+      timestamp: '1970-01-01T00:05:00.000Z',
+      properties: {
+        planId: 'p1',
+        planName: 'Checkout',
+        eventType: 'track',
+        eventName: 'Order Completed',
+        violationCode: 'missing_required',
+        path: '/properties/order_id',
+        count: 7,
+        windowStart: '1970-01-01T00:00:00.000Z',
+        windowEnd: '1970-01-01T00:05:00.000Z',
+        versions: [null],
+        writeKeyIds: ['wk-1'],
+        omittedKeys: 2,
+        omittedCount: 5,
+        sample: {
+          messageId: 'm-1',
+          receivedAt: '1970-01-01T00:01:00.000Z',
+          message: '/properties/order_id is required',
+        },
+      },
+    });
+    expect(alertMessageId(window, found.alerts[0]!)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('resumes where it left off when that window is exactly the oldest counted', () => {
+    const now = Date.UTC(2026, 10, 30, 10, 0, 0);
+    const kept = 2 * 86_400_000;
+    expect(resumeAfterExpiry(now - kept, 60, now, kept)).toBe(now - kept);
+  });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { ViolationBucket, ViolationKey } from '@pipeline/redis';
-import { groupViolations, newestSamples } from './plan-violations-grouping';
+import { groupViolations, newestSamples, violationGroupBys } from './plan-violations-grouping';
 import { checkViolationsQuery } from './plan-violations.service';
 import type { ViolationGroupBy } from './plan-violations.dto';
 
@@ -126,6 +126,80 @@ describe('groupViolations', () => {
         },
       ),
     );
+  });
+});
+
+describe('groupViolations, one member at a time', () => {
+  const buckets = [
+    bucket(0, [
+      [key(), 1],
+      [key({ version: 2, writeKeyId: 'wk2', path: '/properties/total' }), 2],
+    ]),
+    bucket(60_000, [[key(), 4]]),
+  ];
+
+  it.each([
+    ['path', [{ path: '/properties/subtotal' }, { path: '/properties/total' }], [5, 2]],
+    ['version', [{ version: 1 }, { version: 2 }], [5, 2]],
+    ['writeKey', [{ writeKeyId: 'wk1' }, { writeKeyId: 'wk2' }], [5, 2]],
+    ['code', [{ code: 'missing_required' }], [7]],
+  ] as const)('groups by %s alone: its member and no other', (by, values, totals) => {
+    const grouped = groupViolations(buckets, 'p1', [by], {}, 200);
+    expect(grouped.groups.map((g) => g.values)).toEqual(values);
+    expect(grouped.groups.map((g) => g.total)).toEqual(totals);
+  });
+
+  it('lists a key counted in several buckets once among the group’s keys', () => {
+    const [group] = groupViolations(buckets, 'p1', ['code'], {}, 200).groups;
+    expect(group?.keys).toEqual([key(), key({ version: 2, writeKeyId: 'wk2', path: '/properties/total' })]);
+    expect(group?.series).toEqual([3, 4]);
+  });
+
+  it('orders groups of equal totals by their values, whatever the order counted', () => {
+    const paths = ['/c', '/a', '/d', '/b'];
+    const grouped = groupViolations(
+      [
+        bucket(
+          0,
+          paths.map((path) => [key({ path }), 2] as [ViolationKey, number]),
+        ),
+      ],
+      'p1',
+      ['path'],
+      {},
+      200,
+    );
+    expect(grouped.groups.map((g) => g.values.path)).toEqual(['/a', '/b', '/c', '/d']);
+    const reversed = groupViolations(
+      [
+        bucket(
+          0,
+          [...paths].reverse().map((path) => [key({ path }), 2] as [ViolationKey, number]),
+        ),
+      ],
+      'p1',
+      ['path'],
+      {},
+      200,
+    );
+    expect(reversed.groups.map((g) => g.values.path)).toEqual(['/a', '/b', '/c', '/d']);
+  });
+
+  it('names every member a query may group by', () => {
+    expect(violationGroupBys).toEqual(['event', 'code', 'path', 'version', 'writeKey']);
+  });
+});
+
+describe('newestSamples, ties', () => {
+  it('keeps the lists’ order among samples of the same time', () => {
+    const at = '2026-11-29T10:00:00.000Z';
+    const samples = ['s1', 's2', 's3', 's4'].map((id) => ({ id, receivedAt: at }));
+    expect(newestSamples([samples.slice(0, 2), samples.slice(2)], 4).map((s) => s.id)).toEqual([
+      's1',
+      's2',
+      's3',
+      's4',
+    ]);
   });
 });
 
