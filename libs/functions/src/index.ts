@@ -1,0 +1,13 @@
+export {
+  batchCpuBudgetMs,
+  defaultFunctionLimits,
+  type BatchFailureCode,
+  type BatchRun,
+  type EventFailureCode,
+  type EventResult,
+  type FunctionCode,
+  type FunctionContext,
+  type FunctionLimits,
+  type FunctionLog,
+  type FunctionRuntime,
+} from './function-contract';
