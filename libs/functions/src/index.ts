@@ -11,3 +11,4 @@ export {
   type FunctionLog,
   type FunctionRuntime,
 } from './function-contract';
+export { checkFunctionResult, derivedMessageId, type CheckedResult } from './function-output';
