@@ -11,3 +11,8 @@ export {
   type FunctionLog,
   type FunctionRuntime,
 } from './function-contract';
+export {
+  createIsolatedVmRuntime,
+  IsolatedVmRuntime,
+  type IsolatedVmRuntimeOptions,
+} from './isolated-vm/isolated-vm-runtime';
