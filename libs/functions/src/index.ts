@@ -12,3 +12,8 @@ export {
   type FunctionRuntime,
 } from './function-contract';
 export { checkFunctionResult, derivedMessageId, type CheckedResult } from './function-output';
+export {
+  createIsolatedVmRuntime,
+  IsolatedVmRuntime,
+  type IsolatedVmRuntimeOptions,
+} from './isolated-vm/isolated-vm-runtime';
