@@ -148,7 +148,7 @@ export async function composeDelivery(
   if (kind !== 'log') {
     const runtime = createIsolatedVmRuntime({
       processes: config.FUNCTIONS_SANDBOX_PROCESSES,
-      ...(config.FUNCTIONS_SANDBOX_UID !== undefined
+      ...(config.FUNCTIONS_SANDBOX_UID > 0
         ? { uid: config.FUNCTIONS_SANDBOX_UID, gid: config.FUNCTIONS_SANDBOX_UID }
         : {}),
     });
