@@ -17,6 +17,8 @@ import type { SandboxAnswer, SandboxRequest } from './sandbox-host';
 export interface IsolatedVmRuntimeOptions {
   /** Sandbox child processes; a version always goes to the same one, so it is warm there. */
   processes?: number;
+  /** Function versions a child keeps warm, one isolate each (default 64); the least recently used go first. */
+  isolatesPerProcess?: number;
   /** When the parent runs as root: the user and group the children drop to. */
   uid?: number;
   gid?: number;
@@ -132,7 +134,7 @@ export class IsolatedVmRuntime implements FunctionRuntime {
   }
 
   private spawn(slot: number): Child {
-    const process = fork(this.hostPath, [], {
+    const process = fork(this.hostPath, [String(this.options.isolatesPerProcess ?? 64)], {
       // Nothing of the parent's environment (credentials, URLs) reaches the process running tenant code.
       env: {},
       execArgv: ['--no-node-snapshot'],

@@ -32,8 +32,8 @@ export interface SandboxAnswer {
   run: BatchRun;
 }
 
-/** Isolates kept warm per child; the least recently used beyond this is disposed. */
-const maxIsolates = 64;
+/** Isolates kept warm per child (argv[2], default 64); the least recently used beyond it is disposed. */
+const maxIsolates = Math.max(1, Number(process.argv[2]) || 64);
 /** Error messages and output-invalid reasons kept per event. */
 const maxMessageBytes = 1024;
 
@@ -76,10 +76,11 @@ function forget(versionId: string): void {
 
 function remember(versionId: string, version: Version): void {
   versions.set(versionId, version);
-  while (versions.size > maxIsolates) {
-    const oldest = versions.keys().next().value;
-    if (oldest === undefined) break;
-    forget(oldest);
+  // A version with a batch queued or running keeps its isolate: disposing it under the batch
+  // would read as that function's memory failure. Over the cap until they finish, if need be.
+  for (const oldest of versions.keys()) {
+    if (versions.size <= maxIsolates) break;
+    if (oldest !== versionId && !queues.has(oldest)) forget(oldest);
   }
 }
 
