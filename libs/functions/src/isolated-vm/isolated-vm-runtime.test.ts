@@ -82,6 +82,20 @@ describe('isolated-vm runtime: the sandbox process', () => {
     expect(runtime.pids[0]).not.toBe(pid);
   });
 
+  it("a version's batches queue in the parent, so a long queue does not pass the deadline", async () => {
+    // Each batch busies its isolate 250 ms of a 300 ms budget; the deadline is 300 + 300 + 2000 ms
+    // and the 12 batches take 3 s in a row: only a deadline counted from the batch's turn holds.
+    const limits = { ...defaultFunctionLimits, cpuMsPerEvent: 300, maxBatchCpuMs: 300 };
+    const busy = {
+      versionId: 'busy',
+      code: 'export function transform(e) { const end = Date.now() + 250; while (Date.now() < end) {} return e; }',
+    };
+    const started = Date.now();
+    const runs = await Promise.all(Array.from({ length: 12 }, () => runtime.run(busy, [event], ctx, limits)));
+    expect(Date.now() - started).toBeGreaterThan(2_600);
+    expect(runs.map((run) => run.outcome)).toEqual(new Array(12).fill('completed'));
+  });
+
   it('a child keeps isolatesPerProcess versions warm and disposes the least recently used', async () => {
     const small = createIsolatedVmRuntime({ isolatesPerProcess: 2 });
     try {

@@ -187,6 +187,17 @@ function checkedResults(raw: unknown, count: number, limits: FunctionLimits): Ev
       const code = result.code === 'function_output_invalid' ? result.code : 'function_error';
       results.push({ result: 'error', code, message: result.message.slice(0, maxMessageBytes + 1) });
     } else if (result?.result === 'ok' && Array.isArray(result.events)) {
+      const outputs: unknown[] = result.events;
+      if (outputs.length > limits.maxOutputEvents) {
+        results.push(
+          invalid(`returned ${outputs.length} events; at most ${limits.maxOutputEvents} are allowed`),
+        );
+        continue;
+      }
+      if (outputs.some((event) => event === null || typeof event !== 'object' || Array.isArray(event))) {
+        results.push(invalid('an output is not an object'));
+        continue;
+      }
       if (batchBytes > limits.maxOutputBytesPerBatch) {
         results.push(invalid(`the batch's output passed ${limits.maxOutputBytesPerBatch} bytes`));
         continue;
