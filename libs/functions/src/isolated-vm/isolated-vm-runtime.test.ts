@@ -136,6 +136,27 @@ describe('isolated-vm runtime: the sandbox process', () => {
     }
   });
 
+  it('a root parent drops the child to the uid and gid it is given', async () => {
+    // As root (this machine, containers) the child becomes nobody; otherwise it stays the parent's user.
+    const root = process.getuid?.() === 0;
+    const expected = root ? 65534 : process.getuid?.();
+    const dropped = createIsolatedVmRuntime(root ? { uid: 65534, gid: 65534 } : {});
+    try {
+      const run = await dropped.run(
+        { versionId: 'uid', code: 'export default (e) => e' },
+        [event],
+        ctx,
+        relaxed,
+      );
+      expect(run).toMatchObject({ outcome: 'completed', results: [{ result: 'ok', events: [event] }] });
+      const { readFileSync } = await import('node:fs');
+      const status = readFileSync(`/proc/${dropped.pids[0]}/status`, 'utf8');
+      expect(status).toContain(`\nUid:\t${expected}\t${expected}\t${expected}\t${expected}\n`);
+    } finally {
+      await dropped.close();
+    }
+  });
+
   it('a timed-out batch returns the lines logged before the loop', async () => {
     const limits = { ...defaultFunctionLimits, cpuMsPerEvent: 100, maxBatchCpuMs: 100 };
     const run = await runtime.run(
