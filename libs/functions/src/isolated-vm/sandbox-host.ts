@@ -9,6 +9,7 @@
 import ivm from 'isolated-vm';
 import {
   batchCpuBudgetMs,
+  defaultFunctionLimits,
   type BatchRun,
   type EventResult,
   type FunctionCode,
@@ -31,8 +32,8 @@ export interface SandboxAnswer {
   run: BatchRun;
 }
 
-/** Isolates kept warm per child; the least recently used beyond this is disposed. */
-const maxIsolates = 64;
+/** Isolates kept warm per child (argv[2], default 64); the least recently used beyond it is disposed. */
+const maxIsolates = Math.max(1, Number(process.argv[2]) || 64);
 /** Error messages and output-invalid reasons kept per event. */
 const maxMessageBytes = 1024;
 
@@ -75,28 +76,40 @@ function forget(versionId: string): void {
 
 function remember(versionId: string, version: Version): void {
   versions.set(versionId, version);
-  while (versions.size > maxIsolates) {
-    const oldest = versions.keys().next().value;
-    if (oldest === undefined) break;
-    forget(oldest);
+  // A version with a batch queued or running keeps its isolate: disposing it under the batch
+  // would read as that function's memory failure. Over the cap until they finish, if need be.
+  for (const oldest of versions.keys()) {
+    if (versions.size <= maxIsolates) break;
+    if (oldest !== versionId && !queues.has(oldest)) forget(oldest);
   }
 }
 
 const describe = (error: unknown): string =>
   (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, maxMessageBytes);
 
-/** What a rejected isolated-vm call means for the batch, if it is the batch's fault at all. */
-function batchFailureOf(error: unknown, isolate: ivm.Isolate, budgetMs: number): BatchFailure | undefined {
-  const message = error instanceof Error ? error.message : String(error);
-  if (isolate.isDisposed || /memory limit/i.test(message))
+/**
+ * What a rejected isolated-vm call means for the batch, if it is the batch's fault at all. Error
+ * text alone is not trusted, a function can throw any message: the memory limit is the isolate
+ * disposed under us, a timeout is isolated-vm's message after at least the budget.
+ */
+function batchFailureOf(
+  error: unknown,
+  isolate: ivm.Isolate,
+  budgetMs: number,
+  startedNs: bigint,
+): BatchFailure | undefined {
+  if (isolate.isDisposed)
     return new BatchFailure('function_memory', 'the function exceeded its memory limit');
-  if (/timed out/i.test(message))
+  const message = error instanceof Error ? error.message : String(error);
+  const elapsedMs = Number(process.hrtime.bigint() - startedNs) / 1e6;
+  if (/^Script execution timed out\.?$/.test(message) && elapsedMs >= budgetMs - 1)
     return new BatchFailure('function_timeout', `the batch exceeded its CPU budget of ${budgetMs} ms`);
   return undefined;
 }
 
 /** The version's isolate: created, compiled and evaluated on first use, then reused. */
-async function versionOf(fn: FunctionCode, limits: FunctionLimits, budgetMs: number): Promise<Version> {
+async function versionOf(fn: FunctionCode, limits: FunctionLimits): Promise<Version> {
+  const setupBudgetMs = limits.maxBatchCpuMs;
   const known = versions.get(fn.versionId);
   if (known) {
     versions.delete(fn.versionId);
@@ -104,6 +117,7 @@ async function versionOf(fn: FunctionCode, limits: FunctionLimits, budgetMs: num
     return known;
   }
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  const started = process.hrtime.bigint();
   try {
     const context = await isolate.createContext();
     const bootstrap = await isolate.compileScript(guestBootstrap);
@@ -117,16 +131,21 @@ async function versionOf(fn: FunctionCode, limits: FunctionLimits, budgetMs: num
         throw new Error(`import of "${specifier}" is not allowed: functions cannot import modules`);
       });
     } catch (error) {
+      // A module too big for the heap is the memory limit, not broken code to remember.
+      if (isolate.isDisposed)
+        throw new BatchFailure('function_memory', 'the function exceeded its memory limit');
       isolate.dispose();
       const broken: Version = { kind: 'broken', message: describe(error) };
       remember(fn.versionId, broken);
       return broken;
     }
+    const evaluating = process.hrtime.bigint();
     try {
-      // The module's top level is tenant code too: it gets the batch's budget.
-      await module.evaluate({ timeout: budgetMs });
+      // The top level runs once per version, not per batch: charged to a one-event batch's few
+      // milliseconds it would time out on a busy machine, so it gets the whole batch cap.
+      await module.evaluate({ timeout: setupBudgetMs });
     } catch (error) {
-      const failure = batchFailureOf(error, isolate, budgetMs);
+      const failure = batchFailureOf(error, isolate, setupBudgetMs, evaluating);
       if (!isolate.isDisposed) isolate.dispose();
       if (failure) throw failure;
       const broken: Version = { kind: 'broken', message: describe(error) };
@@ -135,7 +154,7 @@ async function versionOf(fn: FunctionCode, limits: FunctionLimits, budgetMs: num
     }
     const runner = (await factory.apply(undefined, [module.namespace.derefInto()], {
       result: { reference: true },
-      timeout: budgetMs,
+      timeout: setupBudgetMs,
     })) as ivm.Reference<Record<string, unknown>>;
     const run = (await runner.get('run', { reference: true })) as Extract<Version, { kind: 'ready' }>['run'];
     const takeLogs = (await runner.get('takeLogs', { reference: true })) as Extract<
@@ -146,9 +165,9 @@ async function versionOf(fn: FunctionCode, limits: FunctionLimits, budgetMs: num
     remember(fn.versionId, ready);
     return ready;
   } catch (error) {
+    const failure =
+      error instanceof BatchFailure ? error : batchFailureOf(error, isolate, setupBudgetMs, started);
     if (!isolate.isDisposed) isolate.dispose();
-    if (error instanceof BatchFailure) throw error;
-    const failure = batchFailureOf(error, isolate, budgetMs);
     throw failure ?? new BatchFailure('function_crashed', `the sandbox could not start: ${describe(error)}`);
   }
 }
@@ -183,6 +202,17 @@ function checkedResults(raw: unknown, count: number, limits: FunctionLimits): Ev
       const code = result.code === 'function_output_invalid' ? result.code : 'function_error';
       results.push({ result: 'error', code, message: result.message.slice(0, maxMessageBytes + 1) });
     } else if (result?.result === 'ok' && Array.isArray(result.events)) {
+      const outputs: unknown[] = result.events;
+      if (outputs.length > limits.maxOutputEvents) {
+        results.push(
+          invalid(`returned ${outputs.length} events; at most ${limits.maxOutputEvents} are allowed`),
+        );
+        continue;
+      }
+      if (outputs.some((event) => event === null || typeof event !== 'object' || Array.isArray(event))) {
+        results.push(invalid('an output is not an object'));
+        continue;
+      }
       if (batchBytes > limits.maxOutputBytesPerBatch) {
         results.push(invalid(`the batch's output passed ${limits.maxOutputBytesPerBatch} bytes`));
         continue;
@@ -229,7 +259,7 @@ async function runBatch(request: SandboxRequest): Promise<BatchRun> {
   const wallMicros = (): number => Number((process.hrtime.bigint() - started) / 1000n);
   let version: Version;
   try {
-    version = await versionOf(fn, limits, budgetMs);
+    version = await versionOf(fn, limits);
   } catch (error) {
     const failure =
       error instanceof BatchFailure ? error : new BatchFailure('function_crashed', describe(error));
@@ -267,6 +297,7 @@ async function runBatch(request: SandboxRequest): Promise<BatchRun> {
     maxLogBytes: limits.maxLogBytes,
     maxMessageBytes,
   };
+  const running = process.hrtime.bigint();
   try {
     const guest = (await version.run.apply(
       undefined,
@@ -285,7 +316,7 @@ async function runBatch(request: SandboxRequest): Promise<BatchRun> {
       cpuMicros: cpuMicros(),
     };
   } catch (error) {
-    const failure = batchFailureOf(error, isolate, budgetMs);
+    const failure = batchFailureOf(error, isolate, budgetMs, running);
     let logs: Pick<GuestRun, 'logs' | 'logsDropped'> = { logs: [], logsDropped: 0 };
     if (failure?.code === 'function_timeout') {
       // The tenant's lines up to the timeout are what explains it; a short call, the loop is stopped.
@@ -312,9 +343,22 @@ async function runBatch(request: SandboxRequest): Promise<BatchRun> {
   }
 }
 
+/**
+ * The first isolate of a process costs tens of milliseconds more than the next ones (measured:
+ * 41 ms against 1-9 ms on this machine), enough to time out a tenant's first small batch. A
+ * throwaway version pays it before the first request is served.
+ */
+const warmedUp: Promise<unknown> = runBatch({
+  id: 0,
+  fn: { versionId: '\0warm-up', code: 'export default (event) => event;' },
+  events: [{ type: 'track' }],
+  ctx: { kind: 'source', writeKeyId: 'warm-up' },
+  limits: { ...defaultFunctionLimits, cpuMsPerEvent: 10_000, maxBatchCpuMs: 10_000 },
+}).finally(() => forget('\0warm-up'));
+
 function serve(request: SandboxRequest): void {
   const versionId = request.fn.versionId;
-  const previous = queues.get(versionId) ?? Promise.resolve();
+  const previous = queues.get(versionId) ?? warmedUp;
   const next = previous
     .then(() => runBatch(request))
     .catch((error: unknown): BatchRun => ({
