@@ -1,3 +1,4 @@
+import type { FunctionStep } from './functions/function-step';
 import type { OutcomeRecorder } from './outcome-recorder';
 import type { TopicSpec } from '@pipeline/kafka';
 import type { Logger } from '@pipeline/logger';
@@ -61,6 +62,8 @@ export interface DestinationDependencies {
   clickhouseCluster?: string;
   /** Told where each event went (the live debugger); unset: nothing recorded. */
   outcomes?: OutcomeRecorder;
+  /** Runs the functions bound to destinations; unset: a destination with one has its events held. */
+  functions?: FunctionStep;
 }
 
 // WAREHOUSE_PROCESS_MAX_CONNECTIONS and WAREHOUSE_POOL_IDLE_MS's defaults.
@@ -91,6 +94,7 @@ export function createDestination(
       engines: deps.warehouseEngines ?? warehouseEnginesOf(deps),
       logger: deps.logger,
       ...(deps.outcomes ? { outcomes: deps.outcomes } : {}),
+      ...(deps.functions ? { functions: deps.functions } : {}),
       ...(deps.reportWarehouseStatus ? { reportStatus: deps.reportWarehouseStatus } : {}),
       ...(deps.warehouseBreaker ? { breaker: deps.warehouseBreaker } : {}),
       ...(deps.warehouseCustomerBudgetMs ? { customerBudgetMs: deps.warehouseCustomerBudgetMs } : {}),
@@ -104,6 +108,7 @@ export function createDestination(
     deps.logger,
     deps.forwardingLimits,
     deps.outcomes,
+    deps.functions,
   );
 }
 

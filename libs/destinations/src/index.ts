@@ -212,3 +212,11 @@ export {
   quarantineReason,
   type PlanViolationsColumn,
 } from './plan-decisions';
+export {
+  defaultFunctionBreaker,
+  FunctionStep,
+  functionLabel,
+  type FunctionBreakerOptions,
+  type FunctionStepCounters,
+  type StepResult,
+} from './functions/function-step';

@@ -11,3 +11,9 @@ export {
   type FunctionLog,
   type FunctionRuntime,
 } from './function-contract';
+export { checkFunctionResult, derivedMessageId, type CheckedResult } from './function-output';
+export {
+  createIsolatedVmRuntime,
+  IsolatedVmRuntime,
+  type IsolatedVmRuntimeOptions,
+} from './isolated-vm/isolated-vm-runtime';

@@ -1,3 +1,4 @@
+import type { BoundFunction } from './tenant-record';
 /**
  * Where an account's data lands in the warehouse: one schema per account. The control plane
  * shows it, the warehouse loader writes to it.
@@ -62,4 +63,6 @@ export interface ResolvedWarehouse {
    * this is the target. Absent otherwise.
    */
   alsoWriteTo?: { placement: WarehousePlacement; connection: WarehouseConnection };
+  /** The function version bound to the account's warehouse (docs/functions.md); absent or null: none. */
+  function?: BoundFunction | null;
 }

@@ -32,6 +32,7 @@ import { omitPaths } from '@pipeline/tracking-plans';
 import { recordOutcome, recordSentOutcomes, type OutcomeRecorder, type SentEvent } from '../outcome-recorder';
 import { planDecision, quarantineReason } from '../plan-decisions';
 import type { TenantDirectory } from '../tenant-directory';
+import { functionLabel, type FunctionStep } from '../functions/function-step';
 import { DeliveryFailure } from './delivery-failure';
 import type { Forwarder, OutboundEvent } from './forwarder';
 
@@ -92,6 +93,8 @@ export class ForwardingDestination implements Destination {
     private readonly logger: Logger,
     limits: Partial<ForwardingLimits> = {},
     private readonly outcomes?: OutcomeRecorder,
+    /** Runs bound functions; without it, a destination with one has its records held, never sent untransformed. */
+    private readonly functions?: FunctionStep,
   ) {
     this.kind = forwarder.appType;
     this.limits = { ...defaultForwardingLimits, ...limits };
@@ -212,8 +215,13 @@ export class ForwardingDestination implements Destination {
     const batchBudget = AbortSignal.timeout(this.limits.batchBudgetMs);
     const pool = bulkhead(this.limits.concurrency, Infinity);
     await Promise.all(
-      [...targets].map(([target, { destination, portions }]) =>
+      [...targets].map(([target, { destination, portions: given }]) =>
         pool.execute(async () => {
+          // The function runs within the integration's turn: a slow one delays its own integration.
+          const portions = destination.function
+            ? await this.applyFunction(target, destination.function, given, failed)
+            : given;
+          if (portions.length === 0) return;
           const outbound: OutboundEvent[] = [];
           // By messageId: a vendor client may hand back copies of the events it was given.
           const portionOf = new Map<string, Portion>();
@@ -253,6 +261,106 @@ export class ForwardingDestination implements Destination {
       ),
     );
     return { delivered, consentSkipped, failed };
+  }
+
+  /**
+   * The portions as the integration's bound function made them, one run per write key (its
+   * `ctx` names the key). What the function failed on is parked in `failed`: an event it threw
+   * on or answered badly is dead-lettered with the version in its reason; a batch it could not
+   * finish is retried, and while the function is disabled its records are held. Output events
+   * keep their input's place in the record, so a failure parks the input, as received.
+   */
+  private async applyFunction(
+    target: string,
+    bound: NonNullable<ResolvedDestination['function']>,
+    portions: readonly Portion[],
+    failed: FailedDelivery[],
+  ): Promise<Portion[]> {
+    const byWriteKey = new Map<string, Portion[]>();
+    for (const portion of portions) {
+      const group = byWriteKey.get(portion.envelope.writeKeyId) ?? [];
+      group.push(portion);
+      byWriteKey.set(portion.envelope.writeKeyId, group);
+    }
+    const transformed: Portion[] = [];
+    for (const [writeKeyId, group] of byWriteKey) {
+      const inputs = group.flatMap((portion) => portion.events.map((event) => ({ portion, event })));
+      const step = this.functions
+        ? await this.functions.apply(
+            bound,
+            inputs.map((input) => input.event),
+            { kind: 'destination', destination: this.kind, integrationId: target, writeKeyId },
+          )
+        : ({
+            kind: 'failed',
+            reason: `function_unavailable: ${functionLabel(bound)} is bound but this consumer runs no functions; its events are held`,
+            retryAfterMs: 30_000,
+            hold: true,
+          } as const);
+      if (step.kind === 'failed') {
+        for (const portion of group)
+          failed.push({
+            message: portion.message,
+            value: Buffer.from(
+              JSON.stringify(envelopeWith(portion.envelope, placesOf(portion, portion.events))),
+            ),
+            target,
+            reason: step.reason,
+            retryable: true,
+            ...(step.retryAfterMs > 0 ? { retryAfterMs: step.retryAfterMs } : {}),
+            ...(step.hold ? { holdUntilAvailable: true } : {}),
+          });
+        continue;
+      }
+      const next = new Map<Portion, Portion>();
+      const refused = new Map<Portion, Map<string, TrackingEvent[]>>();
+      const dropped: string[] = [];
+      step.results.forEach((result, i) => {
+        const { portion, event } = inputs[i] as (typeof inputs)[number];
+        if (result.result === 'dropped') {
+          dropped.push(event.messageId);
+          return;
+        }
+        if (result.result === 'error') {
+          const byReason = refused.get(portion) ?? new Map<string, TrackingEvent[]>();
+          byReason.set(result.message, [...(byReason.get(result.message) ?? []), event]);
+          refused.set(portion, byReason);
+          return;
+        }
+        const out: Portion = next.get(portion) ?? {
+          ...portion,
+          events: [],
+          indexOf: new Map(),
+          omittedOf: new Map(),
+        };
+        const index = portion.indexOf.get(event.messageId) as number;
+        const omitted = portion.omittedOf.get(event.messageId);
+        for (const output of result.events) {
+          out.events.push(output);
+          if (!out.indexOf.has(output.messageId)) out.indexOf.set(output.messageId, index);
+          if (omitted) out.omittedOf.set(output.messageId, omitted);
+        }
+        next.set(portion, out);
+      });
+      for (const [portion, byReason] of refused)
+        for (const [reason, events] of byReason)
+          failed.push({
+            message: portion.message,
+            value: Buffer.from(JSON.stringify(envelopeWith(portion.envelope, placesOf(portion, events)))),
+            target,
+            reason,
+            retryable: false,
+          });
+      if (dropped.length > 0)
+        recordOutcome(this.outcomes, writeKeyId, dropped, {
+          destination: this.kind,
+          integrationId: target,
+          outcome: 'skipped',
+          reason: `function_dropped: ${functionLabel(bound)} returned null`,
+        });
+      transformed.push(...next.values());
+    }
+    return transformed;
   }
 
   /** The debugger's `delivered` and `skipped` outcomes of one target's send. */
@@ -349,6 +457,10 @@ export class ForwardingDestination implements Destination {
     }));
   }
 }
+
+/** The places in its record of a portion's events, in order, each once. */
+const placesOf = (portion: Portion, events: readonly TrackingEvent[]): number[] =>
+  [...new Set(events.map((event) => portion.indexOf.get(event.messageId) as number))].sort((a, b) => a - b);
 
 /**
  * The events of a record one target gets under the record's tracking plan (plan-decisions.ts),

@@ -18,8 +18,9 @@ import {
   type FailedDelivery,
   type WarehouseHealth,
 } from '../destination';
-import { omitPaths, WAREHOUSE_DESTINATION } from '@pipeline/tracking-plans';
-import { recordSentOutcomes, type OutcomeRecorder } from '../outcome-recorder';
+import { omitPaths, WAREHOUSE_DESTINATION, type EventDecision } from '@pipeline/tracking-plans';
+import { recordOutcome, recordSentOutcomes, type OutcomeRecorder } from '../outcome-recorder';
+import { functionLabel, type FunctionStep } from '../functions/function-step';
 import { planDecision, planViolationsColumn, quarantineReason } from '../plan-decisions';
 import {
   defaultBreakerTimings,
@@ -58,6 +59,8 @@ export interface WarehouseDestinationOptions {
   engines: WarehouseEngineSource;
   logger: Logger;
   outcomes?: OutcomeRecorder;
+  /** Runs the functions bound to accounts' warehouses; without it their records are held. */
+  functions?: FunctionStep;
   reportStatus?: ReportWarehouseStatus;
   breaker?: Partial<BreakerTimings>;
   /**
@@ -112,6 +115,16 @@ interface Item {
   row: WarehouseRow;
   /** What its plan's policy stripped from the row (the debugger's outcome shows it). */
   omitted: string[];
+}
+
+/** One event of a record on its way to the warehouse, before it is normalized. */
+interface Entry {
+  message: DeliveryMessage;
+  envelope: OutboxEnvelope;
+  /** The event's place in its record (an event a function made has its input's). */
+  index: number;
+  event: TrackingEvent;
+  decision: EventDecision | undefined;
 }
 
 /** Events of one record that cannot be stored, for the same reason. */
@@ -205,24 +218,35 @@ export class WarehouseDestination implements Destination {
   async deliver(messages: readonly DeliveryMessage[]): Promise<DeliveryReport> {
     const failed: FailedDelivery[] = [];
     const unstorable: Unstorable[] = [];
-    let pending = new Map<string, Item[]>();
+    const entries = new Map<string, Entry[]>();
     for (const message of messages) {
       const envelope = parseOutboxEnvelope(message.value);
       if (!envelope) {
         failed.push(notAnEnvelope(message, this.kind));
         continue;
       }
-      const receipt = receiptContextOf(envelope);
-      const items = pending.get(envelope.accountId) ?? [];
+      const list = entries.get(envelope.accountId) ?? [];
       for (const [index, event] of envelope.events.entries()) {
         const decision = planDecision(envelope, index, WAREHOUSE_DESTINATION);
         if (decision?.action === 'quarantine') {
           unstorable.push({ message, envelope, indexes: [index], reason: quarantineReason(envelope) });
           continue;
         }
+        const stored = decision?.action === 'omit' ? omitPaths(event, decision.omitted) : event;
+        list.push({ message, envelope, index, event: stored, decision });
+      }
+      if (list.length > 0) entries.set(envelope.accountId, list);
+    }
+    // A function bound to an account's warehouse runs before anything is stored: it may scrub
+    // what must never land there.
+    if (entries.size > 0) await this.applyFunctions(entries, failed, unstorable);
+
+    let pending = new Map<string, Item[]>();
+    for (const [accountId, list] of entries) {
+      const items: Item[] = [];
+      for (const { message, envelope, index, event, decision } of list) {
         try {
-          const stored = decision?.action === 'omit' ? omitPaths(event, decision.omitted) : event;
-          const normalized = normalizeEvent(stored, receipt);
+          const normalized = normalizeEvent(event, receiptContextOf(envelope));
           const column = planViolationsColumn(envelope, index, decision);
           const row = column
             ? ({ ...normalized, row: { ...normalized.row, plan_violations: { ...column } } } as WarehouseRow)
@@ -237,7 +261,7 @@ export class WarehouseDestination implements Destination {
           });
         }
       }
-      if (items.length > 0) pending.set(envelope.accountId, items);
+      if (items.length > 0) pending.set(accountId, items);
     }
 
     const stored: Item[] = [];
@@ -295,6 +319,90 @@ export class WarehouseDestination implements Destination {
 
   async close(): Promise<void> {
     await this.options.engines.close?.();
+  }
+
+  /**
+   * Replaces each account's entries by what the function bound to its warehouse made of them,
+   * one run per write key. An event the function threw on or answered badly is dead-lettered
+   * with the version in its reason; a batch it could not finish is retried (held while the
+   * function is disabled), never stored untransformed. Outputs keep their input's place.
+   */
+  private async applyFunctions(
+    entries: Map<string, Entry[]>,
+    failed: FailedDelivery[],
+    unstorable: Unstorable[],
+  ): Promise<void> {
+    // Side by side, as route() asks: the answers are cached, and route() asks again anyway.
+    const accounts = [...entries.keys()];
+    const resolved = await Promise.all(
+      accounts.map((accountId) => this.options.directory.resolve(accountId)),
+    );
+    for (const [position, accountId] of accounts.entries()) {
+      const bound = resolved[position]?.function;
+      if (!bound) continue;
+      const byWriteKey = new Map<string, Entry[]>();
+      for (const entry of entries.get(accountId) ?? []) {
+        const group = byWriteKey.get(entry.envelope.writeKeyId) ?? [];
+        group.push(entry);
+        byWriteKey.set(entry.envelope.writeKeyId, group);
+      }
+      const kept: Entry[] = [];
+      for (const [writeKeyId, group] of byWriteKey) {
+        const step = this.options.functions
+          ? await this.options.functions.apply(
+              bound,
+              group.map((entry) => entry.event),
+              { kind: 'destination', destination: this.kind, writeKeyId },
+            )
+          : ({
+              kind: 'failed',
+              reason: `function_unavailable: ${functionLabel(bound)} is bound but this consumer runs no functions; its events are held`,
+              retryAfterMs: 30_000,
+              hold: true,
+            } as const);
+        if (step.kind === 'failed') {
+          const byRecord = new Map<DeliveryMessage, { envelope: OutboxEnvelope; indexes: number[] }>();
+          for (const { message, envelope, index } of group) {
+            const record = byRecord.get(message) ?? { envelope, indexes: [] };
+            record.indexes.push(index);
+            byRecord.set(message, record);
+          }
+          for (const [message, { envelope, indexes }] of byRecord)
+            failed.push({
+              message,
+              value: partValue(message, envelopeWith(envelope, ascending(indexes))),
+              target: this.kind,
+              reason: step.reason,
+              retryable: true,
+              ...(step.retryAfterMs > 0 ? { retryAfterMs: step.retryAfterMs } : {}),
+              ...(step.hold ? { holdUntilAvailable: true } : {}),
+            });
+          continue;
+        }
+        const dropped: string[] = [];
+        step.results.forEach((result, i) => {
+          const entry = group[i] as Entry;
+          if (result.result === 'dropped') dropped.push(entry.event.messageId);
+          else if (result.result === 'error')
+            unstorable.push({
+              message: entry.message,
+              envelope: entry.envelope,
+              indexes: [entry.index],
+              reason: result.message,
+            });
+          else for (const event of result.events) kept.push({ ...entry, event });
+        });
+        if (dropped.length > 0)
+          recordOutcome(this.options.outcomes, writeKeyId, dropped, {
+            destination: this.kind,
+            integrationId: null,
+            outcome: 'skipped',
+            reason: `function_dropped: ${functionLabel(bound)} returned null`,
+          });
+      }
+      if (kept.length > 0) entries.set(accountId, kept);
+      else entries.delete(accountId);
+    }
   }
 
   /** Each account's warehouses (its placement, and a move's target), as work per warehouse. */
@@ -602,7 +710,7 @@ function groupByRecord(unstorable: readonly Unstorable[], target: string): Faile
 }
 
 /** Indexes in record order, as envelopeWith takes them (a record's events keep their order). */
-const ascending = (indexes: readonly number[]): number[] => [...indexes].sort((a, b) => a - b);
+const ascending = (indexes: readonly number[]): number[] => [...new Set(indexes)].sort((a, b) => a - b);
 
 /** An envelope of some of a record's events, or the whole record when they cannot even be serialized again. */
 function partValue(message: DeliveryMessage, envelope: OutboxEnvelope): Buffer {
