@@ -42,18 +42,8 @@ export interface DestinationSummary {
   dataType: string;
 }
 
-/** A function version bound to a destination (docs/functions.md): what the consumer runs. */
-export interface BoundFunction {
-  functionId: string;
-  versionId: string;
-  version: number;
-  code: string;
-}
-
 /** A forwarding destination of the tenant, with what is needed to deliver to it. */
 export interface ResolvedDestination extends DestinationSummary {
-  /** The function version bound to this integration; absent or null: none. */
-  function?: BoundFunction | null;
   /** The integration's config, unmasked. */
   config: { global: Record<string, unknown>; tasks: { task_type: string; [field: string]: unknown }[] };
   /** The destination app's decrypted credentials. */
