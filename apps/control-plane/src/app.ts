@@ -193,7 +193,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
     [
       WarehouseResolutionController,
-      new WarehouseResolutionController(services.placements, services.warehouses),
+      new WarehouseResolutionController(services.placements, services.warehouses, services.functionBindings),
     ],
   ]);
   app.locals[CONTROLLERS] = controllers;

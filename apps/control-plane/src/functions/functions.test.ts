@@ -280,6 +280,25 @@ describe('functions API (real PostgreSQL)', () => {
       warehouseFunction: { functionId: fn.id, versionId: v1.id, version: 1, code: codeV3 },
     });
     expect(warehouse.text).not.toContain('amplitude-secret-key');
+    // The warehouse consumer reads it with the account's placement, from its own endpoint.
+    const resolveWarehouse = () =>
+      request(h.app)
+        .post('/internal/v1/warehouses/resolve')
+        .set('Authorization', `Bearer ${TEST_WAREHOUSE_TOKEN}`)
+        .send({ accountId: a.accountId });
+    const placed = await resolveWarehouse();
+    expect([placed.status, placed.body.data.function]).toEqual([
+      200,
+      { functionId: fn.id, versionId: v1.id, version: 1, code: codeV3 },
+    ]);
+    expect(
+      (
+        await request(h.app)
+          .post('/internal/v1/warehouses/resolve')
+          .set('Authorization', `Bearer ${TEST_WAREHOUSE_TOKEN}`)
+          .send({ accountId: b.accountId })
+      ).body.data.function,
+    ).toBeNull();
     expect((await lookup(testDeliveryToken('amplitude'))).body.data.warehouseFunction).toBeNull();
 
     // Ingestion's record never carries tenant code, whatever is bound.
@@ -295,6 +314,7 @@ describe('functions API (real PostgreSQL)', () => {
 
     await h.as(a.key).delete('/api/v1/warehouse/function').expect(204);
     expect((await lookup(TEST_WAREHOUSE_TOKEN)).body.data.warehouseFunction).toBeNull();
+    expect((await resolveWarehouse()).body.data.function).toBeNull();
   });
 
   it('binds a source function to a write key only, and a destination function never to one', async () => {
