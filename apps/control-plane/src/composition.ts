@@ -18,7 +18,7 @@ import { createKafka } from '@pipeline/kafka';
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, redisConnectionOf, type RedisClient } from '@pipeline/redis';
-import type { FunctionRuntime } from '@pipeline/functions';
+import { createIsolatedVmRuntime, type FunctionRuntime } from '@pipeline/functions';
 import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
 import { createHttpApp, createOperatorApp, type HttpDependencies } from './app';
@@ -396,6 +396,9 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const debuggerConnection = redisConnectionOf(config);
 
   const tenantChanges = new TenantChangePublisher(redis, logger);
+  // The functions test call's sandbox: a child process forked on the first test, with an empty
+  // environment, so tenant code never finds this process's credentials.
+  const functionRuntime = createIsolatedVmRuntime();
   // The broker of the dead-letter index and of replays (the delivery consumers' topics).
   const kafka = createKafka(config, { clientId: 'control-plane', logger });
   const deadLetterReplayer = new KafkaDeadLetterReplayer(kafka, config.KAFKA_TOPIC_PREFIX);
@@ -445,6 +448,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
     },
     tenantChanges,
+    functionRuntime,
     egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
     // Counted whether or not API_RATE_LIMIT_ENABLED (keys control-plane:connection-tests:…).
     connectionTests: { perMinute: config.APP_CONNECTION_TESTS_PER_MINUTE, redis },
@@ -492,6 +496,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     { name: 'database pool', run: () => dataSource.destroy() },
     { name: 'warehouse pools', run: () => engines.close() },
     { name: 'dead-letter replay producer', run: () => deadLetterReplayer.close() },
+    { name: 'function runtime', run: () => functionRuntime.close() },
   ];
   const starters: { start(): void }[] = [];
 

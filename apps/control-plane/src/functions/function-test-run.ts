@@ -1,5 +1,11 @@
 import { AppError } from '@pipeline/errors';
-import type { FunctionContext, FunctionRuntime } from '@pipeline/functions';
+import { validateEvent } from '@pipeline/events';
+import {
+  checkFunctionResult,
+  type EventResult,
+  type FunctionContext,
+  type FunctionRuntime,
+} from '@pipeline/functions';
 import { badRequest, invalidField } from '../http/api-errors';
 import type { DebuggerService } from '../debugger/debugger.service';
 import type { FunctionTestView, TestEventInput, TestEventResult, TestFunctionBody } from './function.dto';
@@ -24,7 +30,8 @@ const isObject = (value: unknown): value is TestEventInput =>
 /**
  * The test call (docs/management-api.md#functions): runs the draft, pasted code or a published
  * version on pasted events or on the debugger's newest accepted events of a write key, and
- * answers what the function made of each. Nothing is delivered or stored.
+ * answers what the function made of each, after the checks delivery makes on it (an input that
+ * is no event is answered as the function returned it). Nothing is delivered or stored.
  */
 export class FunctionTestRun {
   constructor(
@@ -79,9 +86,15 @@ export class FunctionTestRun {
     const results: TestEventResult[] = events.map((input, index) => {
       if (run.outcome === 'failed')
         return { input, result: 'error', error: { code: run.code, message: run.message } };
-      const result = run.results[index];
-      if (!result)
-        return { input, result: 'error', error: { code: 'function_crashed', message: 'no result' } };
+      const raw: EventResult = run.results[index] ?? {
+        result: 'error',
+        code: 'function_error',
+        message: 'the sandbox gave no result for this event',
+      };
+      // What delivery would keep: for an input that is an event, the host's checks and the
+      // fields the pipeline owns (message ids, consent); any other input is answered as run.
+      const event = validateEvent(input, Infinity, 'segment');
+      const result = event.valid ? checkFunctionResult(event.event, raw) : raw;
       if (result.result === 'ok') return { input, result: 'ok', events: result.events };
       if (result.result === 'dropped') return { input, result: 'dropped' };
       return { input, result: 'error', error: { code: result.code, message: result.message } };
