@@ -5,6 +5,7 @@ import {
   createDestination,
   DeliveryMetrics,
   deliveryTopicsFor,
+  FunctionStep,
   isForwardingKind,
   ResolvingWarehouseDirectory,
   retryGroupFor,
@@ -27,8 +28,9 @@ import {
   RegulatedSubjectsCache,
   TenantChangeSubscriber,
 } from '@pipeline/tenancy';
+import { createIsolatedVmRuntime } from '@pipeline/functions';
 import { RedisOutcomeRecorder } from './debugger/redis-outcome-recorder';
-import { forwardingBaseUrls, forwardingLimitsOf, type DeliveryConfig } from './config';
+import { forwardingBaseUrls, forwardingLimitsOf, functionSettingsOf, type DeliveryConfig } from './config';
 
 /** One delivery consumer's object graph, built once from its validated config. */
 export interface Delivery {
@@ -140,6 +142,20 @@ export async function composeDelivery(
       ),
     );
   }
+  // Tenant functions run in sandbox processes forked on first use: a consumer whose tenants
+  // bind none never starts one. The log consumer delivers nothing a function could change.
+  let functions: FunctionStep | undefined;
+  if (kind !== 'log') {
+    const runtime = createIsolatedVmRuntime({
+      processes: config.FUNCTIONS_SANDBOX_PROCESSES,
+      ...(config.FUNCTIONS_SANDBOX_UID > 0
+        ? { uid: config.FUNCTIONS_SANDBOX_UID, gid: config.FUNCTIONS_SANDBOX_UID }
+        : {}),
+    });
+    steps.push({ name: 'function sandboxes', run: () => runtime.close() });
+    functions = new FunctionStep(runtime, logger, functionSettingsOf(config));
+    metrics.watchFunctions(functions.counters);
+  }
   const consumer: Omit<ConsumerRunnerOptions, 'onFatal'> = {
     kafka,
     ...(outcomes ? { outcomes } : {}),
@@ -166,6 +182,7 @@ export async function composeDelivery(
         : {}),
       ...warehouse,
       ...(outcomes ? { outcomes } : {}),
+      ...(functions ? { functions } : {}),
     }),
     topics: { source: outbox.topic, retry: retry.topic, deadLetter: deadLetter.topic },
     groupId,

@@ -14,7 +14,9 @@ import {
   warehouseConfigSchema,
   warehouseUrlField,
   type ForwardingLimits,
+  type FunctionBreakerOptions,
 } from '@pipeline/destinations';
+import type { FunctionLimits } from '@pipeline/functions';
 import { egressConfigSchema } from '@pipeline/egress';
 import { kafkaConfigSchema } from '@pipeline/kafka';
 import { lifecycleConfigSchema } from '@pipeline/lifecycle';
@@ -90,6 +92,29 @@ export const deliveryConfigSchema = z.object({
   DELIVERY_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }).describe(
     'Forwarding kinds: how long an open circuit parks records before one probe request.',
   ),
+  FUNCTIONS_SANDBOX_PROCESSES: envInt({ min: 1, max: 16, default: 1 }).describe(
+    'Forwarding kinds and the warehouse: sandbox processes that run tenant functions (docs/functions.md), forked on first use with an empty environment; a function version always runs in the same one.',
+  ),
+  FUNCTIONS_SANDBOX_UID: envInt({ min: 1, max: 4_294_967_294 })
+    .optional()
+    .describe(
+      'When the consumer runs as root: the user the sandbox processes run as, so that tenant code that escaped V8 could not read this process (docs/functions.md, "Security"). Unset: the same user.',
+    ),
+  FUNCTION_CPU_MS_PER_EVENT: envInt({ min: 1, max: 1000, default: 5 }).describe(
+    "A function's CPU time per event of a batch, up to `FUNCTION_MAX_BATCH_CPU_MS`; past it the batch is retried (`function_timeout`).",
+  ),
+  FUNCTION_MAX_BATCH_CPU_MS: envInt({ min: 10, max: 30_000, default: 1000 }).describe(
+    "A function's CPU time for one batch, whatever its size.",
+  ),
+  FUNCTION_MEMORY_MB: envInt({ min: 8, max: 1024, default: 64 }).describe(
+    "A function's heap; past it the batch is retried (`function_memory`) in a new isolate.",
+  ),
+  FUNCTION_BREAKER_FAILURES: envInt({ min: 1, max: 1000, default: 5 }).describe(
+    'Batches in a row a function version fails (time, memory, sandbox crash) before it is disabled and its events are held.',
+  ),
+  FUNCTION_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }).describe(
+    "How long a disabled function's events are held before one batch probes it again.",
+  ),
   REDIS_URL: envUrl(['redis', 'rediss'])
     .optional()
     .describe(
@@ -129,6 +154,21 @@ export function forwardingLimitsOf(config: DeliveryConfig): ForwardingLimits {
     concurrency: config.DELIVERY_INTEGRATION_CONCURRENCY,
     breakerFailures: config.DELIVERY_BREAKER_FAILURES,
     breakerCooldownMs: config.DELIVERY_BREAKER_COOLDOWN_MS,
+  };
+}
+
+/** The limits and breaker of tenant functions (FUNCTION_*). */
+export function functionSettingsOf(config: DeliveryConfig): {
+  limits: Partial<FunctionLimits>;
+  breaker: FunctionBreakerOptions;
+} {
+  return {
+    limits: {
+      cpuMsPerEvent: config.FUNCTION_CPU_MS_PER_EVENT,
+      maxBatchCpuMs: config.FUNCTION_MAX_BATCH_CPU_MS,
+      memoryMb: config.FUNCTION_MEMORY_MB,
+    },
+    breaker: { failures: config.FUNCTION_BREAKER_FAILURES, cooldownMs: config.FUNCTION_BREAKER_COOLDOWN_MS },
   };
 }
 

@@ -10,6 +10,7 @@ import type { TenantRecord } from '@pipeline/tenancy';
 import { runConsumer, type RunningConsumer } from './consumer-runner';
 import { DeliveryMetrics } from './delivery-metrics';
 import type { WarehouseHealth } from './destination';
+import type { FunctionStepCounters } from './functions/function-step';
 import { vendorClientOptions } from './forwarding/forwarder';
 import { ForwardingDestination } from './forwarding/forwarding-destination';
 import {
@@ -266,5 +267,36 @@ describe('warehouse metrics', () => {
     expect(status('wh-2', 'active')).toBe(1);
     expect(open('wh-1')).toBe(0);
     expect(sampleSum(samples, 'pipeline_delivery_warehouse_status', { warehouse: 'wh-1' })).toBe(0);
+  });
+});
+
+describe('function metrics', () => {
+  it("reports the function step's counts as counters that only grow, and the disabled versions now", async () => {
+    const metrics = new DeliveryMetrics();
+    let disabled = 2;
+    const counters: FunctionStepCounters = {
+      events: new Map([
+        ['ok', 7],
+        ['function_error', 2],
+      ]),
+      cpuMicros: 1_500_000,
+      disabled: () => disabled,
+    };
+    metrics.watchFunctions(counters);
+    let samples = parsePrometheusText(await metrics.text());
+    const events = (result: string) => sampleSum(samples, 'pipeline_function_events_total', { result });
+    expect([events('ok'), events('function_error'), events('dropped')]).toEqual([7, 2, 0]);
+    expect(sampleSum(samples, 'pipeline_function_cpu_seconds_total', {})).toBe(1.5);
+    expect(sampleSum(samples, 'pipeline_function_disabled', {})).toBe(2);
+
+    // The next scrape adds what grew since the last, never counting twice.
+    counters.events.set('ok', 10);
+    counters.events.set('dropped', 1);
+    counters.cpuMicros = 2_000_000;
+    disabled = 0;
+    samples = parsePrometheusText(await metrics.text());
+    expect([events('ok'), events('function_error'), events('dropped')]).toEqual([10, 2, 1]);
+    expect(sampleSum(samples, 'pipeline_function_cpu_seconds_total', {})).toBe(2);
+    expect(sampleSum(samples, 'pipeline_function_disabled', {})).toBe(0);
   });
 });

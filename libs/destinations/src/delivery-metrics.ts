@@ -2,6 +2,7 @@ import type { Admin } from 'kafkajs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { consumerGroupLag } from '@pipeline/kafka';
 import type { WarehouseHealth } from './destination';
+import type { FunctionStepCounters } from './functions/function-step';
 
 export interface LagSource {
   admin: Admin;
@@ -26,6 +27,7 @@ export class DeliveryMetrics {
   private readonly held: Counter<'destination'>;
   private readonly regulatedEvents: Counter<'destination' | 'reason'>;
   private warehouses: (() => readonly WarehouseHealth[]) | undefined;
+  private functions: FunctionStepCounters | undefined;
 
   constructor(lag?: LagSource) {
     const registers = [this.registry];
@@ -101,6 +103,40 @@ export class DeliveryMetrics {
         for (const { warehouseId, status } of warehouses()) this.set({ warehouse: warehouseId, status }, 1);
       },
     });
+    const functions = () => this.functions;
+    // Counted by the function step; each scrape adds what grew since the last.
+    const reported = new Map<string, number>();
+    new Counter({
+      name: 'pipeline_function_events_total',
+      help: 'Events a tenant function ran on, by result: ok, dropped, function_error, function_output_invalid (dead-lettered), function_timeout, function_memory, function_crashed (the batch retried).',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        for (const [result, count] of functions()?.events ?? []) {
+          this.inc({ result }, count - (reported.get(result) ?? 0));
+          reported.set(result, count);
+        }
+      },
+    });
+    let cpuReported = 0;
+    new Counter({
+      name: 'pipeline_function_cpu_seconds_total',
+      help: 'CPU time the function sandboxes spent running tenant functions.',
+      registers,
+      collect() {
+        const micros = functions()?.cpuMicros ?? 0;
+        this.inc((micros - cpuReported) / 1e6);
+        cpuReported = micros;
+      },
+    });
+    new Gauge({
+      name: 'pipeline_function_disabled',
+      help: 'Function versions disabled now by their breaker: their events are held in the retry topic.',
+      registers,
+      collect() {
+        this.set(functions()?.disabled() ?? 0);
+      },
+    });
     const circuits = this.circuits;
     new Gauge({
       name: 'pipeline_delivery_circuits_open',
@@ -163,6 +199,11 @@ export class DeliveryMetrics {
   /** Reports `openCircuits()` of the destination at each scrape. */
   watchCircuits(destination: string, openCircuits: () => number): void {
     this.circuits.set(destination, openCircuits);
+  }
+
+  /** Reports the function step's counts at each scrape. */
+  watchFunctions(counters: FunctionStepCounters): void {
+    this.functions = counters;
   }
 
   /** Reports each warehouse's breaker and status at each scrape. */
