@@ -49,6 +49,15 @@ import {
 import type { PlanFromTraffic } from './tracking-plans/plan-from-traffic';
 import type { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanService } from './tracking-plans/tracking-plan.service';
+import {
+  FunctionsController,
+  IntegrationFunctionController,
+  WarehouseFunctionController,
+  WriteKeyFunctionController,
+} from './functions/function.controller';
+import type { FunctionBindings } from './functions/function-bindings';
+import type { FunctionService } from './functions/function.service';
+import type { FunctionTestRun } from './functions/function-test-run';
 import { QuarantineController } from './quarantine/quarantine.controller';
 import { PlanAlertController } from './plan-alerts/plan-alert.controller';
 import type { PlanAlertService } from './plan-alerts/plan-alert.service';
@@ -97,6 +106,9 @@ export interface ApiServices {
   planFromTraffic: PlanFromTraffic;
   planAlerts: PlanAlertService;
   planViolations: PlanViolationsService;
+  functions: FunctionService;
+  functionBindings: FunctionBindings;
+  functionTests: FunctionTestRun;
 }
 
 /** What the Express app needs besides the services. */
@@ -169,6 +181,10 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [QuarantineController, new QuarantineController(services.quarantine)],
     [PlanAlertController, new PlanAlertController(services.planAlerts)],
     [PlanViolationsController, new PlanViolationsController(services.planViolations)],
+    [FunctionsController, new FunctionsController(services.functions, services.functionTests)],
+    [IntegrationFunctionController, new IntegrationFunctionController(services.functionBindings)],
+    [WarehouseFunctionController, new WarehouseFunctionController(services.functionBindings)],
+    [WriteKeyFunctionController, new WriteKeyFunctionController(services.functionBindings)],
     [
       OperatorWarehousesController,
       new OperatorWarehousesController(services.warehouses, services.placements),
@@ -177,7 +193,7 @@ export function createHttpApp(services: ApiServices, deps: HttpDependencies): Ex
     [OperatorWarehouseMovesController, new OperatorWarehouseMovesController(services.warehouseMoves)],
     [
       WarehouseResolutionController,
-      new WarehouseResolutionController(services.placements, services.warehouses),
+      new WarehouseResolutionController(services.placements, services.warehouses, services.functionBindings),
     ],
   ]);
   app.locals[CONTROLLERS] = controllers;

@@ -18,6 +18,7 @@ import { createKafka } from '@pipeline/kafka';
 import type { ShutdownStep } from '@pipeline/lifecycle';
 import type { Logger } from '@pipeline/logger';
 import { closeRedis, createRedis, redisConnectionOf, type RedisClient } from '@pipeline/redis';
+import { createIsolatedVmRuntime, type FunctionRuntime } from '@pipeline/functions';
 import { clientAddressResolver, TenantChangePublisher } from '@pipeline/tenancy';
 import { AccountLimiter, type AccountLimits } from './accounts/account-limits';
 import { createHttpApp, createOperatorApp, type HttpDependencies } from './app';
@@ -80,6 +81,9 @@ import { PlanFromTraffic } from './tracking-plans/plan-from-traffic';
 import { TrackingPlanBindings } from './tracking-plans/tracking-plan-bindings';
 import type { TrackingPlanLimits } from './tracking-plans/tracking-plan-limits';
 import { TrackingPlanService } from './tracking-plans/tracking-plan.service';
+import { FunctionBindings } from './functions/function-bindings';
+import { FunctionService } from './functions/function.service';
+import { FunctionTestRun } from './functions/function-test-run';
 import { QuarantineService } from './quarantine/quarantine.service';
 import { WarehousePlacements } from './warehouse-registry/warehouse-placements';
 import { WarehouseMoves } from './warehouse-registry/warehouse-moves';
@@ -130,6 +134,8 @@ export interface ServiceDependencies {
   deadLetterReplayer?: DeadLetterReplayer;
   /** What an account's tracking plans may hold (default: the documented caps). */
   trackingPlanLimits?: TrackingPlanLimits;
+  /** Runs tenant functions for the test call; absent: it answers 503 `function_runtime_unavailable`. */
+  functionRuntime?: FunctionRuntime;
   /** REGULATION_SUBJECTS_PER_MONTH (default Segment's 110,000). */
   regulationLimits?: RegulationLimits;
   /** Counts a dry run's rows per warehouse table (tests give their own); absent: the account's warehouse engine counts. */
@@ -190,7 +196,17 @@ export function composeServices(deps: ServiceDependencies) {
   // ingestion re-resolves the account's keys and holds their events to the new version.
   const trackingPlans = new TrackingPlanService(dataSource, tenantChanges, deps.trackingPlanLimits);
   const trackingPlanBindings = new TrackingPlanBindings(dataSource, tenantChanges);
-  const writeKeyResolver = new WriteKeyResolver(dataSource, apps, placements, trackingPlanBindings);
+  // Binding, unbinding and deleting a function are broadcast: the consumers look the account
+  // up again and run the version now bound.
+  const functions = new FunctionService(dataSource, tenantChanges);
+  const functionBindings = new FunctionBindings(dataSource, tenantChanges);
+  const writeKeyResolver = new WriteKeyResolver(
+    dataSource,
+    apps,
+    placements,
+    trackingPlanBindings,
+    functionBindings,
+  );
   // Each account's own warehouse, through the process's engines; without them (a test graph
   // that reads nothing), WAREHOUSE_URL's default database.
   const reader =
@@ -215,6 +231,7 @@ export function composeServices(deps: ServiceDependencies) {
   });
   const usage = new UsageService(dataSource);
   const debuggerService = new DebuggerService(writeKeys, deps.debugger?.redis ?? null);
+  const functionTests = new FunctionTestRun(functions, debuggerService, deps.functionRuntime);
   const deadLetters = new DeadLetterService(dataSource, deps.deadLetterReplayer, deps.deadLetterOptions);
   const quarantine = new QuarantineService(dataSource, trackingPlans, deps.deadLetterReplayer, {
     ...(deps.deadLetterOptions?.limits ? { limits: deps.deadLetterOptions.limits } : {}),
@@ -234,6 +251,9 @@ export function composeServices(deps: ServiceDependencies) {
       deletionSupportOf(dataSource, cipher, (type) => deletionClientFor(type), appType, integrationId),
   );
   return {
+    functions,
+    functionBindings,
+    functionTests,
     regulations,
     trackingPlans,
     planAlerts: new PlanAlertService(dataSource, cipher, urls),
@@ -376,6 +396,9 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
   const debuggerConnection = redisConnectionOf(config);
 
   const tenantChanges = new TenantChangePublisher(redis, logger);
+  // The functions test call's sandbox: a child process forked on the first test, with an empty
+  // environment, so tenant code never finds this process's credentials.
+  const functionRuntime = createIsolatedVmRuntime();
   // The broker of the dead-letter index and of replays (the delivery consumers' topics).
   const kafka = createKafka(config, { clientId: 'control-plane', logger });
   const deadLetterReplayer = new KafkaDeadLetterReplayer(kafka, config.KAFKA_TOPIC_PREFIX);
@@ -425,6 +448,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
       clientAddress: clientAddressResolver(config.TRUSTED_PROXIES),
     },
     tenantChanges,
+    functionRuntime,
     egress: { allowPrivateRanges: config.EGRESS_ALLOW_PRIVATE_RANGES },
     // Counted whether or not API_RATE_LIMIT_ENABLED (keys control-plane:connection-tests:…).
     connectionTests: { perMinute: config.APP_CONNECTION_TESTS_PER_MINUTE, redis },
@@ -472,6 +496,7 @@ export async function composeControlPlane(config: ControlPlaneConfig, logger: Lo
     { name: 'database pool', run: () => dataSource.destroy() },
     { name: 'warehouse pools', run: () => engines.close() },
     { name: 'dead-letter replay producer', run: () => deadLetterReplayer.close() },
+    { name: 'function runtime', run: () => functionRuntime.close() },
   ];
   const starters: { start(): void }[] = [];
 

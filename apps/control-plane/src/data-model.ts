@@ -32,12 +32,14 @@ import { Regulations1796300000000 } from './database/migrations/1796300000000-re
 import { TrackingPlans1796400000000 } from './database/migrations/1796400000000-tracking-plans';
 import { QuarantinedEvents1796500000000 } from './database/migrations/1796500000000-quarantined-events';
 import { TrackingPlanAlerts1796600000000 } from './database/migrations/1796600000000-tracking-plan-alerts';
+import { Functions1796700000000 } from './database/migrations/1796700000000-functions';
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity';
 import {
   TrackingPlanBindingEntity,
   TrackingPlanEntity,
   TrackingPlanVersionEntity,
 } from './tracking-plans/tracking-plan.entity';
+import { FunctionBindingEntity, FunctionEntity, FunctionVersionEntity } from './functions/function.entity';
 import { dataSourceFor } from './database/data-source';
 
 // The one place that names every feature's entity and every migration. TypeORM needs the whole
@@ -61,6 +63,9 @@ export const entities = [
   TrackingPlanEntity,
   TrackingPlanVersionEntity,
   TrackingPlanBindingEntity,
+  FunctionEntity,
+  FunctionVersionEntity,
+  FunctionBindingEntity,
 ];
 export const migrations = [
   CreateAccounts1795316766691,
@@ -84,6 +89,7 @@ export const migrations = [
   TrackingPlans1796400000000,
   QuarantinedEvents1796500000000,
   TrackingPlanAlerts1796600000000,
+  Functions1796700000000,
 ];
 
 /** A data source over the control plane's whole model (its pool holds `poolMax` connections). */

@@ -32,6 +32,7 @@ const LAYERS = [
   'quarantine',
   'plan-alerts',
   'plan-violations',
+  'functions',
   'internal',
   'app-types',
   'health',

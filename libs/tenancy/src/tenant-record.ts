@@ -14,6 +14,19 @@ export interface TrackingPlanBinding {
   policy: PlanPolicy;
 }
 
+/**
+ * A function version bound to a destination or write key (docs/management-api.md#functions):
+ * the code to run on the events in flight. Only the delivery lookups carry it, never the record
+ * ingestion resolves.
+ */
+export interface BoundFunction {
+  functionId: string;
+  versionId: string;
+  version: number;
+  /** An ES module exporting `transform(event, ctx)`. */
+  code: string;
+}
+
 /** The warehouse a tenant record names: its account's placement. */
 export type TenantWarehouse = { kind: 'warehouse' } & WarehousePlacement;
 
@@ -29,24 +42,16 @@ export interface DestinationSummary {
   dataType: string;
 }
 
-/** A function version bound to a destination (docs/functions.md): what the consumer runs. */
-export interface BoundFunction {
-  functionId: string;
-  versionId: string;
-  version: number;
-  code: string;
-}
-
 /** A forwarding destination of the tenant, with what is needed to deliver to it. */
 export interface ResolvedDestination extends DestinationSummary {
-  /** The function version bound to this integration; absent or null: none. */
-  function?: BoundFunction | null;
   /** The integration's config, unmasked. */
   config: { global: Record<string, unknown>; tasks: { task_type: string; [field: string]: unknown }[] };
   /** The destination app's decrypted credentials. */
   credentials: Record<string, unknown>;
   /** The destination app's config, unmasked. */
   appConfig: Record<string, unknown>;
+  /** The function version the integration binds; absent or null: events go as they are. */
+  function?: BoundFunction | null;
 }
 
 interface TenantOf<Destination> {
@@ -75,8 +80,16 @@ interface TenantOf<Destination> {
  */
 export type WriteKeyRecord = TenantOf<DestinationSummary>;
 
-/** A tenant as the forwarding consumers look it up by write key id: destinations with credentials. */
-export type TenantRecord = TenantOf<ResolvedDestination>;
+/**
+ * A tenant as the forwarding consumers (and the warehouse consumer) look it up by write key id:
+ * destinations with credentials, and the functions they run.
+ */
+export type TenantRecord = TenantOf<ResolvedDestination> & {
+  /** The warehouse consumer's lookup only: the version the account's warehouse binds, or null. */
+  warehouseFunction?: BoundFunction | null;
+  /** The write key's source function; reserved for the source-functions consumer, not filled yet. */
+  sourceFunction?: BoundFunction | null;
+};
 
 /** The longest write key the API accepts anywhere (docs/tracking-api.md). */
 export const MAX_WRITE_KEY_LENGTH = 200;

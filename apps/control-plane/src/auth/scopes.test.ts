@@ -2,7 +2,7 @@ import { AppError } from '@pipeline/errors';
 import { checkScopes, isScope, scopes } from './scopes';
 
 const all =
-  'apps.read, apps.write, sources.read, sources.write, integrations.read, integrations.write, write_keys.read, write_keys.write, usage.read, tasks.read, tasks.write, tasks.manage, dead_letters.read, dead_letters.replay, dead_letters.discard, regulations.read, regulations.write, tracking_plans.read, tracking_plans.write';
+  'apps.read, apps.write, sources.read, sources.write, integrations.read, integrations.write, write_keys.read, write_keys.write, usage.read, tasks.read, tasks.write, tasks.manage, dead_letters.read, dead_letters.replay, dead_letters.discard, regulations.read, regulations.write, tracking_plans.read, tracking_plans.write, functions.read, functions.write';
 
 function refusal(requested: string[]): { status: number; code: string; message: string } {
   try {
@@ -17,11 +17,11 @@ function refusal(requested: string[]): { status: number; code: string; message: 
 describe('scopes', () => {
   it('are one per resource and verb', () => {
     expect(scopes.join(', ')).toBe(all);
-    expect(scopes).toHaveLength(19);
+    expect(scopes).toHaveLength(21);
   });
 
   it('isScope takes exactly the names of the list', () => {
-    expect(scopes.filter(isScope)).toHaveLength(19);
+    expect(scopes.filter(isScope)).toHaveLength(21);
     expect(['apps', 'apps.Read', 'apps.read ', '', 'admin', 'toString'].filter(isScope)).toEqual([]);
   });
 

@@ -24,6 +24,8 @@ export const scopes = [
   'regulations.write',
   'tracking_plans.read',
   'tracking_plans.write',
+  'functions.read',
+  'functions.write',
 ] as const;
 
 export type Scope = (typeof scopes)[number];

@@ -1,4 +1,5 @@
 export type {
+  BoundFunction,
   DestinationSummary,
   ResolvedDestination,
   TenantRecord,

@@ -11,6 +11,7 @@ import {
   Tags,
 } from '@tsoa/runtime';
 import type { ResolvedWarehouse } from '@pipeline/tenancy';
+import type { FunctionBindings } from '../functions/function-bindings';
 import type { Problem } from '../http/problem';
 import type { ResolveWarehouseBody, WarehouseStatusReport } from '../warehouse-registry/warehouse.dto';
 import type { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
@@ -18,7 +19,7 @@ import type { WarehouseRegistry } from '../warehouse-registry/warehouse-registry
 
 /**
  * Internal: the warehouse consumer asks where an account's rows go, with the password to get
- * there (the only answer that carries one), and reports what it met at a warehouse. Its token
+ * there (the only answer that carries one) and the function its warehouse binds, and reports what it met at a warehouse. Its token
  * (INTERNAL_TOKEN_DELIVERY_WAREHOUSE) opens these two endpoints only; ingestion's opens neither.
  */
 @Hidden()
@@ -28,6 +29,7 @@ export class WarehouseResolutionController extends Controller {
   constructor(
     private readonly placements: WarehousePlacements,
     private readonly registry: WarehouseRegistry,
+    private readonly functions: FunctionBindings,
   ) {
     super();
   }
@@ -38,7 +40,10 @@ export class WarehouseResolutionController extends Controller {
   @Response<Problem>(404, 'account_not_found')
   @Response<Problem>(503, 'warehouse_not_configured')
   async resolveWarehouse(@Body() body: ResolveWarehouseBody): Promise<{ data: ResolvedWarehouse }> {
-    return { data: await this.placements.resolve(body.accountId) };
+    const resolved = await this.placements.resolve(body.accountId);
+    // The version the account's warehouse binds rides with its placement: the consumer caches
+    // both per account and drops both on the account's tenant_changed.
+    return { data: { ...resolved, function: await this.functions.warehouseFunction(body.accountId) } };
   }
 
   @Post('{warehouseId}/status')

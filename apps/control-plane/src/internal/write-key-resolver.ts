@@ -6,6 +6,7 @@ import type { AppService } from '../apps/app.service';
 import { hashToken } from '../auth/secret-token';
 import { isUuid } from '../http/ids';
 import { IntegrationEntity } from '../integrations/integration.entity';
+import type { FunctionBindings } from '../functions/function-bindings';
 import type { TrackingPlanBindings } from '../tracking-plans/tracking-plan-bindings';
 import type { WarehousePlacements } from '../warehouse-registry/warehouse-placements';
 import { WriteKeyEntity } from '../write-keys/write-key.entity';
@@ -22,6 +23,9 @@ import type {
  * integrations whose source is a web-tracking app and whose destination app is connected,
  * plus the account's warehouse.
  */
+/** The app type the warehouse consumer looks tenants up as. */
+export const WAREHOUSE_LOOKUP = 'warehouse';
+
 const notFound = () => new AppError(404, 'write_key_not_found', 'Unknown write key');
 
 export class WriteKeyResolver {
@@ -30,6 +34,7 @@ export class WriteKeyResolver {
     private readonly apps: AppService,
     private readonly placements: WarehousePlacements,
     private readonly trackingPlans: TrackingPlanBindings,
+    private readonly functions: FunctionBindings,
   ) {}
 
   /** For ingestion: where the key's events go, without any credential or config. */
@@ -56,21 +61,37 @@ export class WriteKeyResolver {
 
   /**
    * For the delivery consumer of `appType`, by the id the outbox carries: that app type's
-   * destinations only, so no other vendor's credentials are even decrypted. A revoked key still
-   * resolves to the account's destinations: the events it sent before were accepted and are
-   * delivered.
+   * destinations only, so no other vendor's credentials are even decrypted, each with the
+   * function version its integration binds. `warehouse` (the warehouse consumer) gets no
+   * destination and the version the account's warehouse binds. A revoked key still resolves to
+   * the account's destinations: the events it sent before were accepted and are delivered.
    */
   async lookup(writeKeyId: string, appType: string): Promise<TenantRecord> {
     if (!isUuid(writeKeyId)) throw notFound();
     const record = await this.dataSource.getRepository(WriteKeyEntity).findOneBy({ id: writeKeyId });
     if (!record) throw notFound();
-    const destinations: ResolvedDestination[] = [];
-    for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
-      if (app.appType !== appType) continue;
-      const credentials = this.apps.openCredentials(app);
-      if (credentials) destinations.push(resolvedDestination(integration, app, kind, credentials));
-    }
-    return { ...(await this.baseOf(record)), status: record.revokedAt ? 'revoked' : 'active', destinations };
+    const found: ResolvedDestination[] = [];
+    if (appType !== WAREHOUSE_LOOKUP)
+      for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
+        if (app.appType !== appType) continue;
+        const credentials = this.apps.openCredentials(app);
+        if (credentials) found.push(resolvedDestination(integration, app, kind, credentials));
+      }
+    const bound = await this.functions.integrationFunctions(
+      record.accountId,
+      found.map((destination) => destination.integrationId),
+    );
+    const destinations = found.map((destination) => ({
+      ...destination,
+      function: bound.get(destination.integrationId) ?? null,
+    }));
+    return {
+      ...(await this.baseOf(record)),
+      status: record.revokedAt ? 'revoked' : 'active',
+      destinations,
+      warehouseFunction:
+        appType === WAREHOUSE_LOOKUP ? await this.functions.warehouseFunction(record.accountId) : null,
+    };
   }
 
   private async baseOf(record: WriteKeyEntity) {

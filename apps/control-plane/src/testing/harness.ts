@@ -153,6 +153,8 @@ export interface HarnessOptions {
   subjectRowCounter?: AppDependencies['subjectRowCounter'];
   /** What an account's tracking plans may hold; absent: the documented caps. */
   trackingPlanLimits?: AppDependencies['trackingPlanLimits'];
+  /** Runs the functions test call; absent: it answers 503 function_runtime_unavailable. */
+  functionRuntime?: AppDependencies['functionRuntime'];
 }
 
 export async function startHarness(label: string, options: HarnessOptions = {}): Promise<Harness> {
@@ -192,6 +194,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
     regulationLimits: options.regulationLimits,
     subjectRowCounter: options.subjectRowCounter,
     trackingPlanLimits: options.trackingPlanLimits,
+    functionRuntime: options.functionRuntime,
     operatorToken: new OperatorToken(options.operatorToken),
     operatorTokenFailures: options.operatorTokenFailures,
     metrics: new ControlPlaneMetrics({ dataSource: db.dataSource, logger }),
