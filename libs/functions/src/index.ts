@@ -11,3 +11,4 @@ export {
   type FunctionLog,
   type FunctionRuntime,
 } from './function-contract';
+export { createQuickJsRuntime, QuickJsRuntime, type QuickJsRuntimeOptions } from './quickjs/quickjs-runtime';
