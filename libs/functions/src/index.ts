@@ -12,3 +12,8 @@ export {
   type FunctionRuntime,
 } from './function-contract';
 export { createQuickJsRuntime, QuickJsRuntime, type QuickJsRuntimeOptions } from './quickjs/quickjs-runtime';
+export {
+  createIsolatedVmRuntime,
+  IsolatedVmRuntime,
+  type IsolatedVmRuntimeOptions,
+} from './isolated-vm/isolated-vm-runtime';

@@ -1,0 +1,195 @@
+/**
+ * The script that runs first in every function version's context, before the tenant's module.
+ * It evaluates to a factory that takes the module's namespace and returns the batch runner; the
+ * host keeps both as References, so nothing of them is reachable from the guest's global.
+ *
+ * It captures the intrinsics it uses before tenant code runs: a function that replaces
+ * `Array.prototype.push` or `JSON.stringify` can only spoil its own results, which the host checks
+ * again anyway (sandbox-host.ts).
+ *
+ * Runner arguments: `(events, ctx, caps)` with caps `{maxOutputEvents, maxOutputBytesPerEvent,
+ * maxLogLines, maxLogBytes, maxMessageBytes}`. It returns
+ * `{results, logs, logsDropped}` where each result is the contract's EventResult.
+ */
+export const guestBootstrap = String.raw`
+(() => {
+  'use strict';
+  const G = globalThis;
+  const ObjectKeys = Object.keys;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const defineProperty = Object.defineProperty;
+  const freeze = Object.freeze;
+  const isArray = Array.isArray;
+  const ObjectProto = Object.prototype;
+  const ArrayProto = Array.prototype;
+  const stringify = JSON.stringify;
+  const StringCtor = String;
+  const isFinite = Number.isFinite;
+  const apply = Reflect.apply;
+
+  // What the host must never find in the guest, in case a future isolated-vm default adds any.
+  for (const name of ['ivm', '_ivm', 'require', 'process', 'global', 'setTimeout', 'setInterval',
+    'setImmediate', 'queueMicrotask', 'fetch', 'WebAssembly']) {
+    try { delete G[name]; } catch {}
+  }
+
+  let caps = { maxLogLines: 0, maxLogBytes: 0, maxMessageBytes: 1024 };
+  let current = -1;
+  let logs = [];
+  let logBytes = 0;
+  let logsDropped = 0;
+
+  const cap = (text, max) => (text.length > max ? text.slice(0, max) + '…' : text);
+
+  const show = (value) => {
+    if (typeof value === 'string') return value;
+    try {
+      if (value instanceof Error) return StringCtor(value.name) + ': ' + StringCtor(value.message);
+      const text = stringify(value, (_k, v) => (typeof v === 'bigint' ? StringCtor(v) + 'n' : v));
+      return text === undefined ? StringCtor(value) : text;
+    } catch {
+      try { return StringCtor(value); } catch { return '[unprintable]'; }
+    }
+  };
+
+  const logger = (level) => (...args) => {
+    if (logs.length >= caps.maxLogLines) { logsDropped += 1; return; }
+    let message = '';
+    for (let i = 0; i < args.length; i += 1) {
+      if (i > 0) message += ' ';
+      message += show(args[i]);
+      // A single argument can be huge: stop building once the line cannot fit anyway.
+      if (message.length > caps.maxLogBytes) break;
+    }
+    const bytes = message.length;
+    if (logBytes + bytes > caps.maxLogBytes) { logsDropped += 1; return; }
+    logBytes += bytes;
+    logs[logs.length] = { event: current, level, message };
+  };
+  const console = freeze({ log: logger('log'), info: logger('info'), warn: logger('warn'), error: logger('error') });
+  defineProperty(G, 'console', { value: console, writable: false, enumerable: false, configurable: false });
+
+  const describeError = (error) => {
+    try {
+      if (error !== null && (typeof error === 'object' || typeof error === 'function')) {
+        const name = error.name;
+        const message = error.message;
+        if (typeof message === 'string')
+          return cap((typeof name === 'string' && name ? name + ': ' : '') + message, caps.maxMessageBytes);
+      }
+      return cap('thrown: ' + show(error), caps.maxMessageBytes);
+    } catch {
+      return 'a value that cannot be described was thrown';
+    }
+  };
+
+  class Invalid { constructor(message) { this.message = message; } }
+
+  // A deep copy that keeps only what JSON can carry, made in the guest so a getter, a cycle or a
+  // proxy fails this event here (under the batch's timeout) instead of the copy out of the isolate.
+  // It counts UTF-16 units of strings and keys: UTF-8 is never shorter, so a count over the limit
+  // proves the JSON is over it before the host measures exactly.
+  const plain = (value, path, depth, budget) => {
+    switch (typeof value) {
+      case 'string':
+        budget.units += value.length;
+        if (budget.units > budget.max) throw new Invalid('output event is larger than ' + budget.max + ' bytes');
+        return value;
+      case 'number':
+        if (!isFinite(value)) throw new Invalid(path + ' is ' + StringCtor(value) + ', which JSON cannot carry');
+        return value;
+      case 'boolean':
+        return value;
+      case 'object':
+        break;
+      default:
+        throw new Invalid(path + ' is a ' + typeof value + ', which JSON cannot carry');
+    }
+    if (value === null) return null;
+    if (depth > 64) throw new Invalid(path + ' is nested more than 64 levels deep (or is a cycle)');
+    if (isArray(value)) {
+      if (getPrototypeOf(value) !== ArrayProto) throw new Invalid(path + ' is not a plain array');
+      const out = [];
+      const n = value.length;
+      for (let i = 0; i < n; i += 1) {
+        const item = value[i];
+        out[i] = item === undefined ? null : plain(item, path + '[' + i + ']', depth + 1, budget);
+      }
+      return out;
+    }
+    const proto = getPrototypeOf(value);
+    if (proto !== ObjectProto && proto !== null) throw new Invalid(path + ' is not a plain object');
+    const out = {};
+    const keys = ObjectKeys(value);
+    for (let i = 0; i < keys.length; i += 1) {
+      const key = keys[i];
+      const item = value[key];
+      if (item === undefined) continue;
+      budget.units += key.length;
+      // defineProperty: a key named __proto__ stays an own property instead of setting the prototype.
+      defineProperty(out, key, { value: plain(item, path + '.' + key, depth + 1, budget), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  };
+
+  const deepFreeze = (value) => {
+    if (value !== null && typeof value === 'object') {
+      for (const key of ObjectKeys(value)) deepFreeze(value[key]);
+      freeze(value);
+    }
+    return value;
+  };
+
+  return (namespace) => {
+    const transform = typeof namespace.transform === 'function' ? namespace.transform
+      : typeof namespace.default === 'function' ? namespace.default : undefined;
+    return {
+      run(events, ctx, limits) {
+        caps = limits;
+        logs = [];
+        logBytes = 0;
+        logsDropped = 0;
+        const frozenCtx = deepFreeze(ctx);
+        const results = [];
+        for (let i = 0; i < events.length; i += 1) {
+          current = i;
+          if (transform === undefined) {
+            results[i] = { result: 'error', code: 'function_error', message: 'the module exports no transform function (named or default)' };
+            continue;
+          }
+          let output;
+          try {
+            output = apply(transform, undefined, [events[i], frozenCtx]);
+          } catch (error) {
+            results[i] = { result: 'error', code: 'function_error', message: describeError(error) };
+            continue;
+          }
+          try {
+            if (output === null || output === undefined) { results[i] = { result: 'dropped' }; continue; }
+            const list = isArray(output) ? output : [output];
+            if (list.length > limits.maxOutputEvents)
+              throw new Invalid('returned ' + list.length + ' events; at most ' + limits.maxOutputEvents + ' are allowed');
+            const out = [];
+            for (let k = 0; k < list.length; k += 1) {
+              const item = list[k];
+              if (item === null || typeof item !== 'object' || isArray(item))
+                throw new Invalid('output ' + k + ' is not an object');
+              out[k] = plain(item, 'output[' + k + ']', 0, { units: 0, max: limits.maxOutputBytesPerEvent });
+            }
+            results[i] = { result: 'ok', events: out };
+          } catch (error) {
+            const message = error instanceof Invalid ? cap(error.message, caps.maxMessageBytes) : describeError(error);
+            results[i] = { result: 'error', code: 'function_output_invalid', message };
+          }
+        }
+        current = -1;
+        return { results, logs, logsDropped };
+      },
+      // After a timeout: what was logged before the loop was stopped.
+      takeLogs() {
+        return { logs, logsDropped };
+      },
+    };
+  };
+})()
+`;
