@@ -39,6 +39,16 @@ export const guestBootstrap = String.raw`
   let logBytes = 0;
   let logsDropped = 0;
 
+  // No TextEncoder in a bare isolate: UTF-8 length from the UTF-16 units (a surrogate half counts 2, a pair 4).
+  const utf8Bytes = (text) => {
+    let bytes = 0;
+    for (let i = 0; i < text.length; i += 1) {
+      const unit = text.charCodeAt(i);
+      bytes += unit < 0x80 ? 1 : unit < 0x800 || (unit >= 0xd800 && unit < 0xe000) ? 2 : 3;
+    }
+    return bytes;
+  };
+
   const cap = (text, max) => (text.length > max ? text.slice(0, max) + '…' : text);
 
   const show = (value) => {
@@ -61,7 +71,7 @@ export const guestBootstrap = String.raw`
       // A single argument can be huge: stop building once the line cannot fit anyway.
       if (message.length > caps.maxLogBytes) break;
     }
-    const bytes = message.length;
+    const bytes = utf8Bytes(message);
     if (logBytes + bytes > caps.maxLogBytes) { logsDropped += 1; return; }
     logBytes += bytes;
     logs[logs.length] = { event: current, level, message };

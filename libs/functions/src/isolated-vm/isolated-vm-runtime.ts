@@ -17,6 +17,8 @@ import type { SandboxAnswer, SandboxRequest } from './sandbox-host';
 export interface IsolatedVmRuntimeOptions {
   /** Sandbox child processes; a version always goes to the same one, so it is warm there. */
   processes?: number;
+  /** Function versions a child keeps warm, one isolate each (default 64); the least recently used go first. */
+  isolatesPerProcess?: number;
   /** When the parent runs as root: the user and group the children drop to. */
   uid?: number;
   gid?: number;
@@ -33,11 +35,13 @@ interface Child {
 }
 
 /**
- * The parent's deadline for one batch: the child's own timeouts (module evaluation and the run,
- * one budget each) plus a second for the fork, the isolate and the copies. A child that misses
- * it is stuck where isolated-vm's timeout cannot reach (a native call), so it is killed.
+ * The parent's deadline for one batch: the child's own timeouts (the batch's budget, and the cap
+ * for a new version's top level) plus 2 s for the fork, the child's warm-up and the copies on a
+ * loaded machine. A child that misses it is stuck where isolated-vm's timeout cannot reach (a
+ * native call), so it is killed.
  */
-const wallDeadlineMs = (budgetMs: number): number => budgetMs * 2 + 1_000;
+const wallDeadlineMs = (limits: FunctionLimits, events: number): number =>
+  batchCpuBudgetMs(limits, events) + limits.maxBatchCpuMs + 2_000;
 
 /** The compiled child entry: next to this file in dist, or in dist when this file is a source under jest. */
 function sandboxHostPath(): string {
@@ -96,7 +100,7 @@ export class IsolatedVmRuntime implements FunctionRuntime {
     const child = this.children[slot] ?? this.spawn(slot);
     const id = this.nextId++;
     return new Promise<BatchRun>((resolve) => {
-      const deadline = wallDeadlineMs(batchCpuBudgetMs(limits, events.length));
+      const deadline = wallDeadlineMs(limits, events.length);
       const timer = setTimeout(() => {
         this.kill(child, `the sandbox did not answer within ${deadline} ms and was restarted`);
       }, deadline);
@@ -130,7 +134,7 @@ export class IsolatedVmRuntime implements FunctionRuntime {
   }
 
   private spawn(slot: number): Child {
-    const process = fork(this.hostPath, [], {
+    const process = fork(this.hostPath, [String(this.options.isolatesPerProcess ?? 64)], {
       // Nothing of the parent's environment (credentials, URLs) reaches the process running tenant code.
       env: {},
       execArgv: ['--no-node-snapshot'],
