@@ -21,18 +21,29 @@ export const guestHarness = String.raw`(function (hostLog) {
   const parse = JSON.parse;
   const isArray = Array.isArray;
   const toText = String;
+  const isFinite = Number.isFinite;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const ObjectProto = Object.prototype;
+  const ArrayProto = Array.prototype;
   const Internal = typeof InternalError === 'function' ? InternalError : undefined;
+  const maxMessage = 1024;
   let current = 0;
   let accepting = true;
   let dropped = 0;
 
   const isOutOfMemory = (error) =>
     Internal !== undefined && error instanceof Internal && error.message === 'out of memory';
+  const cap = (text) => (text.length > maxMessage ? text.slice(0, maxMessage) + '…' : text);
   const describe = (error) => {
     try {
-      if (error !== null && typeof error === 'object')
-        return toText(error.name) + ': ' + toText(error.message);
-      return 'Error: ' + toText(error);
+      if (error !== null && typeof error === 'object') {
+        // QuickJS's name for what V8 calls a RangeError: the message a tenant sees does not
+        // depend on the runtime that ran the function.
+        if (Internal !== undefined && error instanceof Internal && error.message === 'stack overflow')
+          return 'RangeError: Maximum call stack size exceeded';
+        return cap(toText(error.name) + ': ' + toText(error.message));
+      }
+      return cap('Error: ' + toText(error));
     } catch (inner) {
       if (isOutOfMemory(inner)) throw inner;
       return 'Error: (the thrown value could not be described)';
@@ -67,6 +78,36 @@ export const guestHarness = String.raw`(function (hostLog) {
     };
   globalThis.console = { log: write('log'), info: write('info'), warn: write('warn'), error: write('error') };
 
+  class Invalid {
+    constructor(message) {
+      this.message = message;
+    }
+  }
+  // JSON.stringify's replacer, called with the raw value as this[key]: what JSON cannot carry
+  // exactly (functions, symbols, bigints, NaN and infinities, class instances, whose toJSON or
+  // missing properties would change the data silently) fails the output instead.
+  function exact(key, value) {
+    const raw = this[key];
+    switch (typeof raw) {
+      case 'number':
+        if (!isFinite(raw)) throw new Invalid(toText(key) + ' is ' + toText(raw) + ', which JSON cannot carry');
+        return value;
+      case 'function':
+      case 'symbol':
+      case 'bigint':
+        throw new Invalid(toText(key) + ' is a ' + typeof raw + ', which JSON cannot carry');
+      case 'object':
+        if (raw !== null) {
+          const proto = getPrototypeOf(raw);
+          if (proto !== ObjectProto && proto !== ArrayProto && proto !== null)
+            throw new Invalid(toText(key) + ' is not a plain object or array');
+        }
+        return value;
+      default:
+        return value;
+    }
+  }
+
   const one = (transform, event, ctx, maxOutputs, maxChars) => {
     let value;
     try {
@@ -82,14 +123,18 @@ export const guestHarness = String.raw`(function (hostLog) {
       return frame('I', 'the function returned ' + count + ' events, more than ' + maxOutputs);
     let out = 'O' + count + ':';
     for (let j = 0; j < count; j++) {
+      const output = list[j];
+      if (output === null || typeof output !== 'object' || isArray(output))
+        return frame('I', 'output ' + j + ' is not an object');
       let text;
       try {
-        text = stringify(list[j]);
+        text = stringify(output, exact);
       } catch (error) {
         if (isOutOfMemory(error)) throw error;
+        if (error instanceof Invalid) return frame('I', 'output ' + j + ': ' + error.message);
         return frame('I', 'output ' + j + ' is not JSON: ' + describe(error));
       }
-      if (typeof text !== 'string') return frame('I', 'output ' + j + ' is not JSON (' + typeof list[j] + ')');
+      if (typeof text !== 'string') return frame('I', 'output ' + j + ' is not JSON');
       // A UTF-8 byte count is never below the UTF-16 length: past it, the event is too big for sure.
       if (text.length > maxChars)
         return frame('I', 'output ' + j + ' is over ' + maxChars + ' bytes of JSON');

@@ -45,7 +45,7 @@ interface Sandbox {
   vm: QuickJSContext;
   runner: QuickJSHandle;
   transform: QuickJSHandle;
-  /** Set per batch: where a console line goes, and the CPU deadline the interrupt checks. */
+  /** Set per batch: where a console line goes, and the deadline the interrupt checks. */
   holder: { batch: BatchState };
 }
 
@@ -59,7 +59,12 @@ interface BatchState {
   linearAtStart: number;
   /** Set when the interrupt handler saw linear memory grow past the limit. */
   overMemory: boolean;
-  /** Set when the tenant's code first runs in the batch (startClock): a new context's own setup is not billed. */
+  /**
+   * performance.now() in µs past which the interrupt handler stops the guest; set when the
+   * tenant's code first runs in the batch (startClock): a new context's own setup is not billed.
+   * Wall time, as isolated-vm's `timeout`: the guest runs on the consumer's thread, and the time
+   * it holds that thread is what a budget protects; on a busy machine it only stops earlier.
+   */
   deadlineMicros: number;
   interrupted: boolean;
 }
@@ -95,9 +100,9 @@ const releaseSync: QuickJSSyncVariant = {
 };
 
 /**
- * The process's CPU time in microseconds. Not process.threadCpuUsage: on Linux it moves in steps
- * of up to 5 ms (scheduler ticks), too coarse for a 5 ms budget; cpuUsage is exact to the µs and
- * also counts the host's other threads, which only makes a deadline earlier, never later.
+ * The process's CPU time in microseconds, for `cpuMicros`. Not process.threadCpuUsage: on Linux
+ * it moves in steps of up to 5 ms (scheduler ticks); cpuUsage is exact to the µs (it also counts
+ * the host's other threads during the batch).
  */
 const cpuMicrosNow = (): number => {
   const usage = process.cpuUsage();
@@ -242,7 +247,7 @@ export class QuickJsRuntime implements FunctionRuntime {
         current.overMemory = true;
         return true;
       }
-      if (cpuMicrosNow() < current.deadlineMicros) return false;
+      if (performance.now() * 1000 < current.deadlineMicros) return false;
       current.interrupted = true;
       return true;
     });
@@ -359,13 +364,16 @@ export class QuickJsRuntime implements FunctionRuntime {
 
   /** A timeout or out of memory, which fail the batch; undefined for the function's own error. */
   private batchFailure(batch: BatchState, vm: QuickJSContext, error: QuickJSHandle): Failure | undefined {
-    if (batch.interrupted) {
-      const budget = batchCpuBudgetMs(batch.limits, 1) === batch.limits.maxBatchCpuMs;
+    if (batch.interrupted)
       return {
         code: 'function_timeout',
-        message: `the function ran past its CPU budget${budget ? ` of ${batch.limits.maxBatchCpuMs} ms` : ''}`,
+        message: `the function ran past the batch's budget of ${batch.budgetMicros / 1000} ms`,
       };
-    }
+    if (batch.overMemory)
+      return {
+        code: 'function_memory',
+        message: `the function ran out of its ${batch.limits.memoryMb} MB of memory`,
+      };
     const described = describeError(vm, error);
     if (described === 'InternalError: out of memory' || described === 'out of memory')
       return {
@@ -392,8 +400,9 @@ export class QuickJsRuntime implements FunctionRuntime {
     const message = vm.getString(messageHandle);
     const bytes = Buffer.byteLength(message);
     if (batch.logBytes + bytes > batch.limits.maxLogBytes) {
+      // A shorter line may still fit: the guest keeps sending until the line cap.
       batch.logsDropped += 1;
-      return false;
+      return true;
     }
     batch.logBytes += bytes;
     batch.logs.push({ event, level, message });
@@ -425,9 +434,9 @@ function linearBytes(module: QuickJSWASMModule): number {
   return (module as unknown as { module: { HEAPU8: Uint8Array } }).module.HEAPU8.length;
 }
 
-/** Starts the batch's CPU budget, once: a new context's module evaluation and its batch share it. */
+/** Starts the batch's budget, once: a new context's module evaluation and its batch share it. */
 function startClock(batch: BatchState): void {
-  if (batch.deadlineMicros === Infinity) batch.deadlineMicros = cpuMicrosNow() + batch.budgetMicros;
+  if (batch.deadlineMicros === Infinity) batch.deadlineMicros = performance.now() * 1000 + batch.budgetMicros;
 }
 
 /**
