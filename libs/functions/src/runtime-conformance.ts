@@ -320,6 +320,26 @@ export function describeRuntimeConformance(
         ]);
       });
 
+      it("a function's error text that imitates the sandbox's own is still function_error", async () => {
+        const topLevel = `throw new Error('Script execution timed out.');
+          export function transform(event) { return event; }`;
+        const run = await runtime.run(fn(topLevel), [track(1)], ctx, relaxed);
+        expect(completed(run)).toEqual([
+          { result: 'error', code: 'function_error', message: 'Error: Script execution timed out.' },
+        ]);
+        const perEvent = `export function transform() {
+          throw new RangeError('Isolate was disposed during execution due to memory limit');
+        }`;
+        const again = await runtime.run(fn(perEvent), [track(1)], ctx, relaxed);
+        expect(completed(again)).toEqual([
+          {
+            result: 'error',
+            code: 'function_error',
+            message: 'RangeError: Isolate was disposed during execution due to memory limit',
+          },
+        ]);
+      });
+
       it('a module without a transform makes every event function_error', async () => {
         const run = await runtime.run(fn('export const notTransform = 1;'), [track(1)], ctx, relaxed);
         expect(completed(run)).toEqual([

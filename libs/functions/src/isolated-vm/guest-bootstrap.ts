@@ -18,6 +18,7 @@ export const guestBootstrap = String.raw`
   const ObjectKeys = Object.keys;
   const getPrototypeOf = Object.getPrototypeOf;
   const defineProperty = Object.defineProperty;
+  const ObjectCreate = Object.create;
   const freeze = Object.freeze;
   const isArray = Array.isArray;
   const ObjectProto = Object.prototype;
@@ -98,46 +99,59 @@ export const guestBootstrap = String.raw`
   // A deep copy that keeps only what JSON can carry, made in the guest so a getter, a cycle or a
   // proxy fails this event here (under the batch's timeout) instead of the copy out of the isolate.
   // It counts UTF-16 units of strings and keys: UTF-8 is never shorter, so a count over the limit
-  // proves the JSON is over it before the host measures exactly.
-  const plain = (value, path, depth, budget) => {
+  // proves the JSON is over it before the host measures exactly. The path to a value is kept as
+  // raw keys in 'trail' and written out only for an error: building it for every value doubled
+  // the cost of an identity function.
+  const where = (trail, depth) => {
+    let text = trail[0];
+    for (let i = 1; i <= depth; i += 1) {
+      const step = trail[i];
+      text += typeof step === 'number' ? '[' + step + ']' : '.' + step;
+    }
+    return text;
+  };
+  const plain = (value, trail, depth, budget) => {
     switch (typeof value) {
       case 'string':
         budget.units += value.length;
-        if (budget.units > budget.max) throw new Invalid('output event is larger than ' + budget.max + ' bytes');
+        if (budget.units > budget.max) throw new Invalid(trail[0] + ' is larger than ' + budget.max + ' bytes');
         return value;
       case 'number':
-        if (!isFinite(value)) throw new Invalid(path + ' is ' + StringCtor(value) + ', which JSON cannot carry');
+        if (!isFinite(value)) throw new Invalid(where(trail, depth) + ' is ' + StringCtor(value) + ', which JSON cannot carry');
         return value;
       case 'boolean':
         return value;
       case 'object':
         break;
       default:
-        throw new Invalid(path + ' is a ' + typeof value + ', which JSON cannot carry');
+        throw new Invalid(where(trail, depth) + ' is a ' + typeof value + ', which JSON cannot carry');
     }
     if (value === null) return null;
-    if (depth > 64) throw new Invalid(path + ' is nested more than 64 levels deep (or is a cycle)');
+    if (depth > 64) throw new Invalid(where(trail, depth) + ' is nested more than 64 levels deep (or is a cycle)');
     if (isArray(value)) {
-      if (getPrototypeOf(value) !== ArrayProto) throw new Invalid(path + ' is not a plain array');
+      if (getPrototypeOf(value) !== ArrayProto) throw new Invalid(where(trail, depth) + ' is not a plain array');
       const out = [];
       const n = value.length;
       for (let i = 0; i < n; i += 1) {
         const item = value[i];
-        out[i] = item === undefined ? null : plain(item, path + '[' + i + ']', depth + 1, budget);
+        trail[depth + 1] = i;
+        out[i] = item === undefined ? null : plain(item, trail, depth + 1, budget);
       }
       return out;
     }
     const proto = getPrototypeOf(value);
-    if (proto !== ObjectProto && proto !== null) throw new Invalid(path + ' is not a plain object');
-    const out = {};
+    if (proto !== ObjectProto && proto !== null) throw new Invalid(where(trail, depth) + ' is not a plain object');
+    // No prototype, so no setter (a __proto__ key, or one the tenant put on Object.prototype) is
+    // hit by the assignments; the copy out of the isolate gives the host ordinary objects.
+    const out = ObjectCreate(null);
     const keys = ObjectKeys(value);
     for (let i = 0; i < keys.length; i += 1) {
       const key = keys[i];
       const item = value[key];
       if (item === undefined) continue;
       budget.units += key.length;
-      // defineProperty: a key named __proto__ stays an own property instead of setting the prototype.
-      defineProperty(out, key, { value: plain(item, path + '.' + key, depth + 1, budget), enumerable: true, writable: true, configurable: true });
+      trail[depth + 1] = key;
+      out[key] = plain(item, trail, depth + 1, budget);
     }
     return out;
   };
@@ -184,7 +198,7 @@ export const guestBootstrap = String.raw`
               const item = list[k];
               if (item === null || typeof item !== 'object' || isArray(item))
                 throw new Invalid('output ' + k + ' is not an object');
-              out[k] = plain(item, 'output[' + k + ']', 0, { units: 0, max: limits.maxOutputBytesPerEvent });
+              out[k] = plain(item, ['output[' + k + ']'], 0, { units: 0, max: limits.maxOutputBytesPerEvent });
             }
             results[i] = { result: 'ok', events: out };
           } catch (error) {

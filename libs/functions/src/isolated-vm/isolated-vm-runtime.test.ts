@@ -82,6 +82,20 @@ describe('isolated-vm runtime: the sandbox process', () => {
     expect(runtime.pids[0]).not.toBe(pid);
   });
 
+  it("a version's batches queue in the parent, so a long queue does not pass the deadline", async () => {
+    // Each batch busies its isolate 250 ms of a 300 ms budget; the deadline is 300 + 300 + 2000 ms
+    // and the 12 batches take 3 s in a row: only a deadline counted from the batch's turn holds.
+    const limits = { ...defaultFunctionLimits, cpuMsPerEvent: 300, maxBatchCpuMs: 300 };
+    const busy = {
+      versionId: 'busy',
+      code: 'export function transform(e) { const end = Date.now() + 250; while (Date.now() < end) {} return e; }',
+    };
+    const started = Date.now();
+    const runs = await Promise.all(Array.from({ length: 12 }, () => runtime.run(busy, [event], ctx, limits)));
+    expect(Date.now() - started).toBeGreaterThan(2_600);
+    expect(runs.map((run) => run.outcome)).toEqual(new Array(12).fill('completed'));
+  });
+
   it('a child keeps isolatesPerProcess versions warm and disposes the least recently used', async () => {
     const small = createIsolatedVmRuntime({ isolatesPerProcess: 2 });
     try {
@@ -119,6 +133,27 @@ describe('isolated-vm runtime: the sandbox process', () => {
       ]);
     } finally {
       delete process.env.FUNCTIONS_TEST_SECRET;
+    }
+  });
+
+  it('a root parent drops the child to the uid and gid it is given', async () => {
+    // As root (this machine, containers) the child becomes nobody; otherwise it stays the parent's user.
+    const root = process.getuid?.() === 0;
+    const expected = root ? 65534 : process.getuid?.();
+    const dropped = createIsolatedVmRuntime(root ? { uid: 65534, gid: 65534 } : {});
+    try {
+      const run = await dropped.run(
+        { versionId: 'uid', code: 'export default (e) => e' },
+        [event],
+        ctx,
+        relaxed,
+      );
+      expect(run).toMatchObject({ outcome: 'completed', results: [{ result: 'ok', events: [event] }] });
+      const { readFileSync } = await import('node:fs');
+      const status = readFileSync(`/proc/${dropped.pids[0]}/status`, 'utf8');
+      expect(status).toContain(`\nUid:\t${expected}\t${expected}\t${expected}\t${expected}\n`);
+    } finally {
+      await dropped.close();
     }
   });
 

@@ -56,6 +56,9 @@ function sandboxHostPath(): string {
   return built;
 }
 
+const closedError = (): AppError =>
+  new AppError(503, 'functions_runtime_closed', 'the isolated-vm runtime is closed');
+
 const failed = (message: string): BatchRun => ({
   outcome: 'failed',
   code: 'function_crashed',
@@ -74,6 +77,7 @@ export class IsolatedVmRuntime implements FunctionRuntime {
   readonly name = 'isolated-vm';
   private readonly hostPath = sandboxHostPath();
   private readonly children: (Child | undefined)[];
+  private readonly queues = new Map<string, Promise<BatchRun>>();
   private nextId = 1;
   private closed = false;
 
@@ -92,10 +96,29 @@ export class IsolatedVmRuntime implements FunctionRuntime {
     ctx: FunctionContext,
     limits: FunctionLimits = defaultFunctionLimits,
   ): Promise<BatchRun> {
-    if (this.closed)
-      return Promise.reject(
-        new AppError(503, 'functions_runtime_closed', 'the isolated-vm runtime is closed'),
-      );
+    if (this.closed) return Promise.reject(closedError());
+    // One batch of a version at a time, as the child runs them anyway: the deadline then starts
+    // when the child can start the batch, not behind its version's other batches.
+    const previous = this.queues.get(fn.versionId) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.dispatch(fn, events, ctx, limits),
+      () => this.dispatch(fn, events, ctx, limits),
+    );
+    this.queues.set(fn.versionId, next);
+    const done = (): void => {
+      if (this.queues.get(fn.versionId) === next) this.queues.delete(fn.versionId);
+    };
+    void next.then(done, done);
+    return next;
+  }
+
+  private dispatch(
+    fn: FunctionCode,
+    events: readonly object[],
+    ctx: FunctionContext,
+    limits: FunctionLimits,
+  ): Promise<BatchRun> {
+    if (this.closed) return Promise.reject(closedError());
     const slot = this.slotOf(fn.versionId);
     const child = this.children[slot] ?? this.spawn(slot);
     const id = this.nextId++;

@@ -87,12 +87,22 @@ function remember(versionId: string, version: Version): void {
 const describe = (error: unknown): string =>
   (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, maxMessageBytes);
 
-/** What a rejected isolated-vm call means for the batch, if it is the batch's fault at all. */
-function batchFailureOf(error: unknown, isolate: ivm.Isolate, budgetMs: number): BatchFailure | undefined {
-  const message = error instanceof Error ? error.message : String(error);
-  if (isolate.isDisposed || /memory limit/i.test(message))
+/**
+ * What a rejected isolated-vm call means for the batch, if it is the batch's fault at all. Error
+ * text alone is not trusted, a function can throw any message: the memory limit is the isolate
+ * disposed under us, a timeout is isolated-vm's message after at least the budget.
+ */
+function batchFailureOf(
+  error: unknown,
+  isolate: ivm.Isolate,
+  budgetMs: number,
+  startedNs: bigint,
+): BatchFailure | undefined {
+  if (isolate.isDisposed)
     return new BatchFailure('function_memory', 'the function exceeded its memory limit');
-  if (/timed out/i.test(message))
+  const message = error instanceof Error ? error.message : String(error);
+  const elapsedMs = Number(process.hrtime.bigint() - startedNs) / 1e6;
+  if (/^Script execution timed out\.?$/.test(message) && elapsedMs >= budgetMs - 1)
     return new BatchFailure('function_timeout', `the batch exceeded its CPU budget of ${budgetMs} ms`);
   return undefined;
 }
@@ -107,6 +117,7 @@ async function versionOf(fn: FunctionCode, limits: FunctionLimits): Promise<Vers
     return known;
   }
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  const started = process.hrtime.bigint();
   try {
     const context = await isolate.createContext();
     const bootstrap = await isolate.compileScript(guestBootstrap);
@@ -120,17 +131,21 @@ async function versionOf(fn: FunctionCode, limits: FunctionLimits): Promise<Vers
         throw new Error(`import of "${specifier}" is not allowed: functions cannot import modules`);
       });
     } catch (error) {
+      // A module too big for the heap is the memory limit, not broken code to remember.
+      if (isolate.isDisposed)
+        throw new BatchFailure('function_memory', 'the function exceeded its memory limit');
       isolate.dispose();
       const broken: Version = { kind: 'broken', message: describe(error) };
       remember(fn.versionId, broken);
       return broken;
     }
+    const evaluating = process.hrtime.bigint();
     try {
       // The top level runs once per version, not per batch: charged to a one-event batch's few
       // milliseconds it would time out on a busy machine, so it gets the whole batch cap.
       await module.evaluate({ timeout: setupBudgetMs });
     } catch (error) {
-      const failure = batchFailureOf(error, isolate, setupBudgetMs);
+      const failure = batchFailureOf(error, isolate, setupBudgetMs, evaluating);
       if (!isolate.isDisposed) isolate.dispose();
       if (failure) throw failure;
       const broken: Version = { kind: 'broken', message: describe(error) };
@@ -150,9 +165,9 @@ async function versionOf(fn: FunctionCode, limits: FunctionLimits): Promise<Vers
     remember(fn.versionId, ready);
     return ready;
   } catch (error) {
+    const failure =
+      error instanceof BatchFailure ? error : batchFailureOf(error, isolate, setupBudgetMs, started);
     if (!isolate.isDisposed) isolate.dispose();
-    if (error instanceof BatchFailure) throw error;
-    const failure = batchFailureOf(error, isolate, setupBudgetMs);
     throw failure ?? new BatchFailure('function_crashed', `the sandbox could not start: ${describe(error)}`);
   }
 }
@@ -187,6 +202,17 @@ function checkedResults(raw: unknown, count: number, limits: FunctionLimits): Ev
       const code = result.code === 'function_output_invalid' ? result.code : 'function_error';
       results.push({ result: 'error', code, message: result.message.slice(0, maxMessageBytes + 1) });
     } else if (result?.result === 'ok' && Array.isArray(result.events)) {
+      const outputs: unknown[] = result.events;
+      if (outputs.length > limits.maxOutputEvents) {
+        results.push(
+          invalid(`returned ${outputs.length} events; at most ${limits.maxOutputEvents} are allowed`),
+        );
+        continue;
+      }
+      if (outputs.some((event) => event === null || typeof event !== 'object' || Array.isArray(event))) {
+        results.push(invalid('an output is not an object'));
+        continue;
+      }
       if (batchBytes > limits.maxOutputBytesPerBatch) {
         results.push(invalid(`the batch's output passed ${limits.maxOutputBytesPerBatch} bytes`));
         continue;
@@ -271,6 +297,7 @@ async function runBatch(request: SandboxRequest): Promise<BatchRun> {
     maxLogBytes: limits.maxLogBytes,
     maxMessageBytes,
   };
+  const running = process.hrtime.bigint();
   try {
     const guest = (await version.run.apply(
       undefined,
@@ -289,7 +316,7 @@ async function runBatch(request: SandboxRequest): Promise<BatchRun> {
       cpuMicros: cpuMicros(),
     };
   } catch (error) {
-    const failure = batchFailureOf(error, isolate, budgetMs);
+    const failure = batchFailureOf(error, isolate, budgetMs, running);
     let logs: Pick<GuestRun, 'logs' | 'logsDropped'> = { logs: [], logsDropped: 0 };
     if (failure?.code === 'function_timeout') {
       // The tenant's lines up to the timeout are what explains it; a short call, the loop is stopped.
