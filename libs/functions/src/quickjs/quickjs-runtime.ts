@@ -376,6 +376,10 @@ export class QuickJsRuntime implements FunctionRuntime {
         code: 'function_memory',
         message: `the function ran out of its ${batch.limits.memoryMb} MB of memory`,
       };
+    // Timeouts and linear memory growth are the host's own observations; QuickJS's out of memory
+    // is known only by its error, which a function can imitate (`new e.constructor('out of
+    // memory')` from a caught InternalError). Accepted: it fails only that function's batch, as a
+    // `while (true)` would, and a real one leaves nothing after the fact to tell them apart.
     const described = describeError(vm, error);
     if (described === 'InternalError: out of memory' || described === 'out of memory')
       return {
