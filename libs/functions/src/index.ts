@@ -12,6 +12,7 @@ export {
   type FunctionRuntime,
 } from './function-contract';
 export { checkFunctionResult, derivedMessageId, type CheckedResult } from './function-output';
+export { createQuickJsRuntime, QuickJsRuntime, type QuickJsRuntimeOptions } from './quickjs/quickjs-runtime';
 export {
   createIsolatedVmRuntime,
   IsolatedVmRuntime,
