@@ -14,11 +14,14 @@ export type FunctionTarget =
 
 const targetIdOf = (target: FunctionTarget) => (target.type === 'warehouse' ? null : target.id);
 
-const describe = (target: FunctionTarget) =>
-  target.type === 'warehouse' ? "the account's warehouse" : `${target.type.replace('_', ' ')} ${target.id}`;
+/** The target as a message names it. */
+const targetName = (target: FunctionTarget) =>
+  target.type === 'warehouse'
+    ? "the account's warehouse"
+    : `${target.type === 'integration' ? 'integration' : 'write key'} ${target.id}`;
 
 const bindingNotFound = (target: FunctionTarget) =>
-  new AppError(404, 'function_binding_not_found', `${describe(target)} binds no function`.replace(/^t/, 'T'));
+  new AppError(404, 'function_binding_not_found', `No function is bound to ${targetName(target)}`);
 
 /** Which kind of function a target runs: destinations on their way out, sources on the way in. */
 const kindFor: Record<FunctionTargetType, FunctionKind> = {
@@ -95,7 +98,7 @@ export class FunctionBindings {
         throw new AppError(
           422,
           'function_kind_mismatch',
-          `A ${version.kind} function cannot bind to ${describe(target)}: it takes a ${wanted} function`,
+          `A ${version.kind} function cannot bind to ${targetName(target)}: it takes a ${wanted} function`,
         );
       // One statement per unique index: the warehouse's binding is keyed by the account.
       const conflictTarget =

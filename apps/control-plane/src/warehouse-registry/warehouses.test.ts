@@ -395,6 +395,8 @@ describe('internal warehouse endpoints (real PostgreSQL, HTTP)', () => {
         owner: 'platform',
         maxConnections: 10,
       },
+      // The version the account's warehouse binds (docs/management-api.md#functions): none here.
+      function: null,
     });
     for (const token of [TEST_INTERNAL_TOKEN, testDeliveryToken('amplitude'), 'x'.repeat(40)]) {
       const refused = await request(h.app)

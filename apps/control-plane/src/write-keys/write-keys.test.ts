@@ -298,6 +298,8 @@ describe('write keys API and internal resolution (real PostgreSQL)', () => {
           config: { global: { token: 'g' }, tasks: [{ task_type: 'events' }] },
           credentials: { apiKey: 'amp-key' },
           appConfig: { region: 'eu' },
+          // The integration binds no function (docs/management-api.md#functions).
+          function: null,
         },
       ]);
     });
