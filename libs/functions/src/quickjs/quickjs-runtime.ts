@@ -434,8 +434,8 @@ const closedError = () => new AppError(503, 'functions_runtime_closed', 'the Qui
  * The size of the module's linear memory. quickjs-emscripten 0.32.0's setMemoryLimit bounds
  * each allocation, not a runtime's total: under Emscripten QuickJS's malloc_usable_size is 0,
  * so its accumulator grows 8 bytes per allocation whatever the size (measured: 320 MB of
- * ArrayBuffers and 100 MB of strings allocated under a 64 MB limit; justjake/quickjs-emscripten
- * issues 255 and 271). The host watches the linear memory instead, which only grows: growth
+ * ArrayBuffers and 100 MB of strings allocated under a 64 MB limit; a known upstream bug of
+ * quickjs-emscripten). The host watches the linear memory instead, which only grows: growth
  * of more than the function's limit within one of its batches is its allocation.
  */
 function linearBytes(module: QuickJSWASMModule): number {
