@@ -24,6 +24,8 @@ const delivery = [
   `${src}/tenant-directory.ts`,
   // What a tracking plan's policy does with an event at each destination (strip, keep out).
   `${src}/plan-decisions.ts`,
+  // When a tenant function runs, is disabled and holds its events, and the reasons it gives.
+  `${src}/functions/function-step.ts`,
   // How a dead-letter replay is cut into sends a broker accepts; the rest of the file reads
   // records, writes headers and sends, left to the integration tests with Kafka.
   ...functionRanges(`${src}/dead-letters.ts`, ['replayBytesOf', 'replaySends']),
@@ -87,6 +89,7 @@ const config = mutationConfig({
     'src/retry-schedule.test.ts',
     'src/tenant-directory.test.ts',
     'src/plan-decisions.test.ts',
+    'src/functions/function-step.test.ts',
     'src/dead-letters.test.ts',
     'src/warehouse/warehouse-row-batches.test.ts',
     'src/warehouse/postgres/warehouse-statements.test.ts',

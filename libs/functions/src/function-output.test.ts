@@ -148,6 +148,23 @@ describe('checkFunctionResult', () => {
     });
   });
 
+  it('takes an output that names the user by userId alone, as the Segment routes do', () => {
+    const { anonymousId: _, ...known } = { ...input, userId: 'u-1' };
+    expect(checkFunctionResult(input, { result: 'ok', events: [known] })).toEqual({
+      result: 'ok',
+      events: [known],
+    });
+  });
+
+  it('lists every contract error of an output, separated', () => {
+    const checked = checkFunctionResult(input, { result: 'ok', events: [{ type: 'track' }] });
+    expect(checked).toEqual({
+      result: 'error',
+      code: 'function_output_invalid',
+      message: 'the output: userId or anonymousId is required; event is required',
+    });
+  });
+
   it('refuses the whole input when one of several outputs fails', () => {
     const checked = checkFunctionResult(input, {
       result: 'ok',

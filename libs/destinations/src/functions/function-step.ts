@@ -113,13 +113,6 @@ export class FunctionStep {
       this.limits,
     );
     this.counters.cpuMicros += run.cpuMicros;
-    if (run.logs.length > 0 || run.logsDropped > 0)
-      this.logger.debug('function logs', {
-        functionId: bound.functionId,
-        version: bound.version,
-        lines: run.logs.length,
-        dropped: run.logsDropped,
-      });
     if (run.outcome === 'failed') {
       breaker.failures += 1;
       this.count(run.code, events.length);
@@ -143,14 +136,12 @@ export class FunctionStep {
         run,
       };
     }
-    if (breaker.failures > 0) {
-      if (breaker.openUntil > 0)
-        this.logger.info('function enabled again: a probe batch ran', {
-          functionId: bound.functionId,
-          version: bound.version,
-        });
-      this.breakers.delete(bound.versionId);
-    }
+    if (breaker.openUntil > 0)
+      this.logger.info('function enabled again: a probe batch ran', {
+        functionId: bound.functionId,
+        version: bound.version,
+      });
+    this.breakers.delete(bound.versionId);
     const results = events.map((event, index) => {
       const result = run.results[index];
       const checked: CheckedResult = result
