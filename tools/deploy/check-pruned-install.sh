@@ -129,6 +129,20 @@ serves_console() { # url: the built console, index.html with the CSP and the bun
 check "the control plane serves the built console at /console/" serves_console "http://127.0.0.1:$cp_port/console"
 check "delivery --destination warehouse /health answers 200" healthy "http://127.0.0.1:$wh_port/health"
 check "delivery --destination webhook /health answers 200" healthy "http://127.0.0.1:$fwd_port/health"
+# Tenant functions: isolated-vm's prebuilt native module and the sandbox host reached from the
+# pruned layout, one function run in a forked sandbox.
+check "a tenant function runs in the sandbox from the pruned install" \
+  bash -c 'cd "$1" && node -e "
+    const { createIsolatedVmRuntime } = require(\"@pipeline/functions\");
+    const runtime = createIsolatedVmRuntime();
+    runtime.run({ versionId: \"check\", code: \"export function transform(e) { return { ...e, seen: true }; }\" },
+      [{ type: \"track\" }], { kind: \"destination\", writeKeyId: \"check\" })
+      .then(async (run) => {
+        await runtime.close();
+        const ok = run.outcome === \"completed\" && run.results[0].result === \"ok\" && run.results[0].events[0].seen === true;
+        if (!ok) { console.error(JSON.stringify(run)); process.exit(1); }
+      });
+  "' _ "$out/delivery" >"$logs/function-sandbox.log" 2>&1
 check "the dead-letter CLI runs from the pruned install" \
   bash -c 'cd "$1" && node dist/dead-letters/main.js --help' _ "$out/delivery" >"$logs/dead-letters.log" 2>&1
 

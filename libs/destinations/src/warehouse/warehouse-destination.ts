@@ -239,7 +239,15 @@ export class WarehouseDestination implements Destination {
     }
     // A function bound to an account's warehouse runs before anything is stored: it may scrub
     // what must never land there.
-    if (entries.size > 0) await this.applyFunctions(entries, failed, unstorable);
+    // Each account's warehouse, asked once here: the first round of writes routes by it too.
+    const accounts = [...entries.keys()];
+    const resolved = await Promise.all(
+      accounts.map((accountId) => this.options.directory.resolve(accountId)),
+    );
+    let answered: Map<string, ResolvedWarehouse | null> | undefined = new Map(
+      accounts.map((accountId, position) => [accountId, resolved[position] ?? null]),
+    );
+    await this.applyFunctions(entries, answered, failed, unstorable);
 
     let pending = new Map<string, Item[]>();
     for (const [accountId, list] of entries) {
@@ -279,7 +287,8 @@ export class WarehouseDestination implements Destination {
             });
         break;
       }
-      const { work, homeless } = await this.route(pending, placedOn);
+      const { work, homeless } = await this.route(pending, placedOn, answered);
+      answered = undefined;
       for (const item of homeless)
         unstorable.push({
           message: item.message,
@@ -329,16 +338,12 @@ export class WarehouseDestination implements Destination {
    */
   private async applyFunctions(
     entries: Map<string, Entry[]>,
+    answered: ReadonlyMap<string, ResolvedWarehouse | null>,
     failed: FailedDelivery[],
     unstorable: Unstorable[],
   ): Promise<void> {
-    // Side by side, as route() asks: the answers are cached, and route() asks again anyway.
-    const accounts = [...entries.keys()];
-    const resolved = await Promise.all(
-      accounts.map((accountId) => this.options.directory.resolve(accountId)),
-    );
-    for (const [position, accountId] of accounts.entries()) {
-      const bound = resolved[position]?.function;
+    for (const accountId of [...entries.keys()]) {
+      const bound = answered.get(accountId)?.function;
       if (!bound) continue;
       const byWriteKey = new Map<string, Entry[]>();
       for (const entry of entries.get(accountId) ?? []) {
@@ -405,10 +410,14 @@ export class WarehouseDestination implements Destination {
     }
   }
 
-  /** Each account's warehouses (its placement, and a move's target), as work per warehouse. */
+  /**
+   * Each account's warehouses (its placement, and a move's target), as work per warehouse;
+   * `known`: answers the batch already has, not asked again.
+   */
   private async route(
     pending: Map<string, Item[]>,
     placedOn: Map<string, string>,
+    known?: ReadonlyMap<string, ResolvedWarehouse | null>,
   ): Promise<{ work: Map<string, WarehouseWork>; homeless: Set<Item> }> {
     const work = new Map<string, WarehouseWork>();
     const homeless = new Set<Item>();
@@ -416,7 +425,9 @@ export class WarehouseDestination implements Destination {
     // for each in turn. DestinationUnavailable (the control plane cannot be asked) holds the
     // whole batch.
     const answers = await Promise.all(
-      [...pending.keys()].map((accountId) => this.options.directory.resolve(accountId)),
+      [...pending.keys()].map((accountId) =>
+        known?.has(accountId) ? known.get(accountId) : this.options.directory.resolve(accountId),
+      ),
     );
     let index = 0;
     for (const [accountId, items] of pending) {
