@@ -81,12 +81,11 @@ interface TenantOf<Destination> {
 export type WriteKeyRecord = TenantOf<DestinationSummary>;
 
 /**
- * A tenant as the forwarding consumers (and the warehouse consumer) look it up by write key id:
- * destinations with credentials, and the functions they run.
+ * A tenant as the forwarding consumers look it up by write key id: destinations with
+ * credentials, and the functions they run. (The warehouse's function comes with its placement:
+ * ResolvedWarehouse.)
  */
 export type TenantRecord = TenantOf<ResolvedDestination> & {
-  /** The warehouse consumer's lookup only: the version the account's warehouse binds, or null. */
-  warehouseFunction?: BoundFunction | null;
   /** The write key's source function; reserved for the source-functions consumer, not filled yet. */
   sourceFunction?: BoundFunction | null;
 };

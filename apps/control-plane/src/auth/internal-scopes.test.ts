@@ -9,7 +9,7 @@ describe('callerHasScope', () => {
     const matrix = (scope: string) =>
       [ingestion, amplitude, warehouse].map((caller) => callerHasScope(caller, scope));
     expect(matrix('write_keys.resolve')).toEqual([true, false, false]);
-    expect(matrix('write_keys.lookup')).toEqual([false, true, true]);
+    expect(matrix('write_keys.lookup')).toEqual([false, true, false]);
     expect(matrix('warehouses.resolve')).toEqual([false, false, true]);
     expect(matrix('warehouses.report')).toEqual([false, false, true]);
     // Every service that accepts or delivers events decides them by the account's regulations.

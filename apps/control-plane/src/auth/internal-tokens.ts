@@ -61,7 +61,7 @@ export function internalTokenFields<const T extends string>(forwardingAppTypes: 
     [WAREHOUSE_TOKEN_VARIABLE]: token()
       .optional()
       .describe(
-        "The token `delivery --destination warehouse` presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/warehouses/resolve` (an account's warehouse with its password), `/internal/v1/warehouses/{id}/status` and `/internal/v1/write-keys/lookup` (answered with no destination, only the function the account's warehouse binds) only. Unset: the warehouse consumer is refused.",
+        "The token `delivery --destination warehouse` presents (its `INTERNAL_SERVICE_TOKEN`): `/internal/v1/warehouses/resolve` (an account's warehouse with its password and the function its warehouse binds) and `/internal/v1/warehouses/{id}/status` only. Unset: the warehouse consumer is refused.",
       ),
   } as const;
 }
@@ -141,8 +141,7 @@ export class InternalTokens {
 /** Whether `caller` may use an endpoint that requires `scope`. */
 export function callerHasScope(caller: InternalCaller, scope: string): boolean {
   if (scope === 'write_keys.resolve') return caller.caller === 'ingestion';
-  // The warehouse consumer looks tenants up for the warehouse's function (no credentials).
-  if (scope === 'write_keys.lookup') return caller.caller === 'delivery' || caller.caller === 'warehouse';
+  if (scope === 'write_keys.lookup') return caller.caller === 'delivery';
   if (scope === 'warehouses.resolve' || scope === 'warehouses.report') return caller.caller === 'warehouse';
   // Every service that delivers or accepts events decides them by the account's regulations.
   if (scope === 'regulations.subjects') return true;

@@ -214,7 +214,7 @@ describe('functions API (real PostgreSQL)', () => {
         function: { functionId: fn.id, versionId: v2.id, version: 2, code: codeV2 },
       }),
     ]);
-    expect(amplitude.body.data.warehouseFunction).toBeNull();
+    expect(amplitude.body.data).not.toHaveProperty('warehouseFunction');
     const webhook = await lookup(testDeliveryToken('webhook'));
     expect(webhook.body.data.destinations).toEqual([
       expect.objectContaining({ integrationId: webhookIntegration, function: null }),
@@ -257,7 +257,7 @@ describe('functions API (real PostgreSQL)', () => {
     ]);
   });
 
-  it("binds the warehouse: the warehouse consumer's lookup carries it, no destination and no credential", async () => {
+  it('binds the warehouse: its resolution carries it; the warehouse token opens no tenant lookup', async () => {
     const fn = await create(a, { name: 'Warehouse scrub', kind: 'destination', code: codeV3 });
     const v1 = await publish(a, fn.id);
     expect(problem(await h.as(a.key).get('/api/v1/warehouse/function'))).toEqual([
@@ -272,15 +272,11 @@ describe('functions API (real PostgreSQL)', () => {
       functionVersionId: v1.id,
     });
 
-    const warehouse = await lookup(TEST_WAREHOUSE_TOKEN);
-    expect(warehouse.status).toBe(200);
-    expect(warehouse.body.data).toMatchObject({
-      writeKeyId,
-      destinations: [],
-      warehouseFunction: { functionId: fn.id, versionId: v1.id, version: 1, code: codeV3 },
-    });
-    expect(warehouse.text).not.toContain('amplitude-secret-key');
-    // The warehouse consumer reads it with the account's placement, from its own endpoint.
+    // The warehouse consumer reads it with the account's placement, from its own endpoint; its
+    // token opens no tenant lookup (where credentials are).
+    const warehouseLookup = await lookup(TEST_WAREHOUSE_TOKEN);
+    expect(problem(warehouseLookup)).toEqual([401, 'invalid_service_token']);
+    expect(warehouseLookup.text).not.toContain('amplitude-secret-key');
     const resolveWarehouse = () =>
       request(h.app)
         .post('/internal/v1/warehouses/resolve')
@@ -299,7 +295,7 @@ describe('functions API (real PostgreSQL)', () => {
           .send({ accountId: b.accountId })
       ).body.data.function,
     ).toBeNull();
-    expect((await lookup(testDeliveryToken('amplitude'))).body.data.warehouseFunction).toBeNull();
+    expect((await lookup(testDeliveryToken('amplitude'))).text).not.toContain(codeV3);
 
     // Ingestion's record never carries tenant code, whatever is bound.
     const resolved = await request(h.app)
@@ -307,13 +303,11 @@ describe('functions API (real PostgreSQL)', () => {
       .set('Authorization', `Bearer ${TEST_INTERNAL_TOKEN}`)
       .send({ writeKey });
     expect(resolved.status).toBe(200);
-    expect(resolved.body.data).not.toHaveProperty('warehouseFunction');
     expect(resolved.body.data).not.toHaveProperty('sourceFunction');
     expect(resolved.text).not.toContain('transform');
     expect(JSON.stringify(resolved.body.data.destinations)).not.toContain('function');
 
     await h.as(a.key).delete('/api/v1/warehouse/function').expect(204);
-    expect((await lookup(TEST_WAREHOUSE_TOKEN)).body.data.warehouseFunction).toBeNull();
     expect((await resolveWarehouse()).body.data.function).toBeNull();
   });
 

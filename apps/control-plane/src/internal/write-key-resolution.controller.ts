@@ -9,7 +9,7 @@ import type {
   TenantRecord,
   WriteKeyRecord,
 } from './tenant-record.dto';
-import { WAREHOUSE_LOOKUP, type WriteKeyResolver } from './write-key-resolver';
+import type { WriteKeyResolver } from './write-key-resolver';
 
 /**
  * Internal: ingestion resolves write keys here (hosted auth mode), the forwarding consumers look
@@ -37,8 +37,8 @@ export class WriteKeyResolutionController extends Controller {
    * The delivery consumers look tenants up by the write key id an outbox record carries: the
    * only lookup that carries destinations' credentials, and each consumer gets those of its own
    * app type only (a webhook consumer never holds an Amplitude key), with the function versions
-   * those integrations bind. The warehouse consumer's token gets no destination, only the
-   * function the account's warehouse binds.
+   * those integrations bind. The warehouse consumer reads its function with the account's
+   * placement (/internal/v1/warehouses/resolve), never here.
    */
   @Post('lookup')
   @Security('internal_token', ['write_keys.lookup'])
@@ -49,9 +49,6 @@ export class WriteKeyResolutionController extends Controller {
     @Body() body: LookupWriteKeyBody,
   ): Promise<{ data: TenantRecord }> {
     const caller = internalCallerOf(request);
-    // The warehouse consumer looks up as `warehouse`: no destination, the warehouse's function.
-    if (caller.caller === 'warehouse')
-      return { data: await this.resolver.lookup(body.writeKeyId, WAREHOUSE_LOOKUP) };
     // The scope admits the delivery callers only; this narrows the type should scopes ever change.
     if (caller.caller !== 'delivery')
       throw new AppError(401, 'invalid_service_token', "This endpoint needs its caller's internal token");

@@ -23,9 +23,6 @@ import type {
  * integrations whose source is a web-tracking app and whose destination app is connected,
  * plus the account's warehouse.
  */
-/** The app type the warehouse consumer looks tenants up as. */
-export const WAREHOUSE_LOOKUP = 'warehouse';
-
 const notFound = () => new AppError(404, 'write_key_not_found', 'Unknown write key');
 
 export class WriteKeyResolver {
@@ -62,21 +59,19 @@ export class WriteKeyResolver {
   /**
    * For the delivery consumer of `appType`, by the id the outbox carries: that app type's
    * destinations only, so no other vendor's credentials are even decrypted, each with the
-   * function version its integration binds. `warehouse` (the warehouse consumer) gets no
-   * destination and the version the account's warehouse binds. A revoked key still resolves to
-   * the account's destinations: the events it sent before were accepted and are delivered.
+   * function version its integration binds. A revoked key still resolves to the account's
+   * destinations: the events it sent before were accepted and are delivered.
    */
   async lookup(writeKeyId: string, appType: string): Promise<TenantRecord> {
     if (!isUuid(writeKeyId)) throw notFound();
     const record = await this.dataSource.getRepository(WriteKeyEntity).findOneBy({ id: writeKeyId });
     if (!record) throw notFound();
     const found: ResolvedDestination[] = [];
-    if (appType !== WAREHOUSE_LOOKUP)
-      for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
-        if (app.appType !== appType) continue;
-        const credentials = this.apps.openCredentials(app);
-        if (credentials) found.push(resolvedDestination(integration, app, kind, credentials));
-      }
+    for (const { integration, app, kind } of await this.destinationsOf(record.accountId)) {
+      if (app.appType !== appType) continue;
+      const credentials = this.apps.openCredentials(app);
+      if (credentials) found.push(resolvedDestination(integration, app, kind, credentials));
+    }
     const bound = await this.functions.integrationFunctions(
       record.accountId,
       found.map((destination) => destination.integrationId),
@@ -89,8 +84,6 @@ export class WriteKeyResolver {
       ...(await this.baseOf(record)),
       status: record.revokedAt ? 'revoked' : 'active',
       destinations,
-      warehouseFunction:
-        appType === WAREHOUSE_LOOKUP ? await this.functions.warehouseFunction(record.accountId) : null,
     };
   }
 
