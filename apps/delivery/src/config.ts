@@ -95,11 +95,9 @@ export const deliveryConfigSchema = z.object({
   FUNCTIONS_SANDBOX_PROCESSES: envInt({ min: 1, max: 16, default: 1 }).describe(
     'Forwarding kinds and the warehouse: sandbox processes that run tenant functions (docs/functions.md), forked on first use with an empty environment; a function version always runs in the same one.',
   ),
-  FUNCTIONS_SANDBOX_UID: envInt({ min: 1, max: 4_294_967_294 })
-    .optional()
-    .describe(
-      'When the consumer runs as root: the user the sandbox processes run as, so that tenant code that escaped V8 could not read this process (docs/functions.md, "Security"). Unset: the same user.',
-    ),
+  FUNCTIONS_SANDBOX_UID: envInt({ min: 0, max: 4_294_967_294, default: 0 }).describe(
+    'When the consumer runs as root: the user (and group) the sandbox processes run as, so that tenant code that escaped V8 could not read this process (docs/functions.md, "Security"). 0: the consumer\'s own user.',
+  ),
   FUNCTION_CPU_MS_PER_EVENT: envInt({ min: 1, max: 1000, default: 5 }).describe(
     "A function's CPU time per event of a batch, up to `FUNCTION_MAX_BATCH_CPU_MS`; past it the batch is retried (`function_timeout`).",
   ),
