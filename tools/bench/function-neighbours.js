@@ -1,5 +1,5 @@
-// What a noisy tenant function costs another tenant's delivery (issue 51, item 7: "a noisy function
-// (timeouts) must not cut another tenant's delivery rate of the same kind by more than 10 %").
+// What a noisy tenant function costs another tenant's delivery (the target: a function that times
+// out must not cut another tenant's delivery rate of the same kind by more than 10 %).
 // Measured where it matters: the forwarding consumer's deliver() (ForwardingDestination with the
 // real FunctionStep on the real isolated-vm runtime) sending to a webhook look-alike over HTTP.
 // Two tenants, each with its own webhook integration and bound function:

@@ -107,7 +107,7 @@ export const deliveryConfigSchema = z.object({
   FUNCTION_MEMORY_MB: envInt({ min: 8, max: 1024, default: 64 }).describe(
     "A function's heap; past it the batch is retried (`function_memory`) in a new isolate.",
   ),
-  FUNCTION_BREAKER_FAILURES: envInt({ min: 1, max: 1000, default: 5 }).describe(
+  FUNCTION_BREAKER_FAILURES: envInt({ min: 1, max: 1000, default: 2 }).describe(
     'Batches in a row a function version fails (time, memory, sandbox crash) before it is disabled and its events are held.',
   ),
   FUNCTION_BREAKER_COOLDOWN_MS: envInt({ min: 100, max: 3_600_000, default: 30_000 }).describe(
