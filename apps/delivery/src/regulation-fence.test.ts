@@ -226,6 +226,22 @@ describe('the fence with a real Amplitude delivery consumer (real Kafka, Postgre
     await ingest(t, writeKeyId, [x0, y0]);
     await startAmplitudeDelivery(controlPlaneUrl);
     await waitUntil('x and y at Amplitude', async () => [x0, y0].every((e) => sent().includes(e.messageId)));
+    // Stopped once their record is committed: stopped between the send and the commit, the
+    // consumer reads it again when it comes back and sends y0 twice (at least once, as
+    // documented), which a loaded CI machine showed.
+    const outboxEnds = await admin.fetchTopicOffsets(outbox);
+    await waitUntil('the record committed', async () => {
+      const [committed] = await admin.fetchOffsets({
+        groupId: consumerGroupFor('amplitude', prefix),
+        topics: [outbox],
+      });
+      return outboxEnds.every(
+        (end) =>
+          Number(end.high) === 0 ||
+          Number(committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? -1) >=
+            Number(end.high),
+      );
+    });
     await stopAmplitudeDelivery();
 
     // Received while the consumer is down: one batch of both people, one of x alone, one of y.

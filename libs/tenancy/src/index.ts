@@ -1,7 +1,7 @@
 export { originAllowed } from './origin-match';
 export { addressLimitKey, clientAddressResolver, UNPARSED_ADDRESS_KEY } from './client-address';
+export type { BoundFunction } from './bound-function';
 export type {
-  BoundFunction,
   DestinationKind,
   DestinationSummary,
   ResolvedDestination,

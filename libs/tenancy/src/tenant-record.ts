@@ -1,5 +1,6 @@
 import type { DestinationCategory } from '@pipeline/events';
 import type { PlanPolicy } from '@pipeline/tracking-plans';
+import type { BoundFunction } from './bound-function';
 import type { WarehousePlacement } from './warehouse-location';
 
 /**
@@ -12,19 +13,6 @@ export interface TrackingPlanBinding {
   binding: 'latest' | 'pinned';
   version: number;
   policy: PlanPolicy;
-}
-
-/**
- * A function version bound to a destination or write key (docs/management-api.md#functions):
- * the code to run on the events in flight. Only the delivery lookups carry it, never the record
- * ingestion resolves.
- */
-export interface BoundFunction {
-  functionId: string;
-  versionId: string;
-  version: number;
-  /** An ES module exporting `transform(event, ctx)`. */
-  code: string;
 }
 
 /** The warehouse a tenant record names: its account's placement. */

@@ -1,4 +1,4 @@
-import type { BoundFunction } from './tenant-record';
+import type { BoundFunction } from './bound-function';
 /**
  * Where an account's data lands in the warehouse: one schema per account. The control plane
  * shows it, the warehouse loader writes to it.
