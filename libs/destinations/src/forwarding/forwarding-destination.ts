@@ -32,7 +32,7 @@ import { omitPaths } from '@pipeline/tracking-plans';
 import { recordOutcome, recordSentOutcomes, type OutcomeRecorder, type SentEvent } from '../outcome-recorder';
 import { planDecision, quarantineReason } from '../plan-decisions';
 import type { TenantDirectory } from '../tenant-directory';
-import { functionLabel, type FunctionStep } from '../functions/function-step';
+import { applyBound, functionLabel, type FunctionStep } from '../functions/function-step';
 import { DeliveryFailure } from './delivery-failure';
 import type { Forwarder, OutboundEvent } from './forwarder';
 
@@ -285,18 +285,12 @@ export class ForwardingDestination implements Destination {
     const transformed: Portion[] = [];
     for (const [writeKeyId, group] of byWriteKey) {
       const inputs = group.flatMap((portion) => portion.events.map((event) => ({ portion, event })));
-      const step = this.functions
-        ? await this.functions.apply(
-            bound,
-            inputs.map((input) => input.event),
-            { kind: 'destination', destination: this.kind, integrationId: target, writeKeyId },
-          )
-        : ({
-            kind: 'failed',
-            reason: `function_unavailable: ${functionLabel(bound)} is bound but this consumer runs no functions; its events are held`,
-            retryAfterMs: 30_000,
-            hold: true,
-          } as const);
+      const step = await applyBound(
+        this.functions,
+        bound,
+        inputs.map((input) => input.event),
+        { kind: 'destination', destination: this.kind, integrationId: target, writeKeyId },
+      );
       if (step.kind === 'failed') {
         for (const portion of group)
           failed.push({

@@ -3,7 +3,7 @@ import type { TrackingEvent } from '@pipeline/events';
 import type { BatchRun, FunctionCode, FunctionLimits, FunctionRuntime } from '@pipeline/functions';
 import { createLogger } from '@pipeline/logger';
 import type { BoundFunction } from '@pipeline/tenancy';
-import { FunctionStep } from './function-step';
+import { applyBound, FunctionStep } from './function-step';
 
 // The step's own decisions (the breaker, the counters, the reasons) over a scripted runtime:
 // pure logic. What a real sandbox answers is function-delivery.test.ts's.
@@ -177,5 +177,20 @@ describe('FunctionStep', () => {
     expect(step.isDisabled('v-9')).toBe(true);
     const fixed = { ...bound, versionId: 'v-10', version: 5 };
     expect((await step.apply(fixed, [input('a')], ctx)).kind).toBe('applied');
+  });
+
+  it('holds the events of a bound function when no step runs functions, and runs them through one', async () => {
+    expect(await applyBound(undefined, bound, [input('a')], ctx)).toEqual({
+      kind: 'failed',
+      reason:
+        'function_unavailable: function fn-9 version 4 is bound but this consumer runs no functions; its events are held',
+      retryAfterMs: 30_000,
+      hold: true,
+    });
+    const ran: BatchRun = { outcome: 'completed', results: [{ result: 'dropped' }], ...telemetry };
+    const { runtime, seen } = scripted([ran]);
+    const outcome = await applyBound(new FunctionStep(runtime, logger), bound, [input('a')], ctx);
+    expect(outcome).toEqual({ kind: 'applied', results: [{ result: 'dropped' }], run: ran });
+    expect(seen).toHaveLength(1);
   });
 });

@@ -52,6 +52,25 @@ interface Breaker {
   openUntil: number;
 }
 
+/**
+ * Runs `bound` through `step`; without a step (a consumer that runs no functions) the events
+ * are held, never delivered untransformed.
+ */
+export function applyBound(
+  step: FunctionStep | undefined,
+  bound: BoundFunction,
+  events: readonly TrackingEvent[],
+  ctx: FunctionContext,
+): Promise<StepResult> {
+  if (step) return step.apply(bound, events, ctx);
+  return Promise.resolve({
+    kind: 'failed',
+    reason: `function_unavailable: ${functionLabel(bound)} is bound but this consumer runs no functions; its events are held`,
+    retryAfterMs: 30_000,
+    hold: true,
+  });
+}
+
 /** The tenant-facing name of a bound function version, in every reason. */
 export const functionLabel = (bound: BoundFunction): string =>
   `function ${bound.functionId} version ${bound.version}`;

@@ -5,6 +5,7 @@ import {
   parseOutboxEnvelope,
   receiptContextOf,
   type OutboxEnvelope,
+  type ReceiptContext,
   type TrackingEvent,
   type WarehouseRow,
 } from '@pipeline/events';
@@ -20,7 +21,7 @@ import {
 } from '../destination';
 import { omitPaths, WAREHOUSE_DESTINATION, type EventDecision } from '@pipeline/tracking-plans';
 import { recordOutcome, recordSentOutcomes, type OutcomeRecorder } from '../outcome-recorder';
-import { functionLabel, type FunctionStep } from '../functions/function-step';
+import { applyBound, functionLabel, type FunctionStep } from '../functions/function-step';
 import { planDecision, planViolationsColumn, quarantineReason } from '../plan-decisions';
 import {
   defaultBreakerTimings,
@@ -125,6 +126,8 @@ interface Entry {
   index: number;
   event: TrackingEvent;
   decision: EventDecision | undefined;
+  /** The record's receipt, made once per record. */
+  receipt: ReceiptContext;
 }
 
 /** Events of one record that cannot be stored, for the same reason. */
@@ -226,6 +229,7 @@ export class WarehouseDestination implements Destination {
         continue;
       }
       const list = entries.get(envelope.accountId) ?? [];
+      const receipt = receiptContextOf(envelope);
       for (const [index, event] of envelope.events.entries()) {
         const decision = planDecision(envelope, index, WAREHOUSE_DESTINATION);
         if (decision?.action === 'quarantine') {
@@ -233,7 +237,7 @@ export class WarehouseDestination implements Destination {
           continue;
         }
         const stored = decision?.action === 'omit' ? omitPaths(event, decision.omitted) : event;
-        list.push({ message, envelope, index, event: stored, decision });
+        list.push({ message, envelope, index, event: stored, decision, receipt });
       }
       if (list.length > 0) entries.set(envelope.accountId, list);
     }
@@ -252,9 +256,9 @@ export class WarehouseDestination implements Destination {
     let pending = new Map<string, Item[]>();
     for (const [accountId, list] of entries) {
       const items: Item[] = [];
-      for (const { message, envelope, index, event, decision } of list) {
+      for (const { message, envelope, index, event, decision, receipt } of list) {
         try {
-          const normalized = normalizeEvent(event, receiptContextOf(envelope));
+          const normalized = normalizeEvent(event, receipt);
           const column = planViolationsColumn(envelope, index, decision);
           const row = column
             ? ({ ...normalized, row: { ...normalized.row, plan_violations: { ...column } } } as WarehouseRow)
@@ -353,18 +357,12 @@ export class WarehouseDestination implements Destination {
       }
       const kept: Entry[] = [];
       for (const [writeKeyId, group] of byWriteKey) {
-        const step = this.options.functions
-          ? await this.options.functions.apply(
-              bound,
-              group.map((entry) => entry.event),
-              { kind: 'destination', destination: this.kind, writeKeyId },
-            )
-          : ({
-              kind: 'failed',
-              reason: `function_unavailable: ${functionLabel(bound)} is bound but this consumer runs no functions; its events are held`,
-              retryAfterMs: 30_000,
-              hold: true,
-            } as const);
+        const step = await applyBound(
+          this.options.functions,
+          bound,
+          group.map((entry) => entry.event),
+          { kind: 'destination', destination: this.kind, writeKeyId },
+        );
         if (step.kind === 'failed') {
           const byRecord = new Map<DeliveryMessage, { envelope: OutboxEnvelope; indexes: number[] }>();
           for (const { message, envelope, index } of group) {
